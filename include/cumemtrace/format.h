@@ -89,6 +89,7 @@ struct cmt_file_header {
 
 #define CMT_CHUNK_MAGIC_EVENTS 0x45544d43u /* "CMTE" little-endian */
 #define CMT_CHUNK_MAGIC_META 0x4d544d43u   /* "CMTM" little-endian */
+#define CMT_CHUNK_MAGIC_PAD 0x50544d43u    /* "CMTP": filler up to the end of a mapped segment */
 
 struct cmt_chunk_header {
     uint32_t magic;     /* written last: zero means the chunk was never committed */
@@ -263,8 +264,8 @@ enum cmt_meta_type {
     /* payload: varint ordinal, varint name string id, varint total bytes,
      *          bytes uuid (16) */
     CMT_META_DEVICE = 8,
-    /* payload: varint ts, varint events_recorded, varint events_dropped,
-     *          varint reason (enum cmt_end_reason) */
+    /* payload: varint ts, varint reason (enum cmt_end_reason),
+     *          varint events_dropped */
     CMT_META_END = 9,
     CMT_META_TYPE_COUNT
 };

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "size_parse.h"
+
+struct cmt_config cmt_config;
+
+static bool env_flag(const char *name, bool dflt)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v)
+        return dflt;
+    if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+        return true;
+    if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))
+        return false;
+    cmt_log_warning("ignoring %s=%s: expected 1 or 0", name, v);
+    return dflt;
+}
+
+static unsigned env_uint(const char *name, unsigned dflt, unsigned max)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || v[0] == '-' || n > max) {
+        cmt_log_warning("ignoring %s=%s: expected a number from 0 to %u", name, v, max);
+        return dflt;
+    }
+    return (unsigned)n;
+}
+
+static uint64_t env_size(const char *name, uint64_t dflt)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v)
+        return dflt;
+    uint64_t n;
+    if (cmt_parse_size(v, &n) != 0) {
+        cmt_log_warning("ignoring %s=%s: expected a size such as 512MiB or 2GiB", name, v);
+        return dflt;
+    }
+    return n;
+}
+
+static void env_string(const char *name, char *dst, size_t cap, const char *dflt)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v)
+        v = dflt;
+    if (strlen(v) >= cap) {
+        cmt_log_warning("ignoring %s: longer than %zu bytes", name, cap - 1);
+        v = dflt;
+    }
+    strncpy(dst, v, cap - 1);
+    dst[cap - 1] = '\0';
+}
+
+void cmt_config_load(void)
+{
+    cmt_config.disabled = env_flag("CUMEMTRACE_DISABLE", false);
+    cmt_config.quiet = env_flag("CUMEMTRACE_QUIET", false);
+    cmt_config.free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
+    cmt_config.follow_fork = env_flag("CUMEMTRACE_FOLLOW_FORK", true);
+    cmt_config.stack_depth = env_uint("CUMEMTRACE_STACK_DEPTH", 64, 256);
+    cmt_config.max_size = env_size("CUMEMTRACE_MAX_SIZE", 0);
+    cmt_config.sample_ms = env_uint("CUMEMTRACE_SAMPLE_MS", 100, 3600u * 1000u);
+    env_string("CUMEMTRACE_OUTPUT", cmt_config.output_template, sizeof cmt_config.output_template,
+               "cumemtrace.%p.bin");
+    env_string("CUMEMTRACE_MANIFEST", cmt_config.manifest_path, sizeof cmt_config.manifest_path, "");
+}

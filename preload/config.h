@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_PRELOAD_CONFIG_H
+#define CUMEMTRACE_PRELOAD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CMT_PATH_TEMPLATE_MAX 1024
+
+/* Settings read once from the environment at load time (secure_getenv, so a
+ * setuid program ignores them). Never changes afterwards: hooks read it
+ * without locks. docs/environment.md lists every variable. */
+struct cmt_config {
+    bool disabled;            /* CUMEMTRACE_DISABLE=1: pure pass-through */
+    bool quiet;               /* CUMEMTRACE_QUIET=1: no "writing trace to" line */
+    bool free_stacks;         /* CUMEMTRACE_FREE_STACKS=1 */
+    bool follow_fork;         /* CUMEMTRACE_FOLLOW_FORK (default 1) */
+    unsigned stack_depth;     /* CUMEMTRACE_STACK_DEPTH (default 64, 0 = none) */
+    uint64_t max_size;        /* CUMEMTRACE_MAX_SIZE bytes, 0 = unlimited */
+    unsigned sample_ms;       /* CUMEMTRACE_SAMPLE_MS (default 100, 0 = only at failures/start/exit) */
+    char output_template[CMT_PATH_TEMPLATE_MAX]; /* CUMEMTRACE_OUTPUT */
+    char manifest_path[CMT_PATH_TEMPLATE_MAX];   /* CUMEMTRACE_MANIFEST: append the trace path here */
+};
+
+extern struct cmt_config cmt_config;
+
+/* Reads the environment into cmt_config. Malformed values keep their
+ * defaults and produce one warning each on stderr. */
+void cmt_config_load(void);
+
+#endif

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+#include "real_symbols.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+void *cmt_real_dlsym(void *handle, const char *name)
+{
+    static dlsym_fn real;
+    dlsym_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        /* dlvsym is not wrapped, so it reaches glibc's dlsym whatever the
+         * shim exports. glibc >= 2.34 has dlsym in libc (GLIBC_2.34), older
+         * ones in libdl (GLIBC_2.2.5); ask for both. */
+        fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!fn)
+            fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (!fn)
+            return NULL; /* not glibc: unsupported, every hook passes through */
+        __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+    }
+    return fn(handle, name);
+}
+
+int cmt_is_own_address(const void *addr)
+{
+    Dl_info self, other;
+    if (!dladdr((const void *)&cmt_is_own_address, &self) || !dladdr(addr, &other))
+        return 0;
+    return self.dli_fbase == other.dli_fbase;
+}
+
+static void *find_in_object_scope(const char *name, const void *caller)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!caller || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+        return NULL;
+    /* dlopen with RTLD_NOLOAD only returns a handle for an object already
+     * loaded; dlsym on it searches that object and its dependencies, which
+     * is where the caller's own reference would have been bound. */
+    void *handle = dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return NULL;
+    void *p = cmt_real_dlsym(handle, name);
+    dlclose(handle);
+    return p && !cmt_is_own_address(p) ? p : NULL;
+}
+
+void *cmt_find_real(const char *name, const void *caller)
+{
+    void *p = cmt_real_dlsym(RTLD_NEXT, name);
+    if (p && !cmt_is_own_address(p))
+        return p;
+    p = find_in_object_scope(name, caller);
+    if (!p)
+        cmt_log_warning("%s: no definition found after the shim; the call fails", name);
+    return p;
+}
+
+void *cmt_find_sibling(const char *name, const void *sibling)
+{
+    void *p = find_in_object_scope(name, sibling);
+    return p ? p : cmt_find_real(name, NULL);
+}

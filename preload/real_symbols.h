@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_PRELOAD_REAL_SYMBOLS_H
+#define CUMEMTRACE_PRELOAD_REAL_SYMBOLS_H
+
+/* Finding the real functions behind our hooks, at run time: the shim never
+ * links cudart or libcuda. */
+
+#define CMT_EXPORT __attribute__((visibility("default")))
+#define CMT_STR_(x) #x
+#define CMT_STR(x) CMT_STR_(x) /* stringizes after macro expansion (_ptsz names) */
+
+/* glibc's own dlsym, never the shim's wrapper. */
+void *cmt_real_dlsym(void *handle, const char *name);
+
+/* The definition of name that the hook shadows: the next one after the shim
+ * in the global search order; failing that (a libcudart loaded with
+ * RTLD_LOCAL by dlopen, as Python extension modules are), the one in the
+ * calling object's own dependency scope. Never returns one of the shim's own
+ * functions. NULL when there is none. */
+void *cmt_find_real(const char *name, const void *caller);
+
+/* name as defined next to sibling (a real function we already hold): the
+ * same libcudart that served the allocation answers the device query. */
+void *cmt_find_sibling(const char *name, const void *sibling);
+
+/* *slot, resolving it on first use (racing threads store the same value). */
+static inline void *cmt_real_get(void **slot, const char *name, const void *caller)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(p != 0, 1))
+        return p;
+    p = cmt_find_real(name, caller);
+    if (p)
+        __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+    return p;
+}
+
+#define CMT_REAL_SLOT(fn) static __typeof__(fn) *real_##fn
+#define CMT_REAL(fn) ((__typeof__(fn) *)cmt_real_get((void **)&real_##fn, CMT_STR(fn), __builtin_return_address(0)))
+
+/* True when addr lies in the shim's own text. */
+int cmt_is_own_address(const void *addr);
+
+#endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+#include "recorder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "config.h"
+#include "log.h"
+#include "modules.h"
+#include "path_template.h"
+#include "stacks.h"
+
+struct cmt_recorder cmt_recorder = {
+    .start_lock = PTHREAD_MUTEX_INITIALIZER,
+    .generation = 1,
+};
+
+__thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
+
+#define CMT_VERSION_STRING "0.1.0"
+
+/* ---- strings -------------------------------------------------------------- */
+
+struct string_entry {
+    uint64_t hash;
+    uint32_t id;
+    uint32_t len;
+    const char *text;
+};
+
+static struct string_entry *string_table;
+static uint32_t string_cap, string_count;
+
+static uint64_t hash_bytes(const void *data, size_t len)
+{
+    /* FNV-1a: strings are few and short; simplicity wins. */
+    const uint8_t *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h | 1;
+}
+
+static bool string_table_grow(void)
+{
+    uint32_t cap = string_cap ? string_cap * 2 : 256;
+    struct string_entry *t = cmt_arena_alloc_pages(cap * sizeof *t);
+    if (!t)
+        return false;
+    for (uint32_t i = 0; i < string_cap; i++) {
+        struct string_entry *e = &string_table[i];
+        if (!e->hash)
+            continue;
+        uint32_t j = (uint32_t)e->hash & (cap - 1);
+        while (t[j].hash)
+            j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    string_table = t; /* the old block is abandoned: arena memory is never reused */
+    string_cap = cap;
+    return true;
+}
+
+uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len)
+{
+    if (len > CMT_MAX_META_RECORD - 32)
+        len = CMT_MAX_META_RECORD - 32;
+    uint64_t h = hash_bytes(s, len);
+    if ((string_count + 1) * 2 > string_cap && !string_table_grow())
+        return 0;
+    uint32_t j = (uint32_t)h & (string_cap - 1);
+    for (; string_table[j].hash; j = (j + 1) & (string_cap - 1)) {
+        struct string_entry *e = &string_table[j];
+        if (e->hash == h && e->len == len && memcmp(e->text, s, len) == 0)
+            return e->id;
+    }
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, len + 20);
+    char *copy = cmt_arena_alloc(len + 1);
+    if (!payload || !copy)
+        return 0;
+    uint32_t id = ++cmt_recorder.next_string_id;
+    struct cmt_payload b = {payload, payload + len + 20, false};
+    cmt_payload_varint(&b, id);
+    cmt_payload_bytes(&b, s, len);
+    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_STRING, b.p);
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    string_table[j] = (struct string_entry){h, id, (uint32_t)len, copy};
+    string_count++;
+    return id;
+}
+
+static uint32_t intern_cstr_locked(const char *s)
+{
+    return cmt_recorder_intern_string_locked(s, strlen(s));
+}
+
+/* ---- process description ------------------------------------------------- */
+
+static size_t read_small_file(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t len = 0;
+    while (len < cap) {
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    return len;
+}
+
+static void write_process_record_locked(const char *hostname, const char *rank)
+{
+    static char cmdline[8192];
+    static uint32_t arg_ids[256];
+    size_t len = read_small_file("/proc/self/cmdline", cmdline, sizeof cmdline - 1);
+    cmdline[len] = '\0';
+    uint32_t argc = 0;
+    for (size_t off = 0; off < len && argc < 256; argc++) {
+        size_t l = strnlen(cmdline + off, len - off);
+        arg_ids[argc] = cmt_recorder_intern_string_locked(cmdline + off, l);
+        off += l + 1;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    uint32_t exe_id = intern_cstr_locked(exe);
+    uint32_t host_id = intern_cstr_locked(hostname);
+    uint32_t cwd_id = intern_cstr_locked(cwd);
+
+    size_t max = 64 + (size_t)argc * 10;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
+    if (!payload)
+        return;
+    struct cmt_payload b = {payload, payload + max, false};
+    cmt_payload_varint(&b, (uint64_t)getpid());
+    cmt_payload_varint(&b, (uint64_t)getppid());
+    cmt_payload_varint(&b, exe_id);
+    cmt_payload_varint(&b, argc);
+    for (uint32_t i = 0; i < argc; i++)
+        cmt_payload_varint(&b, arg_ids[i]);
+    cmt_payload_varint(&b, host_id);
+    cmt_payload_svarint(&b, rank ? strtol(rank, NULL, 10) : -1);
+    cmt_payload_varint(&b, cwd_id);
+    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_PROCESS, b.p);
+}
+
+static void write_config_record_locked(void)
+{
+    uint32_t version_id = intern_cstr_locked(CMT_VERSION_STRING);
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
+    if (!payload)
+        return;
+    struct cmt_payload b = {payload, payload + 64, false};
+    cmt_payload_varint(&b, cmt_config.stack_depth);
+    cmt_payload_varint(&b, cmt_config.free_stacks);
+    cmt_payload_varint(&b, cmt_config.sample_ms);
+    cmt_payload_varint(&b, cmt_config.max_size);
+    cmt_payload_varint(&b, version_id);
+    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_CONFIG, b.p);
+}
+
+static void append_manifest(const char *trace_path)
+{
+    if (!cmt_config.manifest_path[0])
+        return;
+    int fd = open(cmt_config.manifest_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return;
+    char line[PATH_MAX + 2];
+    size_t len = strlen(trace_path);
+    memcpy(line, trace_path, len);
+    line[len++] = '\n';
+    /* One write with O_APPEND: lines from concurrent processes never mix. */
+    ssize_t w = write(fd, line, len);
+    (void)w;
+    close(fd);
+}
+
+/* ---- start, threads, shutdown --------------------------------------------- */
+
+bool cmt_recorder_start(void)
+{
+    bool ok = false;
+    pthread_mutex_lock(&cmt_recorder.start_lock);
+    int state = cmt_recorder.state;
+    if (state != CMT_RECORDER_UNSTARTED) {
+        ok = state == CMT_RECORDER_ACTIVE;
+        goto out;
+    }
+    if (cmt_config.disabled) {
+        cmt_recorder.state = CMT_RECORDER_OFF;
+        goto out;
+    }
+    char hostname[256];
+    if (gethostname(hostname, sizeof hostname) != 0)
+        strcpy(hostname, "localhost");
+    hostname[sizeof hostname - 1] = '\0';
+    const char *rank = cmt_rank_from_environment();
+    struct cmt_template_vars vars = {
+        .pid = (long)getpid(),
+        .hostname = hostname,
+        .start_time = (uint64_t)time(NULL),
+        .rank = rank,
+    };
+    char path[PATH_MAX];
+    if (cmt_expand_path_template(cmt_config.output_template, &vars, path, sizeof path) != 0) {
+        cmt_log_warning("CUMEMTRACE_OUTPUT expands to a path longer than %d bytes; running without tracing",
+                        PATH_MAX - 1);
+        cmt_recorder.state = CMT_RECORDER_OFF;
+        goto out;
+    }
+    struct cmt_trace_create_options opt = {
+        .max_size = cmt_config.max_size,
+        .pid = (uint32_t)getpid(),
+        .extra_flags = cmt_recorder.forked_child ? CMT_FILE_FLAG_FORKED_CHILD : 0,
+    };
+    int rc = cmt_trace_create(&cmt_recorder.tf, path, &opt);
+    if (rc != 0) {
+        cmt_log_warning("cannot create trace file %s: %s; running without tracing", path, strerror(-rc));
+        cmt_recorder.state = CMT_RECORDER_OFF;
+        goto out;
+    }
+    cmt_meta_stream_init(&cmt_recorder.meta);
+    cmt_recorder.next_string_id = 0;
+    cmt_recorder.next_stack_id = 0;
+    cmt_recorder.next_module_id = 0;
+    string_table = NULL;
+    string_cap = string_count = 0;
+    cmt_stacks_reset();
+    cmt_modules_reset();
+
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    write_config_record_locked();
+    write_process_record_locked(hostname, rank);
+    cmt_modules_refresh_locked();
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+
+    if (!cmt_config.quiet)
+        cmt_log_info("writing trace to %s", cmt_recorder.tf.path);
+    append_manifest(cmt_recorder.tf.path);
+    __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
+    ok = true;
+out:
+    pthread_mutex_unlock(&cmt_recorder.start_lock);
+    return ok;
+}
+
+bool cmt_recorder_thread_setup(struct cmt_thread *t)
+{
+    memset(&t->stream, 0, sizeof t->stream);
+    t->stream.tid = (uint32_t)syscall(SYS_gettid);
+    t->generation = cmt_recorder.generation;
+
+    char name[17] = {0};
+    if (prctl(PR_GET_NAME, name) != 0)
+        return true;
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint32_t name_id = cmt_recorder_intern_string_locked(name, strnlen(name, 16));
+    uint8_t *payload = name_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 24) : NULL;
+    if (payload) {
+        struct cmt_payload b = {payload, payload + 24, false};
+        cmt_payload_varint(&b, t->stream.tid);
+        cmt_payload_varint(&b, name_id);
+        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_THREAD, b.p);
+    }
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    return true;
+}
+
+void cmt_recorder_shutdown(void)
+{
+    pthread_mutex_lock(&cmt_recorder.start_lock);
+    if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
+        __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
+        pthread_mutex_lock(&cmt_recorder.meta.lock);
+        int reason = cmt_trace_stop_reason(&cmt_recorder.tf);
+        uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 40);
+        if (payload) {
+            struct cmt_payload b = {payload, payload + 40, false};
+            cmt_payload_varint(&b, cmt_now_ns());
+            cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
+            cmt_payload_varint(&b, __atomic_load_n(&cmt_recorder.tf.header->events_dropped, __ATOMIC_RELAXED));
+            cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_END, b.p);
+        }
+        pthread_mutex_unlock(&cmt_recorder.meta.lock);
+        cmt_trace_close(&cmt_recorder.tf);
+    }
+    pthread_mutex_unlock(&cmt_recorder.start_lock);
+}
+
+/* fork: hold every lock across the fork so the child never inherits one
+ * mid-update; the child then drops the parent's trace (its mapping is shared
+ * with the parent: writing it would corrupt the parent's file). */
+void cmt_recorder_fork_prepare(void)
+{
+    pthread_mutex_lock(&cmt_recorder.start_lock);
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    pthread_mutex_lock(&cmt_recorder.tf.claim_lock);
+}
+
+void cmt_recorder_fork_parent(void)
+{
+    pthread_mutex_unlock(&cmt_recorder.tf.claim_lock);
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    pthread_mutex_unlock(&cmt_recorder.start_lock);
+}
+
+void cmt_recorder_fork_child(void)
+{
+    pthread_mutex_init(&cmt_recorder.start_lock, NULL);
+    pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
+    pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);
+    int state = cmt_recorder.state;
+    if (state == CMT_RECORDER_ACTIVE)
+        cmt_trace_abandon(&cmt_recorder.tf);
+    cmt_recorder.forked_child = true;
+    cmt_recorder.generation++;
+    int next = CMT_RECORDER_UNSTARTED;
+    if (!cmt_config.follow_fork || cmt_config.disabled)
+        next = CMT_RECORDER_OFF;
+    __atomic_store_n(&cmt_recorder.state, next, __ATOMIC_RELEASE);
+}

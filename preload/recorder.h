@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_PRELOAD_RECORDER_H
+#define CUMEMTRACE_PRELOAD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock.h"
+#include "event_stream.h"
+#include "meta_stream.h"
+#include "trace_file.h"
+
+/* The process's recorder: the trace file, the metadata stream, and the
+ * per-thread event streams. Started lazily by the first hooked call, so a
+ * program that never allocates CUDA memory gets no trace file at all. */
+
+enum cmt_recorder_state {
+    CMT_RECORDER_UNSTARTED = 0,
+    CMT_RECORDER_ACTIVE = 1,
+    CMT_RECORDER_OFF = 2 /* disabled, failed to start, or shut down: pass-through */
+};
+
+struct cmt_recorder {
+    int state; /* enum cmt_recorder_state, atomic */
+    uint32_t generation; /* bumped when a forked child starts over */
+    bool forked_child;
+    pthread_mutex_t start_lock;
+    struct cmt_trace_file tf;
+    struct cmt_meta_stream meta;
+    uint32_t next_string_id;
+    uint32_t next_stack_id;
+    uint32_t next_module_id;
+};
+
+extern struct cmt_recorder cmt_recorder;
+
+/* Per-thread state. depth counts hooks on this thread's stack: only the
+ * outermost records, so cudaMalloc and the cuMemAlloc it makes inside cudart
+ * are one event, and a hook reached from a signal handler that interrupted a
+ * hook passes straight through. */
+struct cmt_thread {
+    uint32_t depth;
+    uint32_t generation;
+    struct cmt_event_stream stream;
+};
+
+extern __thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
+
+/* Slow paths, out of line. */
+bool cmt_recorder_start(void);
+bool cmt_recorder_thread_setup(struct cmt_thread *t);
+void cmt_recorder_shutdown(void);
+void cmt_recorder_fork_prepare(void);
+void cmt_recorder_fork_parent(void);
+void cmt_recorder_fork_child(void);
+
+/* Interns a string in the metadata stream; returns its id (0 on failure).
+ * Caller holds cmt_recorder.meta.lock. */
+uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len);
+
+/* A hooked call in flight. */
+struct cmt_hook {
+    struct cmt_thread *thread;
+    bool record;
+};
+
+static inline bool cmt_recorder_ready(struct cmt_thread *t)
+{
+    if (__builtin_expect(__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE, 0)) {
+        if (!cmt_recorder_start())
+            return false;
+    }
+    if (__builtin_expect(t->generation != cmt_recorder.generation, 0)) {
+        if (!cmt_recorder_thread_setup(t))
+            return false;
+    }
+    if (__builtin_expect(!cmt_trace_is_active(&cmt_recorder.tf), 0) ||
+        __builtin_expect(!cmt_event_stream_reserve(&cmt_recorder.tf, &t->stream), 0)) {
+        cmt_trace_count_dropped(&cmt_recorder.tf);
+        return false;
+    }
+    return true;
+}
+
+/* Enters a hook. Returns whether this call is recorded; the hook must call
+ * cmt_hook_leave on every path either way. Room for the record is reserved
+ * here, before any timestamp is taken (format.h, W1). */
+static inline bool cmt_hook_enter(struct cmt_hook *h)
+{
+    struct cmt_thread *t = &cmt_thread_state;
+    h->thread = t;
+    h->record = false;
+    if (t->depth++ != 0)
+        return false;
+    h->record = cmt_recorder_ready(t);
+    return h->record;
+}
+
+static inline void cmt_hook_leave(struct cmt_hook *h)
+{
+    h->thread->depth--;
+}
+
+/* Captures the caller's stack (innermost user frame first, the shim's own
+ * frames dropped) and returns its interned id; 0 when stacks are off or the
+ * stack could not be recorded. */
+uint64_t cmt_stack_capture(void);
+
+/* Appends a finished event. ts must be set by the caller: before the real call
+ * for releases, after it for allocations (format.h). */
+static inline void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)
+{
+    cmt_event_stream_append(&h->thread->stream, e);
+}
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Load-time set-up of libcumemtrace.so. Kept minimal: the constructor runs in
+ * every process the shim is preloaded into, CUDA or not, possibly before the
+ * program's own initialisation. Nothing heavy happens until a hooked call. */
+#include <pthread.h>
+
+#include "config.h"
+#include "recorder.h"
+#include "stacks.h"
+
+__attribute__((constructor)) static void cmt_shim_load(void)
+{
+    cmt_config_load();
+    cmt_stacks_init();
+    pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
+}
+
+/* Runs after the program's own exit handlers and destructors registered
+ * later than ours (the shim is initialised first), so frees made during the
+ * program's teardown are still recorded. */
+__attribute__((destructor)) static void cmt_shim_unload(void)
+{
+    cmt_recorder_shutdown();
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+#define UNW_LOCAL_ONLY
+#include "stacks.h"
+
+#include <libunwind.h>
+#include <string.h>
+
+#include "arena.h"
+#include "config.h"
+#include "modules.h"
+#include "recorder.h"
+
+/* Open-addressing table of interned stacks. Readers never lock: an entry is
+ * published by storing its hash last (release); a table that grows is copied
+ * and the pointer swapped, the old copy stays valid for readers still in it. */
+struct stack_entry {
+    uint64_t hash; /* 0 = empty */
+    uint32_t id;
+    uint32_t nframes;
+    const uint64_t *frames;
+};
+
+struct stack_table {
+    uint32_t cap; /* power of two */
+    uint32_t count;
+    struct stack_entry entries[];
+};
+
+static struct stack_table *stack_table;
+static uint64_t self_lo, self_hi;
+
+void cmt_stacks_init(void)
+{
+    cmt_modules_self_range(&self_lo, &self_hi);
+}
+
+void cmt_stacks_reset(void)
+{
+    __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
+}
+
+static uint64_t hash_frames(const uint64_t *f, unsigned n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= f[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | 1;
+}
+
+static uint32_t table_find(const struct stack_table *t, uint64_t h, const uint64_t *f, unsigned n)
+{
+    uint32_t mask = t->cap - 1;
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+        const struct stack_entry *e = &t->entries[i];
+        uint64_t eh = __atomic_load_n(&e->hash, __ATOMIC_ACQUIRE);
+        if (eh == 0)
+            return 0;
+        if (eh == h && e->nframes == n && memcmp(e->frames, f, n * sizeof *f) == 0)
+            return e->id;
+    }
+}
+
+static void table_put(struct stack_table *t, const struct stack_entry *src)
+{
+    uint32_t mask = t->cap - 1;
+    uint32_t i = (uint32_t)src->hash & mask;
+    while (t->entries[i].hash)
+        i = (i + 1) & mask;
+    struct stack_entry *e = &t->entries[i];
+    e->id = src->id;
+    e->nframes = src->nframes;
+    e->frames = src->frames;
+    __atomic_store_n(&e->hash, src->hash, __ATOMIC_RELEASE);
+    t->count++;
+}
+
+static struct stack_table *table_grow_locked(struct stack_table *old)
+{
+    uint32_t cap = old ? old->cap * 2 : 4096;
+    struct stack_table *t = cmt_arena_alloc_pages(sizeof *t + (size_t)cap * sizeof(struct stack_entry));
+    if (!t)
+        return NULL;
+    t->cap = cap;
+    t->count = 0;
+    for (uint32_t i = 0; old && i < old->cap; i++)
+        if (old->entries[i].hash)
+            table_put(t, &old->entries[i]);
+    __atomic_store_n(&stack_table, t, __ATOMIC_RELEASE);
+    return t;
+}
+
+static uint64_t intern_locked(uint64_t h, const uint64_t *frames, unsigned n)
+{
+    struct stack_table *t = stack_table;
+    if (t) {
+        uint32_t id = table_find(t, h, frames, n);
+        if (id)
+            return id;
+    }
+    if ((!t || (t->count + 1) * 10 > t->cap * 6) && !(t = table_grow_locked(t)))
+        return 0;
+    uint64_t *copy = cmt_arena_alloc(n * sizeof *frames + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, frames, n * sizeof *frames);
+
+    uint32_t modules_known = cmt_modules_sync_locked();
+    size_t max = 3 * 10 + (size_t)n * 10;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
+    if (!payload)
+        return 0;
+    uint32_t id = ++cmt_recorder.next_stack_id;
+    struct cmt_payload b = {payload, payload + max, false};
+    cmt_payload_varint(&b, id);
+    cmt_payload_varint(&b, modules_known);
+    cmt_payload_varint(&b, n);
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < n; i++) {
+        cmt_payload_svarint(&b, (int64_t)(frames[i] - prev));
+        prev = frames[i];
+    }
+    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_STACK, b.p);
+    struct stack_entry e = {h, id, n, copy};
+    table_put(t, &e);
+    return id;
+}
+
+uint64_t cmt_stack_intern(const uint64_t *frames, unsigned n)
+{
+    uint64_t h = hash_frames(frames, n);
+    struct stack_table *t = __atomic_load_n(&stack_table, __ATOMIC_ACQUIRE);
+    if (t) {
+        uint32_t id = table_find(t, h, frames, n);
+        if (id)
+            return id;
+    }
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint64_t id = intern_locked(h, frames, n);
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    return id;
+}
+
+/* Frames the shim itself adds between the user's call and unw_backtrace. */
+#define CMT_SHIM_FRAMES_MAX 8
+
+uint64_t cmt_stack_capture(void)
+{
+    unsigned depth = cmt_config.stack_depth;
+    if (depth == 0)
+        return 0;
+    void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
+    int got = unw_backtrace(ips, (int)(depth + CMT_SHIM_FRAMES_MAX));
+    if (got <= 0)
+        return 0;
+    /* Drop the shim's own frames: a stack starts at the caller of the hook. */
+    int first = 0;
+    while (first < got && (uint64_t)(uintptr_t)ips[first] >= self_lo && (uint64_t)(uintptr_t)ips[first] < self_hi)
+        first++;
+    unsigned n = (unsigned)(got - first);
+    if (n > depth)
+        n = depth;
+    if (n == 0)
+        return 0;
+    return cmt_stack_intern((const uint64_t *)(ips + first), n);
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_PRELOAD_STACKS_H
+#define CUMEMTRACE_PRELOAD_STACKS_H
+
+#include <stdint.h>
+
+/* Stack capture (libunwind) and interning: each distinct stack is written to
+ * the metadata stream once and referred to by id. Lookups of known stacks
+ * take no lock; a new stack takes the metadata lock. */
+
+void cmt_stacks_init(void);  /* once, at load: the shim's own range */
+void cmt_stacks_reset(void); /* a new trace starts: forget every id */
+
+/* Interns frames[0..n) (innermost first); returns the id, or 0 when the
+ * stack could not be written. Exposed for tests and benchmarks. */
+uint64_t cmt_stack_intern(const uint64_t *frames, unsigned n);
+
+#endif

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+#include "trace_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "path_template.h"
+
+#define CMT_MAX_NAME_SUFFIX 1000u
+
+static int open_exclusive(struct cmt_trace_file *tf, const char *path)
+{
+    for (unsigned n = 0; n <= CMT_MAX_NAME_SUFFIX; n++) {
+        char candidate[PATH_MAX];
+        if (n == 0) {
+            if (strlen(path) >= sizeof candidate)
+                return -ENAMETOOLONG;
+            strcpy(candidate, path);
+        } else if (cmt_path_with_suffix(path, n, candidate, sizeof candidate) != 0) {
+            return -ENAMETOOLONG;
+        }
+        /* O_EXCL also refuses a symlink at the final component, dangling or
+         * not, so a link planted in a shared directory is never followed. */
+        int fd = open(candidate, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            strcpy(tf->path, candidate);
+            return fd;
+        }
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
+/* Reserves [offset, offset + size) on disk and maps it. The disk space is
+ * allocated before the pages are touched: writing to a MAP_SHARED page that
+ * the file system cannot back raises SIGBUS in the host program. */
+static int map_segment(struct cmt_trace_file *tf, uint64_t offset, uint64_t size)
+{
+    if (tf->n_segments == CMT_MAX_SEGMENTS)
+        return -ENOSPC;
+    int rc = posix_fallocate(tf->fd, (off_t)offset, (off_t)size);
+    if (rc != 0)
+        return -rc;
+    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, tf->fd, (off_t)offset);
+    if (base == MAP_FAILED)
+        return -errno;
+    struct cmt_segment *s = &tf->segments[tf->n_segments++];
+    s->base = base;
+    s->offset = offset;
+    s->size = size;
+    tf->segment_used = 0;
+    tf->file_size = offset + size;
+    return 0;
+}
+
+int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct cmt_trace_create_options *opt)
+{
+    memset(tf, 0, sizeof *tf);
+    tf->fd = -1;
+    pthread_mutex_init(&tf->claim_lock, NULL);
+    tf->max_size = opt->max_size;
+    int fd = open_exclusive(tf, path);
+    if (fd < 0)
+        return fd;
+    tf->fd = fd;
+
+    uint64_t first = CMT_FIRST_SEGMENT_SIZE;
+    if (tf->max_size && first > tf->max_size)
+        first = tf->max_size & ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
+    int rc = first < CMT_FILE_HEADER_SIZE + CMT_CHUNK_ALIGN ? -EFBIG : map_segment(tf, 0, first);
+    if (rc != 0) {
+        close(fd);
+        unlink(tf->path);
+        tf->fd = -1;
+        return rc;
+    }
+    tf->next_segment_size = first * 2;
+    tf->segment_used = CMT_FILE_HEADER_SIZE;
+
+    struct cmt_file_header *h = (struct cmt_file_header *)tf->segments[0].base;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    h->version_major = CMT_VERSION_MAJOR;
+    h->version_minor = CMT_VERSION_MINOR;
+    h->header_size = CMT_FILE_HEADER_SIZE;
+    h->endian_check = CMT_ENDIAN_CHECK;
+    h->flags = opt->extra_flags;
+    h->pid = opt->pid;
+    h->start_monotonic_ns = cmt_now_ns();
+    h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+    h->claimed_end = CMT_FILE_HEADER_SIZE;
+    h->pointer_size = sizeof(void *);
+    /* The magic goes last: a file with a header but no magic is "not a trace
+     * yet", never a trace with a half-written header. */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(h->magic, CMT_FILE_MAGIC, CMT_FILE_MAGIC_SIZE);
+    tf->header = h;
+    __atomic_store_n(&tf->state, CMT_TRACE_ACTIVE, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
+{
+    if (tf->state != CMT_TRACE_ACTIVE)
+        return;
+    __atomic_fetch_or(&tf->header->flags, flag, __ATOMIC_RELEASE);
+    __atomic_store_n(&tf->state, CMT_TRACE_STOPPED, __ATOMIC_RELEASE);
+    if (flag == CMT_FILE_FLAG_SIZE_LIMIT)
+        cmt_log_warning("trace %s reached CUMEMTRACE_MAX_SIZE (%llu bytes); recording stopped, the program "
+                        "continues",
+                        tf->path, (unsigned long long)tf->max_size);
+    else
+        cmt_log_warning("cannot grow trace %s (%s); recording stopped, the program continues", tf->path,
+                        strerror(-err));
+}
+
+/* Fills the rest of the current segment with a padding chunk so that a reader
+ * walking chunk to chunk can step over it. */
+static void pad_segment_locked(struct cmt_trace_file *tf)
+{
+    struct cmt_segment *s = &tf->segments[tf->n_segments - 1];
+    uint64_t left = s->size - tf->segment_used;
+    if (left == 0)
+        return;
+    struct cmt_chunk_header *c = (struct cmt_chunk_header *)(s->base + tf->segment_used);
+    c->size = (uint32_t)left;
+    __atomic_store_n(&c->magic, CMT_CHUNK_MAGIC_PAD, __ATOMIC_RELEASE);
+    tf->segment_used = s->size;
+}
+
+static int grow_locked(struct cmt_trace_file *tf, uint32_t need)
+{
+    uint64_t size = tf->next_segment_size;
+    if (size < need)
+        size = need;
+    if (tf->max_size) {
+        uint64_t room = tf->max_size > tf->file_size ? tf->max_size - tf->file_size : 0;
+        room &= ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
+        if (room < need)
+            return -EFBIG;
+        if (size > room)
+            size = room;
+    }
+    uint64_t offset = tf->file_size;
+    pad_segment_locked(tf);
+    int rc = map_segment(tf, offset, size);
+    if (rc == -ENOSPC && size > need) {
+        /* A nearly full disk may still hold a smaller segment. */
+        size = need;
+        rc = map_segment(tf, offset, size);
+    }
+    if (rc != 0)
+        return rc;
+    if (tf->next_segment_size < CMT_MAX_SEGMENT_SIZE)
+        tf->next_segment_size *= 2;
+    return 0;
+}
+
+uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
+                               uint32_t thread_seq, uint64_t *claim_ns)
+{
+    if (!cmt_trace_is_active(tf))
+        return NULL;
+    pthread_mutex_lock(&tf->claim_lock);
+    uint8_t *chunk = NULL;
+    if (tf->state != CMT_TRACE_ACTIVE)
+        goto out;
+    struct cmt_segment *s = &tf->segments[tf->n_segments - 1];
+    if (s->size - tf->segment_used < size) {
+        int rc = grow_locked(tf, size);
+        if (rc != 0) {
+            stop_locked(tf, rc == -EFBIG ? CMT_FILE_FLAG_SIZE_LIMIT : CMT_FILE_FLAG_WRITE_ERROR, rc);
+            goto out;
+        }
+        s = &tf->segments[tf->n_segments - 1];
+    }
+    chunk = s->base + tf->segment_used;
+    tf->segment_used += size;
+    struct cmt_chunk_header *c = (struct cmt_chunk_header *)chunk;
+    c->size = size;
+    /* Taken under the lock: claim times never decrease in file order (W2). */
+    c->claim_ns = cmt_now_ns();
+    c->tid = tid;
+    c->thread_seq = thread_seq;
+    c->base_addr = 0;
+    *claim_ns = c->claim_ns;
+    __atomic_store_n(&c->magic, magic, __ATOMIC_RELEASE);
+    __atomic_store_n(&tf->header->claimed_end, s->offset + tf->segment_used, __ATOMIC_RELEASE);
+out:
+    pthread_mutex_unlock(&tf->claim_lock);
+    return chunk;
+}
+
+void cmt_trace_count_dropped(struct cmt_trace_file *tf)
+{
+    if (tf->header && tf->state != CMT_TRACE_CLOSED)
+        __atomic_fetch_add(&tf->header->events_dropped, 1, __ATOMIC_RELAXED);
+}
+
+void cmt_trace_close(struct cmt_trace_file *tf)
+{
+    pthread_mutex_lock(&tf->claim_lock);
+    if (tf->state == CMT_TRACE_ACTIVE || tf->state == CMT_TRACE_STOPPED) {
+        __atomic_fetch_or(&tf->header->flags, CMT_FILE_FLAG_CLEAN_EXIT, __ATOMIC_RELEASE);
+        __atomic_store_n(&tf->state, CMT_TRACE_CLOSED, __ATOMIC_RELEASE);
+        /* Every claimed chunk lies below claimed_end, so no thread still
+         * writing its chunk can touch a page beyond the new end of file. */
+        uint64_t end = __atomic_load_n(&tf->header->claimed_end, __ATOMIC_ACQUIRE);
+        if (ftruncate(tf->fd, (off_t)end) != 0)
+            cmt_log_warning("could not trim trace %s: %s", tf->path, strerror(errno));
+    }
+    pthread_mutex_unlock(&tf->claim_lock);
+}
+
+void cmt_trace_abandon(struct cmt_trace_file *tf)
+{
+    for (unsigned i = 0; i < tf->n_segments; i++)
+        munmap(tf->segments[i].base, tf->segments[i].size);
+    if (tf->fd >= 0)
+        close(tf->fd);
+    tf->fd = -1;
+    tf->n_segments = 0;
+    tf->header = NULL;
+    pthread_mutex_init(&tf->claim_lock, NULL);
+    __atomic_store_n(&tf->state, CMT_TRACE_UNOPENED, __ATOMIC_RELEASE);
+}
+
+int cmt_trace_stop_reason(const struct cmt_trace_file *tf)
+{
+    if (!tf->header)
+        return -1;
+    uint32_t f = __atomic_load_n(&tf->header->flags, __ATOMIC_ACQUIRE);
+    if (f & CMT_FILE_FLAG_SIZE_LIMIT)
+        return CMT_END_SIZE_LIMIT;
+    if (f & CMT_FILE_FLAG_WRITE_ERROR)
+        return CMT_END_WRITE_ERROR;
+    return -1;
+}
