@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_CLI_H
+#define CUMEMTRACE_ANALYZER_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses of the cumemtrace command (docs/cli.md). `run` passes the
+ * program's own status through instead, unless --check finds a violation. */
+enum cmt_exit {
+    CMT_EXIT_OK = 0,
+    CMT_EXIT_VIOLATION = 1, /* check: a limit was exceeded */
+    CMT_EXIT_USAGE = 2      /* bad options, unreadable, damaged or truncated trace */
+};
+
+int cmt_cmd_report(int argc, char **argv);
+int cmt_cmd_run(int argc, char **argv);
+
+/* "cumemtrace: " + message on stderr. */
+void cmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

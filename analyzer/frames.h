@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_FRAMES_H
+#define CUMEMTRACE_ANALYZER_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame_fold.h"
+#include "symbolizer.h"
+#include "trace_model.h"
+
+/* Turns stack ids into the frames a user reads: symbolized (function,
+ * file:line, inlined calls expanded), with the profiler's, cudart's and
+ * libcuda's frames folded away unless full stacks are asked for. Each stack
+ * is resolved once. */
+
+struct cmt_frames_options {
+    struct cmt_symbolizer_options symbolizer;
+    bool full_stacks;
+    bool no_symbols; /* addresses and modules only (fast; for benchmarks) */
+    const char *const *fold_patterns;
+    size_t n_fold_patterns;
+};
+
+struct cmt_stack_frames {
+    size_t n;
+    struct cmt_frame *frames;
+};
+
+struct cmt_frames;
+
+struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt);
+/* The display frames of a stack id (n == 0 for "no stack"). */
+const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id);
+/* The first stack id met whose display frames equal those of stack_id: two
+ * stacks that differ only in folded frames are one call site. */
+uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id);
+
+/* Symbolizer warnings, for the report's warnings section. */
+size_t cmt_frames_warning_count(const struct cmt_frames *f);
+const char *cmt_frames_warning(const struct cmt_frames *f, size_t i);
+void cmt_frames_free(struct cmt_frames *f);
+
+/* "function (file:line)" / "0x1234 (module+0x10)" etc. into buf. */
+void cmt_frame_describe(const struct cmt_frame *fr, char *buf, size_t len);
+
+/* The base name of a path ("" for NULL). */
+const char *cmt_basename(const char *path);
+
+#endif

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef CMT_VERSION
+#define CMT_VERSION "unknown"
+#endif
+
+void cmt_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("cumemtrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: cumemtrace COMMAND [OPTIONS] ...\n"
+          "\n"
+          "Commands:\n"
+          "  run [-o TEMPLATE] [--] PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded\n"
+          "  report [--json] [OPTIONS] TRACE            explain a trace: peaks, leaks, failed allocations\n"
+          "  version                                    print the version\n"
+          "  help                                       this text\n"
+          "\n"
+          "`cumemtrace COMMAND --help` describes each command; docs/cli.md has everything.\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CMT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "report"))
+        return cmt_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmt_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, 1, 0);
+        return CMT_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return CMT_EXIT_OK;
+    }
+    cmt_cli_error("unknown command '%s'", cmd);
+    usage(stderr);
+    return CMT_EXIT_USAGE;
+}

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* `cumemtrace report --json`: one JSON object. docs/report.md lists every key;
+ * keys are only ever added, never renamed, within a major version. */
+#include <stdio.h>
+
+#include "cuda_errors.h"
+#include "json_writer.h"
+#include "report.h"
+
+static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
+    cmt_json_key(j, "frames");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < sf->n; i++) {
+        const struct cmt_frame *f = &sf->frames[i];
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "function");
+        cmt_json_string(j, f->function);
+        cmt_json_key(j, "file");
+        cmt_json_string(j, f->file);
+        cmt_json_key(j, "line");
+        cmt_json_uint(j, f->line > 0 ? (uint64_t)f->line : 0);
+        cmt_json_key(j, "module");
+        cmt_json_string(j, f->module);
+        cmt_json_key(j, "address");
+        cmt_json_uint(j, f->ip);
+        cmt_json_key(j, "inlined");
+        cmt_json_bool(j, f->inlined);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+}
+
+static void json_site(const struct cmt_report *r, struct cmt_json *j, const struct cmt_site_row *s, bool with_kind)
+{
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "bytes");
+    cmt_json_uint(j, s->bytes);
+    cmt_json_key(j, "count");
+    cmt_json_uint(j, s->count);
+    if (with_kind) {
+        cmt_json_key(j, "kind");
+        cmt_json_string(j, cmt_kind_name(s->kind));
+    }
+    cmt_json_key(j, "api");
+    cmt_json_string(j, cmt_api_name(s->api));
+    cmt_json_key(j, "stack_id");
+    cmt_json_uint(j, s->stack);
+    json_frames(r, j, s->stack);
+    cmt_json_end_object(j);
+}
+
+static void json_process(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_trace_model *m = &a->model;
+    cmt_json_key(j, "process");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "pid");
+    cmt_json_uint(j, m->has_process ? m->pid : a->info.pid);
+    cmt_json_key(j, "ppid");
+    cmt_json_uint(j, m->ppid);
+    cmt_json_key(j, "executable");
+    cmt_json_string(j, cmt_model_string(m, m->exe_id));
+    cmt_json_key(j, "argv");
+    cmt_json_begin_array(j);
+    for (uint32_t i = 0; i < m->argc; i++)
+        cmt_json_string(j, cmt_model_string(m, m->arg_ids[i]));
+    cmt_json_end_array(j);
+    cmt_json_key(j, "hostname");
+    cmt_json_string(j, cmt_model_string(m, m->hostname_id));
+    cmt_json_key(j, "rank");
+    cmt_json_int(j, m->rank);
+    cmt_json_key(j, "cwd");
+    cmt_json_string(j, cmt_model_string(m, m->cwd_id));
+    cmt_json_end_object(j);
+}
+
+static void json_account(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
+{
+    const struct cmt_account *acc = v->account;
+    cmt_json_begin_object(j);
+    if (acc->cls != CMT_CLASS_HOST) {
+        cmt_json_key(j, "ordinal");
+        cmt_json_int(j, acc->device);
+    }
+    cmt_json_key(j, "peak_bytes");
+    cmt_json_uint(j, acc->peak);
+    cmt_json_key(j, "peak_time_ns");
+    cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
+    cmt_json_key(j, "peak_allocations");
+    cmt_json_uint(j, acc->peak_count);
+    if (acc->cls == CMT_CLASS_DEVICE) {
+        cmt_json_key(j, "peak_by_kind");
+        cmt_json_begin_object(j);
+        for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
+            if (acc->peak_by_kind[k]) {
+                cmt_json_key(j, cmt_kind_name(k));
+                cmt_json_uint(j, acc->peak_by_kind[k]);
+            }
+        cmt_json_end_object(j);
+    }
+    cmt_json_key(j, "live_at_exit_bytes");
+    cmt_json_uint(j, acc->live);
+    cmt_json_key(j, "live_at_exit_count");
+    cmt_json_uint(j, acc->live_count);
+    cmt_json_key(j, "sites_at_peak");
+    cmt_json_uint(j, v->n_sites_at_peak);
+    cmt_json_key(j, "top_sites_at_peak");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < v->n_top; i++)
+        json_site(r, j, &v->top[i], false);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+}
+
+static void json_accounts(const struct cmt_report *r, struct cmt_json *j, unsigned cls, const char *key)
+{
+    cmt_json_key(j, key);
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < r->n_accounts; i++)
+        if (r->accounts[i].account->cls == cls)
+            json_account(r, j, &r->accounts[i]);
+    cmt_json_end_array(j);
+}
+
+static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    cmt_json_key(j, "vmm");
+    cmt_json_begin_array(j);
+    for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
+        const struct cmt_virtual_stats *v = &rp->virt[d];
+        if (!v->reserve_peak && !v->map_peak)
+            continue;
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "ordinal");
+        cmt_json_int(j, d - 1);
+        cmt_json_key(j, "reserved_peak_bytes");
+        cmt_json_uint(j, v->reserve_peak);
+        cmt_json_key(j, "reserved_at_exit_bytes");
+        cmt_json_uint(j, v->reserve_live);
+        cmt_json_key(j, "reserved_at_exit_count");
+        cmt_json_uint(j, v->reserve_count);
+        cmt_json_key(j, "mapped_peak_bytes");
+        cmt_json_uint(j, v->map_peak);
+        cmt_json_key(j, "mapped_at_exit_bytes");
+        cmt_json_uint(j, v->map_live);
+        cmt_json_key(j, "mapped_at_exit_count");
+        cmt_json_uint(j, v->map_count);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+}
+
+static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
+{
+    cmt_json_key(j, "leaks");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "bytes");
+    cmt_json_uint(j, r->leak_bytes);
+    cmt_json_key(j, "count");
+    cmt_json_uint(j, r->leak_count);
+    cmt_json_key(j, "by_kind");
+    cmt_json_begin_object(j);
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
+        if (r->leak_bytes_by_kind[k]) {
+            cmt_json_key(j, cmt_kind_name(k));
+            cmt_json_uint(j, r->leak_bytes_by_kind[k]);
+        }
+    cmt_json_end_object(j);
+    cmt_json_key(j, "sites");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < r->n_leaks; i++)
+        json_site(r, j, &r->leaks[i], true);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+}
+
+static void json_failures(const struct cmt_report *r, struct cmt_json *j)
+{
+    cmt_json_key(j, "failed_count");
+    cmt_json_uint(j, r->analysis->replay.failed_allocs);
+    cmt_json_key(j, "failed");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "api");
+        cmt_json_string(j, cmt_api_name(g->api));
+        cmt_json_key(j, "size");
+        cmt_json_uint(j, g->min_size);
+        cmt_json_key(j, "max_size");
+        cmt_json_uint(j, g->max_size);
+        cmt_json_key(j, "count");
+        cmt_json_uint(j, g->count);
+        cmt_json_key(j, "error");
+        cmt_json_string(j, cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)));
+        cmt_json_key(j, "error_code");
+        cmt_json_int(j, g->result);
+        cmt_json_key(j, "device");
+        cmt_json_int(j, g->device);
+        cmt_json_key(j, "time_ns");
+        cmt_json_uint(j, cmt_report_rel_ns(r, g->first_ts));
+        cmt_json_key(j, "live_device_bytes");
+        cmt_json_uint(j, g->live_device_bytes);
+        cmt_json_key(j, "stack_id");
+        cmt_json_uint(j, g->stack);
+        json_frames(r, j, g->stack);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+}
+
+void cmt_report_render_json(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_replay *rp = &a->replay;
+    struct cmt_json j;
+    cmt_json_init(&j, out, true);
+    cmt_json_begin_object(&j);
+    cmt_json_key(&j, "trace");
+    cmt_json_string(&j, a->path);
+    cmt_json_key(&j, "format_version");
+    char v[32];
+    snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
+    cmt_json_string(&j, v);
+    json_process(r, &j);
+    cmt_json_key(&j, "complete");
+    cmt_json_bool(&j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
+    cmt_json_key(&j, "clean_exit");
+    cmt_json_bool(&j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
+    cmt_json_key(&j, "start_realtime_ns");
+    cmt_json_uint(&j, a->info.start_realtime_ns);
+    cmt_json_key(&j, "duration_ns");
+    cmt_json_uint(&j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : rp->last_ts));
+    cmt_json_key(&j, "events");
+    cmt_json_uint(&j, rp->events);
+    cmt_json_key(&j, "events_by_api");
+    cmt_json_begin_object(&j);
+    for (unsigned api = 1; api < 256; api++)
+        if (rp->events_by_api[api]) {
+            cmt_json_key(&j, cmt_api_name(api));
+            cmt_json_uint(&j, rp->events_by_api[api]);
+        }
+    cmt_json_end_object(&j);
+    cmt_json_key(&j, "events_dropped");
+    cmt_json_uint(&j, a->info.events_dropped);
+    cmt_json_key(&j, "unmatched_frees");
+    cmt_json_uint(&j, rp->unmatched_frees);
+    json_accounts(r, &j, CMT_CLASS_DEVICE, "devices");
+    json_accounts(r, &j, CMT_CLASS_MANAGED, "managed");
+    json_accounts(r, &j, CMT_CLASS_HOST, "pinned_host");
+    json_virtual(r, &j);
+    json_leaks(r, &j);
+    json_failures(r, &j);
+    cmt_json_key(&j, "warnings");
+    cmt_json_begin_array(&j);
+    for (size_t i = 0; i < r->n_warnings; i++)
+        cmt_json_string(&j, r->warnings[i]);
+    cmt_json_end_array(&j);
+    cmt_json_end_object(&j);
+    cmt_json_finish(&j);
+}

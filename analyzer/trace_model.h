@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_TRACE_MODEL_H
+#define CUMEMTRACE_ANALYZER_TRACE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_reader.h"
+
+/* What a trace says about the process, as opposed to its events: strings,
+ * stacks, modules, threads, the command line. Grows with unique stacks and
+ * modules only. Filled by the reader's metadata callbacks. */
+
+struct cmt_stack_def {
+    uint32_t n;
+    uint32_t modules_known;
+    uint64_t *frames; /* return addresses, innermost first */
+};
+
+struct cmt_module_def {
+    uint32_t path_id;
+    uint64_t bias, lo, hi;
+    uint8_t build_id[64];
+    size_t build_id_len;
+};
+
+struct cmt_thread_def {
+    uint32_t tid;
+    uint32_t name_id;
+};
+
+struct cmt_trace_model {
+    char **strings; /* by id; [0] unused */
+    size_t *string_lens;
+    uint32_t n_strings;
+    struct cmt_stack_def *stacks; /* by id; [0] = "no stack" */
+    uint32_t n_stacks;
+    struct cmt_module_def *modules; /* by id; [0] unused */
+    uint32_t n_modules;
+    struct cmt_thread_def *threads;
+    size_t n_threads;
+    bool has_process;
+    uint64_t pid, ppid;
+    uint32_t exe_id, hostname_id, cwd_id;
+    int64_t rank;
+    uint32_t *arg_ids;
+    uint32_t argc;
+    bool has_config;
+    struct cmt_config_in config;
+    bool has_end;
+    struct cmt_end_in end;
+    uint64_t rejected_records; /* metadata records with ids out of sequence */
+};
+
+void cmt_model_init(struct cmt_trace_model *m);
+void cmt_model_free(struct cmt_trace_model *m);
+
+/* Fills the metadata callbacks of cb with ctx = the model. */
+void cmt_model_callbacks(struct cmt_reader_callbacks *cb);
+void cmt_model_on_string(void *ctx, uint32_t id, const char *text, size_t len);
+void cmt_model_on_module(void *ctx, const struct cmt_module_in *m);
+void cmt_model_on_stack(void *ctx, uint32_t id, uint32_t modules_known, const uint64_t *frames, uint32_t n);
+void cmt_model_on_process(void *ctx, const struct cmt_process_in *p);
+void cmt_model_on_thread(void *ctx, uint32_t tid, uint32_t name_id);
+void cmt_model_on_config(void *ctx, const struct cmt_config_in *c);
+void cmt_model_on_end(void *ctx, const struct cmt_end_in *e);
+
+/* The string with this id, or "" when unknown. */
+const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id);
+const struct cmt_stack_def *cmt_model_stack(const struct cmt_trace_model *m, uint64_t id);
+
+#endif

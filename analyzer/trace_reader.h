@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_TRACE_READER_H
+#define CUMEMTRACE_ANALYZER_TRACE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cumemtrace/format.h"
+
+/* Reads a trace once, in order: metadata as it is met in the file, events of
+ * all threads merged by timestamp (format.h, W1-W3 make a streaming merge
+ * possible: memory grows with the number of threads, not with the trace).
+ * Damage stops the read with a diagnostic; everything before it has been
+ * delivered. */
+
+struct cmt_event_in {
+    uint8_t type; /* enum cmt_record_type (unknown types are not delivered) */
+    uint8_t api;
+    uint8_t kind;
+    uint32_t mask; /* fields present in the record */
+    int32_t device;
+    int32_t result;
+    uint32_t tid;
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t stream;
+    uint64_t stack;
+    uint64_t aux[CMT_AUX_COUNT];
+};
+
+struct cmt_module_in {
+    uint32_t id;
+    uint32_t path_id;
+    uint64_t bias, lo, hi;
+    const uint8_t *build_id;
+    size_t build_id_len;
+    uint64_t ts;
+};
+
+struct cmt_process_in {
+    uint64_t pid, ppid;
+    uint32_t exe_id;
+    uint32_t argc;
+    const uint32_t *arg_ids;
+    uint32_t hostname_id;
+    int64_t rank;
+    uint32_t cwd_id;
+};
+
+struct cmt_config_in {
+    uint64_t stack_depth, free_stacks, sample_ms, max_size;
+    uint32_t version_id;
+};
+
+struct cmt_end_in {
+    uint64_t ts;
+    uint64_t reason;
+    uint64_t events_dropped;
+};
+
+/* Every callback may be NULL. Returning nonzero from on_event stops the read
+ * early (the read then reports success). */
+struct cmt_reader_callbacks {
+    void (*on_string)(void *ctx, uint32_t id, const char *text, size_t len);
+    void (*on_module)(void *ctx, const struct cmt_module_in *m);
+    void (*on_stack)(void *ctx, uint32_t id, uint32_t modules_known, const uint64_t *frames, uint32_t n);
+    void (*on_process)(void *ctx, const struct cmt_process_in *p);
+    void (*on_thread)(void *ctx, uint32_t tid, uint32_t name_id);
+    void (*on_config)(void *ctx, const struct cmt_config_in *c);
+    void (*on_device)(void *ctx, uint32_t ordinal, uint32_t name_id, uint64_t total);
+    void (*on_end)(void *ctx, const struct cmt_end_in *e);
+    int (*on_event)(void *ctx, const struct cmt_event_in *e);
+};
+
+struct cmt_trace_info {
+    uint16_t version_major, version_minor;
+    uint32_t flags;
+    uint32_t pid;
+    uint64_t start_monotonic_ns;
+    uint64_t start_realtime_ns;
+    uint64_t events_dropped;
+    uint64_t file_size;
+};
+
+#define CMT_READER_MESSAGE_MAX 512
+#define CMT_READER_MAX_WARNINGS 16
+
+struct cmt_reader;
+
+/* Opens and validates path. On failure returns a negative errno-style value
+ * and writes a one-line reason (without the file name) into err. */
+int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen);
+
+/* Same, over bytes in memory (tests, fuzzing). The buffer must outlive the
+ * reader. */
+int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **out, char *err, size_t errlen);
+
+const struct cmt_trace_info *cmt_reader_info(const struct cmt_reader *r);
+
+/* Reads the whole trace. Returns 0 when the trace was read to its end (even
+ * if it is truncated: see the warnings), -1 when damage stopped the read
+ * (cmt_reader_error says where and what). */
+int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx);
+
+const char *cmt_reader_error(const struct cmt_reader *r);
+/* True when the file ends before the last chunk it starts (a partial copy, a
+ * full disk): the events before the cut were delivered. */
+bool cmt_reader_truncated(const struct cmt_reader *r);
+size_t cmt_reader_warning_count(const struct cmt_reader *r);
+const char *cmt_reader_warning(const struct cmt_reader *r, size_t i);
+
+/* Counters of what the read met. */
+struct cmt_reader_stats {
+    uint64_t event_chunks, meta_chunks, events, meta_records, bytes_of_records;
+    uint64_t max_open_chunks;
+};
+const struct cmt_reader_stats *cmt_reader_stats(const struct cmt_reader *r);
+
+void cmt_reader_close(struct cmt_reader *r);
+
+#endif
