@@ -270,6 +270,7 @@ struct cmt_symbolizer {
     size_t npool, poolcap;
     struct strtab strings;
     struct map demangled; /* (interned mangled pointer, 1) -> interned demangled pointer */
+    struct map joined;    /* (libdw file name pointer, comp_dir pointer) -> interned full path */
 
     /* warnings */
     struct strtab warnset;
@@ -951,6 +952,37 @@ static const char *die_function_name(struct cmt_symbolizer *s, Dwarf_Die *die)
     return function_name(s, n);
 }
 
+/* A source file name as libdw gives it, made absolute with the CU's
+ * DW_AT_comp_dir when it is relative (DWARF 5 directory entries are relative
+ * to the compilation directory), then interned. Not normalized: "dir/../x"
+ * stays as it is, since symbolic links on the traced machine are unknown. */
+static const char *source_file(struct cmt_symbolizer *s, const char *f, const char *comp_dir)
+{
+    if (!f || !*f)
+        return NULL;
+    if (f[0] == '/' || !comp_dir || comp_dir[0] != '/')
+        return strtab_intern(&s->strings, f);
+    uint64_t v;
+    if (map_get(&s->joined, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)comp_dir, &v))
+        return (const char *)(uintptr_t)v;
+    const char *rel = f;
+    while (rel[0] == '.' && rel[1] == '/')
+        rel += 2;
+    char *full = path_join(comp_dir, rel);
+    const char *r = full ? strtab_intern(&s->strings, full) : NULL;
+    free(full);
+    if (!r)
+        return strtab_intern(&s->strings, f);
+    map_put(&s->joined, (uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)comp_dir, (uint64_t)(uintptr_t)r);
+    return r;
+}
+
+static const char *cu_comp_dir(Dwarf_Die *cudie)
+{
+    Dwarf_Attribute attr;
+    return cudie ? dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr)) : NULL;
+}
+
 static int die_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *out)
 {
     Dwarf_Attribute attr;
@@ -978,18 +1010,6 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
         return 1;
     module_check_dwarf(s, m);
 
-    /* innermost source location from the line table */
-    const char *file = NULL;
-    int line = 0, col = 0;
-    Dwfl_Line *dl = m->dw ? dwfl_module_getsrc(m->dm, pc) : NULL;
-    if (dl) {
-        Dwarf_Addr a;
-        const char *f = dwfl_lineinfo(dl, &a, &line, &col, NULL, NULL);
-        file = strtab_intern(&s->strings, f);
-        if (!file)
-            line = col = 0;
-    }
-
     Dwarf_Die chain[MAX_CHAIN];
     int n = 0;
     Dwarf_Die cu_mem, *cudie = NULL;
@@ -1001,6 +1021,19 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
             cudie = &cu_mem;
             n = find_chain(m, cudie, pc - cubias, chain, MAX_CHAIN);
         }
+    }
+    const char *comp_dir = cu_comp_dir(cudie);
+
+    /* innermost source location from the line table */
+    const char *file = NULL;
+    int line = 0, col = 0;
+    Dwfl_Line *dl = m->dw ? dwfl_module_getsrc(m->dm, pc) : NULL;
+    if (dl) {
+        Dwarf_Addr a;
+        const char *f = dwfl_lineinfo(dl, &a, &line, &col, NULL, NULL);
+        file = source_file(s, f, comp_dir);
+        if (!file)
+            line = col = 0;
     }
 
     const char *physical = n > 0 ? die_function_name(s, &chain[0]) : NULL;
@@ -1037,7 +1070,7 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
             Dwarf_Die *callee = &chain[n - i];
             Dwarf_Word v;
             if (files && die_udata(callee, DW_AT_call_file, &v) == 0 && v < nfiles)
-                f->file = strtab_intern(&s->strings, dwarf_filesrc(files, v, NULL, NULL));
+                f->file = source_file(s, dwarf_filesrc(files, v, NULL, NULL), comp_dir);
             if (die_udata(callee, DW_AT_call_line, &v) == 0 && v <= INT_MAX)
                 f->line = (int)v;
             if (die_udata(callee, DW_AT_call_column, &v) == 0 && v <= INT_MAX)
@@ -1274,6 +1307,7 @@ void cmt_symbolizer_free(struct cmt_symbolizer *s)
     free(s->debuginfo_path);
     map_free(&s->cache);
     map_free(&s->demangled);
+    map_free(&s->joined);
     free(s->pool);
     strtab_free(&s->strings);
     strtab_free(&s->warnset);
