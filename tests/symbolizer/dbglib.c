@@ -15,3 +15,13 @@ void *dbglib_site(int *line)
     void *r = dbg_ra(); *line = __LINE__;
     return r;
 }
+
+/* A C function under a C++ mangled name: the C test process (libstdc++ not
+ * loaded) checks that the symbolizer finds __cxa_demangle by itself. */
+void *dbglib_mangled(int *line) __asm__("_ZN6cmtsym14dbglib_mangledEPi");
+
+void *dbglib_mangled(int *line)
+{
+    void *r = dbg_ra(); *line = __LINE__;
+    return r;
+}
