@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Frame folding: which frames are "not the user's", so that an allocation's
+ * call site is named by its first user frame (the first frame, innermost
+ * first, that no rule matches).
+ *
+ * A rule is an fnmatch(3) glob (flags 0: '*' also matches '/'). A frame
+ * matches a user rule (--fold PATTERN) when the pattern matches any of
+ *   - the function name (as shown: demangled when demangling is on),
+ *   - the source file, as the full path and as its basename,
+ *   - the basename of the module path.
+ *
+ * Default rules (each applies to one field only):
+ *   module basename
+ *     libcumemtrace.so*   the recording shim itself
+ *     libcudart.so*       the dynamic CUDA runtime (also the simulated
+ *                         runtime libcudart.so.13 of the tests)
+ *     libcuda.so*         the driver (also the simulated libcuda.so.1)
+ *   function name (the static CUDA runtime, libcudart_static.a, is linked
+ *   into the user's executable or library, so its frames can only be told
+ *   apart by name)
+ *     cuda[A-Z]*          runtime API entry points (cudaMalloc,
+ *                         cudaMallocAsync, ...) and the C++ wrappers of
+ *                         cuda_runtime.h inlined into user code
+ *                         (cudaMalloc<float>(float**, unsigned long), ...).
+ *                         A user function named cudaSomething is folded too.
+ *     __cuda*             runtime registration/launch helpers
+ *                         (__cudaRegisterFatBinary, __cudaPushCallConfiguration)
+ *     __cudart*           static-runtime internals (obfuscated __cudart1234)
+ *     cudart::*           static-runtime C++ internals, demangled
+ *     _ZN6cudart*         the same, when names are not demangled
+ * Source paths are not used by default: the runtime ships without debug
+ * info, so its frames have no file, and folding every path containing
+ * "/cuda/" would also fold user code living under a directory named cuda.
+ */
+#ifndef CUMEMTRACE_FRAME_FOLD_H
+#define CUMEMTRACE_FRAME_FOLD_H
+
+#include <stdbool.h>
+
+#include "symbolizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct cmt_fold_rules; /* opaque */
+
+/* A rule set holding the default rules; NULL when out of memory. */
+struct cmt_fold_rules *cmt_fold_rules_new(void);
+
+/* --fold PATTERN. Returns 0, -EINVAL (NULL or empty pattern, an unterminated
+ * bracket expression or a trailing backslash), or -ENOMEM. */
+int cmt_fold_rules_add(struct cmt_fold_rules *r, const char *pattern);
+
+/* Whether f is not the user's. False for a NULL rule set or frame. */
+bool cmt_fold_rules_match(const struct cmt_fold_rules *r, const struct cmt_frame *f);
+
+/* NULL is accepted. */
+void cmt_fold_rules_free(struct cmt_fold_rules *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUMEMTRACE_FRAME_FOLD_H */
