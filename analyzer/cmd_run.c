@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static int find_shim(char *out, size_t len)
         *slash = '\0';
     const char *candidates[] = {CMT_SHIM_INSTALL_RELPATH, "../preload/libcumemtrace.so"};
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-        char path[PATH_MAX];
+        char path[PATH_MAX + 128];
         snprintf(path, sizeof path, "%s/%s", self, candidates[i]);
         char real[PATH_MAX];
         if (is_file(path) && realpath(path, real)) {

@@ -181,7 +181,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     const struct cmt_replay *rp = &r->analysis->replay;
     if (rp->failed_allocs == 0)
         return;
-    char b1[64], b2[64], b3[64];
+    char b1[64], b2[64], b3[160];
     fprintf(out, "\nFailed allocations: %" PRIu64 "\n", rp->failed_allocs);
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];

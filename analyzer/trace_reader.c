@@ -122,6 +122,13 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     r->info.events_dropped = h.events_dropped;
     r->info.file_size = r->size;
     r->next_chunk = h.header_size;
+    /* claimed_end is where the writer's last chunk ended: a shorter file lost
+     * its tail (a partial copy), even when the cut falls between chunks. */
+    if (h.claimed_end > r->size) {
+        r->truncated = true;
+        add_warning(r, "trace is truncated: %llu bytes of it are missing; events up to the cut are analysed",
+                    (unsigned long long)(h.claimed_end - r->size));
+    }
     return 0;
 }
 

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/* The writer and the reader as libraries, without any preloading: what one
+ * writes the other reads back exactly, merged by time across threads, and
+ * damage or truncation never costs the events before it. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "event_stream.h"
+#include "meta_stream.h"
+#include "test_util.h"
+#include "trace_file.h"
+#include "trace_reader.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/cmt-roundtrip-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+}
+
+/* ---- collecting what the reader delivers -------------------------------- */
+
+#define MAX_COLLECT 200000
+struct collected {
+    struct cmt_event_in ev[MAX_COLLECT];
+    size_t n;
+    uint32_t string_ids[16];
+    char strings[16][64];
+    size_t n_strings;
+    uint64_t stack_frames[8];
+    uint32_t stack_n, stack_id;
+};
+
+static struct collected got;
+
+static int collect_event(void *ctx, const struct cmt_event_in *e)
+{
+    (void)ctx;
+    CHECK(got.n < MAX_COLLECT);
+    got.ev[got.n++] = *e;
+    return 0;
+}
+
+static void collect_string(void *ctx, uint32_t id, const char *t, size_t len)
+{
+    (void)ctx;
+    CHECK(got.n_strings < 16 && len < 64);
+    got.string_ids[got.n_strings] = id;
+    memcpy(got.strings[got.n_strings], t, len);
+    got.strings[got.n_strings][len] = 0;
+    got.n_strings++;
+}
+
+static void collect_stack(void *ctx, uint32_t id, uint32_t known, const uint64_t *f, uint32_t n)
+{
+    (void)ctx;
+    (void)known;
+    CHECK(n <= 8);
+    got.stack_id = id;
+    got.stack_n = n;
+    memcpy(got.stack_frames, f, n * sizeof *f);
+}
+
+static const struct cmt_reader_callbacks collect_cb = {
+    .on_string = collect_string,
+    .on_stack = collect_stack,
+    .on_event = collect_event,
+};
+
+static int read_file(const char *path, bool expect_ok)
+{
+    struct cmt_reader *r;
+    char err[256];
+    memset(&got, 0, sizeof got);
+    CHECK(cmt_reader_open(path, &r, err, sizeof err) == 0);
+    int rc = cmt_reader_run(r, &collect_cb, NULL);
+    if (expect_ok && rc != 0)
+        fprintf(stderr, "unexpected error: %s\n", cmt_reader_error(r));
+    cmt_reader_close(r);
+    return rc;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static void meta_string(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint32_t id, const char *s)
+{
+    pthread_mutex_lock(&m->lock);
+    uint8_t *p = cmt_meta_begin_locked(tf, m, 80);
+    CHECK(p);
+    struct cmt_payload b = {p, p + 80, false};
+    cmt_payload_varint(&b, id);
+    cmt_payload_bytes(&b, s, strlen(s));
+    CHECK(!b.overflow);
+    cmt_meta_commit_locked(m, CMT_META_STRING, b.p);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void meta_stack(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint32_t id, const uint64_t *f,
+                       unsigned n)
+{
+    pthread_mutex_lock(&m->lock);
+    uint8_t *p = cmt_meta_begin_locked(tf, m, 200);
+    CHECK(p);
+    struct cmt_payload b = {p, p + 200, false};
+    cmt_payload_varint(&b, id);
+    cmt_payload_varint(&b, 0);
+    cmt_payload_varint(&b, n);
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < n; i++) {
+        cmt_payload_svarint(&b, (int64_t)(f[i] - prev));
+        prev = f[i];
+    }
+    cmt_meta_commit_locked(m, CMT_META_STACK, b.p);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void make_trace(struct cmt_trace_file *tf, const char *name, uint64_t max_size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct cmt_trace_create_options opt = {.max_size = max_size, .pid = 77};
+    CHECK(cmt_trace_create(tf, path, &opt) == 0);
+}
+
+static struct cmt_event sample_event(unsigned i, uint64_t ts)
+{
+    struct cmt_event e = {
+        .type = i % 2 ? CMT_REC_FREE : CMT_REC_ALLOC,
+        .api = i % 2 ? CMT_API_CUDA_FREE : CMT_API_CUDA_MALLOC,
+        .kind = i % 7 == 0 ? CMT_KIND_MANAGED : CMT_KIND_DEVICE,
+        .has_device = i % 2 == 0,
+        .device = (int32_t)(i % 3) - 1,
+        .result = i % 11 == 0 ? 2 : 0,
+        .ts = ts,
+        .addr = 0x7f0000000000ull + (uint64_t)(i / 2) * 4096 * (i % 5 + 1),
+        .size = i % 2 ? 0 : (uint64_t)i * 1000 + 1,
+        .stream = i % 4 == 0 ? 0xabcdef00ull + i : 0,
+        .stack = i % 2 ? 0 : 1 + i % 3,
+        .aux = {i % 13 == 0 ? UINT64_MAX : 0, i % 6 == 0 ? 12345 : 0, 0, i % 17 == 0 ? 99 : 0},
+    };
+    /* A managed allocation is recorded with its kind, a free keeps its default. */
+    if (e.type == CMT_REC_FREE)
+        e.kind = CMT_KIND_DEVICE;
+    return e;
+}
+
+/* A record without a device (releases) carries none: only compare it where
+ * the writer gave one. */
+static void check_same(const struct cmt_event_in *in, const struct cmt_event *e)
+{
+    CHECK_EQ_U64(in->type, e->type);
+    CHECK_EQ_U64(in->api, e->api);
+    CHECK_EQ_U64(in->kind, e->kind);
+    CHECK_EQ_U64(in->ts, e->ts);
+    CHECK_EQ_U64(in->addr, e->addr);
+    CHECK_EQ_U64(in->size, e->size);
+    CHECK_EQ_U64(in->stream, e->stream);
+    CHECK_EQ_U64(in->stack, e->stack);
+    CHECK_EQ_U64((uint32_t)in->result, (uint32_t)e->result);
+    for (int k = 0; k < CMT_AUX_COUNT; k++)
+        CHECK_EQ_U64(in->aux[k], e->aux[k]);
+    if (e->has_device)
+        CHECK_EQ_U64((uint32_t)in->device, (uint32_t)e->device);
+}
+
+/* 1. Every field of every event comes back exactly, with metadata. */
+static void test_single_thread_roundtrip(void)
+{
+    struct cmt_trace_file tf;
+    struct cmt_meta_stream meta;
+    make_trace(&tf, "single.bin", 0);
+    cmt_meta_stream_init(&meta);
+    meta_string(&tf, &meta, 1, "hello");
+    uint64_t frames[3] = {0x400123, 0x400100, 0x7f00deadbeef};
+    meta_stack(&tf, &meta, 1, frames, 3);
+
+    struct cmt_event_stream s = {.tid = 1234};
+    static struct cmt_event written[5000];
+    for (unsigned i = 0; i < 5000; i++) {
+        CHECK(cmt_event_stream_reserve(&tf, &s));
+        written[i] = sample_event(i, cmt_now_ns());
+        cmt_event_stream_append(&s, &written[i]);
+    }
+    cmt_trace_close(&tf);
+    CHECK(read_file(tf.path, true) == 0);
+    CHECK_EQ_U64(got.n, 5000);
+    for (unsigned i = 0; i < 5000; i++) {
+        check_same(&got.ev[i], &written[i]);
+        CHECK_EQ_U64(got.ev[i].tid, 1234);
+    }
+    CHECK_EQ_U64(got.n_strings, 1);
+    CHECK_STR(got.strings[0], "hello");
+    CHECK_EQ_U64(got.stack_id, 1);
+    CHECK_EQ_U64(got.stack_n, 3);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_U64(got.stack_frames[i], frames[i]);
+    /* Trimmed at close to the claimed chunks. */
+    struct stat st;
+    CHECK(stat(tf.path, &st) == 0);
+    CHECK_EQ_U64((uint64_t)st.st_size, tf.header->claimed_end);
+    CHECK(tf.header->flags & CMT_FILE_FLAG_CLEAN_EXIT);
+}
+
+/* 2. Threads write concurrently; the reader merges them in time order and
+ * loses nothing. Each event carries (thread, sequence) in addr. */
+#define THREADS 8
+#define PER_THREAD 20000
+
+static struct cmt_trace_file mt_tf;
+
+static void *writer_thread(void *arg)
+{
+    uint64_t t = (uint64_t)(uintptr_t)arg;
+    struct cmt_event_stream s = {.tid = (uint32_t)(100 + t)};
+    for (uint64_t i = 0; i < PER_THREAD; i++) {
+        CHECK(cmt_event_stream_reserve(&mt_tf, &s));
+        struct cmt_event e = {
+            .type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC, .has_device = true,
+            .ts = cmt_now_ns(), .addr = (t << 32) | i, .size = 256,
+        };
+        cmt_event_stream_append(&s, &e);
+    }
+    return NULL;
+}
+
+static void test_threads_merge(void)
+{
+    make_trace(&mt_tf, "threads.bin", 0);
+    pthread_t th[THREADS];
+    for (uintptr_t t = 0; t < THREADS; t++)
+        CHECK(pthread_create(&th[t], NULL, writer_thread, (void *)t) == 0);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    cmt_trace_close(&mt_tf);
+    CHECK(read_file(mt_tf.path, true) == 0);
+    CHECK_EQ_U64(got.n, THREADS * PER_THREAD);
+    uint64_t next[THREADS] = {0};
+    for (size_t i = 0; i < got.n; i++) {
+        if (i)
+            CHECK(got.ev[i].ts >= got.ev[i - 1].ts);
+        uint64_t t = got.ev[i].addr >> 32, seq = got.ev[i].addr & 0xffffffffu;
+        CHECK(t < THREADS);
+        CHECK_EQ_U64(seq, next[t]);
+        CHECK_EQ_U64(got.ev[i].tid, 100 + t);
+        next[t]++;
+    }
+}
+
+/* Copies the first len bytes of src into a new file; returns its path. */
+static const char *copy_prefix(const char *src, size_t len, const char *name)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int in = open(src, O_RDONLY), out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(in >= 0 && out >= 0);
+    char buf[65536];
+    size_t left = len;
+    while (left) {
+        ssize_t n = read(in, buf, left < sizeof buf ? left : sizeof buf);
+        CHECK(n > 0);
+        CHECK(write(out, buf, (size_t)n) == n);
+        left -= (size_t)n;
+    }
+    close(in);
+    close(out);
+    return path;
+}
+
+/* 3. A cut at any byte: no crash, the events before the cut are delivered
+ * in order and every one is intact. */
+static void test_truncation_everywhere(void)
+{
+    struct stat st;
+    CHECK(stat(mt_tf.path, &st) == 0);
+    size_t full = (size_t)st.st_size;
+    size_t prev_n = 0;
+    for (size_t cut = 4096; cut <= full; cut += full / 97 + 1) {
+        const char *p = copy_prefix(mt_tf.path, cut, "cut.bin");
+        struct cmt_reader *r;
+        char err[256];
+        memset(&got, 0, sizeof got);
+        CHECK(cmt_reader_open(p, &r, err, sizeof err) == 0);
+        CHECK(cmt_reader_run(r, &collect_cb, NULL) == 0);
+        CHECK(cmt_reader_truncated(r) == (cut < full));
+        /* What comes back is, per thread, an unbroken prefix of what was
+         * written: nothing invented, nothing skipped. */
+        uint64_t next[THREADS] = {0};
+        for (size_t i = 0; i < got.n; i++) {
+            uint64_t t = got.ev[i].addr >> 32;
+            CHECK(t < THREADS);
+            CHECK_EQ_U64(got.ev[i].addr & 0xffffffffu, next[t]);
+            CHECK_EQ_U64(got.ev[i].size, 256);
+            next[t]++;
+        }
+        CHECK(got.n >= prev_n);
+        prev_n = got.n;
+        cmt_reader_close(r);
+    }
+}
+
+/* 4. Damage in a chunk header stops the read with the offset named, after
+ * every event before it. */
+static void test_damaged_chunk(void)
+{
+    struct cmt_trace_file tf;
+    make_trace(&tf, "damaged.bin", 0);
+    struct cmt_event_stream s = {.tid = 9};
+    for (unsigned i = 0; i < 3000; i++) {
+        CHECK(cmt_event_stream_reserve(&tf, &s));
+        struct cmt_event e = sample_event(0, cmt_now_ns());
+        e.addr = i;
+        cmt_event_stream_append(&s, &e);
+    }
+    cmt_trace_close(&tf);
+    /* Chunks of one thread: 4 KiB, 8 KiB, 16 KiB...: break the third. */
+    uint64_t off = CMT_FILE_HEADER_SIZE + 4096 + 8192;
+    struct cmt_chunk_header *h = (struct cmt_chunk_header *)(tf.segments[0].base + off);
+    CHECK(h->magic == CMT_CHUNK_MAGIC_EVENTS);
+    h->size = 12345;
+    struct cmt_reader *r;
+    char err[256];
+    memset(&got, 0, sizeof got);
+    CHECK(cmt_reader_open(tf.path, &r, err, sizeof err) == 0);
+    CHECK(cmt_reader_run(r, &collect_cb, NULL) == -1);
+    char expect[64];
+    snprintf(expect, sizeof expect, "damaged chunk header at offset %llu", (unsigned long long)off);
+    CHECK_STR(cmt_reader_error(r), expect);
+    CHECK(got.n > 100);
+    for (size_t i = 0; i < got.n; i++)
+        CHECK_EQ_U64(got.ev[i].addr, i);
+    cmt_reader_close(r);
+}
+
+/* 5. A record whose body was written but whose type byte was not (the
+ * writer died mid-record) ends that chunk; other threads' chunks are read. */
+static void test_uncommitted_record(void)
+{
+    struct cmt_trace_file tf;
+    make_trace(&tf, "uncommitted.bin", 0);
+    struct cmt_event_stream a = {.tid = 1}, b = {.tid = 2};
+    for (unsigned i = 0; i < 10; i++) {
+        CHECK(cmt_event_stream_reserve(&tf, &a));
+        struct cmt_event e = sample_event(0, cmt_now_ns());
+        e.addr = i;
+        cmt_event_stream_append(&a, &e);
+    }
+    /* Thread a dies after encoding the body of record 10. */
+    CHECK(cmt_event_stream_reserve(&tf, &a));
+    struct cmt_event dead = sample_event(0, cmt_now_ns());
+    cmt_event_encode(a.pos, &dead, &a.prev_ts, &a.prev_addr, &a.prev_device);
+    for (unsigned i = 0; i < 10; i++) {
+        CHECK(cmt_event_stream_reserve(&tf, &b));
+        struct cmt_event e = sample_event(0, cmt_now_ns());
+        e.addr = 1000 + i;
+        cmt_event_stream_append(&b, &e);
+    }
+    CHECK(read_file(tf.path, true) == 0);
+    CHECK_EQ_U64(got.n, 20);
+    unsigned from_a = 0, from_b = 0;
+    for (size_t i = 0; i < got.n; i++)
+        got.ev[i].tid == 1 ? from_a++ : from_b++;
+    CHECK_EQ_U64(from_a, 10);
+    CHECK_EQ_U64(from_b, 10);
+}
+
+/* 6. The size limit stops recording cleanly and says so in the header. */
+static void test_size_limit(void)
+{
+    struct cmt_trace_file tf;
+    make_trace(&tf, "limit.bin", 256 * 1024);
+    struct cmt_event_stream s = {.tid = 3};
+    unsigned written = 0;
+    for (unsigned i = 0; i < 1000000; i++) {
+        if (!cmt_event_stream_reserve(&tf, &s))
+            break;
+        struct cmt_event e = sample_event(0, cmt_now_ns());
+        e.addr = i;
+        cmt_event_stream_append(&s, &e);
+        written++;
+    }
+    CHECK(written > 1000 && written < 1000000);
+    CHECK(tf.header->flags & CMT_FILE_FLAG_SIZE_LIMIT);
+    CHECK(!cmt_trace_is_active(&tf));
+    cmt_trace_close(&tf);
+    struct stat st;
+    CHECK(stat(tf.path, &st) == 0);
+    CHECK((uint64_t)st.st_size <= 256 * 1024);
+    CHECK(read_file(tf.path, true) == 0);
+    CHECK_EQ_U64(got.n, written);
+}
+
+/* 7. Files that are not traces, or are of a newer format. */
+static void expect_open_error(const void *data, size_t len, const char *expect)
+{
+    struct cmt_reader *r;
+    char err[256];
+    CHECK(cmt_reader_open_memory(data, len, &r, err, sizeof err) != 0);
+    if (!strstr(err, expect)) {
+        fprintf(stderr, "error '%s' does not contain '%s'\n", err, expect);
+        exit(1);
+    }
+}
+
+static void test_bad_files(void)
+{
+    static uint8_t buf[8192];
+    expect_open_error(buf, 0, "empty file");
+    expect_open_error(buf, sizeof buf, "no trace header");
+    memcpy(buf, "#!/bin/sh\necho hi\n", 18);
+    expect_open_error(buf, sizeof buf, "not a cumemtrace trace");
+    struct cmt_file_header h = {.version_major = CMT_VERSION_MAJOR + 1, .header_size = 4096,
+                                .endian_check = CMT_ENDIAN_CHECK};
+    memcpy(h.magic, CMT_FILE_MAGIC, 8);
+    memcpy(buf, &h, sizeof h);
+    expect_open_error(buf, sizeof buf, "written by a newer cumemtrace (trace format 2.0)");
+    h.version_major = 1;
+    h.endian_check = 0x0807060504030201ull;
+    memcpy(buf, &h, sizeof h);
+    expect_open_error(buf, sizeof buf, "another byte order");
+}
+
+/* 8. An existing file is never overwritten, a symlink never followed. */
+static void test_no_clobber(void)
+{
+    char path[128], link_target[128];
+    snprintf(path, sizeof path, "%s/exists.bin", dir);
+    snprintf(link_target, sizeof link_target, "%s/victim", dir);
+    int fd = open(path, O_WRONLY | O_CREAT, 0644);
+    CHECK(fd >= 0 && write(fd, "keep", 4) == 4);
+    close(fd);
+    struct cmt_trace_file tf;
+    struct cmt_trace_create_options opt = {.pid = 1};
+    CHECK(cmt_trace_create(&tf, path, &opt) == 0);
+    char expect[160];
+    snprintf(expect, sizeof expect, "%s/exists.1.bin", dir);
+    CHECK_STR(tf.path, expect);
+    struct stat st;
+    CHECK(stat(tf.path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    CHECK(stat(path, &st) == 0 && st.st_size == 4);
+    cmt_trace_close(&tf);
+
+    char lnk[128];
+    snprintf(lnk, sizeof lnk, "%s/link.bin", dir);
+    CHECK(symlink(link_target, lnk) == 0);
+    CHECK(cmt_trace_create(&tf, lnk, &opt) == 0);
+    snprintf(expect, sizeof expect, "%s/link.1.bin", dir);
+    CHECK_STR(tf.path, expect);
+    CHECK(access(link_target, F_OK) != 0); /* the dangling link's target was not created */
+    cmt_trace_close(&tf);
+}
+
+int main(void)
+{
+    make_dir();
+    test_single_thread_roundtrip();
+    test_threads_merge();
+    test_truncation_everywhere();
+    test_damaged_chunk();
+    test_uncommitted_record();
+    test_size_limit();
+    test_bad_files();
+    test_no_clobber();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    return 0;
+}
