@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what building and testing cumemtrace needs on Debian/Ubuntu, then
+# configures and builds it in build/. Safe to run again: it only installs
+# what is missing and only reconfigures when needed.
+#
+#   scripts/setup.sh            build dependencies and the build itself
+#   CMT_SETUP_EXTRA="clang"     also install extra packages (tests use clang
+#                               for the fuzz target and valgrind for a setup)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils)
+read -r -a extra <<<"${CMT_SETUP_EXTRA:-}"
+packages+=("${extra[@]}")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
+if [ ! -f "$cuda_root/include/cuda.h" ]; then
+  echo "setup: warning: no CUDA Toolkit headers in $cuda_root (set CUDA_ROOT); only the analyzer will be built" >&2
+fi
+
+if [ ! -f build/build.ninja ]; then
+  meson setup build -Dcuda-root="$cuda_root" >/dev/null
+fi
+meson compile -C build >/dev/null
+echo "setup: built build/analyzer/cumemtrace and build/preload/libcumemtrace.so"

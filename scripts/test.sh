@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sets up cumemtrace and runs every test: the suite on the simulated CUDA
+# device, then again under AddressSanitizer+UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CMT_SETUP_EXTRA="clang valgrind ${CMT_SETUP_EXTRA:-}" scripts/setup.sh
+
+jobs="$(nproc)"
+echo "test: default build"
+meson test -C build --print-errorlogs --num-processes "$jobs"
+
+echo "test: ASan+UBSan build"
+if [ ! -f build-asan/build.ninja ]; then
+  meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug \
+    -Dcuda-root="${CUDA_ROOT:-/usr/local/cuda}" >/dev/null
+fi
+meson compile -C build-asan >/dev/null
+meson test -C build-asan --print-errorlogs --num-processes "$jobs" --setup asan
+echo "test: all passed"

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+"""Helpers for end-to-end tests: run a program under the shim on the
+simulated device, then analyse its trace with the real CLI."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SHIM = os.environ["CMT_SHIM"]
+CLI = os.environ["CMT_CLI"]
+SIM_DIR = os.environ["CMT_SIM_DIR"]
+PROGRAMS = os.environ["CMT_PROGRAMS"]
+
+MiB = 1024 * 1024
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise Failure(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def program(name):
+    return os.path.join(PROGRAMS, name)
+
+
+class Run:
+    def __init__(self, proc, tmpdir):
+        self.proc = proc
+        self.dir = tmpdir
+        self.traces = sorted(glob.glob(os.path.join(tmpdir, "*.bin")))
+
+    @property
+    def trace(self):
+        check(len(self.traces) == 1, f"expected one trace, found {self.traces}")
+        return self.traces[0]
+
+
+def sim_env(extra=None, preload=True):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = SIM_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    if preload:
+        env["LD_PRELOAD"] = SHIM
+    for k, v in (extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = str(v)
+    return env
+
+
+def run(argv, env=None, preload=True, timeout=300, template="trace.%p.bin", input=None):
+    """Runs argv under the shim with traces going to a fresh directory."""
+    tmpdir = tempfile.mkdtemp(prefix="cmt-e2e-")
+    extra = {"CUMEMTRACE_OUTPUT": os.path.join(tmpdir, template)}
+    extra.update(env or {})
+    proc = subprocess.run(argv, env=sim_env(extra, preload), capture_output=True, text=True, timeout=timeout,
+                          input=input)
+    return Run(proc, tmpdir)
+
+
+def cli(*args, env=None, timeout=300):
+    return subprocess.run([CLI, *args], env=sim_env(env, preload=False), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def report(trace, *opts):
+    p = cli("report", "--json", *opts, trace)
+    check(p.returncode == 0, f"report failed ({p.returncode}): {p.stderr}")
+    return json.loads(p.stdout)
+
+
+def device(rep, ordinal):
+    for d in rep["devices"]:
+        if d["ordinal"] == ordinal:
+            return d
+    raise Failure(f"no device {ordinal} in report: {[d['ordinal'] for d in rep['devices']]}")
+
+
+def first_function(site):
+    check(site["frames"], "site without frames")
+    return site["frames"][0]["function"]
+
+
+def site_by_function(sites, function):
+    found = [s for s in sites if s["frames"] and s["frames"][0]["function"] == function]
+    check(len(found) == 1, f"expected one site named {function}, found {len(found)} in "
+                           f"{[first_function(s) if s['frames'] else None for s in sites]}")
+    return found[0]
+
+
+def cleanup(r):
+    shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def main(module):
+    """Runs test_<name> from module for each name in argv (default: all)."""
+    names = sys.argv[1:] or [n[5:] for n in dir(module) if n.startswith("test_")]
+    for name in names:
+        fn = getattr(module, "test_" + name, None)
+        if fn is None:
+            print(f"no test named {name}", file=sys.stderr)
+            sys.exit(2)
+        try:
+            fn()
+        except Failure as e:
+            print(f"FAIL {name}: {e}", file=sys.stderr)
+            sys.exit(1)
+        print(f"ok {name}")

@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end: CUDA runtime programs under the shim on the simulated device,
+analysed by `cumemtrace report`. Every figure asserted follows from the
+program's source."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cmtest  # noqa: E402
+from cmtest import MiB, check, eq  # noqa: E402
+
+SRC = os.path.join(os.path.dirname(__file__), "programs")
+
+
+def line_of(source, text):
+    with open(os.path.join(SRC, source)) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise cmtest.Failure(f"{text!r} not in {source}")
+
+
+def test_leak_peak():
+    r = cmtest.run([cmtest.program("leak_peak")])
+    eq(r.proc.returncode, 0, "exit status")
+    eq(r.proc.stdout, "leak_peak done\n", "program output")
+    rep = cmtest.report(r.trace)
+    eq(rep["events"], 18, "events")
+    eq(rep["events_by_api"], {"cudaMalloc": 12, "cudaFree": 6}, "events by API")
+    d0 = cmtest.device(rep, 0)
+    eq(d0["peak_bytes"], 115 * MiB, "peak bytes")
+    eq(d0["peak_allocations"], 7, "allocations live at the peak")
+    eq(d0["live_at_exit_bytes"], 69 * MiB, "live at exit")
+    top = d0["top_sites_at_peak"]
+    eq([(cmtest.first_function(s), s["bytes"], s["count"]) for s in top],
+       [("keep_forever", 64 * MiB, 1), ("peak_phase", 48 * MiB, 3), ("leak_per_iteration", 3 * MiB, 3)],
+       "sites live at the peak")
+    check(top[0]["frames"][1]["function"] == "main", "caller of keep_forever is main")
+
+    leaks = rep["leaks"]
+    eq((leaks["bytes"], leaks["count"]), (69 * MiB, 6), "leak totals")
+    eq([(cmtest.first_function(s), s["bytes"], s["count"], s["kind"], s["api"]) for s in leaks["sites"]],
+       [("keep_forever", 64 * MiB, 1, "device", "cudaMalloc"),
+        ("leak_per_iteration", 3 * MiB, 3, "device", "cudaMalloc"),
+        ("leak_per_iteration", 2 * MiB, 2, "device", "cudaMalloc")], "leak sites")
+    frame = leaks["sites"][0]["frames"][0]
+    eq(os.path.basename(frame["file"]), "leak_peak.c", "file of keep_forever")
+    eq(frame["line"], line_of("leak_peak.c", "cudaMalloc(&p, 64 * MiB)"), "line of keep_forever's cudaMalloc")
+    eq(os.path.basename(frame["module"]), "leak_peak", "module of keep_forever")
+    # The two leak_per_iteration sites differ by their call line in main.
+    lines = sorted(s["frames"][1]["line"] for s in leaks["sites"][1:])
+    with open(os.path.join(SRC, "leak_peak.c")) as f:
+        calls = [i for i, l in enumerate(f, 1) if l.strip() == "leak_per_iteration();"]
+    eq(lines, calls, "call lines of leak_per_iteration in main")
+    eq(rep["failed"], [], "failed allocations")
+    eq(rep["complete"], True, "complete")
+
+    text = cmtest.cli("report", r.trace)
+    eq(text.returncode, 0, "text report status")
+    check("Device 0: peak 115.0 MiB (120586240 B) in 7 allocations" in text.stdout, text.stdout)
+    check("Leaks (live at exit): 69.0 MiB (72351744 B) in 6 allocations" in text.stdout, text.stdout)
+    check(re.search(r"keep_forever at .*leak_peak\.c:\d+", text.stdout), text.stdout)
+    cmtest.cleanup(r)
+
+
+def test_failed_allocation():
+    env = {"SIMCUDA_CAPACITY": "64MiB"}
+    native = cmtest.run([cmtest.program("oom")], env=env, preload=False)
+    r = cmtest.run([cmtest.program("oom")], env=env)
+    # The caller sees exactly what the real cudaMalloc returned.
+    eq(r.proc.stdout, native.proc.stdout, "program output with and without the shim")
+    eq(r.proc.stdout, "hold_most=0 try_too_big=2 b=(nil) last=2\n", "program output")
+    eq(r.proc.returncode, 0, "exit status")
+    rep = cmtest.report(r.trace)
+    eq(rep["failed_count"], 1, "failed count")
+    f = rep["failed"][0]
+    eq((f["api"], f["size"], f["error"], f["error_code"], f["device"]),
+       ("cudaMalloc", 32 * MiB, "cudaErrorMemoryAllocation", 2, 0), "failure")
+    eq(f["live_device_bytes"], 48 * MiB, "live bytes at the failure")
+    eq(cmtest.first_function(f), "try_too_big", "failing call site")
+    eq(rep["leaks"]["count"], 0, "no leaks")
+    text = cmtest.cli("report", r.trace).stdout
+    check("cudaMalloc of 32.0 MiB (33554432 B) on device 0 failed with cudaErrorMemoryAllocation (2)" in text,
+          text)
+    cmtest.cleanup(r)
+    cmtest.cleanup(native)
+
+
+def test_threads():
+    r = cmtest.run([cmtest.program("threads"), "8", "10000"])
+    eq(r.proc.returncode, 0, "exit status")
+    rep = cmtest.report(r.trace)
+    eq(rep["events_by_api"], {"cudaMalloc": 80000, "cudaFree": 80000}, "no event lost")
+    eq(rep["unmatched_frees"], 0, "every free matched its allocation")
+    eq(rep["leaks"]["count"], 0, "no leaks")
+    check(cmtest.device(rep, 0)["peak_allocations"] <= 8, "at most one live allocation per thread")
+    eq(rep["warnings"], [], "warnings")
+    cmtest.cleanup(r)
+
+
+def test_kinds_apart():
+    r = cmtest.run([cmtest.program("kinds")])
+    eq(r.proc.returncode, 0, f"exit status: {r.proc.stderr}")
+    eq(r.proc.stdout, "pitch=1024 volume_pitch=2048\n", "pitches")
+    rep = cmtest.report(r.trace)
+    eq(rep["events_by_api"], {
+        "cudaMalloc": 1, "cudaFree": 4, "cudaMallocAsync": 1, "cudaFreeAsync": 2,
+        "cudaMallocFromPoolAsync": 1, "cudaMallocManaged": 1, "cudaMallocHost": 1, "cudaHostAlloc": 1,
+        "cudaFreeHost": 1, "cudaMallocPitch": 1, "cudaMalloc3D": 1}, "events by API")
+    d0 = cmtest.device(rep, 0)
+    pitched, volume = 1024 * 100, 2048 * 10 * 4
+    eq(d0["peak_bytes"], 16 * MiB + pitched + volume, "device peak: device, pitched, 3D and pool bytes")
+    eq(d0["peak_by_kind"], {"device": 8 * MiB + pitched + volume, "async-pool": 8 * MiB}, "peak by kind")
+    eq([cmtest.first_function(s) for s in d0["top_sites_at_peak"]],
+       ["device_buffer", "async_work", "async_work", "pitched", "volume"], "sites at the device peak")
+    eq([(m["ordinal"], m["peak_bytes"]) for m in rep["managed"]], [(0, 4 * MiB)], "managed kept apart")
+    eq([h["peak_bytes"] for h in rep["pinned_host"]], [3 * MiB], "pinned host kept apart")
+    eq(rep["pinned_host"][0]["live_at_exit_bytes"], 1 * MiB, "pinned host at exit")
+    eq([(cmtest.first_function(s), s["kind"], s["api"], s["bytes"]) for s in rep["leaks"]["sites"]],
+       [("pinned_portable", "pinned-host", "cudaHostAlloc", 1 * MiB)], "only the pinned buffer leaks")
+    eq(rep["leaks"]["by_kind"], {"pinned-host": 1 * MiB}, "leaks by kind")
+    cmtest.cleanup(r)
+
+
+def killed_case(sig):
+    r = cmtest.run([cmtest.program("killed"), "100", str(int(sig))])
+    eq(r.proc.returncode, -int(sig), "killed by the signal")
+    eq(r.proc.stdout, "allocated 100\n", "program output")
+    rep = cmtest.report(r.trace)
+    eq(rep["events_by_api"], {"cudaMalloc": 100}, "every completed event is in the trace")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (100 * MiB, 100), "live when killed")
+    eq(rep["clean_exit"], False, "not a clean exit")
+    check(any("did not exit normally" in w for w in rep["warnings"]), rep["warnings"])
+    cmtest.cleanup(r)
+
+
+def test_sigkill():
+    killed_case(signal.SIGKILL)
+
+
+def test_sigsegv():
+    killed_case(signal.SIGSEGV)
+
+
+def test_abort():
+    killed_case(signal.SIGABRT)
+
+
+def test_bad_traces():
+    r = cmtest.run([cmtest.program("leak_peak")])
+    trace = r.trace
+    # Not a trace.
+    p = cmtest.cli("report", cmtest.program("leak_peak"))
+    eq(p.returncode, 2, "status for a non-trace")
+    eq(p.stderr, f"cumemtrace: {cmtest.program('leak_peak')}: not a cumemtrace trace (no CUMEMTRC magic at "
+                 "the start)\n", "message for a non-trace")
+    eq(p.stdout, "", "no report for a non-trace")
+    # Missing.
+    p = cmtest.cli("report", os.path.join(r.dir, "missing.bin"))
+    eq(p.returncode, 2, "status for a missing file")
+    check(p.stderr.endswith("missing.bin: cannot open: No such file or directory\n"), p.stderr)
+    # Truncated: analysed up to the cut, one error line, status 2.
+    with open(trace, "rb") as f:
+        data = f.read()
+    cut = os.path.join(r.dir, "cut.bin")
+    with open(cut, "wb") as f:
+        f.write(data[: len(data) - 200])
+    p = cmtest.cli("report", "--json", cut)
+    eq(p.returncode, 2, "status for a truncated trace")
+    eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the report covers the events before the cut\n",
+       "message for a truncated trace")
+    import json
+    rep = json.loads(p.stdout)
+    check(rep["events"] > 0, "events before the cut are analysed")
+    # Newer format.
+    newer = os.path.join(r.dir, "newer.bin")
+    with open(newer, "wb") as f:
+        f.write(data[:8] + bytes([2, 0]) + data[10:])
+    p = cmtest.cli("report", newer)
+    eq(p.returncode, 2, "status for a newer trace")
+    eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 2.0); this analyzer reads "
+                 "format 1.x: upgrade cumemtrace\n", "message for a newer trace")
+    # Empty.
+    empty = os.path.join(r.dir, "empty.bin")
+    open(empty, "wb").close()
+    p = cmtest.cli("report", empty)
+    eq(p.returncode, 2, "status for an empty file")
+    check("empty file" in p.stderr, p.stderr)
+    cmtest.cleanup(r)
+
+
+def test_unwritable_output():
+    native = cmtest.run([cmtest.program("leak_peak")], preload=False)
+    for target in ["/nonexistent-dir/t.bin", "/proc/t.bin"]:
+        r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_OUTPUT": target})
+        eq(r.proc.returncode, native.proc.returncode, "exit status unchanged")
+        eq(r.proc.stdout, native.proc.stdout, "output unchanged")
+        lines = r.proc.stderr.splitlines()
+        eq(len(lines), 1, f"one warning line: {lines}")
+        check(lines[0].startswith(f"cumemtrace: warning: cannot create trace file {target}: "), lines[0])
+        check(lines[0].endswith("; running without tracing"), lines[0])
+        cmtest.cleanup(r)
+    cmtest.cleanup(native)
+
+
+def test_output_template_and_quiet():
+    r = cmtest.run([cmtest.program("leak_peak")], template="t-%p-%%.bin")
+    pid_files = [os.path.basename(t) for t in r.traces]
+    eq(len(pid_files), 1, "one trace")
+    check(re.fullmatch(r"t-\d+-%\.bin", pid_files[0]), pid_files)
+    eq(r.proc.stderr, f"cumemtrace: writing trace to {r.traces[0]}\n", "the path is printed once")
+    q = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_QUIET": "1"})
+    eq(q.proc.stderr, "", "quiet")
+    eq(len(q.traces), 1, "quiet still traces")
+    # An existing file is not overwritten.
+    fixed = cmtest.run([cmtest.program("leak_peak")], template="fixed.bin")
+    again = subprocess.run([cmtest.program("leak_peak")], capture_output=True, text=True,
+                           env=cmtest.sim_env({"CUMEMTRACE_OUTPUT": os.path.join(fixed.dir, "fixed.bin")}))
+    eq(again.returncode, 0, "second run")
+    eq(sorted(os.listdir(fixed.dir)), ["fixed.1.bin", "fixed.bin"], "a suffix instead of overwriting")
+    eq(oct(os.stat(os.path.join(fixed.dir, "fixed.bin")).st_mode & 0o777), "0o600", "mode 0600")
+    for x in (r, q, fixed):
+        cmtest.cleanup(x)
+
+
+def test_free_stacks_and_depth():
+    r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_STACK_DEPTH": "1"})
+    rep = cmtest.report(r.trace)
+    for s in rep["leaks"]["sites"]:
+        eq(len(s["frames"]), 1, "one frame with CUMEMTRACE_STACK_DEPTH=1")
+    # Depth 1 merges the two leak_per_iteration sites into one.
+    eq([(cmtest.first_function(s), s["count"]) for s in rep["leaks"]["sites"]],
+       [("keep_forever", 1), ("leak_per_iteration", 5)], "sites at depth 1")
+    z = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_STACK_DEPTH": "0"})
+    rep = cmtest.report(z.trace)
+    eq([s["frames"] for s in rep["leaks"]["sites"]], [[]], "no stacks at depth 0: one site")
+    eq(rep["leaks"]["count"], 6, "still every leak")
+    cmtest.cleanup(r)
+    cmtest.cleanup(z)
+
+
+def test_run_command():
+    tmp = cmtest.run(["true"], preload=False)
+    out = os.path.join(tmp.dir, "run.%p.bin")
+    p = subprocess.run([cmtest.CLI, "run", "-o", out, "--", cmtest.program("oom")], capture_output=True,
+                       text=True, env=cmtest.sim_env({"SIMCUDA_CAPACITY": "64MiB"}, preload=False))
+    eq(p.returncode, 0, f"run passes the program's status: {p.stderr}")
+    eq(p.stdout, "hold_most=0 try_too_big=2 b=(nil) last=2\n", "run leaves stdout alone")
+    traces = [f for f in os.listdir(tmp.dir) if f.startswith("run.")]
+    eq(len(traces), 1, "run wrote one trace")
+    # The program's own failure status and a death by signal pass through.
+    p = subprocess.run([cmtest.CLI, "run", "-o", out, "--", "sh", "-c", "exit 7"], env=cmtest.sim_env(preload=False))
+    eq(p.returncode, 7, "exit status passed through")
+    p = subprocess.run([cmtest.CLI, "run", "-o", out, "--", cmtest.program("killed"), "3", "9"],
+                       capture_output=True, env=cmtest.sim_env(preload=False))
+    eq(p.returncode, -9, "killed by the same signal")
+    p = subprocess.run([cmtest.CLI, "run", "--", "/nonexistent/program"], capture_output=True, text=True,
+                       env=cmtest.sim_env(preload=False))
+    eq(p.returncode, 127, "program not found")
+    p = subprocess.run([cmtest.CLI, "run"], capture_output=True, text=True, env=cmtest.sim_env(preload=False))
+    eq(p.returncode, 2, "no program")
+    cmtest.cleanup(tmp)
+
+
+if __name__ == "__main__":
+    cmtest.main(sys.modules[__name__])
