@@ -3,11 +3,13 @@
  * mostly perf_funcs.c), then the same addresses again from the cache, then
  * 100,000 distinct addresses in a module without DWARF (libc's symbols).
  *
- * usage: test_perf [N]   (default 100000; smaller under valgrind) */
+ * usage: test_perf [N [--no-timing]]   (default 100000; under valgrind: a
+ * smaller N and no time limits) */
 #include "perf_funcs.h"
 #include "symbolizer.h"
 #include "symtest.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,7 @@ static double pass(struct cmt_symbolizer *s, uint64_t lo, size_t n, size_t *with
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
+    bool timing = !(argc > 2 && strcmp(argv[2], "--no-timing") == 0);
     size_t nmods = symt_collect_modules(mods, MAXMOD);
     CHECK(perf_first(3) >= 0);
 
@@ -57,8 +60,11 @@ int main(int argc, char **argv)
     CHECK(self == &mods[0]);
     if (!self)
         return 1;
-    uint64_t seg = self->exec_hi - self->exec_lo;
-    printf("executable segment: %llu bytes\n", (unsigned long long)seg);
+    /* from the first generated function on (they are laid out in order) */
+    uint64_t start = (uint64_t)(uintptr_t)perf_fn_a000;
+    CHECK(start >= self->exec_lo && start < self->exec_hi);
+    uint64_t seg = self->exec_hi - start;
+    printf("code from perf_fn_a000 on: %llu bytes\n", (unsigned long long)seg);
     CHECK(seg >= n + 1);
     if (seg < n + 1)
         return 1;
@@ -66,19 +72,22 @@ int main(int argc, char **argv)
     struct cmt_symbolizer *s = cmt_symbolizer_new(NULL);
     symt_add_all(s, mods, nmods);
     size_t wf, wl, pn;
-    double t1 = pass(s, self->exec_lo, n, &wf, &wl, &pn);
+    double t1 = pass(s, start - 1, n, &wf, &wl, &pn);
     printf("DWARF module, %zu distinct addresses: %.3f s (%zu with function, %zu with line, %zu in perf_fn_*)\n",
            n, t1, wf, wl, pn);
-    CHECK(t1 < 3.0);
-    /* nearly all of the segment is perf_funcs.c code */
-    CHECK(pn > n * 8 / 10);
-    CHECK(wl > n * 8 / 10);
+    if (timing)
+        CHECK(t1 < 3.0);
+    /* nearly all of it is perf_funcs.c code */
+    CHECK(pn > n * 9 / 10);
+    CHECK(wl > n * 9 / 10);
     size_t wf2, wl2, pn2;
-    double t2 = pass(s, self->exec_lo, n, &wf2, &wl2, &pn2);
+    double t2 = pass(s, start - 1, n, &wf2, &wl2, &pn2);
     printf("same addresses, cached: %.3f s\n", t2);
     CHECK(wf2 == wf && wl2 == wl && pn2 == pn);
-    CHECK(t2 < 0.5);
-    CHECK(t2 * 4 < t1);
+    if (timing) {
+        CHECK(t2 < 0.5);
+        CHECK(t2 * 4 < t1);
+    }
     CHECK_INT(cmt_symbolizer_warning_count(s), 0);
 
     /* libc: ELF symbols only (its debug info is not installed, usually) */
@@ -88,7 +97,8 @@ int main(int argc, char **argv)
         double t3 = pass(s, libc->exec_lo, n, &wf, &wl, &pn);
         printf("%s, %zu distinct addresses: %.3f s (%zu with function, %zu with line)\n",
                libc->path, n, t3, wf, wl);
-        CHECK(t3 < 3.0);
+        if (timing)
+            CHECK(t3 < 3.0);
         CHECK(wf > n / 2);
     }
     for (size_t i = 0; i < cmt_symbolizer_warning_count(s); i++)
