@@ -14,13 +14,17 @@
  *                files, module paths, warnings).
  *   cu index     per module and per compilation unit, built the first time
  *                an address in that CU is resolved: the address ranges of
- *                the CU's subprograms, sorted. dwarf_getscopes walks the
- *                whole CU for every address, which is quadratic on large
- *                CUs; the index makes a lookup a binary search followed by a
- *                walk down the one subprogram's lexical blocks and inlined
- *                subroutines. dwarf_getscopes remains the fallback for
- *                addresses the index does not cover (e.g. functions nested
- *                inside other functions' DIEs).
+ *                the CU's subprograms (also those in namespaces, classes,
+ *                and nested in other subprograms), sorted. dwarf_getscopes
+ *                walks the whole CU for every address, which is quadratic
+ *                on large CUs, and never finds a nested function (it prunes
+ *                the host function, whose ranges do not contain the nested
+ *                one's code); the index makes a lookup a binary search
+ *                followed by a walk down the one subprogram's lexical blocks
+ *                and inlined subroutines. dwarf_getscopes remains the
+ *                fallback for addresses the index does not cover.
+ *   symbols      per module, the code symbols of the ELF symbol table sorted
+ *                once (for modules or addresses without DWARF).
  */
 #include "symbolizer.h"
 
@@ -789,8 +793,11 @@ static void index_walk(Dwarf_Die *parent, struct range_vec *v, int depth)
                 }
                 v->r[v->n++] = (struct sub_range){ start, end, dwarf_dieoffset(&child) };
             }
+            /* functions nested in it (GNU C nested functions, ...) */
+            index_walk(&child, v, depth + 1);
             break;
         }
+        case DW_TAG_lexical_block:
         case DW_TAG_namespace:
         case DW_TAG_module:
         case DW_TAG_class_type:
