@@ -14,13 +14,17 @@
  *                files, module paths, warnings).
  *   cu index     per module and per compilation unit, built the first time
  *                an address in that CU is resolved: the address ranges of
- *                the CU's subprograms, sorted. dwarf_getscopes walks the
- *                whole CU for every address, which is quadratic on large
- *                CUs; the index makes a lookup a binary search followed by a
- *                walk down the one subprogram's lexical blocks and inlined
- *                subroutines. dwarf_getscopes remains the fallback for
- *                addresses the index does not cover (e.g. functions nested
- *                inside other functions' DIEs).
+ *                the CU's subprograms (also those in namespaces, classes,
+ *                and nested in other subprograms), sorted. dwarf_getscopes
+ *                walks the whole CU for every address, which is quadratic
+ *                on large CUs, and never finds a nested function (it prunes
+ *                the host function, whose ranges do not contain the nested
+ *                one's code); the index makes a lookup a binary search
+ *                followed by a walk down the one subprogram's lexical blocks
+ *                and inlined subroutines. dwarf_getscopes remains the
+ *                fallback for addresses the index does not cover.
+ *   symbols      per module, the code symbols of the ELF symbol table sorted
+ *                once (for modules or addresses without DWARF).
  */
 #include "symbolizer.h"
 
@@ -224,6 +228,20 @@ struct cu_index {
     size_t n;
 };
 
+/* ELF symbol, absolute addresses. */
+struct sym_ent {
+    uint64_t lo, hi;      /* sizeless symbol (assembly label): hi = end of its section */
+    const char *name;     /* owned by libdwfl */
+    int binding;          /* higher is better: global 3, weak 2, local 1 */
+    int ndx;              /* symbol table index: the lowest wins a tie */
+};
+
+struct sym_index {
+    struct sym_ent *sized, *sizeless;
+    uint64_t *sized_maxhi; /* running maximum of hi over sized[0..i] */
+    size_t nsized, nsizeless;
+};
+
 struct module {
     struct cmt_symbolizer *owner;
     uint32_t index;       /* position in cmt_symbolizer.mods */
@@ -240,6 +258,9 @@ struct module {
     const char *file;     /* interned: the file actually used */
     bool dwarf_checked;
     Dwarf *dw;            /* NULL: no DWARF */
+
+    bool syms_built;
+    struct sym_index syms;
 
     struct map cus;       /* CU DIE offset -> index into cuv */
     struct cu_index *cuv;
@@ -676,6 +697,9 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
 
 static void module_free(struct module *m)
 {
+    free(m->syms.sized);
+    free(m->syms.sizeless);
+    free(m->syms.sized_maxhi);
     if (m->dwfl)
         dwfl_end(m->dwfl);
     for (size_t i = 0; i < m->ncuv; i++)
@@ -769,8 +793,11 @@ static void index_walk(Dwarf_Die *parent, struct range_vec *v, int depth)
                 }
                 v->r[v->n++] = (struct sub_range){ start, end, dwarf_dieoffset(&child) };
             }
+            /* functions nested in it (GNU C nested functions, ...) */
+            index_walk(&child, v, depth + 1);
             break;
         }
+        case DW_TAG_lexical_block:
         case DW_TAG_namespace:
         case DW_TAG_module:
         case DW_TAG_class_type:
@@ -990,6 +1017,139 @@ static int die_udata(Dwarf_Die *die, unsigned name, Dwarf_Word *out)
 }
 
 /* ------------------------------------------------------------------------ */
+/* ELF symbols                                                              */
+/* ------------------------------------------------------------------------ */
+/* dwfl_module_addrinfo scans the whole symbol table on every call; with
+ * .symtab of tens of thousands of symbols and 10^5 addresses that is far too
+ * slow, so each module's code symbols are sorted once. The choice follows
+ * elfutils' addrsym: the containing sized symbol with the closest start, the
+ * better binding among aliases; failing that, the closest sizeless symbol
+ * (assembly label) at or below the address, provided no sized symbol below
+ * the address extends past it. */
+
+static int binding_value(const GElf_Sym *sym)
+{
+    switch (GELF_ST_BIND(sym->st_info)) {
+    case STB_GLOBAL:
+        return 3;
+    case STB_WEAK:
+        return 2;
+    case STB_LOCAL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+    /* by start, then from worst to best: binding up, index down */
+    const struct sym_ent *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->binding != y->binding)
+        return x->binding < y->binding ? -1 : 1;
+    return (x->ndx < y->ndx) - (x->ndx > y->ndx);
+}
+
+/* Absolute end of the section a symbol is defined in (0 when unknown). */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, Dwarf_Addr bias)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+    if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+        return 0;
+    return sh.sh_addr + sh.sh_size + bias;
+}
+
+static void build_sym_index(struct module *m)
+{
+    m->syms_built = true;
+    int nsyms = dwfl_module_getsymtab(m->dm);
+    if (nsyms <= 1)
+        return;
+    struct sym_ent *sized = malloc((size_t)nsyms * sizeof *sized);
+    struct sym_ent *sizeless = malloc((size_t)nsyms * sizeof *sizeless);
+    uint64_t *maxhi = malloc((size_t)nsyms * sizeof *maxhi);
+    if (!sized || !sizeless || !maxhi) {
+        free(sized);
+        free(sizeless);
+        free(maxhi);
+        return;
+    }
+    size_t ns = 0, nl = 0;
+    for (int i = 1; i < nsyms; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        Elf *elf;
+        Dwarf_Addr bias;
+        const char *name = dwfl_module_getsym_info(m->dm, i, &sym, &addr, &shndx, &elf, &bias);
+        if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS)
+            continue;
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+            continue;
+        struct sym_ent e = { addr, addr + sym.st_size, name, binding_value(&sym), i };
+        if (sym.st_size > 0 && e.hi > e.lo) {
+            sized[ns++] = e;
+        } else {
+            e.hi = section_end(elf, shndx, bias);
+            if (e.hi > e.lo)
+                sizeless[nl++] = e;
+        }
+    }
+    qsort(sized, ns, sizeof *sized, cmp_sym);
+    qsort(sizeless, nl, sizeof *sizeless, cmp_sym);
+    uint64_t mx = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (sized[i].hi > mx)
+            mx = sized[i].hi;
+        maxhi[i] = mx;
+    }
+    m->syms = (struct sym_index){ sized, sizeless, maxhi, ns, nl };
+}
+
+/* Number of entries with lo <= pc (entries sorted by lo). */
+static size_t upper_bound(const struct sym_ent *v, size_t n, uint64_t pc)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const char *elf_symbol_name(struct module *m, uint64_t pc)
+{
+    if (!m->syms_built)
+        build_sym_index(m);
+    const struct sym_index *x = &m->syms;
+    size_t k = upper_bound(x->sized, x->nsized, pc);
+    const struct sym_ent *best = NULL;
+    /* walking down: the first container has the closest start; among
+     * aliases with that start the sort put the best one last */
+    for (size_t j = k; j-- > 0 && x->sized_maxhi[j] > pc;) {
+        const struct sym_ent *e = &x->sized[j];
+        if (best && e->lo != best->lo)
+            break;
+        if (pc < e->hi && !best)
+            best = e;
+    }
+    if (best)
+        return best->name;
+    uint64_t min_label = k > 0 ? x->sized_maxhi[k - 1] : 0;
+    size_t l = upper_bound(x->sizeless, x->nsizeless, pc);
+    if (l > 0 && x->sizeless[l - 1].lo >= min_label && pc < x->sizeless[l - 1].hi)
+        return x->sizeless[l - 1].name;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Resolution                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1037,11 +1197,8 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
     }
 
     const char *physical = n > 0 ? die_function_name(s, &chain[0]) : NULL;
-    if (!physical) {
-        GElf_Sym sym;
-        GElf_Off off;
-        physical = function_name(s, dwfl_module_addrinfo(m->dm, pc, &off, &sym, NULL, NULL, NULL));
-    }
+    if (!physical)
+        physical = function_name(s, elf_symbol_name(m, pc));
     if (n <= 1) {
         out[0].function = physical;
         out[0].file = file;

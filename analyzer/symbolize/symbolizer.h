@@ -27,8 +27,18 @@
  *   for each debuginfo path DIR: DIR/.build-id/xx/rest.debug,
  *   DIR/<basename>.debug, DIR/<.gnu_debuglink name>; each must carry the
  *   module's build-id (when it has one). Then dwfl_standard_find_debuginfo
- *   with the debuginfo path ":.debug:/usr/lib/debug[:<sysroot>/usr/lib/debug]:DIR..."
- *   (build-id trees, .gnu_debuglink, <basename>.debug next to the file).
+ *   with the debuginfo path "DIR1:DIR2:...:[<sysroot>/usr/lib/debug:]:.debug:/usr/lib/debug"
+ *   (DIRs made absolute; build-id trees, .gnu_debuglink, <basename>.debug
+ *   next to the file).
+ *   That standard search also asks debuginfod servers when the environment
+ *   sets DEBUGINFOD_URLS (elfutils' behaviour; the tests clear it).
+ *
+ * Function names come from DWARF (the linkage name when there is one, so
+ * C++ names are qualified, else DW_AT_name), and from the ELF symbol table
+ * (.symtab, else .dynsym) where DWARF has none; C++ names are demangled with
+ * __cxa_demangle, looked up at run time (already loaded, else dlopen of
+ * libstdc++.so.6); without it names stay mangled. Source files are made
+ * absolute with the compilation unit's DW_AT_comp_dir, not normalized.
  *
  * Not thread-safe: one symbolizer is used by one thread at a time.
  */

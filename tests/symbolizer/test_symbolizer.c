@@ -45,6 +45,19 @@ static __attribute__((noinline)) void *site_next_line(int *line)
     return r;
 }
 
+/* A nested function: its DIE lives inside site_nested_host's. */
+static __attribute__((noinline)) void *site_nested_host(int *line)
+{
+    __attribute__((noinline)) void *nested_site(void)
+    {
+        void *r = symt_ra(); *line = __LINE__;
+        return r;
+    }
+    void *r = nested_site();
+    sink = 4;
+    return r;
+}
+
 static struct cmt_symbolizer *new_sym(const char *const *dirs, size_t ndirs, const char *sysroot)
 {
     struct cmt_symbolizer_options o = CMT_SYMBOLIZER_OPTIONS_INIT;
@@ -127,6 +140,10 @@ static void test_own_functions(void)
     void *c = site_next_line(&lc);
     expect_one("site_next_line", s, u(c), 0, "site_next_line", "test_symbolizer.c", lc, mods[0].path,
                u(c) - mods[0].info.bias);
+    int ln = 0;
+    void *nst = site_nested_host(&ln);
+    expect_one("nested function", s, u(nst), 0, "nested_site", "test_symbolizer.c", ln, mods[0].path,
+               u(nst) - mods[0].info.bias);
     /* modules_known covering the module gives the same answer */
     expect_one("site_a known=1", s, u(a), 1, "site_a", "test_symbolizer.c", la, mods[0].path,
                u(a) - mods[0].info.bias);
@@ -135,7 +152,9 @@ static void test_own_functions(void)
     struct cmt_frame f1[4], f2[4];
     CHECK_INT(cmt_symbolizer_resolve(s, u(a), 0, f1, 4), 1);
     CHECK_INT(cmt_symbolizer_resolve(s, u(a), 0, f2, 4), 1);
-    CHECK(memcmp(&f1[0], &f2[0], sizeof f1[0]) == 0);
+    CHECK(f1[0].ip == f2[0].ip && f1[0].function == f2[0].function && f1[0].file == f2[0].file &&
+          f1[0].line == f2[0].line && f1[0].column == f2[0].column && f1[0].module == f2[0].module &&
+          f1[0].module_offset == f2[0].module_offset && f1[0].inlined == f2[0].inlined);
     CHECK_INT(cmt_symbolizer_resolve(s, u(a), 0, f1, 0), 0);
     expect_warnings("own functions", s, 0, NULL);
     cmt_symbolizer_free(s);
@@ -177,6 +196,24 @@ static void test_inline_chain(void)
     CHECK_INT(g[1].line, inl_line_mid);
     if (symt_failures != before)
         symt_print_frames("inline chain", f, n);
+
+    /* the chain inside a nested function */
+    before = symt_failures;
+    ip = inl_nested_host();
+    n = cmt_symbolizer_resolve(s, u(ip), 0, f, 8);
+    CHECK_INT(n, 3);
+    if (n == 3) {
+        static const char *const names[3] = { "inl_leaf", "inl_mid", "nested" };
+        const int lines[3] = { inl_line_leaf, inl_line_mid, inl_line_nested };
+        for (int i = 0; i < 3; i++) {
+            CHECK_STR(f[i].function, names[i]);
+            CHECK_STR(symt_basename(f[i].file), "inline_o2.c");
+            CHECK_INT(f[i].line, lines[i]);
+            CHECK_INT(f[i].inlined, i < 2);
+        }
+    }
+    if (symt_failures != before)
+        symt_print_frames("inline chain in a nested function", f, n);
     expect_warnings("inline", s, 0, NULL);
     cmt_symbolizer_free(s);
 }

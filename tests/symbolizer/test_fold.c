@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT
+ * Frame folding: default rules, custom --fold patterns, invalid patterns,
+ * and a real frame of this program (a user frame) resolved by the
+ * symbolizer. */
+#include "frame_fold.h"
+#include "symbolizer.h"
+#include "symtest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAXMOD 512
+static struct symt_module mods[MAXMOD];
+
+static struct cmt_frame frame(const char *function, const char *file, const char *module)
+{
+    struct cmt_frame f = { 0 };
+    f.ip = 0x1234;
+    f.function = function;
+    f.file = file;
+    f.line = file ? 10 : 0;
+    f.module = module;
+    return f;
+}
+
+#define EXPECT_FOLD(rules, want, function, file, module)                                    \
+    do {                                                                                \
+        struct cmt_frame f_ = frame(function, file, module);                            \
+        bool got_ = cmt_fold_rules_match(rules, &f_);                                   \
+        if (got_ != (want))                                                             \
+            symt_fail(__FILE__, __LINE__, "fold(%s, %s, %s) == %d, want %d",            \
+                      function ? function : "NULL", file ? file : "NULL",               \
+                      module ? module : "NULL", got_, (want));                          \
+    } while (0)
+
+static __attribute__((noinline)) void *user_site(int *line)
+{
+    void *r = symt_ra(); *line = __LINE__;
+    return r;
+}
+
+static void test_defaults(void)
+{
+    struct cmt_fold_rules *r = cmt_fold_rules_new();
+    CHECK(r != NULL);
+    /* the shim, the runtime, the driver: by module basename */
+    EXPECT_FOLD(r, true, "cmt_cudaMalloc_hook", NULL, "/opt/cumemtrace/lib/libcumemtrace.so");
+    EXPECT_FOLD(r, true, NULL, NULL, "/usr/lib/libcumemtrace.so.0.1.0");
+    EXPECT_FOLD(r, true, NULL, NULL, "/usr/local/cuda/lib64/libcudart.so.12");
+    EXPECT_FOLD(r, true, "sim_malloc", "/src/sim/rt.c", "/build/tests/sim/libcudart.so.13");
+    EXPECT_FOLD(r, true, NULL, NULL, "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    EXPECT_FOLD(r, true, "cuMemAlloc_v2", NULL, "/build/tests/sim/libcuda.so.1");
+    EXPECT_FOLD(r, true, NULL, NULL, "libcuda.so");
+    /* the static runtime inside the user's executable: by function name */
+    EXPECT_FOLD(r, true, "cudaMalloc", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "cudaMallocAsync", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "cudaMalloc<float>(float**, unsigned long)",
+                "/usr/local/cuda/include/cuda_runtime.h", "/home/u/app");
+    EXPECT_FOLD(r, true, "__cudart1034", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "__cudaRegisterFatBinary", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "cudart::contextStateManager::getRuntimeContextState()", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "_ZN6cudart19contextStateManager22getRuntimeContextStateEv", NULL, "/home/u/app");
+    /* user frames */
+    EXPECT_FOLD(r, false, "main", "/home/u/src/app.c", "/home/u/app");
+    EXPECT_FOLD(r, false, "train_step(Model&)", "/home/u/src/cuda/train.cu", "/home/u/app");
+    EXPECT_FOLD(r, false, "my_cudaMalloc", "/home/u/src/alloc.c", "/home/u/app");
+    EXPECT_FOLD(r, false, "cudaish", "/home/u/src/alloc.c", "/home/u/app"); /* cuda[A-Z]* needs a capital */
+    EXPECT_FOLD(r, false, "allocate", "/home/u/src/alloc.c", "/home/u/libcuda_helpers.so");
+    EXPECT_FOLD(r, false, "cublasCreate_v2", NULL, "/usr/local/cuda/lib64/libcublas.so.12");
+    EXPECT_FOLD(r, false, NULL, NULL, "/home/u/app");
+    EXPECT_FOLD(r, false, NULL, NULL, NULL); /* outside every module */
+    EXPECT_FOLD(r, false, NULL, NULL, "");
+    /* module rules are about module names only, function rules about
+     * function names only */
+    EXPECT_FOLD(r, false, "libcuda.so.1", NULL, "/home/u/app");
+    EXPECT_FOLD(r, false, NULL, NULL, "/home/u/cudaMalloc");
+    EXPECT_FOLD(r, false, NULL, "/home/u/cudaMalloc", "/home/u/app");
+    cmt_fold_rules_free(r);
+}
+
+static void test_custom(void)
+{
+    struct cmt_fold_rules *r = cmt_fold_rules_new();
+    CHECK_INT(cmt_fold_rules_add(r, "my_alloc_wrapper"), 0);
+    CHECK_INT(cmt_fold_rules_add(r, "Pool::*"), 0);
+    CHECK_INT(cmt_fold_rules_add(r, "*/thrust/*"), 0);
+    CHECK_INT(cmt_fold_rules_add(r, "arena.c"), 0);
+    CHECK_INT(cmt_fold_rules_add(r, "libtorch_cuda*.so"), 0);
+    CHECK_INT(cmt_fold_rules_add(r, "[]x]y"), 0); /* ']' first in a bracket is a member */
+    EXPECT_FOLD(r, true, "my_alloc_wrapper", "/home/u/src/alloc.c", "/home/u/app");
+    EXPECT_FOLD(r, false, "my_alloc_wrapper2", "/home/u/src/alloc.c", "/home/u/app");
+    EXPECT_FOLD(r, false, "call_my_alloc_wrapper", "/home/u/src/alloc.c", "/home/u/app");
+    EXPECT_FOLD(r, true, "Pool::allocate(unsigned long)", "/home/u/src/pool.cc", "/home/u/app");
+    EXPECT_FOLD(r, true, "thrust::detail::vector_base<int>::allocate(unsigned long)",
+                "/usr/local/cuda/include/thrust/detail/vector_base.inl", "/home/u/app");
+    EXPECT_FOLD(r, true, "grow", "/home/u/src/arena.c", "/home/u/app");      /* file basename */
+    EXPECT_FOLD(r, false, "grow", "/home/u/src/arena.cc", "/home/u/app");
+    EXPECT_FOLD(r, true, NULL, NULL, "/opt/torch/lib/libtorch_cuda.so");      /* module basename */
+    EXPECT_FOLD(r, false, NULL, NULL, "/opt/torch/lib/libtorch_cpu.so");
+    EXPECT_FOLD(r, true, "xy", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "]y", NULL, "/home/u/app");
+    /* defaults still there */
+    EXPECT_FOLD(r, true, NULL, NULL, "/usr/lib/libcumemtrace.so");
+    EXPECT_FOLD(r, false, "main", "/home/u/src/app.c", "/home/u/app");
+
+    CHECK_INT(cmt_fold_rules_add(r, NULL), -EINVAL);
+    CHECK_INT(cmt_fold_rules_add(r, ""), -EINVAL);
+    CHECK_INT(cmt_fold_rules_add(r, "[abc"), -EINVAL);
+    CHECK_INT(cmt_fold_rules_add(r, "abc\\"), -EINVAL);
+    CHECK_INT(cmt_fold_rules_add(NULL, "x"), -EINVAL);
+    CHECK(!cmt_fold_rules_match(NULL, NULL));
+    CHECK(!cmt_fold_rules_match(r, NULL));
+    cmt_fold_rules_free(r);
+    cmt_fold_rules_free(NULL);
+}
+
+/* A frame of this program as the symbolizer gives it: a user frame, until
+ * a --fold pattern names it. */
+static void test_resolved(void)
+{
+    size_t n = symt_collect_modules(mods, MAXMOD);
+    struct cmt_symbolizer *s = cmt_symbolizer_new(NULL);
+    symt_add_all(s, mods, n);
+    int line;
+    void *ip = user_site(&line);
+    struct cmt_frame f[4];
+    CHECK_INT(cmt_symbolizer_resolve(s, (uint64_t)(uintptr_t)ip, 0, f, 4), 1);
+    CHECK_STR(f[0].function, "user_site");
+    CHECK_INT(f[0].line, line);
+
+    struct cmt_fold_rules *r = cmt_fold_rules_new();
+    CHECK(!cmt_fold_rules_match(r, &f[0]));
+    CHECK_INT(cmt_fold_rules_add(r, "user_*"), 0);
+    CHECK(cmt_fold_rules_match(r, &f[0]));
+    cmt_fold_rules_free(r);
+
+    r = cmt_fold_rules_new();
+    CHECK_INT(cmt_fold_rules_add(r, "test_fold.c"), 0);
+    CHECK(cmt_fold_rules_match(r, &f[0]));
+    cmt_fold_rules_free(r);
+
+    r = cmt_fold_rules_new();
+    CHECK_INT(cmt_fold_rules_add(r, "test_fold"), 0); /* the executable's basename */
+    CHECK(cmt_fold_rules_match(r, &f[0]));
+    cmt_fold_rules_free(r);
+    cmt_symbolizer_free(s);
+}
+
+int main(void)
+{
+    test_defaults();
+    test_custom();
+    test_resolved();
+    if (symt_failures) {
+        fprintf(stderr, "%d check(s) failed\n", symt_failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
