@@ -48,6 +48,25 @@ int simcuda_device_usage(int device, struct simcuda_usage *usage);
 /* Calls of cuGetProcAddress and cuGetProcAddress_v2 so far, together. */
 unsigned long long simcuda_proc_address_calls(void);
 
+/* One cuGetProcAddress request, as the driver received it. */
+struct simcuda_proc_request {
+    char symbol[64];                     /* truncated if longer */
+    int cuda_version;
+    unsigned long long flags;
+    CUdriverProcAddressQueryResult status;
+};
+
+/* The index-th request since the process started (0 is the first); the first
+ * SIMCUDA_PROC_LOG_SIZE are kept. Returns 0, or -1 when there is no such
+ * request. Lets a test check how a runtime (or a profiler in between) asked. */
+#define SIMCUDA_PROC_LOG_SIZE 1024
+int simcuda_proc_address_request(unsigned index, struct simcuda_proc_request *request);
+
+/* Calls of the driver's per-thread-default-stream (_ptsz) entry points so
+ * far, all together: shows that a caller reached the twins rather than the
+ * plain entry points. */
+unsigned long long simcuda_per_thread_stream_calls(void);
+
 /* Live allocations of every kind (plain, pool, managed, pinned host, arrays,
  * VMM physical) on a device, or on all devices for device < 0. Lets a test
  * check that a program released everything. */

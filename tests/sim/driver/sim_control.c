@@ -42,7 +42,7 @@ int simcuda_device_usage(int device, struct simcuda_usage *usage)
             .pool_reserved = target->used[SIM_USE_POOL],
             .vmm = target->used[SIM_USE_VMM],
             .free = sim_device_free(target),
-            .largest_hole = sim_range_largest_hole(&target->memory),
+            .largest_hole = sim_range_largest_hole(&target->memory.range),
         };
     }
     sim_unlock();
@@ -76,7 +76,12 @@ int simcuda_addresses_are_fixed(void)
     if (sim_setup() != CUDA_SUCCESS)
         return 0;
     for (int d = 0; d < sim.device_count; d++)
-        if (sim.devices[d].memory.base != SIM_DEVICE_ARENA_BASE + (uint64_t)d * SIM_DEVICE_ARENA_STRIDE)
+        if (sim.devices[d].memory.range.base != SIM_DEVICE_ARENA_BASE + (uint64_t)d * SIM_DEVICE_ARENA_STRIDE)
             return 0;
-    return sim.managed.base == SIM_MANAGED_ARENA_BASE && sim.host.base == SIM_HOST_ARENA_BASE;
+    return sim.managed.range.base == SIM_MANAGED_ARENA_BASE && sim.host.range.base == SIM_HOST_ARENA_BASE;
+}
+
+unsigned long long simcuda_per_thread_stream_calls(void)
+{
+    return sim_per_thread_calls();
 }

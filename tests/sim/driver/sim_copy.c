@@ -62,6 +62,7 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstr
 
 CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return copy(dst, HOST_SIDE, src, HOST_SIDE, ByteCount, hStream);
 }
 
@@ -110,5 +111,6 @@ CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUst
 
 CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return fill(dstDevice, uc, 1, N, hStream);
 }

@@ -1,14 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A device's memory budget: what cuMemGetInfo reports and what every
  * device-resident allocation is checked against. */
-#include <sys/mman.h>
-
 #include "sim_state.h"
 #include "sim_vmm.h"
-
-/* Freed blocks at least this large give their pages back to the OS, so a long
- * benchmark that touches big buffers does not grow without bound. */
-#define RETURN_PAGES_FROM (4ull << 20)
 
 uint64_t sim_device_resident(const struct sim_device *device)
 {
@@ -44,7 +38,7 @@ CUresult sim_device_take(struct sim_device *device, enum sim_usage usage, uint64
 {
     /* Enough bytes in total is not enough: like a GPU, a request needs one
      * hole that holds it, so fragmentation fails allocations too. */
-    if (size > sim_device_free(device) || !sim_range_alloc(&device->memory, size, SIM_ALLOC_GRANULE, addr))
+    if (size > sim_device_free(device) || !sim_arena_alloc(&device->memory, size, SIM_ALLOC_GRANULE, addr))
         return CUDA_ERROR_OUT_OF_MEMORY;
     device->used[usage] += size;
     return CUDA_SUCCESS;
@@ -52,23 +46,16 @@ CUresult sim_device_take(struct sim_device *device, enum sim_usage usage, uint64
 
 void sim_device_give_back(struct sim_device *device, enum sim_usage usage, uint64_t addr, uint64_t size)
 {
-    sim_range_free(&device->memory, addr, size);
+    sim_arena_free(&device->memory, addr, size);
     device->used[usage] -= size;
-    if (size >= RETURN_PAGES_FROM)
-        madvise((void *)(uintptr_t)addr, size, MADV_DONTNEED);
-}
-
-static bool within(uint64_t addr, uint64_t length, uint64_t base, uint64_t size)
-{
-    return addr >= base && addr - base <= size && size - (addr - base) >= length;
 }
 
 bool sim_is_device_accessible(uint64_t addr, uint64_t length)
 {
     for (int d = 0; d < sim.device_count; d++)
-        if (within(addr, length, sim.devices[d].memory.base, sim.devices[d].memory.size))
+        if (sim_arena_contains(&sim.devices[d].memory, addr, length))
             return true;
-    if (within(addr, length, sim.managed.base, sim.managed.size) || within(addr, length, sim.host.base, sim.host.size))
+    if (sim_arena_contains(&sim.managed, addr, length) || sim_arena_contains(&sim.host, addr, length))
         return true;
     return sim_vmm_is_mapped(addr, length);
 }

@@ -95,10 +95,10 @@ void sim_memory_release(struct sim_object *object)
         sim_device_give_back(&sim.devices[object->device], SIM_USE_PLAIN, object->key, object->size);
         break;
     case SIM_OBJ_MANAGED_MEMORY:
-        sim_range_free(&sim.managed, object->key, object->size);
+        sim_arena_free(&sim.managed, object->key, object->size);
         break;
     case SIM_OBJ_HOST_MEMORY:
-        sim_range_free(&sim.host, object->key, object->size);
+        sim_arena_free(&sim.host, object->key, object->size);
         break;
     default:
         return;
@@ -140,7 +140,7 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 
 /* Managed and pinned memory live in host arenas of their own: they do not
  * count against device capacity, but the current context owns them. */
-static CUresult allocate_host_side(struct sim_range *arena, enum sim_object_kind kind, size_t bytesize, uint64_t *addr)
+static CUresult allocate_host_side(struct sim_arena *arena, enum sim_object_kind kind, size_t bytesize, uint64_t *addr)
 {
     int device;
     CUresult result = sim_current_device(&device);
@@ -149,11 +149,11 @@ static CUresult allocate_host_side(struct sim_range *arena, enum sim_object_kind
     if (too_large(bytesize))
         return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t size = sim_round_up(bytesize, SIM_ALLOC_GRANULE);
-    if (!sim_range_alloc(arena, size, SIM_ALLOC_GRANULE, addr))
+    if (!sim_arena_alloc(arena, size, SIM_ALLOC_GRANULE, addr))
         return CUDA_ERROR_OUT_OF_MEMORY;
     result = sim_register(kind, *addr, size, NULL, device);
     if (result != CUDA_SUCCESS)
-        sim_range_free(arena, *addr, size);
+        sim_arena_free(arena, *addr, size);
     return result;
 }
 

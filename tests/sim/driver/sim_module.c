@@ -137,6 +137,7 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
                              unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
                              CUstream hStream, void **kernelParams, void **extra)
 {
+    sim_count_per_thread_call();
     (void)sharedMemBytes, (void)kernelParams, (void)extra;
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, hStream);
 }

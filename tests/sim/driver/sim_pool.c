@@ -239,6 +239,7 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
  * real driver; the simulator has no stream ordering, so they behave alike. */
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return allocate_async(dptr, bytesize, NULL, hStream);
 }
 
@@ -249,6 +250,7 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPoo
 
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return pool ? allocate_async(dptr, bytesize, pool, hStream) : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -259,6 +261,7 @@ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return free_async(dptr, hStream);
 }
 

@@ -161,6 +161,36 @@ static const struct proc_entry entries[] = {SIM_PROC_TABLE(ROW_D, ROW_T, ROW_F, 
 
 static unsigned long long proc_address_calls;
 
+/* The first SIMCUDA_PROC_LOG_SIZE requests, for simcuda_proc_address_request.
+ * Slots are claimed with an atomic counter, so concurrent lookups need no
+ * lock; a slot is published by its `ready` flag. */
+static struct {
+    struct simcuda_proc_request request;
+    bool ready;
+} request_log[SIMCUDA_PROC_LOG_SIZE];
+static unsigned requests_logged;
+
+static void log_request(const char *symbol, int version, cuuint64_t flags, CUdriverProcAddressQueryResult status)
+{
+    unsigned index = __atomic_fetch_add(&requests_logged, 1, __ATOMIC_RELAXED);
+    if (index >= SIMCUDA_PROC_LOG_SIZE)
+        return;
+    struct simcuda_proc_request *entry = &request_log[index].request;
+    snprintf(entry->symbol, sizeof entry->symbol, "%s", symbol);
+    entry->cuda_version = version;
+    entry->flags = flags;
+    entry->status = status;
+    __atomic_store_n(&request_log[index].ready, true, __ATOMIC_RELEASE);
+}
+
+int simcuda_proc_address_request(unsigned index, struct simcuda_proc_request *request)
+{
+    if (index >= SIMCUDA_PROC_LOG_SIZE || !request || !__atomic_load_n(&request_log[index].ready, __ATOMIC_ACQUIRE))
+        return -1;
+    *request = request_log[index].request;
+    return 0;
+}
+
 static const char *status_name(CUdriverProcAddressQueryResult status)
 {
     switch (status) {
@@ -200,6 +230,7 @@ static CUresult lookup(const char *symbol, void **pfn, int version, cuuint64_t f
     *pfn = found == CU_GET_PROC_ADDRESS_SUCCESS ? best->fn : NULL;
     if (status)
         *status = found;
+    log_request(symbol, version, flags, found);
     /* Configuration is read on first use; lookups work before cuInit. */
     if (sim_setup() == CUDA_SUCCESS && sim.config.trace_proc_address)
         fprintf(stderr, "simcuda: cuGetProcAddress(\"%s\", %d, %llu) -> %s\n", symbol, version, (unsigned long long)flags,

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sim_arena.h"
 #include "sim_config.h"
-#include "sim_range.h"
 #include "sim_table.h"
 
 /* Address map (README.md explains it). Fixed so pointers are the same run to
@@ -53,7 +53,7 @@ struct sim_device {
     uint64_t external_used;     /* "another process": a capacity reduction */
     uint64_t context_charge;    /* SIMCUDA_CONTEXT_BYTES while the primary context is active */
     uint64_t used[SIM_USE_COUNT];
-    struct sim_range memory;    /* addresses of plain allocations, arrays and pool segments */
+    struct sim_arena memory;    /* plain allocations, arrays and pool segments */
     struct CUctx_st primary;
     struct CUmemPoolHandle_st *default_pool;
     struct CUmemPoolHandle_st *current_pool;
@@ -64,16 +64,12 @@ struct sim_state {
     struct sim_config config;
     int device_count;
     struct sim_device devices[SIM_MAX_DEVICES];
-    struct sim_range managed;   /* cuMemAllocManaged: host memory, not device capacity */
-    struct sim_range host;      /* cuMemAllocHost, cuMemHostAlloc */
+    struct sim_arena managed;   /* cuMemAllocManaged: host memory, not device capacity */
+    struct sim_arena host;      /* cuMemAllocHost, cuMemHostAlloc */
     struct sim_table objects;
 };
 
 extern struct sim_state sim;
-
-/* Reserves [base, base + size) of host address space, at `base` when that is
- * free (so pointers are deterministic), anywhere otherwise. NULL on failure. */
-void *sim_map_arena(uint64_t base, uint64_t size, int protection);
 
 /* Reads the configuration and maps the arenas, once. Control functions use
  * it directly; API functions go through sim_check_initialized. */
@@ -121,6 +117,10 @@ CUresult sim_current_device(int *device);
 /* The device a stream's work runs on: the current context's for the NULL,
  * legacy and per-thread streams, the stream's own otherwise. */
 CUresult sim_stream_device(CUstream stream, int *device);
+
+/* Counts a call of a _ptsz entry point (simcuda_per_thread_stream_calls). */
+void sim_count_per_thread_call(void);
+unsigned long long sim_per_thread_calls(void);
 
 /* --- object registry helpers --- */
 

@@ -107,6 +107,7 @@ CUresult cuStreamSynchronize(CUstream hStream)
 
 CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
+    sim_count_per_thread_call();
     return synchronize_stream(hStream);
 }
 
@@ -177,6 +178,7 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 
 CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
+    sim_count_per_thread_call();
     return record_event(hEvent, hStream);
 }
 

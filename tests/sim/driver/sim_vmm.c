@@ -159,7 +159,7 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
         alignment = SIM_VMM_GRANULARITY;
     sim_lock();
     if (!address_space_ready) {
-        void *region = sim_map_arena(SIM_VMM_ARENA_BASE, SIM_VMM_ARENA_SIZE, PROT_NONE);
+        void *region = sim_reserve_address_space(SIM_VMM_ARENA_BASE, SIM_VMM_ARENA_SIZE);
         address_space_ready = region && sim_range_init(&address_space, (uint64_t)(uintptr_t)region, SIM_VMM_ARENA_SIZE);
     }
     uint64_t base = 0;

@@ -89,3 +89,9 @@ cudaError_t cudaFreeArray(cudaArray_t array)
         return cudaSuccess;
     return rt_return_driver(rt_driver.cuArrayDestroy((CUarray)array));
 }
+
+/* Pure bookkeeping, like NVIDIA's: no driver involved. */
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
+{
+    return (struct cudaChannelFormatDesc){.x = x, .y = y, .z = z, .w = w, .f = f};
+}
