@@ -272,10 +272,14 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
     CUresult result = sim_check_initialized();
     if (result != CUDA_SUCCESS)
         return result;
-    if (!pool || !poolProps || poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+    if (!pool || !poolProps)
         return CUDA_ERROR_INVALID_VALUE;
-    /* Host-resident pools exist on real drivers; the simulator models device
-     * memory only and says so rather than pretending. */
+    /* Managed and host-resident pools exist on real drivers; the simulator
+     * pools device memory only and says so rather than pretending. */
+    if (poolProps->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
     if (poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST || poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
         poolProps->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
         return CUDA_ERROR_NOT_SUPPORTED;

@@ -133,6 +133,10 @@ static void user_pool(cudaMemPool_t default_pool)
         .location = {.type = cudaMemLocationTypeDevice, .id = 0},
     };
     cudaMemPool_t pool;
+    /* Only device-memory pools are simulated. */
+    struct cudaMemPoolProps host_props = props;
+    host_props.location.type = cudaMemLocationTypeHost;
+    CHECK_RT(cudaMemPoolCreate(&pool, &host_props), cudaErrorNotSupported);
     CHECK_RT(cudaMemPoolCreate(&pool, &props), cudaSuccess);
     CHECK(pool != default_pool);
     cudaStream_t stream;
