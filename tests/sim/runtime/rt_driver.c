@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdbool.h>
+#include "rt_driver.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include "rt_errors.h"
+
+struct rt_driver rt_driver;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static cudaError_t load_result;
+
+CUresult rt_driver_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult *status)
+{
+    if (rt_driver.get_proc_address)
+        return rt_driver.get_proc_address(symbol, pfn, version, flags, status);
+    CUresult result = rt_driver.get_proc_address_v1(symbol, pfn, version, flags);
+    if (status)
+        *status = result == CUDA_SUCCESS ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return result;
+}
+
+static bool fetch(const char *symbol, cuuint64_t flags, void **slot)
+{
+    void *pfn = NULL;
+    CUresult result = rt_driver_lookup(symbol, &pfn, RT_DRIVER_VERSION, flags, NULL);
+    *slot = pfn;
+    return result == CUDA_SUCCESS && pfn;
+}
+
+static cudaError_t load(void)
+{
+    rt_driver.library = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!rt_driver.library)
+        return cudaErrorInsufficientDriver;
+    PFN_cuGetProcAddress_v12000 bootstrap = (PFN_cuGetProcAddress_v12000)dlsym(rt_driver.library, "cuGetProcAddress_v2");
+    if (!bootstrap)
+        return cudaErrorInsufficientDriver;
+    /* Like NVIDIA's runtime: ask for the lookup function itself, in both
+     * ABIs, and use what the driver (or whoever intercepts it) returns. */
+    void *v1 = NULL, *v2 = NULL;
+    CUdriverProcAddressQueryResult status;
+    bootstrap("cuGetProcAddress", &v1, 11030, 0, &status);
+    bootstrap("cuGetProcAddress", &v2, 12000, 0, &status);
+    rt_driver.get_proc_address_v1 = (PFN_cuGetProcAddress_v11030)v1;
+    rt_driver.get_proc_address = (PFN_cuGetProcAddress_v12000)v2;
+    if (!v1 && !v2)
+        return cudaErrorInsufficientDriver;
+
+    bool complete = true;
+#define RT_FETCH_ENTRY(field, symbol, type, flags) complete &= fetch(symbol, flags, (void **)&rt_driver.field);
+    RT_DRIVER_ENTRY_POINTS(RT_FETCH_ENTRY)
+#undef RT_FETCH_ENTRY
+    if (!complete)
+        return cudaErrorCallRequiresNewerDriver;
+
+    int version = 0;
+    if (rt_driver.cuDriverGetVersion(&version) != CUDA_SUCCESS || version < RT_DRIVER_VERSION)
+        return cudaErrorInsufficientDriver;
+    return rt_error_from_driver(rt_driver.cuInit(0));
+}
+
+static void load_once_body(void)
+{
+    load_result = load();
+}
+
+cudaError_t rt_driver_load(void)
+{
+    pthread_once(&load_once, load_once_body);
+    return load_result;
+}
