@@ -38,6 +38,14 @@ static const struct {
     { "__cudart*", FOLD_FUNCTION },
     { "cudart::*", FOLD_FUNCTION },
     { "_ZN6cudart*", FOLD_FUNCTION },
+    /* The C library's process and thread entry frames end every stack and
+     * say nothing about who allocated. */
+    { "__libc_start_call_main", FOLD_FUNCTION },
+    { "__libc_start_main*", FOLD_FUNCTION },
+    { "_start", FOLD_FUNCTION },
+    { "start_thread", FOLD_FUNCTION },
+    { "clone", FOLD_FUNCTION },
+    { "clone3", FOLD_FUNCTION },
 };
 
 /* fnmatch has no compile step and takes malformed patterns literally; refuse

@@ -29,6 +29,9 @@
  *     __cudart*           static-runtime internals (obfuscated __cudart1234)
  *     cudart::*           static-runtime C++ internals, demangled
  *     _ZN6cudart*         the same, when names are not demangled
+ *   and the C library's entry frames that end every stack:
+ *     __libc_start_call_main, __libc_start_main*, _start, start_thread,
+ *     clone, clone3
  * Source paths are not used by default: the runtime ships without debug
  * info, so its frames have no file, and folding every path containing
  * "/cuda/" would also fold user code living under a directory named cuda.

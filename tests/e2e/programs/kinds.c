@@ -54,7 +54,8 @@ __attribute__((noinline)) static void *pitched(size_t *pitch)
 __attribute__((noinline)) static struct cudaPitchedPtr volume(void)
 {
     struct cudaPitchedPtr pp;
-    CHECK(cudaMalloc3D(&pp, make_cudaExtent(2000, 10, 4)));
+    struct cudaExtent e = {2000, 10, 4};
+    CHECK(cudaMalloc3D(&pp, e));
     return pp;
 }
 
@@ -72,7 +73,7 @@ int main(void)
 {
     cudaStream_t s;
     CHECK(cudaStreamCreate(&s));
-    cudaMemPoolProps props = {0};
+    struct cudaMemPoolProps props = {0};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = 0;
