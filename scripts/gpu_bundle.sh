@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Packs a built tree for a GPU machine that lacks the build dependencies:
+# the CLI, the shim and the shared libraries they need that such a machine may
+# not have (libunwind, elfutils), into .gpu/ (ignored by git). On the GPU
+# machine: export LD_LIBRARY_PATH=$PWD/.gpu/lib; .gpu/bin/cumemtrace ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+rm -rf .gpu
+mkdir -p .gpu/bin .gpu/lib/cumemtrace
+cp "$build/analyzer/cumemtrace" .gpu/bin/
+cp "$build/preload/libcumemtrace.so" .gpu/lib/cumemtrace/
+for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libzstd.so.1; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
+  [ -n "$path" ] && cp -L "$path" .gpu/lib/
+done
+# `cumemtrace run` finds the shim by CUMEMTRACE_SHIM.
+echo "bundle: $(du -sh .gpu | cut -f1) in .gpu/"
