@@ -227,10 +227,13 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     r->accounts = calloc((CMT_MAX_DEVICES + 1) * CMT_CLASS_COUNT, sizeof *r->accounts);
     if (!r->accounts)
         return -1;
-    for (int d = 0; d <= CMT_MAX_DEVICES; d++)
+    /* Devices in order, each with its managed memory; pinned host last. */
+    for (int i = 1; i <= CMT_MAX_DEVICES + 1; i++) {
+        int d = i % (CMT_MAX_DEVICES + 1);
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             if (rp->accounts[d][c] && build_account(r, rp->accounts[d][c], &r->accounts[r->n_accounts++]) != 0)
                 return -1;
+    }
     if (build_leaks(r) != 0 || build_failures(r) != 0)
         return -1;
     collect_warnings(r);

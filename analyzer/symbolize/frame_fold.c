@@ -33,6 +33,10 @@ static const struct {
     { "libcumemtrace.so*", FOLD_MODULE },
     { "libcudart.so*", FOLD_MODULE },
     { "libcuda.so*", FOLD_MODULE },
+    /* No CUDA allocation is made by the C library itself: its frames in a
+     * stack are the process/thread entry (often without symbols when libc
+     * has no debug info) or a callback trampoline such as pthread_once. */
+    { "libc.so*", FOLD_MODULE },
     { "cuda[A-Z]*", FOLD_FUNCTION },
     { "__cuda*", FOLD_FUNCTION },
     { "__cudart*", FOLD_FUNCTION },

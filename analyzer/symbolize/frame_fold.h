@@ -29,7 +29,10 @@
  *     __cudart*           static-runtime internals (obfuscated __cudart1234)
  *     cudart::*           static-runtime C++ internals, demangled
  *     _ZN6cudart*         the same, when names are not demangled
- *   and the C library's entry frames that end every stack:
+ *   and the C library: module libc.so* (no CUDA allocation is made by libc;
+ *   its frames are the process/thread entry, often without symbols, or
+ *   trampolines such as pthread_once), plus by name its entry frames, which
+ *   a statically linked program carries in its own executable:
  *     __libc_start_call_main, __libc_start_main*, _start, start_thread,
  *     clone, clone3
  * Source paths are not used by default: the runtime ships without debug

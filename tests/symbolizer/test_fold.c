@@ -52,6 +52,13 @@ static void test_defaults(void)
     EXPECT_FOLD(r, true, NULL, NULL, "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
     EXPECT_FOLD(r, true, "cuMemAlloc_v2", NULL, "/build/tests/sim/libcuda.so.1");
     EXPECT_FOLD(r, true, NULL, NULL, "libcuda.so");
+    /* the C library's entry frames, with and without symbols */
+    EXPECT_FOLD(r, true, NULL, NULL, "/lib/x86_64-linux-gnu/libc.so.6");
+    EXPECT_FOLD(r, true, "__libc_start_call_main", NULL, "/home/u/static_app");
+    EXPECT_FOLD(r, true, "_start", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "start_thread", NULL, "/home/u/static_app");
+    EXPECT_FOLD(r, false, "start_thread_pool", NULL, "/home/u/app");
+    EXPECT_FOLD(r, false, "main", NULL, "/usr/lib/libcrypto.so.3");
     /* the static runtime inside the user's executable: by function name */
     EXPECT_FOLD(r, true, "cudaMalloc", NULL, "/home/u/app");
     EXPECT_FOLD(r, true, "cudaMallocAsync", NULL, "/home/u/app");
