@@ -86,6 +86,23 @@ static int find_shim(char *out, size_t len)
     return -1;
 }
 
+/* True for a sanitizer runtime, which must stay first in LD_PRELOAD. */
+static bool is_sanitizer_runtime(const char *entry, size_t len)
+{
+    static const char *const names[] = {"libasan", "libtsan", "libubsan", "libclang_rt.", "libhwasan"};
+    const char *base = entry;
+    for (size_t i = 0; i < len; i++)
+        if (entry[i] == '/')
+            base = entry + i + 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((size_t)(entry + len - base) >= strlen(names[i]) && !strncmp(base, names[i], strlen(names[i])))
+            return true;
+    return false;
+}
+
+/* LD_PRELOAD with the shim inserted: first, so our hooks shadow cudart's for
+ * the program and other preloads still find the real functions behind us;
+ * only sanitizer runtimes go ahead of it (they refuse to start otherwise). */
 static int set_preload(const char *shim)
 {
     const char *old = getenv("LD_PRELOAD");
@@ -97,9 +114,26 @@ static int set_preload(const char *shim)
     char *v = malloc(len);
     if (!v)
         return -1;
-    /* First, so our hooks shadow cudart's for the program and other preloads
-     * still find the real functions behind us. */
-    snprintf(v, len, "%s:%s", shim, old);
+    size_t n = 0, pos = 0;
+    bool placed = false;
+    /* Entries are separated by ':' or spaces (ld.so accepts both). */
+    while (old[pos]) {
+        size_t start = pos;
+        while (old[pos] && old[pos] != ':' && old[pos] != ' ')
+            pos++;
+        size_t elen = pos - start;
+        if (elen) {
+            if (!placed && !is_sanitizer_runtime(old + start, elen)) {
+                n += (size_t)sprintf(v + n, "%s%s", n ? ":" : "", shim);
+                placed = true;
+            }
+            n += (size_t)sprintf(v + n, "%s%.*s", n ? ":" : "", (int)elen, old + start);
+        }
+        if (old[pos])
+            pos++;
+    }
+    if (!placed)
+        n += (size_t)sprintf(v + n, "%s%s", n ? ":" : "", shim);
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
     return rc;

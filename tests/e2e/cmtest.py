@@ -47,11 +47,22 @@ class Run:
         return self.traces[0]
 
 
+# Sanitizer runtimes must come first in LD_PRELOAD (test setup 'asan').
+PRELOAD_PREFIX = os.environ.get("CMT_PRELOAD_PREFIX", "")
+# Test setup 'valgrind': traced programs and the CLI run under memcheck.
+VALGRIND = os.environ.get("CMT_VALGRIND") == "1"
+VALGRIND_CMD = ["valgrind", "--quiet", "--error-exitcode=99",
+                "--suppressions=" + os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "valgrind.supp"), "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect"]
+
+
 def sim_env(extra=None, preload=True):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = SIM_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    if PRELOAD_PREFIX:
+        env["LD_PRELOAD"] = PRELOAD_PREFIX
     if preload:
-        env["LD_PRELOAD"] = SHIM
+        env["LD_PRELOAD"] = ":".join(p for p in (PRELOAD_PREFIX, SHIM) if p)
     for k, v in (extra or {}).items():
         if v is None:
             env.pop(k, None)
@@ -65,13 +76,20 @@ def run(argv, env=None, preload=True, timeout=300, template="trace.%p.bin", inpu
     tmpdir = tempfile.mkdtemp(prefix="cmt-e2e-")
     extra = {"CUMEMTRACE_OUTPUT": os.path.join(tmpdir, template)}
     extra.update(env or {})
+    if VALGRIND:
+        argv = VALGRIND_CMD + list(argv)
+        timeout *= 10
     proc = subprocess.run(argv, env=sim_env(extra, preload), capture_output=True, text=True, timeout=timeout,
                           input=input)
     return Run(proc, tmpdir)
 
 
 def cli(*args, env=None, timeout=300):
-    return subprocess.run([CLI, *args], env=sim_env(env, preload=False), capture_output=True, text=True,
+    argv = [CLI, *args]
+    if VALGRIND:
+        argv = VALGRIND_CMD + argv
+        timeout *= 10
+    return subprocess.run(argv, env=sim_env(env, preload=False), capture_output=True, text=True,
                           timeout=timeout)
 
 

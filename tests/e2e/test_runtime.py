@@ -264,6 +264,12 @@ def test_run_command():
     eq(p.returncode, 127, "program not found")
     p = subprocess.run([cmtest.CLI, "run"], capture_output=True, text=True, env=cmtest.sim_env(preload=False))
     eq(p.returncode, 2, "no program")
+    # The shim goes first in LD_PRELOAD, after sanitizer runtimes only.
+    asan = cmtest.PRELOAD_PREFIX or "/nonexistent/libasan.so.8"
+    env = cmtest.sim_env({"LD_PRELOAD": f"{asan} /nonexistent/libother.so"}, preload=False)
+    p = subprocess.run([cmtest.CLI, "run", "--", "sh", "-c", "echo \"$LD_PRELOAD\""], capture_output=True,
+                       text=True, env=env)
+    eq(p.stdout.strip(), f"{asan}:{cmtest.SHIM}:/nonexistent/libother.so", "LD_PRELOAD order")
     cmtest.cleanup(tmp)
 
 

@@ -20,9 +20,11 @@
  * into "device" memory simply work. */
 #define SIM_DEVICE_ARENA_BASE   0x500000000000ull
 #define SIM_DEVICE_ARENA_STRIDE 0x010000000000ull /* 1 TiB per device */
-#define SIM_MANAGED_ARENA_BASE  0x600000000000ull
+/* Clear of AddressSanitizer's allocator (0x600000000000, 4 TiB) so that
+ * sanitizer builds keep deterministic addresses. */
+#define SIM_MANAGED_ARENA_BASE  0x680000000000ull
 #define SIM_MANAGED_ARENA_SIZE  (64ull << 30)
-#define SIM_HOST_ARENA_BASE     0x610000000000ull
+#define SIM_HOST_ARENA_BASE     0x690000000000ull
 #define SIM_HOST_ARENA_SIZE     (64ull << 30)
 #define SIM_VMM_ARENA_BASE      0x700000000000ull
 #define SIM_VMM_ARENA_SIZE      (1ull << 40)

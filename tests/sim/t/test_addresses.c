@@ -54,11 +54,11 @@ int main(void)
     size_t used_before = simcuda_device_used_bytes(0);
     int *managed, *pinned, *host_alloc;
     CHECK_RT(cudaMallocManaged((void **)&managed, 1000, cudaMemAttachGlobal), cudaSuccess);
-    CHECK_EQ((uintptr_t)managed, 0x600000000000ull);
+    CHECK_EQ((uintptr_t)managed, 0x680000000000ull);
     CHECK_RT(cudaMallocHost((void **)&pinned, 1000), cudaSuccess);
-    CHECK_EQ((uintptr_t)pinned, 0x610000000000ull);
+    CHECK_EQ((uintptr_t)pinned, 0x690000000000ull);
     CHECK_RT(cudaHostAlloc((void **)&host_alloc, 10, cudaHostAllocMapped), cudaSuccess);
-    CHECK_EQ((uintptr_t)host_alloc, 0x610000000000ull + 1024);
+    CHECK_EQ((uintptr_t)host_alloc, 0x690000000000ull + 1024);
     managed[249] = 42;
     pinned[249] = 43;
     CHECK_RT(cudaMemcpy(pinned, managed, 1000, cudaMemcpyDefault), cudaSuccess);
