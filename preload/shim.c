@@ -6,13 +6,26 @@
 
 #include "config.h"
 #include "recorder.h"
+#include "shim.h"
 #include "stacks.h"
 
-__attribute__((constructor)) static void cmt_shim_load(void)
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void)
 {
     cmt_config_load();
     cmt_stacks_init();
     pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
+}
+
+void cmt_shim_ensure_loaded(void)
+{
+    pthread_once(&load_once, load);
+}
+
+__attribute__((constructor)) static void cmt_shim_load(void)
+{
+    cmt_shim_ensure_loaded();
 }
 
 /* Runs after the program's own exit handlers and destructors registered
