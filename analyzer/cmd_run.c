@@ -407,6 +407,10 @@ int cmt_cmd_run(int argc, char **argv)
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }
+    /* The report names every trace; one "writing trace to" line per process
+     * would only add noise to test logs. */
+    if (!getenv("CUMEMTRACE_QUIET"))
+        setenv("CUMEMTRACE_QUIET", "1", 1);
     if (absolute_template(output) != 0) {
         cmt_cli_error("run: cannot set CUMEMTRACE_OUTPUT: %s", strerror(errno));
         cmt_check_free(&chk);
