@@ -105,6 +105,8 @@ static int by_bytes_desc(const void *pa, const void *pb)
 static struct site *find_key(const struct site_list *l, const char *key)
 {
     struct site probe = {.key = (char *)key};
+    if (l->n == 0)
+        return NULL;
     return bsearch(&probe, l->items, l->n, sizeof *l->items, by_key);
 }
 
@@ -197,7 +199,8 @@ struct cmt_baseline *cmt_baseline_load(struct cmt_check *c, char *err, size_t er
             return NULL;
         }
     }
-    qsort(b->sites.items, b->sites.n, sizeof *b->sites.items, by_key);
+    if (b->sites.n) /* items is NULL when no baseline leaked */
+        qsort(b->sites.items, b->sites.n, sizeof *b->sites.items, by_key);
     return b;
 }
 
