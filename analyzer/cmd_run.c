@@ -304,7 +304,9 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
                                                                     : 128 + WTERMSIG(wait_status))
                                           : check_status;
     chk->program = &program;
-    if (!oom && n && cmt_check_write_report(chk, "run", stderr, stderr) != 0 && !program_failed)
+    /* A requested report file is always written (a CI step may expect it),
+     * even when no process wrote a trace. */
+    if (!oom && (n || o->report_file) && cmt_check_write_report(chk, "run", stderr, stderr) != 0 && !program_failed)
         check_status = program.final_status = CMT_EXIT_USAGE;
     chk->program = NULL;
 

@@ -727,6 +727,10 @@ def test_child_processes():
     eq((p.returncode, p.stderr), (0, "cumemtrace run: no trace was written: true made no CUDA allocation call, or the "
                                      "profiler was not loaded into it (static executables and setuid programs ignore "
                                      "LD_PRELOAD)\n"), "no trace")
+    p = run_check(d, ["true"], "--format", "junit", "--report-file", d("none.xml"))
+    eq(p.returncode, 0, "no trace, report file")
+    suite = ET.parse(d("none.xml")).getroot().find("testsuite")
+    eq((suite.get("tests"), suite.findall("testcase")), ("0", []), "the report file is written anyway")
     p = run_check(d, ["true"], "--require-trace")
     eq(p.returncode, 2, "--require-trace")
     check(p.stderr.endswith("cumemtrace run: true exited with status 0; exiting with status 2: no trace was written\n"),
