@@ -25,7 +25,10 @@ static void usage(FILE *out)
           "\n"
           "Commands:\n"
           "  run [-o TEMPLATE] [--] PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded\n"
+          "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
+          "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--json] [OPTIONS] TRACE            explain a trace: peaks, leaks, failed allocations\n"
+          "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  version                                    print the version\n"
           "  help                                       this text\n"
           "\n"
@@ -44,6 +47,8 @@ int main(int argc, char **argv)
         return cmt_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmt_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return cmt_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, 1, 0);
         return CMT_EXIT_OK;

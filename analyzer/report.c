@@ -110,15 +110,20 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
 static int build_leaks(struct cmt_report *r)
 {
     const struct cmt_live_set *live = &r->analysis->replay.live;
-    struct cmt_site_row *rows = calloc(live->count ? live->count : 1, sizeof *rows);
-    if (!rows)
+    size_t cap = live->count ? live->count : 1;
+    struct cmt_site_row *rows = calloc(cap, sizeof *rows);
+    struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
+    if (!rows || !set_aside) {
+        free(rows);
+        free(set_aside);
         return -1;
-    size_t k = 0;
+    }
+    size_t k = 0, n_aside = 0;
     for (size_t i = 0; i < live->cap; i++) {
         const struct cmt_live *l = &live->slots[i];
         if (!l->used)
             continue;
-        rows[k++] = (struct cmt_site_row){
+        struct cmt_site_row row = {
             .stack = cmt_frames_canonical(r->frames, l->stack),
             .bytes = l->size,
             .count = 1,
@@ -126,7 +131,17 @@ static int build_leaks(struct cmt_report *r)
             .api = l->api,
             .first_ts = l->ts,
         };
-        if (cmt_kind_holds_memory(l->kind)) {
+        bool holds = cmt_kind_holds_memory(l->kind);
+        if (r->opt->suppress_leak && r->opt->suppress_leak(r->opt->suppress_ctx, r->frames, l)) {
+            set_aside[n_aside++] = row;
+            if (holds) {
+                r->suppressed_bytes += l->size;
+                r->suppressed_count++;
+            }
+            continue;
+        }
+        rows[k++] = row;
+        if (holds) {
             r->leak_bytes += l->size;
             r->leak_count++;
         }
@@ -134,6 +149,8 @@ static int build_leaks(struct cmt_report *r)
     }
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
+    r->n_suppressed = merge_rows(set_aside, n_aside);
+    r->suppressed = set_aside;
     return 0;
 }
 
@@ -246,6 +263,7 @@ void cmt_report_free(struct cmt_report *r)
         free(r->accounts[i].top);
     free(r->accounts);
     free(r->leaks);
+    free(r->suppressed);
     free(r->failures);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);

@@ -44,6 +44,10 @@ struct cmt_report_options {
     size_t top;        /* call sites per list (default 10) */
     size_t max_frames; /* frames per site in text (0 = all) */
     struct cmt_frames_options frames;
+    /* Optional: called once for each allocation live at exit; returning true
+     * sets it aside as suppressed (`check` suppressions) instead of a leak. */
+    bool (*suppress_leak)(void *ctx, struct cmt_frames *frames, const struct cmt_live *allocation);
+    void *suppress_ctx;
 };
 
 struct cmt_report {
@@ -56,6 +60,9 @@ struct cmt_report {
     size_t n_leaks;
     uint64_t leak_bytes, leak_count;
     uint64_t leak_bytes_by_kind[CMT_KIND_COUNT];
+    struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site */
+    size_t n_suppressed;
+    uint64_t suppressed_bytes, suppressed_count;
     struct cmt_failure_group *failures;
     size_t n_failures;
     char **warnings;
