@@ -9,8 +9,14 @@
 #define CMT_STR_(x) #x
 #define CMT_STR(x) CMT_STR_(x) /* stringizes after macro expansion (_ptsz names) */
 
-/* glibc's own dlsym, never the shim's wrapper. */
+/* glibc's own dlsym, never the shim's (which the shim exports: see
+ * dlsym_entry.S). Called from the shim, RTLD_NEXT and RTLD_DEFAULT are
+ * relative to the shim. */
 void *cmt_real_dlsym(void *handle, const char *name);
+
+/* glibc's dlsym function itself (void * to keep <dlfcn.h> out), found on
+ * first use; NULL when the C library is not glibc. */
+void *cmt_glibc_dlsym(void);
 
 /* The definition of name that the hook shadows: the next one after the shim
  * in the global search order; failing that (a libcudart loaded with
