@@ -391,7 +391,8 @@ static CUresult array_destroy(PFN_cuArrayDestroy_v2000 real, CUarray hArray)
     static CUresult cmt_proc_##name params                                                                \
     {                                                                                                     \
         return impl((__typeof__(&name))cmt_driver_hook_proc_real(CMT_HOOK_##name), __VA_ARGS__);          \
-    }
+    }                                                                                                     \
+    CMT_SELF_ALIAS(name)
 CMT_ALLOCATION_HOOKS(CMT_DEFINE_HOOKS)
 
 #define CMT_HOOK_ROW(name, base, version, suffix, flags, impl, params, ...) \
@@ -400,7 +401,7 @@ CMT_ALLOCATION_HOOKS(CMT_DEFINE_HOOKS)
         .abi_version = version,                                              \
         .stream_flags = flags,                                               \
         .export_name = #name,                                                \
-        .named_hook = (void *)&name,                                         \
+        .named_hook = (void *)&cmt_self_##name,                              \
         .named_real = (void **)&real_##name,                                 \
         .proc_hook = (void *)&cmt_proc_##name,                               \
     },
@@ -415,7 +416,7 @@ struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
         .abi_version = 11030,
         .stream_flags = LEGACY,
         .export_name = "cuGetProcAddress",
-        .named_hook = (void *)&cuGetProcAddress,
+        .named_hook = (void *)&cmt_self_cuGetProcAddress,
         .named_real = &cmt_get_proc_address_v1_named_real,
         .proc_hook = (void *)&cmt_get_proc_address_v1_proc,
         .dlsym_hook = (void *)&cmt_get_proc_address_v1_dlsym,
@@ -425,7 +426,7 @@ struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
         .abi_version = 12000,
         .stream_flags = LEGACY,
         .export_name = "cuGetProcAddress_v2",
-        .named_hook = (void *)&cuGetProcAddress_v2,
+        .named_hook = (void *)&cmt_self_cuGetProcAddress_v2,
         .named_real = &cmt_get_proc_address_v2_named_real,
         .proc_hook = (void *)&cmt_get_proc_address_v2_proc,
         .dlsym_hook = (void *)&cmt_get_proc_address_v2_dlsym,

@@ -60,6 +60,9 @@ CMT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda
     return get_proc_address_v2(real, symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
+CMT_SELF_ALIAS(cuGetProcAddress)
+CMT_SELF_ALIAS(cuGetProcAddress_v2)
+
 CUresult cmt_get_proc_address_v1_proc(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     return get_proc_address_v1((PFN_cuGetProcAddress_v11030)cmt_driver_hook_proc_real(CMT_HOOK_cuGetProcAddress),

@@ -6,6 +6,12 @@
  * links cudart or libcuda. */
 
 #define CMT_EXPORT __attribute__((visibility("default")))
+/* A hidden alias of an exported function: its address is the shim's own
+ * function. Taking &name inside the shim would go through the GOT and give
+ * whichever definition comes first in the global scope, another
+ * interposer's cuMemAlloc_v2 when that one is preloaded first. */
+#define CMT_SELF_ALIAS(name) \
+    extern __typeof__(name) cmt_self_##name __attribute__((alias(#name), visibility("hidden")));
 #define CMT_STR_(x) #x
 #define CMT_STR(x) CMT_STR_(x) /* stringizes after macro expansion (_ptsz names) */
 

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Linked against the runtime and the driver: 3 cudaMalloc and 2 cuMemAlloc_v2
- * by name, all freed, for the interposer chain test. */
+/* Linked against the runtime and the driver (-lcuda), on device 0:
+ *   runtime_side   3 cudaMalloc (1, 2, 3 MiB) by name
+ *   driver_side    2 cuMemAlloc_v2 (4, 5 MiB) by name, live together: the peak
+ *   through_lookup cuMemAlloc 6 MiB through cuGetProcAddress called by name
+ *   through_dlsym  cuMemAlloc 7 MiB through dlsym(libcuda's handle, "cuMemAlloc_v2")
+ * each freed before the next. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,10 +34,35 @@ __attribute__((noinline)) static void driver_side(void)
         cuMemFree(p[i]);
 }
 
+__attribute__((noinline)) static void through_lookup(void)
+{
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult status;
+    if (cuGetProcAddress("cuMemAlloc", &fn, 3020, 0, &status) != CUDA_SUCCESS)
+        exit(1);
+    CUdeviceptr p;
+    if (((PFN_cuMemAlloc_v3020)fn)(&p, 6 * MiB) != CUDA_SUCCESS)
+        exit(1);
+    cuMemFree(p);
+}
+
+__attribute__((noinline)) static void through_dlsym(void)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    PFN_cuMemAlloc_v3020 alloc = driver ? (PFN_cuMemAlloc_v3020)dlsym(driver, "cuMemAlloc_v2") : NULL;
+    CUdeviceptr p;
+    if (!alloc || alloc(&p, 7 * MiB) != CUDA_SUCCESS)
+        exit(1);
+    cuMemFree(p);
+    dlclose(driver);
+}
+
 int main(void)
 {
     runtime_side(); /* makes device 0's primary context current */
     driver_side();
+    through_lookup();
+    through_dlsym();
     printf("done\n");
     return 0;
 }
