@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <sched.h>
-#include <string.h>
 
 #include "config.h"
 #include "modules.h"
@@ -59,12 +58,29 @@ static void resolve_proc(struct cmt_driver_hook *e, const struct cmt_proc_resolv
         sched_yield();
 }
 
+/* strncmp(name, prefix, strlen(prefix)) == 0, written out: on the dlsym
+ * path (CMT_EARLY) the C library's string functions may not be callable yet
+ * (a sanitizer's interceptors of them are still being set up). */
+CMT_EARLY static bool starts_with(const char *name, const char *prefix)
+{
+    while (*prefix)
+        if (*name++ != *prefix++)
+            return false;
+    return true;
+}
+
+CMT_EARLY static bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 /* Names we hook (base and exported) all start like this; most of the ~440
  * look-ups a runtime makes, and of a program's dlsym calls, do not. */
-static bool may_be_ours(const char *name)
+CMT_EARLY static bool may_be_ours(const char *name)
 {
-    return strncmp(name, "cuMem", 5) == 0 || strncmp(name, "cuArray", 7) == 0 ||
-           strncmp(name, "cuGetProcAddress", 16) == 0;
+    return starts_with(name, "cuMem") || starts_with(name, "cuArray") || starts_with(name, "cuGetProcAddress");
 }
 
 void *cmt_driver_hooks_substitute_proc(const char *symbol, void *pfn, const struct cmt_proc_resolver *resolver)
@@ -73,7 +89,7 @@ void *cmt_driver_hooks_substitute_proc(const char *symbol, void *pfn, const stru
         return pfn;
     for (size_t i = 0; i < CMT_HOOK_COUNT; i++) {
         struct cmt_driver_hook *e = &cmt_driver_hooks[i];
-        if (strcmp(e->symbol, symbol) != 0)
+        if (!same_name(e->symbol, symbol))
             continue;
         resolve_proc(e, resolver);
         if (__atomic_load_n(&e->proc_real, __ATOMIC_ACQUIRE) == pfn)
@@ -82,12 +98,12 @@ void *cmt_driver_hooks_substitute_proc(const char *symbol, void *pfn, const stru
     return pfn;
 }
 
-const struct cmt_driver_hook *cmt_driver_hooks_find_export(const char *name)
+CMT_EARLY const struct cmt_driver_hook *cmt_driver_hooks_find_export(const char *name)
 {
-    if (name[0] != 'c' || name[1] != 'u' || !may_be_ours(name))
+    if (!may_be_ours(name))
         return NULL;
     for (size_t i = 0; i < CMT_HOOK_COUNT; i++)
-        if (strcmp(cmt_driver_hooks[i].export_name, name) == 0)
+        if (same_name(cmt_driver_hooks[i].export_name, name))
             return &cmt_driver_hooks[i];
     return NULL;
 }

@@ -85,8 +85,10 @@ static inline void *cmt_driver_hook_dlsym_real(enum cmt_driver_hook_index i)
  * pointers the first time a symbol is seen. */
 void *cmt_driver_hooks_substitute_proc(const char *symbol, void *pfn, const struct cmt_proc_resolver *resolver);
 
-/* The entry exported as name, or NULL: a cheap test made on every dlsym. */
-const struct cmt_driver_hook *cmt_driver_hooks_find_export(const char *name);
+/* The entry exported as name, or NULL: a cheap test made on every dlsym
+ * (CMT_EARLY: see real_symbols.h). */
+__attribute__((no_sanitize("address", "undefined"))) const struct cmt_driver_hook *
+cmt_driver_hooks_find_export(const char *name);
 
 /* dlsym(handle, name) found p (name is one of our exports): our hook when
  * one of ours forwards to exactly p, else p. handle is a real handle (not

@@ -10,7 +10,7 @@
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
-void *cmt_glibc_dlsym(void)
+CMT_EARLY void *cmt_glibc_dlsym(void)
 {
     static dlsym_fn real;
     dlsym_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);

@@ -6,6 +6,12 @@
  * links cudart or libcuda. */
 
 #define CMT_EXPORT __attribute__((visibility("default")))
+
+/* For code on the path of every dlsym call: it may run before anything else
+ * in the process is initialised, the address sanitizer's runtime included
+ * (which resolves its interceptors with dlsym, reaching the shim's), so it is
+ * not instrumented and calls nothing of the C library but dlvsym. */
+#define CMT_EARLY __attribute__((no_sanitize("address", "undefined")))
 /* A hidden alias of an exported function: its address is the shim's own
  * function. Taking &name inside the shim would go through the GOT and give
  * whichever definition comes first in the global scope, another
@@ -22,7 +28,7 @@ void *cmt_real_dlsym(void *handle, const char *name);
 
 /* glibc's dlsym function itself (void * to keep <dlfcn.h> out), found on
  * first use; NULL when the C library is not glibc. */
-void *cmt_glibc_dlsym(void);
+CMT_EARLY void *cmt_glibc_dlsym(void);
 
 /* The definition of name that the hook shadows: the next one after the shim
  * in the global search order; failing that (a libcudart loaded with

@@ -246,10 +246,15 @@ def test_vmm():
 
 # --- another interposer, before or after the shim ---------------------------
 
-def interposer_line(stderr):
-    lines = [l for l in stderr.splitlines() if l.startswith("interposer:")]
-    eq(len(lines), 1, f"interposer report lines in {stderr!r}")
-    return lines[0]
+def interposer_report(stderr):
+    """{function: (module of its next definition, calls)} from the interposer's report."""
+    found = {}
+    for line in stderr.splitlines():
+        m = re.fullmatch(r"interposer: (\S+) next=(\S+) calls=(\d+)", line)
+        if m:
+            found[m.group(1)] = (m.group(2), int(m.group(3)))
+    check("cudaMalloc" in found, f"no interposer report in {stderr!r}")
+    return found
 
 
 def test_interposer_chain():
@@ -257,19 +262,26 @@ def test_interposer_chain():
     prog = [cmtest.program("chain")]
     alone = cmtest.run(prog, env={"LD_PRELOAD": lib}, preload=False)
     eq(alone.proc.returncode, 0, f"exit status, interposer alone: {alone.proc.stderr}")
-    expect_after = ("interposer: cudaMalloc next=libcudart.so.13 calls=3; cuMemAlloc_v2 next=libcuda.so.1 calls=2; "
-                    "malloc next=libc.so.6 called")
-    eq(interposer_line(alone.proc.stderr), expect_after, "what glibc gives the interposer alone")
-    for order, expected in [([cmtest.SHIM, lib], expect_after),
-                            ([lib, cmtest.SHIM],
-                             "interposer: cudaMalloc next=libcumemtrace.so calls=3; cuMemAlloc_v2 "
-                             "next=libcumemtrace.so calls=2; malloc next=libc.so.6 called")]:
+    glibc = interposer_report(alone.proc.stderr)
+    eq((glibc["cudaMalloc"], glibc["cuMemAlloc_v2"]), (("libcudart.so.13", 3), ("libcuda.so.1", 2)),
+       "what glibc gives the interposer alone")
+    # libc's (or a sanitizer's interceptor of it): the shim must not change it.
+    eq(glibc["puts"][1], 1, "puts called once")
+    if "malloc" in glibc:  # not wrapped under AddressSanitizer
+        eq(glibc["malloc"], ("libc.so.6", 1), "malloc: libc's, called")
+    for order, cuda_next in [([cmtest.SHIM, lib], None), ([lib, cmtest.SHIM], "libcumemtrace.so")]:
         r = cmtest.run(prog, env={"LD_PRELOAD": ":".join(order)}, preload=False)
         what = "preload order " + " ".join(os.path.basename(p) for p in order)
         eq(r.proc.returncode, 0, f"exit status, {what}: {r.proc.stderr}")
+        eq(r.proc.stdout, "done\n", f"program output, {what}")
         # The next definition after the interposer, in this order: the one
-        # glibc resolves, as if the shim wrapped no dlsym.
-        eq(interposer_line(r.proc.stderr), expected, what)
+        # glibc resolves, as if the shim wrapped no dlsym: the shim's hook
+        # when the shim comes after the interposer, else what it gets alone.
+        expected = dict(glibc)
+        if cuda_next:
+            expected["cudaMalloc"] = (cuda_next, 3)
+            expected["cuMemAlloc_v2"] = (cuda_next, 2)
+        eq(interposer_report(r.proc.stderr), expected, what)
         rep = cmtest.report(r.trace)
         eq(rep["events_by_api"], CHAIN_EVENTS, f"events, {what}")
         eq([(s["api"], s["bytes"], s["count"]) for s in cmtest.device(rep, 0)["top_sites_at_peak"]],

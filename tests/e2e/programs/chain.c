@@ -63,6 +63,6 @@ int main(void)
     driver_side();
     through_lookup();
     through_dlsym();
-    printf("done\n");
+    puts("done");
     return 0;
 }

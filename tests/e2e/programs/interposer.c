@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* A second LD_PRELOAD interposer, as another tool would be: it wraps
- * cudaMalloc, cuMemAlloc_v2 and malloc, finds each next definition with
+ * cudaMalloc, cuMemAlloc_v2, puts and malloc, finds each next definition with
  * dlsym(RTLD_NEXT, ...), counts the calls, and at exit reports, for each, the
  * module its next definition lives in. Preloaded before or after
  * libcumemtrace.so, it must find the definition after ITSELF: glibc's
- * answer, as if the shim wrapped no dlsym at all. */
+ * answer, as if the shim wrapped no dlsym at all.
+ *
+ * Under AddressSanitizer malloc is not wrapped: the sanitizer's allocator
+ * must serve the process, and its start-up calls malloc before an
+ * instrumented wrapper could run. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -23,8 +27,8 @@ static const char *module_of(const void *p)
 
 static cudaError_t (*next_cuda_malloc)(void **, size_t);
 static CUresult (*next_cu_mem_alloc)(CUdeviceptr *, size_t);
-static void *(*next_malloc)(size_t);
-static unsigned long cuda_malloc_calls, cu_mem_alloc_calls, malloc_calls;
+static void *(*next_malloc)(size_t) __attribute__((unused));
+static unsigned long cuda_malloc_calls, cu_mem_alloc_calls, malloc_calls __attribute__((unused));
 
 __attribute__((visibility("default"))) cudaError_t cudaMalloc(void **p, size_t n)
 {
@@ -42,6 +46,18 @@ __attribute__((visibility("default"))) CUresult cuMemAlloc_v2(CUdeviceptr *p, si
     return next_cu_mem_alloc(p, n);
 }
 
+static int (*next_puts)(const char *);
+static unsigned long puts_calls;
+
+__attribute__((visibility("default"))) int puts(const char *text)
+{
+    if (!next_puts)
+        next_puts = (int (*)(const char *))dlsym(RTLD_NEXT, "puts");
+    __atomic_add_fetch(&puts_calls, 1, __ATOMIC_RELAXED);
+    return next_puts(text);
+}
+
+#if !defined(__SANITIZE_ADDRESS__)
 /* dlsym may itself allocate before malloc is known: a small static pool
  * serves those calls (the usual bootstrap of a malloc interposer). */
 static char bootstrap[4096];
@@ -75,16 +91,24 @@ __attribute__((visibility("default"))) void free(void *p)
         next_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
     next_free(p);
 }
+#endif
+
+static void report_one(const char *name, const void *next, unsigned long calls)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "interposer: %s next=%s calls=%lu\n", name, next ? module_of(next) : "unused",
+                     calls);
+    if (n > 0)
+        (void)!write(2, line, (size_t)n);
+}
 
 /* Reports with write(2): stdio may already be torn down. */
 __attribute__((destructor)) static void report(void)
 {
-    char line[512];
-    int n = snprintf(line, sizeof line,
-                     "interposer: cudaMalloc next=%s calls=%lu; cuMemAlloc_v2 next=%s calls=%lu; malloc next=%s %s\n",
-                     next_cuda_malloc ? module_of((void *)next_cuda_malloc) : "unused", cuda_malloc_calls,
-                     next_cu_mem_alloc ? module_of((void *)next_cu_mem_alloc) : "unused", cu_mem_alloc_calls,
-                     module_of((void *)next_malloc), malloc_calls ? "called" : "never called");
-    if (n > 0)
-        (void)!write(2, line, (size_t)n);
+    report_one("cudaMalloc", (const void *)next_cuda_malloc, cuda_malloc_calls);
+    report_one("cuMemAlloc_v2", (const void *)next_cu_mem_alloc, cu_mem_alloc_calls);
+    report_one("puts", (const void *)next_puts, puts_calls);
+#if !defined(__SANITIZE_ADDRESS__)
+    report_one("malloc", (const void *)next_malloc, malloc_calls ? 1 : 0);
+#endif
 }
