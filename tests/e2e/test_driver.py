@@ -59,6 +59,13 @@ def test_static_style_lookup():
     # we do not hook are the driver's own functions.
     eq(r.proc.stdout, LOOKUP_UNDER_SHIM, "pointers under the shim")
 
+    # CUMEMTRACE_DISABLE=1 is pure pass-through: not one substitute.
+    off = cmtest.run(prog, env={"CUMEMTRACE_DISABLE": "1"})
+    eq(off.proc.returncode, 0, f"exit status, disabled: {off.proc.stderr}")
+    eq(off.proc.stdout, native.proc.stdout, "pointers with CUMEMTRACE_DISABLE=1")
+    eq(off.traces, [], "no trace when disabled")
+    cmtest.cleanup(off)
+
     rep = cmtest.report(r.trace)
     eq(rep["events_by_api"], {
         "cuMemAlloc": 3, "cuMemFree": 4, "cuMemAllocManaged": 1, "cuMemAllocHost": 1, "cuMemHostAlloc": 1,
