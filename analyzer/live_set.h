@@ -31,7 +31,13 @@ struct cmt_live {
     uint8_t api;
     uint8_t used;
     uint32_t tid;
-    uint64_t aux; /* VMM map: the physical handle; pitch: requested bytes */
+    union {
+        uint64_t aux; /* VMM map: the physical handle; pitch: requested bytes */
+        struct {
+            uint32_t map_refs; /* live mappings of this handle */
+            uint32_t released; /* cuMemRelease seen: the memory goes with the last mapping */
+        } vmm;                 /* VMM physical handle */
+    };
 };
 
 struct cmt_live_set {

@@ -149,6 +149,18 @@ static int build_leaks(struct cmt_report *r)
     }
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
+    /* Memory first; VMM reservations and mappings left at exit (address
+     * space, not memory) after it, each part still largest first. */
+    struct cmt_site_row *ordered = malloc((r->n_leaks ? r->n_leaks : 1) * sizeof *ordered);
+    if (!ordered)
+        return -1;
+    size_t n = 0;
+    for (int memory = 1; memory >= 0; memory--)
+        for (size_t i = 0; i < r->n_leaks; i++)
+            if (cmt_kind_holds_memory(rows[i].kind) == (memory == 1))
+                ordered[n++] = rows[i];
+    memcpy(rows, ordered, r->n_leaks * sizeof *rows);
+    free(ordered);
     r->n_suppressed = merge_rows(set_aside, n_aside);
     r->suppressed = set_aside;
     return 0;

@@ -109,7 +109,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         fprintf(out, "\nDevice %d", acc->device);
     fprintf(out, ": peak %s in %" PRIu64 " %s at %.3f s\n", bytes_str(acc->peak, b1, sizeof b1), acc->peak_count,
             plural(acc->peak_count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
-    if (acc->cls == CMT_CLASS_DEVICE) {
+    if (acc->cls != CMT_CLASS_MANAGED) {
         int kinds = 0;
         for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
             kinds += acc->peak_by_kind[k] != 0;
@@ -148,14 +148,29 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
     char b1[64], b2[64];
     for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
         const struct cmt_virtual_stats *v = &rp->virt[d];
-        if (!v->reserve_peak && !v->map_peak)
+        if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
             continue;
-        fprintf(out, "\nVirtual memory (VMM), device %d\n", d - 1);
-        fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
-                bytes_str(v->reserve_peak, b1, sizeof b1), bytes_str(v->reserve_live, b2, sizeof b2),
-                v->reserve_count, plural(v->reserve_count, "range", "ranges"));
-        fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", bytes_str(v->map_peak, b1, sizeof b1),
-                bytes_str(v->map_live, b2, sizeof b2), v->map_count, plural(v->map_count, "mapping", "mappings"));
+        if (d == 0)
+            fprintf(out, "\nVirtual memory management (VMM), host\n");
+        else
+            fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
+        if (v->physical_peak) {
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", bytes_str(v->physical_peak, b1, sizeof b1),
+                    bytes_str(v->physical_live, b2, sizeof b2), v->physical_count,
+                    plural(v->physical_count, "handle", "handles"));
+            if (d == 0)
+                fprintf(out, " (counted in pinned host memory)\n");
+            else
+                fprintf(out, " (counted in device %d)\n", d - 1);
+        }
+        if (v->reserve_peak)
+            fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
+                    bytes_str(v->reserve_peak, b1, sizeof b1), bytes_str(v->reserve_live, b2, sizeof b2),
+                    v->reserve_count, plural(v->reserve_count, "range", "ranges"));
+        if (v->map_peak)
+            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", bytes_str(v->map_peak, b1, sizeof b1),
+                    bytes_str(v->map_live, b2, sizeof b2), v->map_count,
+                    plural(v->map_count, "mapping", "mappings"));
     }
 }
 
@@ -170,8 +185,14 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
             r->leak_count, plural(r->leak_count, "allocation", "allocations"));
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
-        fprintf(out, "  %s in %" PRIu64 " %s (%s, %s)\n", bytes_str(s->bytes, b1, sizeof b1), s->count,
-                plural(s->count, "allocation", "allocations"), cmt_kind_name(s->kind), cmt_api_name(s->api));
+        const char *one = "allocation", *many = "allocations", *note = "";
+        if (s->kind == CMT_KIND_VMM_RESERVE) {
+            one = "reserved range", many = "reserved ranges", note = "; address space, not memory";
+        } else if (s->kind == CMT_KIND_VMM_MAP) {
+            one = "mapping", many = "mappings", note = "; address space, not memory";
+        }
+        fprintf(out, "  %s in %" PRIu64 " %s (%s, %s%s)\n", bytes_str(s->bytes, b1, sizeof b1), s->count,
+                plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api), note);
         print_frames(r, out, s->stack, "      ");
     }
 }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "config.h"
+#include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"
 #include "stacks.h"
@@ -15,6 +16,9 @@ static void load(void)
 {
     cmt_config_load();
     cmt_stacks_init();
+    /* Found now rather than inside the first dlsym some other library's
+     * constructor makes (ours may run after theirs). */
+    cmt_glibc_dlsym();
     pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
 }
 
