@@ -22,6 +22,7 @@ static void on_process(void *ctx, const struct cmt_process_in *p) { cmt_model_on
 static void on_thread(void *ctx, uint32_t tid, uint32_t name) { cmt_model_on_thread(&((struct cmt_analysis *)ctx)->model, tid, name); }
 static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_config(&((struct cmt_analysis *)ctx)->model, c); }
 static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(&((struct cmt_analysis *)ctx)->model, e); }
+static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_frame(&((struct cmt_analysis *)ctx)->model, f); }
 
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
 {
@@ -39,6 +40,7 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);
+    cmt_replay_set_origin(&a->replay, a->info.start_monotonic_ns);
     struct cmt_reader_callbacks cb = {
         .on_string = on_string,
         .on_module = on_module,
@@ -47,12 +49,17 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         .on_thread = on_thread,
         .on_config = on_config,
         .on_end = on_end,
+        .on_frame = on_frame,
         .on_event = on_event,
     };
     if (cmt_reader_run(a->reader, &cb, a) != 0) {
         a->damaged = true;
         snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
     }
+    uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
+    if (a->stopped_early || (a->stop_at_ns && end > a->info.start_monotonic_ns + a->stop_at_ns))
+        end = a->info.start_monotonic_ns + a->stop_at_ns;
+    cmt_replay_finish(&a->replay, end);
     if (a->replay.out_of_memory) {
         snprintf(a->message, sizeof a->message, "out of memory while replaying the trace");
         return -1;
@@ -66,4 +73,29 @@ void cmt_analysis_free(struct cmt_analysis *a)
     cmt_model_free(&a->model);
     cmt_replay_free(&a->replay);
     a->reader = NULL;
+}
+
+static void peek_process(void *ctx, const struct cmt_process_in *p)
+{
+    *(int64_t *)ctx = p->rank;
+}
+
+static int peek_stop(void *ctx, const struct cmt_event_in *e)
+{
+    (void)ctx;
+    (void)e;
+    return 1; /* the process record comes before any event */
+}
+
+int cmt_analysis_peek_rank(const char *path, int64_t *rank)
+{
+    struct cmt_reader *reader;
+    char err[CMT_READER_MESSAGE_MAX];
+    *rank = -1;
+    if (cmt_reader_open(path, &reader, err, sizeof err) != 0)
+        return -1;
+    struct cmt_reader_callbacks cb = {.on_process = peek_process, .on_event = peek_stop};
+    cmt_reader_run(reader, &cb, rank);
+    cmt_reader_close(reader);
+    return 0;
 }

@@ -28,4 +28,9 @@ struct cmt_analysis {
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns);
 void cmt_analysis_free(struct cmt_analysis *a);
 
+/* The rank the trace's process recorded (-1 when none), read from the
+ * metadata at the start of the trace only. Returns 0, or -1 when the file
+ * cannot be opened as a trace. */
+int cmt_analysis_peek_rank(const char *path, int64_t *rank);
+
 #endif

@@ -40,7 +40,24 @@ bool cmt_kind_holds_memory(unsigned kind)
 int cmt_replay_init(struct cmt_replay *r)
 {
     memset(r, 0, sizeof *r);
+    cmt_timeline_init(&r->timeline);
     return cmt_live_set_init(&r->live);
+}
+
+void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin)
+{
+    cmt_timeline_set_origin(&r->timeline, origin);
+    if (!r->growth.started) {
+        r->growth.started = true;
+        r->growth.origin = origin;
+        r->growth.shift = CMT_GROWTH_FIRST_SHIFT;
+        r->growth.next_ts = origin + (1ull << CMT_GROWTH_FIRST_SHIFT);
+    }
+}
+
+uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i)
+{
+    return r->growth.origin + ((uint64_t)(i + 1) << r->growth.shift);
 }
 
 static void account_free(struct cmt_account *a)
@@ -60,6 +77,10 @@ void cmt_replay_free(struct cmt_replay *r)
     for (int d = 0; d <= CMT_MAX_DEVICES; d++)
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             account_free(r->accounts[d][c]);
+    for (size_t i = 0; i < r->n_active; i++)
+        free(r->sites[r->active_sites[i]].samples);
+    free(r->active_sites);
+    cmt_timeline_free(&r->timeline);
     free(r->sites);
     memset(r, 0, sizeof *r);
 }
@@ -129,6 +150,76 @@ static int site_stats_reserve(struct cmt_replay *r, uint32_t site)
     r->sites_cap = cap;
     return 0;
 }
+
+/* ---- growth checkpoints ---------------------------------------------------- */
+
+/* Halves the resolution of every site's samples (replay.h). */
+static void growth_compact(struct cmt_replay *r)
+{
+    const uint32_t half = CMT_GROWTH_CHECKPOINTS / 2;
+    for (size_t i = 0; i < r->n_active; i++) {
+        struct cmt_site_stats *s = &r->sites[r->active_sites[i]];
+        s->first_cp /= 2;
+        if (!s->samples)
+            continue;
+        for (uint32_t k = 0; k < half; k++) {
+            uint64_t a = s->samples[2 * k], b = s->samples[2 * k + 1];
+            s->samples[k] = a < b ? a : b;
+        }
+    }
+    r->growth.n = half;
+    r->growth.shift++;
+}
+
+/* Records the floors of the interval that ended at growth.next_ts. */
+static int growth_checkpoint(struct cmt_replay *r)
+{
+    uint32_t k = r->growth.n;
+    for (size_t i = 0; i < r->n_active; i++) {
+        struct cmt_site_stats *s = &r->sites[r->active_sites[i]];
+        if (!s->samples) {
+            s->samples = calloc(CMT_GROWTH_CHECKPOINTS, sizeof *s->samples);
+            if (!s->samples)
+                return -1;
+        }
+        s->samples[k] = s->floor;
+        s->floor = s->live_bytes;
+    }
+    r->growth.n = k + 1;
+    if (r->growth.n == CMT_GROWTH_CHECKPOINTS)
+        growth_compact(r);
+    r->growth.next_ts = cmt_replay_checkpoint_ts(r, r->growth.n);
+    return 0;
+}
+
+static int growth_advance(struct cmt_replay *r, uint64_t ts)
+{
+    if (!r->growth.started)
+        cmt_replay_set_origin(r, ts);
+    while (ts >= r->growth.next_ts)
+        if (growth_checkpoint(r) != 0)
+            return -1;
+    return 0;
+}
+
+static int site_activate(struct cmt_replay *r, uint32_t stack)
+{
+    if (r->n_active == r->active_cap) {
+        size_t cap = r->active_cap ? r->active_cap * 2 : 256;
+        uint32_t *a = realloc(r->active_sites, cap * sizeof *a);
+        if (!a)
+            return -1;
+        r->active_sites = a;
+        r->active_cap = cap;
+    }
+    r->active_sites[r->n_active++] = stack;
+    struct cmt_site_stats *s = &r->sites[stack];
+    s->active = true;
+    s->first_cp = r->growth.n;
+    return 0;
+}
+
+/* ---- accounts ------------------------------------------------------------------ */
 
 static void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
                            uint64_t ts)
@@ -202,6 +293,17 @@ static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint6
     if (!a || account_reserve_site(a, l->stack) != 0)
         return -1;
     account_change(a, l->stack, l->kind, l->size, add, ts);
+    cmt_timeline_change(&r->timeline, l->kind == CMT_KIND_HOST_PINNED ? -1 : l->device, l->kind, l->size, add, ts);
+    struct cmt_site_stats *s = &r->sites[l->stack];
+    if (add) {
+        s->live_bytes += l->size;
+        s->live_count++;
+    } else {
+        s->live_bytes -= l->size;
+        s->live_count--;
+        if (s->live_bytes < s->floor)
+            s->floor = s->live_bytes;
+    }
     return 0;
 }
 
@@ -237,6 +339,8 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         return 0;
     }
     r->allocs++;
+    if (!s->active && site_activate(r, stack) != 0)
+        return -1;
     s->allocs++;
     s->alloc_bytes += e->size;
     if (!s->first_ts) {
@@ -304,6 +408,11 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
         r->out_of_memory = true;
         return -1;
     }
+    if (e->ts >= r->growth.next_ts && growth_advance(r, e->ts) != 0) {
+        r->out_of_memory = true;
+        return -1;
+    }
+    cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && e->result != 0);
     r->events++;
     r->events_by_api[e->api]++;
     if (!r->first_ts || e->ts < r->first_ts)
@@ -311,7 +420,7 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
     if (e->ts > r->last_ts)
         r->last_ts = e->ts;
     int rc = e->type == CMT_REC_ALLOC ? on_alloc(r, e, stack) : on_free(r, e);
-    if (rc != 0) {
+    if (rc != 0 || r->timeline.out_of_memory) {
         r->out_of_memory = true;
         return -1;
     }
@@ -322,4 +431,14 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
             r->host_seen = true;
     }
     return 0;
+}
+
+void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts)
+{
+    if (end_ts < r->last_ts)
+        end_ts = r->last_ts;
+    r->end_ts = end_ts;
+    cmt_timeline_finish(&r->timeline, end_ts);
+    if (r->growth.started && growth_advance(r, end_ts) != 0)
+        r->out_of_memory = true;
 }

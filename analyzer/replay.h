@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "live_set.h"
+#include "timeline.h"
 #include "trace_reader.h"
 
 /* The replay engine: applies events in time order to the live set and keeps
@@ -53,16 +54,40 @@ struct cmt_account {
     size_t sites_cap;
 };
 
+/* Growth checkpoints (docs/report.md, "Growing call sites"): the run is cut
+ * into intervals of equal length; at the end of each, every call site that
+ * has allocated records its floor, the lowest live bytes it had during the
+ * interval. At most CMT_GROWTH_CHECKPOINTS intervals are kept: when they are
+ * used up, neighbours merge in pairs (the floor of two intervals is the lower
+ * of their floors) and the interval length doubles. Memory per site is
+ * fixed; the first interval lasts 2^CMT_GROWTH_FIRST_SHIFT ns. */
+#define CMT_GROWTH_CHECKPOINTS 64
+#define CMT_GROWTH_FIRST_SHIFT 16
+
+struct cmt_growth_clock {
+    bool started;
+    uint64_t origin;  /* absolute ns where interval 0 starts */
+    unsigned shift;   /* interval length 2^shift ns */
+    uint32_t n;       /* complete intervals recorded */
+    uint64_t next_ts; /* absolute end of the interval in progress */
+};
+
 /* Totals per stack id over the whole run. */
 struct cmt_site_stats {
     uint8_t api;  /* API of the first allocation made here */
     uint8_t kind;
+    bool active;  /* allocated at least once (it is in active_sites) */
+    uint32_t first_cp; /* checkpoint interval of its first allocation */
     uint64_t allocs;
     uint64_t alloc_bytes;
     uint64_t frees;
     uint64_t failures;
     uint64_t first_ts;
     uint64_t last_ts;
+    uint64_t live_bytes; /* live now, every device and kind that holds memory */
+    uint64_t live_count;
+    uint64_t floor;      /* lowest live_bytes since the last checkpoint */
+    uint64_t *samples;   /* floor per complete checkpoint interval */
 };
 
 struct cmt_failure {
@@ -89,6 +114,11 @@ struct cmt_replay {
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_site_stats *sites;
     size_t sites_cap;
+    uint32_t *active_sites; /* stack ids that allocated, in order of first allocation */
+    size_t n_active, active_cap;
+    struct cmt_growth_clock growth;
+    struct cmt_timeline timeline;
+    uint64_t end_ts;  /* where the replay ended (cmt_replay_finish) */
     uint64_t events;
     uint64_t events_by_api[256];
     uint64_t allocs, frees, failed_allocs, failed_frees;
@@ -105,6 +135,14 @@ struct cmt_replay {
 
 int cmt_replay_init(struct cmt_replay *r);
 void cmt_replay_free(struct cmt_replay *r);
+/* Where the timeline and the growth checkpoints start (the trace's start
+ * time); without it, at the first event. */
+void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin);
+/* The replay ends at end_ts (absolute): the timeline reaches it and the
+ * checkpoint intervals complete before it are recorded. */
+void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
+/* Absolute end of checkpoint interval i. */
+uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);

@@ -521,6 +521,19 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
             cb->on_device(r->ctx, ordinal, name, total);
         return 0;
     }
+    case CMT_META_FRAME: {
+        struct cmt_frame_in f = {0};
+        f.id = pl_id(b);
+        f.function_id = pl_id(b);
+        f.file_id = pl_id(b);
+        f.line = pl_id(b);
+        f.language = pl_id(b);
+        if (b->bad || f.id == 0)
+            return -1;
+        if (cb->on_frame)
+            cb->on_frame(r->ctx, &f);
+        return 0;
+    }
     case CMT_META_END: {
         struct cmt_end_in e = {0};
         e.ts = pl_varint(b);
