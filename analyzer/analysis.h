@@ -22,7 +22,10 @@ struct cmt_analysis {
     bool stopped_early;
 };
 
-/* Opens and reads path. Returns 0 when analysed (possibly up to damage or
+/* Opens and reads path. With at least two CPUs and a trace of 8 MiB or
+ * more, the trace is decoded in a second thread while this one replays
+ * (CUMEMTRACE_ANALYZER_THREADS=1 keeps one thread, =2 forces two). Returns
+ * 0 when analysed (possibly up to damage or
  * truncation: see damaged and the reader's warnings), -1 when the file
  * cannot be analysed at all (message says why). */
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns);

@@ -9,7 +9,12 @@
 /* Allocations live at the current instant of the replay, keyed by
  * (namespace, address). Open addressing with linear probing and
  * backward-shift deletion: no tombstones, so a long run of alloc/free churn
- * never degrades lookups. */
+ * never degrades lookups.
+ *
+ * The table is probed for every event, so it is laid out for the cache: a
+ * probe reads a one-byte tag (empty, or the namespace) and the address, in
+ * arrays of their own; the rest of an entry (32 bytes) is read only when the
+ * probe finds it. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -20,39 +25,63 @@ enum cmt_namespace {
     CMT_NS_COUNT
 };
 
+/* One live allocation, as the set hands it out and takes it in. */
 struct cmt_live {
     uint64_t addr;
     uint64_t size;
     uint64_t ts;
     uint32_t stack;
+    uint32_t tid;
     int32_t device;
     uint8_t ns;
     uint8_t kind;
     uint8_t api;
-    uint8_t used;
+    uint8_t used; /* set in what the set hands out */
+};
+
+/* What the set stores besides the key. */
+struct cmt_live_value {
+    uint64_t size;
+    uint64_t ts;
+    uint32_t stack;
     uint32_t tid;
-    uint64_t aux; /* VMM map: the physical handle; pitch: requested bytes */
+    int32_t device;
+    uint8_t kind;
+    uint8_t api;
+    uint8_t reserved[2];
 };
 
 struct cmt_live_set {
-    struct cmt_live *slots;
-    size_t cap; /* power of two */
+    uint8_t *tags;   /* 0: empty; else namespace + 1 */
+    uint64_t *addrs;
+    struct cmt_live_value *values;
+    size_t cap;      /* power of two */
     size_t count;
 };
 
 int cmt_live_set_init(struct cmt_live_set *s);
 void cmt_live_set_free(struct cmt_live_set *s);
 
-/* Inserts a copy of a (a->used is set). If the key is live already, the old
- * entry is copied to *replaced, overwritten, and 1 is returned; 0 when new;
- * -1 when out of memory. */
+/* Inserts a copy of a. If the key is live already, the old entry is copied
+ * to *replaced, overwritten, and 1 is returned; 0 when new; -1 when out of
+ * memory. */
 int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cmt_live *replaced);
 
 /* Removes the entry with this key into *out; returns false when absent. */
 bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out);
 
-const struct cmt_live *cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr);
+/* Copies the entry with this key into *out; returns false when absent. */
+bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out);
 
-/* Iteration: for (size_t i = 0; i < s->cap; i++) if (s->slots[i].used) ... */
+/* Iteration: for (size_t i = 0; i < s->cap; i++) if (cmt_live_set_at(s, i, &l)) ... */
+bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out);
+
+/* Where the probe for (ns, addr) starts. */
+static inline size_t cmt_live_set_home(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+{
+    /* Device pointers share high bits and are 256-byte aligned: mix well. */
+    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (s->cap - 1);
+}
 
 #endif

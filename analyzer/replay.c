@@ -4,39 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum cmt_account_class cmt_class_of_kind(unsigned kind)
-{
-    switch (kind) {
-    case CMT_KIND_MANAGED:
-        return CMT_CLASS_MANAGED;
-    case CMT_KIND_HOST_PINNED:
-        return CMT_CLASS_HOST;
-    default:
-        return CMT_CLASS_DEVICE;
-    }
-}
-
-enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
-{
-    switch (kind) {
-    case CMT_KIND_VMM_PHYSICAL:
-        return CMT_NS_VMM_HANDLE;
-    case CMT_KIND_VMM_RESERVE:
-        return CMT_NS_VMM_RESERVE;
-    case CMT_KIND_VMM_MAP:
-        return CMT_NS_VMM_MAP;
-    case CMT_KIND_ARRAY:
-        return CMT_NS_ARRAY;
-    default:
-        return CMT_NS_POINTER;
-    }
-}
-
-bool cmt_kind_holds_memory(unsigned kind)
-{
-    return kind != CMT_KIND_VMM_RESERVE && kind != CMT_KIND_VMM_MAP;
-}
-
 int cmt_replay_init(struct cmt_replay *r)
 {
     memset(r, 0, sizeof *r);
@@ -361,7 +328,6 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         .kind = e->kind,
         .api = e->api,
         .tid = e->tid,
-        .aux = e->kind == CMT_KIND_VMM_MAP ? e->aux[0] : e->aux[1],
     };
     struct cmt_live old;
     int rc = cmt_live_set_put(&r->live, &l, &old);
@@ -441,4 +407,14 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts)
     cmt_timeline_finish(&r->timeline, end_ts);
     if (r->growth.started && growth_advance(r, end_ts) != 0)
         r->out_of_memory = true;
+}
+
+/* ---- batches ------------------------------------------------------------------- */
+
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_event_in *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cmt_replay_event(r, &ev[i]) != 0)
+            return -1;
+    return 0;
 }

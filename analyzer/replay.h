@@ -146,11 +146,36 @@ uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);
+/* Applies n events in order. Returns 0, or -1 when out of memory. */
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_event_in *ev, size_t n);
 
-enum cmt_account_class cmt_class_of_kind(unsigned kind);
-enum cmt_namespace cmt_namespace_of_kind(unsigned kind);
+/* Called for every event: inline. */
+static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)
+{
+    return kind == CMT_KIND_MANAGED ? CMT_CLASS_MANAGED : kind == CMT_KIND_HOST_PINNED ? CMT_CLASS_HOST : CMT_CLASS_DEVICE;
+}
+
+static inline enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
+{
+    switch (kind) {
+    case CMT_KIND_VMM_PHYSICAL:
+        return CMT_NS_VMM_HANDLE;
+    case CMT_KIND_VMM_RESERVE:
+        return CMT_NS_VMM_RESERVE;
+    case CMT_KIND_VMM_MAP:
+        return CMT_NS_VMM_MAP;
+    case CMT_KIND_ARRAY:
+        return CMT_NS_ARRAY;
+    default:
+        return CMT_NS_POINTER;
+    }
+}
+
 /* True for kinds that hold memory (not VMM reservations or mappings). */
-bool cmt_kind_holds_memory(unsigned kind);
+static inline bool cmt_kind_holds_memory(unsigned kind)
+{
+    return kind != CMT_KIND_VMM_RESERVE && kind != CMT_KIND_VMM_MAP;
+}
 
 static inline struct cmt_account *cmt_replay_account(const struct cmt_replay *r, int32_t device, unsigned cls)
 {

@@ -197,6 +197,19 @@ static int growth_cmp(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
+struct site_ref {
+    uint64_t canon;
+    uint32_t stack;
+};
+
+static int site_ref_cmp(const void *pa, const void *pb)
+{
+    const struct site_ref *a = pa, *b = pb;
+    if (a->canon != b->canon)
+        return a->canon < b->canon ? -1 : 1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
 /* Sums the checkpoint floors of every recorded stack that shows as the same
  * call site, then judges each call site (growth.h). */
 static int build_growth(struct cmt_report *r, const struct site_totals *totals)
@@ -204,43 +217,42 @@ static int build_growth(struct cmt_report *r, const struct site_totals *totals)
     const struct cmt_replay *rp = &r->analysis->replay;
     const uint32_t n_cp = rp->growth.n;
     size_t n_sites = rp->n_active;
-    /* group of each active site: index of its canonical stack among groups */
-    uint64_t *canon = calloc(n_sites ? n_sites : 1, sizeof *canon);
-    uint32_t *group = calloc(n_sites ? n_sites : 1, sizeof *group);
+    struct site_ref *refs = calloc(n_sites ? n_sites : 1, sizeof *refs);
     uint64_t *values = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *values);
     uint64_t *times = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *times);
     r->growth = calloc(n_sites ? n_sites : 1, sizeof *r->growth);
     int rc = -1;
-    if (!canon || !group || !values || !times || !r->growth)
+    if (!refs || !values || !times || !r->growth)
         goto out;
     for (size_t i = 0; i < n_sites; i++)
-        canon[i] = cmt_frames_canonical(r->frames, rp->active_sites[i]);
-    for (size_t i = 0; i < n_sites; i++) {
-        if (group[i])
-            continue; /* already part of an earlier site's group */
+        refs[i] = (struct site_ref){cmt_frames_canonical(r->frames, rp->active_sites[i]), rp->active_sites[i]};
+    qsort(refs, n_sites, sizeof *refs, site_ref_cmp);
+    for (size_t i = 0, end; i < n_sites; i = end) {
+        /* refs[i, end) show as one call site */
         uint32_t first_cp = UINT32_MAX;
         uint64_t live = 0, live_count = 0, first_ts = UINT64_MAX;
-        const struct cmt_site_stats *lead = &rp->sites[rp->active_sites[i]];
-        for (size_t j = i; j < n_sites; j++) {
-            if (canon[j] != canon[i])
-                continue;
-            group[j] = 1;
-            const struct cmt_site_stats *st = &rp->sites[rp->active_sites[j]];
+        const struct cmt_site_stats *lead = NULL;
+        for (end = i; end < n_sites && refs[end].canon == refs[i].canon; end++) {
+            const struct cmt_site_stats *st = &rp->sites[refs[end].stack];
             if (st->first_cp < first_cp)
                 first_cp = st->first_cp;
             live += st->live_bytes;
             live_count += st->live_count;
-            if (st->first_ts && st->first_ts < first_ts)
+            if (st->first_ts && st->first_ts < first_ts) {
                 first_ts = st->first_ts;
+                lead = st;
+            }
         }
+        if (!lead)
+            lead = &rp->sites[refs[i].stack];
         /* Complete intervals after the one of the first allocation, then the
          * live bytes at the end. */
         size_t n = 0;
         for (uint32_t k = first_cp + 1; k < n_cp; k++) {
             uint64_t sum = 0;
-            for (size_t j = i; j < n_sites; j++) {
-                const struct cmt_site_stats *st = &rp->sites[rp->active_sites[j]];
-                if (canon[j] == canon[i] && st->samples && k > st->first_cp)
+            for (size_t m = i; m < end; m++) {
+                const struct cmt_site_stats *st = &rp->sites[refs[m].stack];
+                if (st->samples && k > st->first_cp)
                     sum += st->samples[k];
             }
             values[n] = sum;
@@ -249,13 +261,13 @@ static int build_growth(struct cmt_report *r, const struct site_totals *totals)
         values[n] = live;
         times[n++] = rp->end_ts;
         /* canonical ids never exceed the stack ids they stand for */
-        const struct site_totals *t = &totals[canon[i]];
+        const struct site_totals *t = &totals[refs[i].canon];
         struct cmt_growth_verdict v;
         cmt_growth_evaluate(values, times, n, t->allocs, &v);
         if (!v.candidate)
             continue;
         r->growth[r->n_growth++] = (struct cmt_growth_row){
-            .stack = canon[i],
+            .stack = refs[i].canon,
             .kind = lead->kind,
             .api = lead->api,
             .verdict = v,
@@ -270,8 +282,7 @@ static int build_growth(struct cmt_report *r, const struct site_totals *totals)
     qsort(r->growth, r->n_growth, sizeof *r->growth, growth_cmp);
     rc = 0;
 out:
-    free(canon);
-    free(group);
+    free(refs);
     free(values);
     free(times);
     return rc;
@@ -292,10 +303,11 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     if (!rows)
         return -1;
     size_t k = 0;
+    struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
-        const struct cmt_live *l = &live->slots[i];
-        if (!l->used)
+        if (!cmt_live_set_at(live, i, &entry))
             continue;
+        const struct cmt_live *l = &entry;
         rows[k++] = (struct cmt_site_row){
             .stack = cmt_frames_canonical(r->frames, l->stack),
             .bytes = l->size,

@@ -97,7 +97,7 @@ static void advance(struct cmt_timeline *t, uint64_t ts)
     t->cur_end = t->origin + ((idx + 1) << t->shift);
 }
 
-void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+void cmt_timeline_event_slow(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
 {
     if (!t->started && !start(t, ts))
         return;
@@ -115,7 +115,7 @@ void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool
         t->end_ts = ts;
 }
 
-static struct cmt_timeline_series *series_get(struct cmt_timeline *t, int32_t device, unsigned kind)
+struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int32_t device, unsigned kind)
 {
     if (device < -1 || device >= CMT_MAX_TIMELINE_DEVICES - 1 || kind > CMT_TIMELINE_TOTAL)
         return NULL;
@@ -137,44 +137,6 @@ static struct cmt_timeline_series *series_get(struct cmt_timeline *t, int32_t de
     t->series[t->n_series] = (struct cmt_timeline_series){.device = device, .kind = (uint8_t)kind, .cells = cells};
     *slot = (int16_t)++t->n_series;
     return &t->series[t->n_series - 1];
-}
-
-static void series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes, bool add,
-                          uint64_t ts)
-{
-    struct cmt_timeline_cell *c = &s->cells[t->cur];
-    if (add) {
-        s->live += bytes;
-        if (s->live > c->max)
-            c->max = s->live;
-        if (s->live > s->peak) {
-            s->peak = s->live;
-            s->peak_ts = ts;
-        }
-    } else {
-        s->live -= bytes;
-        if (s->live < c->min)
-            c->min = s->live;
-    }
-    c->last = s->live;
-}
-
-static bool device_resident(unsigned kind)
-{
-    return kind == CMT_KIND_DEVICE || kind == CMT_KIND_ASYNC || kind == CMT_KIND_VMM_PHYSICAL ||
-           kind == CMT_KIND_ARRAY;
-}
-
-void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes, bool add,
-                         uint64_t ts)
-{
-    if (!t->counts)
-        return;
-    struct cmt_timeline_series *s = series_get(t, device, kind);
-    if (s)
-        series_change(t, s, bytes, add, ts);
-    if (device_resident(kind) && (s = series_get(t, device, CMT_TIMELINE_TOTAL)) != NULL)
-        series_change(t, s, bytes, add, ts);
 }
 
 void cmt_timeline_finish(struct cmt_timeline *t, uint64_t ts)

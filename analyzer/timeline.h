@@ -67,11 +67,11 @@ void cmt_timeline_set_origin(struct cmt_timeline *t, uint64_t origin);
 
 /* Moves the timeline to ts (events must come in time order) and counts one
  * event of the given record type; failed allocations count apart. */
-void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
+static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
 /* Live bytes of (device, kind) change by +bytes or -bytes at the current
- * time (after cmt_timeline_event for the same event). */
-void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes, bool add,
-                         uint64_t ts);
+ * time (after cmt_timeline_event for the same event). device: -1 .. 63. */
+static inline void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes,
+                                       bool add, uint64_t ts);
 /* The replay ended (or stopped) at ts: the last bucket reaches it. */
 void cmt_timeline_finish(struct cmt_timeline *t, uint64_t ts);
 
@@ -99,5 +99,69 @@ int cmt_timeline_resample(const struct cmt_timeline *t, size_t max_buckets, stru
 void cmt_timeline_view_free(struct cmt_timeline_view *v);
 /* Bucket of the view holding absolute time ts. */
 size_t cmt_timeline_view_bucket(const struct cmt_timeline_view *v, uint64_t ts);
+
+/* ---- the per-event part, inline: it runs for every event ---------------- */
+
+void cmt_timeline_event_slow(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
+struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int32_t device, unsigned kind);
+
+static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+{
+    /* cur_end is 0 until the first event starts the timeline */
+    if (__builtin_expect(ts >= t->cur_end, 0)) {
+        cmt_timeline_event_slow(t, ts, type, failed);
+        return;
+    }
+    struct cmt_timeline_counts *c = &t->counts[t->cur];
+    if (failed)
+        c->failures++;
+    else if (type == CMT_REC_ALLOC)
+        c->allocs++;
+    else
+        c->frees++;
+    if (ts > t->end_ts)
+        t->end_ts = ts;
+}
+
+static inline void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
+                                              bool add, uint64_t ts)
+{
+    struct cmt_timeline_cell *c = &s->cells[t->cur];
+    if (add) {
+        s->live += bytes;
+        if (s->live > c->max)
+            c->max = s->live;
+        if (s->live > s->peak) {
+            s->peak = s->live;
+            s->peak_ts = ts;
+        }
+    } else {
+        s->live -= bytes;
+        if (s->live < c->min)
+            c->min = s->live;
+    }
+    c->last = s->live;
+}
+
+static inline struct cmt_timeline_series *cmt_timeline_series_of(struct cmt_timeline *t, int32_t device,
+                                                                 unsigned kind)
+{
+    int16_t slot = t->slot[device + 1][kind];
+    return slot ? &t->series[slot - 1] : cmt_timeline_series_new(t, device, kind);
+}
+
+static inline void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes,
+                                       bool add, uint64_t ts)
+{
+    if (!t->counts)
+        return;
+    struct cmt_timeline_series *s = cmt_timeline_series_of(t, device, kind);
+    if (s)
+        cmt_timeline_series_change(t, s, bytes, add, ts);
+    bool device_resident = kind == CMT_KIND_DEVICE || kind == CMT_KIND_ASYNC || kind == CMT_KIND_VMM_PHYSICAL ||
+                           kind == CMT_KIND_ARRAY;
+    if (device_resident && (s = cmt_timeline_series_of(t, device, CMT_TIMELINE_TOTAL)) != NULL)
+        cmt_timeline_series_change(t, s, bytes, add, ts);
+}
 
 #endif
