@@ -7,11 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Events travel from the reader to the replay in batches: the replay
- * prefetches ahead within a batch, and with two threads a batch is the unit
- * handed over, so the locks are taken once per thousands of events. The
- * memory they take is fixed: PIPELINE_BATCHES batches at most. */
+/* Events travel from the reader to the replay in batches. With two threads
+ * a batch is the unit handed over, so locks are taken once per thousands of
+ * events; with one, a batch is small enough to be read back from the
+ * first-level cache. The memory they take is fixed: PIPELINE_BATCHES
+ * batches at most. */
 #define BATCH_EVENTS 2048
+#define SINGLE_THREAD_BATCH 64
 #define PIPELINE_BATCHES 4
 /* Below this size a second thread costs more than it saves. */
 #define PIPELINE_MIN_FILE_SIZE (8u << 20)
@@ -40,6 +42,7 @@ struct analysis_run {
     struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
     size_t fill_index;
+    size_t batch_size;
 };
 
 static bool replay_failed(struct cmt_analysis *a)
@@ -82,7 +85,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         return 0; /* the replay has no use for the others */
     struct event_batch *b = run->fill;
     b->ev[b->n++] = *e;
-    if (b->n == BATCH_EVENTS && publish(run) != 0)
+    if (b->n == run->batch_size && publish(run) != 0)
         return 1;
     return 0;
 }
@@ -170,7 +173,7 @@ static bool want_pipeline(const struct cmt_analysis *a)
 /* Reads the whole trace; returns what cmt_reader_run returned. */
 static int read_and_replay(struct cmt_analysis *a)
 {
-    struct analysis_run run = {.a = a};
+    struct analysis_run run = {.a = a, .batch_size = BATCH_EVENTS};
     if (want_pipeline(a)) {
         struct pipeline *p = calloc(1, sizeof *p);
         if (p) {
@@ -200,6 +203,7 @@ static int read_and_replay(struct cmt_analysis *a)
     }
     b->n = 0;
     run.fill = b;
+    run.batch_size = SINGLE_THREAD_BATCH;
     int rc = cmt_reader_run(a->reader, &callbacks, &run);
     if (b->n && !replay_failed(a))
         cmt_replay_events(&a->replay, b->ev, b->n);

@@ -4,62 +4,55 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int alloc_arrays(struct cmt_live_set *s, size_t cap)
+_Static_assert(sizeof(struct cmt_live_slot) == 32, "two slots per cache line");
+
+static struct cmt_live_slot *alloc_slots(size_t cap)
 {
-    s->tags = calloc(cap, 1);
-    s->addrs = malloc(cap * sizeof *s->addrs);
-    s->values = malloc(cap * sizeof *s->values);
-    if (!s->tags || !s->addrs || !s->values) {
-        free(s->tags);
-        free(s->addrs);
-        free(s->values);
-        return -1;
-    }
-    s->cap = cap;
-    return 0;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, cap * sizeof(struct cmt_live_slot)) != 0)
+        return NULL;
+    memset(p, 0, cap * sizeof(struct cmt_live_slot));
+    return p;
 }
 
 int cmt_live_set_init(struct cmt_live_set *s)
 {
+    s->cap = 1024;
     s->count = 0;
-    return alloc_arrays(s, 1024);
+    s->slots = alloc_slots(s->cap);
+    return s->slots ? 0 : -1;
 }
 
 void cmt_live_set_free(struct cmt_live_set *s)
 {
-    free(s->tags);
-    free(s->addrs);
-    free(s->values);
+    free(s->slots);
     memset(s, 0, sizeof *s);
 }
 
-static inline void to_live(const struct cmt_live_set *s, size_t i, struct cmt_live *out)
+static inline void to_live(const struct cmt_live_slot *e, struct cmt_live *out)
 {
-    const struct cmt_live_value *v = &s->values[i];
     *out = (struct cmt_live){
-        .addr = s->addrs[i],
-        .size = v->size,
-        .ts = v->ts,
-        .stack = v->stack,
-        .tid = v->tid,
-        .device = v->device,
-        .ns = (uint8_t)(s->tags[i] - 1),
-        .kind = v->kind,
-        .api = v->api,
+        .addr = e->addr,
+        .size = e->size,
+        .ts = e->ts,
+        .stack = e->stack,
+        .device = e->device,
+        .ns = (uint8_t)(e->tag - 1),
+        .kind = e->kind,
+        .api = e->api,
         .used = 1,
     };
 }
 
-static inline void store(struct cmt_live_set *s, size_t i, const struct cmt_live *a)
+static inline struct cmt_live_slot to_slot(const struct cmt_live *a)
 {
-    s->tags[i] = (uint8_t)(a->ns + 1);
-    s->addrs[i] = a->addr;
-    s->values[i] = (struct cmt_live_value){
+    return (struct cmt_live_slot){
+        .addr = a->addr,
         .size = a->size,
         .ts = a->ts,
         .stack = a->stack,
-        .tid = a->tid,
-        .device = a->device,
+        .device = (int8_t)a->device,
+        .tag = (uint8_t)(a->ns + 1),
         .kind = a->kind,
         .api = a->api,
     };
@@ -73,12 +66,12 @@ static inline __attribute__((always_inline)) size_t probe(const struct cmt_live_
     size_t mask = s->cap - 1;
     uint8_t tag = (uint8_t)(ns + 1);
     for (size_t i = cmt_live_set_home(s, ns, addr);; i = (i + 1) & mask) {
-        uint8_t t = s->tags[i];
-        if (!t) {
+        const struct cmt_live_slot *e = &s->slots[i];
+        if (!e->tag) {
             *found = false;
             return i;
         }
-        if (s->addrs[i] == addr && t == tag) {
+        if (e->addr == addr && e->tag == tag) {
             *found = true;
             return i;
         }
@@ -87,23 +80,20 @@ static inline __attribute__((always_inline)) size_t probe(const struct cmt_live_
 
 static int grow(struct cmt_live_set *s)
 {
-    struct cmt_live_set old = *s;
-    if (alloc_arrays(s, old.cap * 2) != 0) {
-        *s = old;
+    struct cmt_live_slot *old = s->slots;
+    size_t old_cap = s->cap;
+    struct cmt_live_slot *slots = alloc_slots(old_cap * 2);
+    if (!slots)
         return -1;
-    }
-    for (size_t i = 0; i < old.cap; i++) {
-        if (!old.tags[i])
+    s->slots = slots;
+    s->cap = old_cap * 2;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].tag)
             continue;
         bool found;
-        size_t j = probe(s, (uint8_t)(old.tags[i] - 1), old.addrs[i], &found);
-        s->tags[j] = old.tags[i];
-        s->addrs[j] = old.addrs[i];
-        s->values[j] = old.values[i];
+        s->slots[probe(s, (uint8_t)(old[i].tag - 1), old[i].addr, &found)] = old[i];
     }
-    free(old.tags);
-    free(old.addrs);
-    free(old.values);
+    free(old);
     return 0;
 }
 
@@ -114,8 +104,8 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
     bool found;
     size_t i = probe(s, a->ns, a->addr, &found);
     if (found && replaced)
-        to_live(s, i, replaced);
-    store(s, i, a);
+        to_live(&s->slots[i], replaced);
+    s->slots[i] = to_slot(a);
     if (!found)
         s->count++;
     return found ? 1 : 0;
@@ -126,15 +116,15 @@ bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, 
     bool found;
     size_t i = probe(s, ns, addr, &found);
     if (found && out)
-        to_live(s, i, out);
+        to_live(&s->slots[i], out);
     return found;
 }
 
 bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out)
 {
-    if (i >= s->cap || !s->tags[i])
+    if (i >= s->cap || !s->slots[i].tag)
         return false;
-    to_live(s, i, out);
+    to_live(&s->slots[i], out);
     return true;
 }
 
@@ -145,25 +135,24 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
     if (!found)
         return false;
     if (out)
-        to_live(s, i, out);
+        to_live(&s->slots[i], out);
     /* Backward-shift deletion: pull later members of the probe run into the
      * hole so lookups never need tombstones. */
     size_t mask = s->cap - 1, hole = i, j = i;
     for (;;) {
         j = (j + 1) & mask;
-        if (!s->tags[j])
+        const struct cmt_live_slot *e = &s->slots[j];
+        if (!e->tag)
             break;
-        size_t home = cmt_live_set_home(s, (uint8_t)(s->tags[j] - 1), s->addrs[j]);
+        size_t home = cmt_live_set_home(s, (uint8_t)(e->tag - 1), e->addr);
         /* Move j into the hole unless its home lies cyclically in (hole, j]. */
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
-            s->tags[hole] = s->tags[j];
-            s->addrs[hole] = s->addrs[j];
-            s->values[hole] = s->values[j];
+            s->slots[hole] = *e;
             hole = j;
         }
     }
-    s->tags[hole] = 0;
+    s->slots[hole].tag = 0;
     s->count--;
     return true;
 }

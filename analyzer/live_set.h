@@ -11,10 +11,9 @@
  * backward-shift deletion: no tombstones, so a long run of alloc/free churn
  * never degrades lookups.
  *
- * The table is probed for every event, so it is laid out for the cache: a
- * probe reads a one-byte tag (empty, or the namespace) and the address, in
- * arrays of their own; the rest of an entry (32 bytes) is read only when the
- * probe finds it. */
+ * The table is probed for every event: an entry is 32 bytes and the table
+ * is aligned, so a lookup that finds its key in the home slot (most do)
+ * touches one cache line. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -31,31 +30,28 @@ struct cmt_live {
     uint64_t size;
     uint64_t ts;
     uint32_t stack;
-    uint32_t tid;
-    int32_t device;
+    int32_t device; /* -1 .. 127 */
     uint8_t ns;
     uint8_t kind;
     uint8_t api;
     uint8_t used; /* set in what the set hands out */
 };
 
-/* What the set stores besides the key. */
-struct cmt_live_value {
+/* A slot as stored. */
+struct cmt_live_slot {
+    uint64_t addr;
     uint64_t size;
     uint64_t ts;
     uint32_t stack;
-    uint32_t tid;
-    int32_t device;
+    int8_t device;
+    uint8_t tag; /* 0: empty; else namespace + 1 */
     uint8_t kind;
     uint8_t api;
-    uint8_t reserved[2];
 };
 
 struct cmt_live_set {
-    uint8_t *tags;   /* 0: empty; else namespace + 1 */
-    uint64_t *addrs;
-    struct cmt_live_value *values;
-    size_t cap;      /* power of two */
+    struct cmt_live_slot *slots;
+    size_t cap; /* power of two */
     size_t count;
 };
 

@@ -1,11 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 #include "replay.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The namespace a release of each API looks in (its default kind's). */
+static uint8_t namespace_of_api[256];
+
+static void init_tables(void)
+{
+    for (unsigned api = 0; api < 256; api++)
+        namespace_of_api[api] = (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(api));
+}
+
 int cmt_replay_init(struct cmt_replay *r)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_tables);
     memset(r, 0, sizeof *r);
     cmt_timeline_init(&r->timeline);
     return cmt_live_set_init(&r->live);
@@ -45,10 +57,11 @@ void cmt_replay_free(struct cmt_replay *r)
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             account_free(r->accounts[d][c]);
     for (size_t i = 0; i < r->n_active; i++)
-        free(r->sites[r->active_sites[i]].samples);
+        free(r->site_extra[r->active_sites[i]].samples);
     free(r->active_sites);
     cmt_timeline_free(&r->timeline);
     free(r->sites);
+    free(r->site_extra);
     memset(r, 0, sizeof *r);
 }
 
@@ -104,18 +117,32 @@ static struct cmt_account *account_get(struct cmt_replay *r, int32_t device, uns
     return *slot;
 }
 
-static int site_stats_reserve(struct cmt_replay *r, uint32_t site)
+static int site_stats_grow(struct cmt_replay *r, uint32_t site)
 {
-    if (site < r->sites_cap)
-        return 0;
-    size_t cap = next_cap(site);
-    struct cmt_site_stats *s = realloc(r->sites, cap * sizeof *s);
-    if (!s)
+    size_t cap = next_cap(site), old = r->sites_cap;
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, cap * sizeof(struct cmt_site_stats)) != 0)
         return -1;
-    memset(s + r->sites_cap, 0, (cap - r->sites_cap) * sizeof *s);
+    struct cmt_site_stats *s = mem;
+    struct cmt_site_extra *x = realloc(r->site_extra, cap * sizeof *x);
+    if (!x) {
+        free(s);
+        return -1;
+    }
+    if (old)
+        memcpy(s, r->sites, old * sizeof *s);
+    memset(s + old, 0, (cap - old) * sizeof *s);
+    memset(x + old, 0, (cap - old) * sizeof *x);
+    free(r->sites);
     r->sites = s;
+    r->site_extra = x;
     r->sites_cap = cap;
     return 0;
+}
+
+static inline int site_stats_reserve(struct cmt_replay *r, uint32_t site)
+{
+    return site < r->sites_cap ? 0 : site_stats_grow(r, site);
 }
 
 /* ---- growth checkpoints ---------------------------------------------------- */
@@ -125,13 +152,14 @@ static void growth_compact(struct cmt_replay *r)
 {
     const uint32_t half = CMT_GROWTH_CHECKPOINTS / 2;
     for (size_t i = 0; i < r->n_active; i++) {
-        struct cmt_site_stats *s = &r->sites[r->active_sites[i]];
-        s->first_cp /= 2;
-        if (!s->samples)
+        uint32_t id = r->active_sites[i];
+        r->sites[id].first_cp /= 2;
+        uint64_t *samples = r->site_extra[id].samples;
+        if (!samples)
             continue;
         for (uint32_t k = 0; k < half; k++) {
-            uint64_t a = s->samples[2 * k], b = s->samples[2 * k + 1];
-            s->samples[k] = a < b ? a : b;
+            uint64_t a = samples[2 * k], b = samples[2 * k + 1];
+            samples[k] = a < b ? a : b;
         }
     }
     r->growth.n = half;
@@ -143,13 +171,15 @@ static int growth_checkpoint(struct cmt_replay *r)
 {
     uint32_t k = r->growth.n;
     for (size_t i = 0; i < r->n_active; i++) {
-        struct cmt_site_stats *s = &r->sites[r->active_sites[i]];
-        if (!s->samples) {
-            s->samples = calloc(CMT_GROWTH_CHECKPOINTS, sizeof *s->samples);
-            if (!s->samples)
+        uint32_t id = r->active_sites[i];
+        struct cmt_site_stats *s = &r->sites[id];
+        struct cmt_site_extra *x = &r->site_extra[id];
+        if (!x->samples) {
+            x->samples = calloc(CMT_GROWTH_CHECKPOINTS, sizeof *x->samples);
+            if (!x->samples)
                 return -1;
         }
-        s->samples[k] = s->floor;
+        x->samples[k] = s->floor;
         s->floor = s->live_bytes;
     }
     r->growth.n = k + 1;
@@ -169,7 +199,7 @@ static int growth_advance(struct cmt_replay *r, uint64_t ts)
     return 0;
 }
 
-static int site_activate(struct cmt_replay *r, uint32_t stack)
+static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_event_in *e)
 {
     if (r->n_active == r->active_cap) {
         size_t cap = r->active_cap ? r->active_cap * 2 : 256;
@@ -183,6 +213,9 @@ static int site_activate(struct cmt_replay *r, uint32_t stack)
     struct cmt_site_stats *s = &r->sites[stack];
     s->active = true;
     s->first_cp = r->growth.n;
+    s->api = e->api;
+    s->kind = e->kind;
+    r->site_extra[stack].first_ts = e->ts;
     return 0;
 }
 
@@ -277,7 +310,7 @@ static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint6
 static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
 {
     r->failed_allocs++;
-    r->sites[stack].failures++;
+    r->site_extra[stack].failures++;
     if (r->n_failures == CMT_MAX_FAILURES_KEPT)
         return;
     const struct cmt_account *a = cmt_replay_account(r, e->device, CMT_CLASS_DEVICE);
@@ -306,16 +339,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         return 0;
     }
     r->allocs++;
-    if (!s->active && site_activate(r, stack) != 0)
+    if (!s->active && site_activate(r, stack, e) != 0)
         return -1;
     s->allocs++;
     s->alloc_bytes += e->size;
-    if (!s->first_ts) {
-        s->first_ts = e->ts;
-        s->api = e->api;
-        s->kind = e->kind;
-    }
-    s->last_ts = e->ts;
     if (e->addr == 0)
         return 0; /* a successful zero-byte allocation returns NULL: nothing to track */
     struct cmt_live l = {
@@ -327,7 +354,6 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         .ns = (uint8_t)cmt_namespace_of_kind(e->kind),
         .kind = e->kind,
         .api = e->api,
-        .tid = e->tid,
     };
     struct cmt_live old;
     int rc = cmt_live_set_put(&r->live, &l, &old);
@@ -350,7 +376,7 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
         return 0;
     }
     struct cmt_live l;
-    uint8_t ns = (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api));
+    uint8_t ns = namespace_of_api[e->api];
     if (!cmt_live_set_take(&r->live, ns, e->addr, &l)) {
         r->unmatched_frees++;
         return 0;

@@ -72,22 +72,26 @@ struct cmt_growth_clock {
     uint64_t next_ts; /* absolute end of the interval in progress */
 };
 
-/* Totals per stack id over the whole run. */
+/* Per stack id, what every event of the site touches: one cache line. */
 struct cmt_site_stats {
-    uint8_t api;  /* API of the first allocation made here */
-    uint8_t kind;
-    bool active;  /* allocated at least once (it is in active_sites) */
-    uint32_t first_cp; /* checkpoint interval of its first allocation */
     uint64_t allocs;
     uint64_t alloc_bytes;
     uint64_t frees;
-    uint64_t failures;
-    uint64_t first_ts;
-    uint64_t last_ts;
     uint64_t live_bytes; /* live now, every device and kind that holds memory */
     uint64_t live_count;
     uint64_t floor;      /* lowest live_bytes since the last checkpoint */
-    uint64_t *samples;   /* floor per complete checkpoint interval */
+    uint32_t first_cp;   /* checkpoint interval of its first allocation */
+    uint8_t api;         /* API of the first allocation made here */
+    uint8_t kind;
+    bool active;         /* allocated at least once (it is in active_sites) */
+    uint8_t reserved;
+} __attribute__((aligned(64)));
+
+/* Per stack id, what is rarely touched. */
+struct cmt_site_extra {
+    uint64_t first_ts;  /* first successful allocation */
+    uint64_t failures;
+    uint64_t *samples;  /* floor per complete checkpoint interval */
 };
 
 struct cmt_failure {
@@ -112,7 +116,8 @@ struct cmt_replay {
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
-    struct cmt_site_stats *sites;
+    struct cmt_site_stats *sites;      /* by stack id */
+    struct cmt_site_extra *site_extra; /* by stack id */
     size_t sites_cap;
     uint32_t *active_sites; /* stack ids that allocated, in order of first allocation */
     size_t n_active, active_cap;

@@ -111,7 +111,7 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_site_cell *cell
             .bytes = cells[s].bytes,
             .count = cells[s].count,
             .api = st ? st->api : 0,
-            .first_ts = st ? st->first_ts : 0,
+            .first_ts = st ? rp->site_extra[s].first_ts : 0,
         };
         if (cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, s), cells[s].bytes, cells[s].count) != 0)
             return -1;
@@ -173,14 +173,15 @@ static struct site_totals *build_site_totals(struct cmt_report *r)
         return NULL;
     for (size_t s = 0; s < rp->sites_cap; s++) {
         const struct cmt_site_stats *st = &rp->sites[s];
-        if (!st->allocs && !st->frees && !st->failures)
+        const struct cmt_site_extra *x = &rp->site_extra[s];
+        if (!st->allocs && !st->frees && !x->failures)
             continue;
         uint64_t c = cmt_frames_canonical(r->frames, s);
         if (c >= cap)
             continue;
         t[c].allocs += st->allocs;
         t[c].frees += st->frees;
-        t[c].failures += st->failures;
+        t[c].failures += x->failures;
     }
     return t;
 }
@@ -238,8 +239,9 @@ static int build_growth(struct cmt_report *r, const struct site_totals *totals)
                 first_cp = st->first_cp;
             live += st->live_bytes;
             live_count += st->live_count;
-            if (st->first_ts && st->first_ts < first_ts) {
-                first_ts = st->first_ts;
+            uint64_t st_first = rp->site_extra[refs[end].stack].first_ts;
+            if (st_first && st_first < first_ts) {
+                first_ts = st_first;
                 lead = st;
             }
         }
@@ -252,8 +254,9 @@ static int build_growth(struct cmt_report *r, const struct site_totals *totals)
             uint64_t sum = 0;
             for (size_t m = i; m < end; m++) {
                 const struct cmt_site_stats *st = &rp->sites[refs[m].stack];
-                if (st->samples && k > st->first_cp)
-                    sum += st->samples[k];
+                const uint64_t *samples = rp->site_extra[refs[m].stack].samples;
+                if (samples && k > st->first_cp)
+                    sum += samples[k];
             }
             values[n] = sum;
             times[n++] = cmt_replay_checkpoint_ts(rp, k);

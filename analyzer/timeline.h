@@ -42,7 +42,12 @@ struct cmt_timeline_series {
 };
 
 struct cmt_timeline_counts {
-    uint64_t allocs, frees, failures;
+    union {
+        struct {
+            uint64_t allocs, frees, failures;
+        };
+        uint64_t by_outcome[3]; /* the same three, indexed without a branch */
+    };
 };
 
 struct cmt_timeline {
@@ -112,13 +117,8 @@ static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsig
         cmt_timeline_event_slow(t, ts, type, failed);
         return;
     }
-    struct cmt_timeline_counts *c = &t->counts[t->cur];
-    if (failed)
-        c->failures++;
-    else if (type == CMT_REC_ALLOC)
-        c->allocs++;
-    else
-        c->frees++;
+    /* allocs, frees or failures, without a branch on which */
+    t->counts[t->cur].by_outcome[failed ? 2 : type != CMT_REC_ALLOC]++;
     if (ts > t->end_ts)
         t->end_ts = ts;
 }

@@ -21,7 +21,7 @@ struct cursor {
     bool cut_by_eof;
     uint64_t prev_ts;
     uint64_t prev_addr;
-    int64_t prev_device;
+    int32_t prev_device; /* clamped to int32 when decoded */
     uint32_t tid;
     struct cmt_event_in next;
 };
@@ -321,7 +321,7 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         e->mask = (uint32_t)mask;
         e->tid = c->tid;
         uint64_t ts = c->prev_ts, addr = c->prev_addr;
-        int64_t device = c->prev_device;
+        int32_t device = c->prev_device;
         e->size = e->stream = e->stack = 0;
         e->result = 0;
         e->aux[0] = e->aux[1] = e->aux[2] = e->aux[3] = 0;
@@ -331,7 +331,10 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
             return cursor_damaged(r, c, rec);
 #define END_FIELD }
         FIELD(CMT_F_TS) ts += (uint64_t)cmt_zigzag_decode(v); END_FIELD
-        FIELD(CMT_F_DEVICE) device = cmt_zigzag_decode(v); END_FIELD
+        FIELD(CMT_F_DEVICE)
+            int64_t d = cmt_zigzag_decode(v);
+            device = d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
+        END_FIELD
         FIELD(CMT_F_ADDR) addr += (uint64_t)cmt_zigzag_decode(v); END_FIELD
         FIELD(CMT_F_SIZE) e->size = v; END_FIELD
         FIELD(CMT_F_STREAM) e->stream = v; END_FIELD
@@ -358,7 +361,7 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         c->prev_device = device;
         e->ts = ts;
         e->addr = addr;
-        e->device = device < INT32_MIN ? INT32_MIN : device > INT32_MAX ? INT32_MAX : (int32_t)device;
+        e->device = device;
         r->stats.bytes_of_records += (uint64_t)(p - rec);
         c->pos = p;
         if (e->type < CMT_REC_TYPE_COUNT)
@@ -387,9 +390,10 @@ static void heap_sift_up(struct cmt_reader *r, size_t i)
     r->heap[i] = x;
 }
 
-static void heap_sift_down(struct cmt_reader *r, size_t i)
+/* Places x at position i or below. x comes by value: storing a new key into
+ * the heap and reading the entry back whole stalls on store forwarding. */
+static void heap_sift_down(struct cmt_reader *r, size_t i, struct heap_entry x)
 {
-    struct heap_entry x = r->heap[i];
     size_t n = r->heap_len;
     for (;;) {
         size_t l = 2 * i + 1;
@@ -791,16 +795,19 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
         r->stats.events++;
         if (cb->on_event && cb->on_event(ctx, &c->next) != 0)
             return 0;
+        struct heap_entry top;
         if (cursor_decode(r, c) == DECODE_EVENT) {
-            r->heap[0].ts = c->next.ts;
+            top = (struct heap_entry){c->next.ts, c->chunk_off, c};
         } else {
             /* End of this chunk's records, or damage inside it: the other
              * threads' events before the damage are still delivered. */
-            r->heap[0] = r->heap[--r->heap_len];
+            top = r->heap[--r->heap_len];
             cursor_done(r, c);
         }
         if (r->heap_len > 1)
-            heap_sift_down(r, 0);
+            heap_sift_down(r, 0, top);
+        else if (r->heap_len == 1)
+            r->heap[0] = top;
     }
     return r->error[0] ? -1 : 0;
 }

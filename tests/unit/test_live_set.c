@@ -41,7 +41,6 @@ static void check_equal(const struct cmt_live *a, const struct cmt_live *b)
     CHECK_EQ_U64(a->size, b->size);
     CHECK_EQ_U64(a->ts, b->ts);
     CHECK_EQ_U64(a->stack, b->stack);
-    CHECK_EQ_U64(a->tid, b->tid);
     CHECK(a->device == b->device);
     CHECK_EQ_U64(a->ns, b->ns);
     CHECK_EQ_U64(a->kind, b->kind);
@@ -58,7 +57,7 @@ int main(void)
         struct cmt_live got;
         if (next_rand() % 3) {
             struct cmt_live v = {.addr = key_addr(k), .size = next_rand() % 100000, .ts = round,
-                                 .stack = (uint32_t)(next_rand() % 500), .tid = (uint32_t)k, .device = (int32_t)(k % 5) - 1,
+                                 .stack = (uint32_t)(next_rand() % 500), .device = (int32_t)(k % 5) - 1,
                                  .ns = key_ns(k), .kind = (uint8_t)(k % 8), .api = (uint8_t)(k % 40)};
             struct cmt_live old;
             int rc = cmt_live_set_put(&s, &v, &old);
