@@ -73,10 +73,8 @@ static size_t next_cap(size_t need)
     return cap;
 }
 
-static int account_reserve_site(struct cmt_account *a, uint32_t site)
+static int account_grow_sites(struct cmt_account *a, uint32_t site)
 {
-    if (site < a->sites_cap)
-        return 0;
     size_t cap = next_cap(site);
     struct cmt_site_cell *live = realloc(a->site_live, cap * sizeof *live);
     if (!live)
@@ -102,19 +100,27 @@ static int account_reserve_site(struct cmt_account *a, uint32_t site)
     return 0;
 }
 
-static struct cmt_account *account_get(struct cmt_replay *r, int32_t device, unsigned cls)
+static inline int account_reserve_site(struct cmt_account *a, uint32_t site)
 {
-    struct cmt_account **slot = &r->accounts[device + 1][cls];
-    if (!*slot) {
-        struct cmt_account *a = calloc(1, sizeof *a);
-        if (!a)
-            return NULL;
-        a->device = device;
-        a->cls = (uint8_t)cls;
-        a->seen = true;
-        *slot = a;
-    }
-    return *slot;
+    return site < a->sites_cap ? 0 : account_grow_sites(a, site);
+}
+
+static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, unsigned cls)
+{
+    struct cmt_account *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->device = device;
+    a->cls = (uint8_t)cls;
+    a->seen = true;
+    r->accounts[device + 1][cls] = a;
+    return a;
+}
+
+static inline struct cmt_account *account_get(struct cmt_replay *r, int32_t device, unsigned cls)
+{
+    struct cmt_account *a = r->accounts[device + 1][cls];
+    return a ? a : account_new(r, device, cls);
 }
 
 static int site_stats_grow(struct cmt_replay *r, uint32_t site)
@@ -221,7 +227,7 @@ static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_
 
 /* ---- accounts ------------------------------------------------------------------ */
 
-static void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
+static inline __attribute__((always_inline)) void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
                            uint64_t ts)
 {
     struct cmt_site_cell *cell = &a->site_live[site];
@@ -282,8 +288,9 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
     }
 }
 
-/* Adds or removes a live allocation from every aggregate. */
-static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
+/* Adds or removes a live allocation from every aggregate. Inlined where
+ * add is a constant: each path keeps only its own branches. */
+static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
 {
     if (!cmt_kind_holds_memory(l->kind)) {
         virtual_change(r, l, add);

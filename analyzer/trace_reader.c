@@ -48,6 +48,9 @@ struct cmt_reader {
     struct heap_entry *heap;
     size_t heap_len;
     size_t heap_cap;
+    /* The top cursor's events come first while their ts stays below this:
+     * the smaller key of the top's children (0 when it must be checked). */
+    uint64_t run_limit;
     struct cmt_reader_stats stats;
     const struct cmt_reader_callbacks *cb;
     void *ctx;
@@ -271,7 +274,7 @@ static void init_default_kinds(void)
         default_kind[api] = (uint8_t)cmt_api_default_kind(api);
 }
 
-/* One varint at *p. With at least 16 bytes left, a varint of up to 8 bytes
+/* One varint at *p. With at least 16 bytes left, a varint of 3 to 8 bytes
  * (values below 2^56: every timestamp delta, size and address delta met in
  * practice) is decoded from one 8-byte load without a branch on its length:
  * lengths vary from record to record, and mispredicted branches were what
@@ -280,7 +283,19 @@ static void init_default_kinds(void)
 static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
     const uint8_t *p = *pp;
+    /* One or two bytes (masks, stack ids, time deltas) take a branch each:
+     * inlined at each field, they are predicted per field. */
     if (__builtin_expect(end - p >= 16, 1)) {
+        if (p[0] < 0x80) {
+            *out = p[0];
+            *pp = p + 1;
+            return 0;
+        }
+        if (p[1] < 0x80) {
+            *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            *pp = p + 2;
+            return 0;
+        }
         uint64_t w;
         memcpy(&w, p, sizeof w); /* little-endian (the reader checks the byte order) */
         uint64_t stops = ~w & 0x8080808080808080ull;
@@ -408,6 +423,17 @@ static void heap_sift_down(struct cmt_reader *r, size_t i, struct heap_entry x)
     r->heap[i] = x;
 }
 
+static void update_run_limit(struct cmt_reader *r)
+{
+    uint64_t limit = UINT64_MAX;
+    /* strictly below: equal keys order by chunk offset, left to the heap */
+    if (r->heap_len > 1 && r->heap[1].ts < limit)
+        limit = r->heap[1].ts;
+    if (r->heap_len > 2 && r->heap[2].ts < limit)
+        limit = r->heap[2].ts;
+    r->run_limit = r->heap_len ? limit : 0;
+}
+
 static int heap_push(struct cmt_reader *r, struct cursor *c)
 {
     if (r->heap_len == r->heap_cap) {
@@ -420,6 +446,7 @@ static int heap_push(struct cmt_reader *r, struct cursor *c)
     }
     r->heap[r->heap_len++] = (struct heap_entry){c->next.ts, c->chunk_off, c};
     heap_sift_up(r, r->heap_len - 1);
+    update_run_limit(r);
     if (r->heap_len > r->stats.max_open_chunks)
         r->stats.max_open_chunks = r->heap_len;
     return 0;
@@ -797,6 +824,12 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
             return 0;
         struct heap_entry top;
         if (cursor_decode(r, c) == DECODE_EVENT) {
+            /* A thread's events come in runs: while the next one is earlier
+             * than every other open chunk's, the heap stays as it is. */
+            if (c->next.ts < r->run_limit) {
+                r->heap[0].ts = c->next.ts;
+                continue;
+            }
             top = (struct heap_entry){c->next.ts, c->chunk_off, c};
         } else {
             /* End of this chunk's records, or damage inside it: the other
@@ -808,6 +841,7 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
             heap_sift_down(r, 0, top);
         else if (r->heap_len == 1)
             r->heap[0] = top;
+        update_run_limit(r);
     }
     return r->error[0] ? -1 : 0;
 }
