@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* cumemtrace run [-o TEMPLATE] [--] PROGRAM [ARGS...]
+/* cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]
  *
  * Runs PROGRAM with libcumemtrace.so preloaded and returns its status. The
  * program keeps our stdin/stdout/stderr, environment (plus LD_PRELOAD and the
  * CUMEMTRACE_* settings) and process group; children it starts inherit the
- * preload and write traces of their own. */
+ * preload and write traces of their own.
+ *
+ * With --check, every process of the run appends its trace path to a
+ * manifest file (CUMEMTRACE_MANIFEST) and the traces it lists are checked
+ * once PROGRAM has exited. PROGRAM's own failure wins: its status is passed
+ * on and the check only reports; when PROGRAM succeeds, the check's status is
+ * ours (docs/check.md, "Exit status"). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -18,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
+#include "check_options.h"
 #include "cli.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
@@ -28,16 +37,25 @@ static volatile sig_atomic_t child_pid;
 
 static void run_usage(FILE *out)
 {
-    fputs("usage: cumemtrace run [-o TEMPLATE] [--] PROGRAM [ARGS...]\n"
+    fputs("usage: cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
           "\n"
           "Runs PROGRAM with the profiler preloaded; every process it starts that\n"
           "allocates CUDA memory writes its own trace.\n"
           "\n"
           "  -o, --output TEMPLATE  trace path template (CUMEMTRACE_OUTPUT): %p pid, %h host,\n"
           "                         %t start time, %r rank; default cumemtrace.%p.bin\n"
-          "\n"
-          "Exit status: PROGRAM's own (a program killed by a signal is reported the same\n"
-          "way); 2 when the options are wrong or PROGRAM cannot be started.\n",
+          "  --check                when PROGRAM has exited, check the traces of every\n"
+          "                         process it ran, as `cumemtrace check` does; the report\n"
+          "                         goes to stderr unless --report-file is given\n"
+          "\n",
+          out);
+    cmt_check_options_help(out, true);
+    fputs("\n"
+          "Exit status: PROGRAM's own when it fails (a program killed by a signal is\n"
+          "reported the same way), even with --check; when PROGRAM succeeds, --check's:\n"
+          "0 clean, 1 (or --error-exitcode) a limit exceeded, 2 a trace that could not be\n"
+          "checked. 2 also when the options are wrong; 126 or 127 when PROGRAM cannot be\n"
+          "started. The last line on stderr says which applied.\n",
           out);
 }
 
@@ -183,36 +201,225 @@ static int pass_status(int status)
     return CMT_EXIT_USAGE;
 }
 
+/* CUMEMTRACE_OUTPUT made absolute, so every process writes where the
+ * manifest's readers (us) look, whatever directory it changed to. */
+static int absolute_template(const char *output)
+{
+    const char *t = output ? output : getenv("CUMEMTRACE_OUTPUT");
+    if (!t || !*t)
+        t = "cumemtrace.%p.bin";
+    if (t[0] == '/')
+        return setenv("CUMEMTRACE_OUTPUT", t, 1);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    size_t len = strlen(cwd) + strlen(t) + 2;
+    char *abs = malloc(len);
+    if (!abs)
+        return -1;
+    snprintf(abs, len, "%s/%s", cwd, t);
+    int rc = setenv("CUMEMTRACE_OUTPUT", abs, 1);
+    free(abs);
+    return rc;
+}
+
+/* A fresh, empty manifest in $TMPDIR; its path goes to CUMEMTRACE_MANIFEST. */
+static int create_manifest(char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(path, len, "%s/cumemtrace-manifest.XXXXXX", dir);
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        cmt_cli_error("run: cannot create a manifest file in %s: %s; set TMPDIR to a writable directory", dir,
+                      strerror(errno));
+        return -1;
+    }
+    close(fd);
+    if (setenv("CUMEMTRACE_MANIFEST", path, 1) != 0) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The trace paths the manifest lists, each once, in the order written. */
+static char **read_manifest(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char **list = NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        if (line[got - 1] == '\n')
+            line[--got] = '\0';
+        if (got == 0)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < *n && !seen; i++)
+            seen = strcmp(list[i], line) == 0;
+        if (seen)
+            continue;
+        char **more = realloc(list, (*n + 1) * sizeof *more);
+        if (!more)
+            break;
+        list = more;
+        if ((list[*n] = strdup(line)))
+            (*n)++;
+    }
+    free(line);
+    fclose(f);
+    return list;
+}
+
+static int run_program(char **argv, int *status)
+{
+    fflush(NULL);
+    install_forwarding();
+    pid_t pid = fork();
+    if (pid < 0) {
+        cmt_cli_error("run: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        cmt_cli_error("run: cannot run %s: %s", argv[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    while (waitpid(pid, status, 0) < 0) {
+        if (errno != EINTR) {
+            cmt_cli_error("run: waitpid: %s", strerror(errno));
+            return -1;
+        }
+    }
+    child_pid = 0;
+    return 0;
+}
+
+/* Checks the traces the run wrote and decides how `run` exits. */
+static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o, const char *manifest,
+                        char **argv, int argc, int wait_status)
+{
+    size_t n = 0;
+    char **traces = read_manifest(manifest, &n);
+    unlink(manifest);
+    const char *prog = cmt_basename(argv[0]);
+    int check_status = CMT_EXIT_USAGE;
+    bool oom = false;
+    for (size_t i = 0; i < n && !oom; i++)
+        oom = cmt_check_add_trace(chk, traces[i]) != 0;
+    if (oom)
+        cmt_cli_error("run: out of memory while checking the traces");
+    else
+        check_status = cmt_check_status(chk);
+    if (n == 0) {
+        fprintf(stderr, "cumemtrace run: no trace was written: %s made no CUDA allocation call, or the profiler "
+                        "was not loaded into it (static executables and setuid programs ignore LD_PRELOAD)%s\n",
+                prog, o->require_trace ? "; --require-trace makes this an error" : "");
+        if (o->require_trace)
+            check_status = CMT_EXIT_USAGE;
+    }
+    struct cmt_check_program program = {
+        .argv = argv,
+        .argc = argc,
+        .exited = WIFEXITED(wait_status),
+        .exit_status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0,
+        .signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0,
+    };
+    bool program_failed = !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0;
+    program.status_passed_through = program_failed;
+    program.final_status = program_failed ? (WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                                                                    : 128 + WTERMSIG(wait_status))
+                                          : check_status;
+    chk->program = &program;
+    /* A requested report file is always written (a CI step may expect it),
+     * even when no process wrote a trace. */
+    if (!oom && (n || o->report_file) && cmt_check_write_report(chk, "run", stderr, stderr) != 0 && !program_failed)
+        check_status = program.final_status = CMT_EXIT_USAGE;
+    chk->program = NULL;
+
+    if (program_failed && WIFEXITED(wait_status))
+        fprintf(stderr, "cumemtrace run: %s exited with status %d; exiting with that status, whatever the check "
+                        "found\n",
+                prog, WEXITSTATUS(wait_status));
+    else if (program_failed)
+        fprintf(stderr, "cumemtrace run: %s was killed by signal %d (%s); ending the same way, whatever the check "
+                        "found\n",
+                prog, WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+    else if (check_status == o->violation_status && chk->n_fail)
+        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: the check found "
+                        "violations\n",
+                prog, check_status);
+    else if (check_status != 0)
+        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: %s\n", prog,
+                check_status, oom || n ? "a trace could not be checked" : "no trace was written");
+    fflush(stderr);
+
+    /* A run that passed leaves nothing behind; one that did not keeps its
+     * traces (their paths are in the report) to be looked at. */
+    if (!program_failed && check_status == 0 && !o->keep_traces)
+        for (size_t i = 0; i < n; i++)
+            unlink(traces[i]);
+    for (size_t i = 0; i < n; i++)
+        free(traces[i]);
+    free(traces);
+    return program_failed ? -1 : check_status;
+}
+
 int cmt_cmd_run(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    enum { OPT_CHECK = 1000 };
+    struct option longopts[64];
+    longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
+    longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
+    memcpy(longopts + 3, cmt_check_longopts, (cmt_check_longopts_count + 1) * sizeof *longopts);
     const char *output = NULL;
+    bool check = false;
+    const char *first_check_option = NULL;
+    struct cmt_check_options copt;
+    cmt_check_options_init(&copt);
     optind = 1;
-    int c;
+    int c, index;
     /* "+": stop at the first non-option, so the program's own options are
      * never taken for ours. */
-    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:h", longopts, &index)) != -1) {
+        if (c == 'o') {
             output = optarg;
-            break;
-        case 'h':
+        } else if (c == 'h') {
             run_usage(stdout);
             return CMT_EXIT_OK;
-        default:
+        } else if (c == OPT_CHECK) {
+            check = true;
+        } else if (cmt_check_is_option(c)) {
+            if (!first_check_option)
+                first_check_option = longopts[index].name;
+            if (cmt_check_parse_option(&copt, c, optarg, "run") != 0)
+                return CMT_EXIT_USAGE;
+        } else {
+            cmt_check_option_error("run", c, argv);
             run_usage(stderr);
             return CMT_EXIT_USAGE;
         }
+    }
+    if (first_check_option && !check) {
+        cmt_cli_error("run: --%s is an option of --check: add --check", first_check_option);
+        return CMT_EXIT_USAGE;
     }
     if (optind >= argc) {
         cmt_cli_error("run: no program given");
         run_usage(stderr);
         return CMT_EXIT_USAGE;
     }
+    if (check && cmt_check_validate_options(&copt, "run", true) != 0)
+        return CMT_EXIT_USAGE;
     char shim[PATH_MAX];
     if (find_shim(shim, sizeof shim) != 0)
         return CMT_EXIT_USAGE;
@@ -220,26 +427,41 @@ int cmt_cmd_run(int argc, char **argv)
         cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
         return CMT_EXIT_USAGE;
     }
-    fflush(NULL);
-    install_forwarding();
-    pid_t pid = fork();
-    if (pid < 0) {
-        cmt_cli_error("run: fork: %s", strerror(errno));
+    int status;
+    if (!check) {
+        if (run_program(argv + optind, &status) != 0)
+            return CMT_EXIT_USAGE;
+        return pass_status(status);
+    }
+
+    /* Everything that can be wrong with the check's set-up (suppressions,
+     * baselines) is found before the program runs. */
+    struct cmt_check chk;
+    char err[1024], manifest[PATH_MAX];
+    if (cmt_check_init(&chk, &copt, err, sizeof err) != 0) {
+        cmt_cli_error("run: %s", err);
+        cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }
-    if (pid == 0) {
-        execvp(argv[optind], argv + optind);
-        cmt_cli_error("run: cannot run %s: %s", argv[optind], strerror(errno));
-        _exit(errno == ENOENT ? 127 : 126);
+    /* The report names every trace; one "writing trace to" line per process
+     * would only add noise to test logs. */
+    if (!getenv("CUMEMTRACE_QUIET"))
+        setenv("CUMEMTRACE_QUIET", "1", 1);
+    if (absolute_template(output) != 0) {
+        cmt_cli_error("run: cannot set CUMEMTRACE_OUTPUT: %s", strerror(errno));
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
     }
-    child_pid = pid;
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            cmt_cli_error("run: waitpid: %s", strerror(errno));
-            return CMT_EXIT_USAGE;
-        }
+    if (create_manifest(manifest, sizeof manifest) != 0) {
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
     }
-    child_pid = 0;
-    return pass_status(status);
+    if (run_program(argv + optind, &status) != 0) {
+        unlink(manifest);
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
+    }
+    int rc = check_traces(&chk, &copt, manifest, argv + optind, argc - optind, status);
+    cmt_check_free(&chk);
+    return rc < 0 ? pass_status(status) : rc;
 }

@@ -160,7 +160,9 @@ static void print_text(const struct cmt_analysis *a, const struct cmt_timeline_v
         cmt_format_size(se->peak, b1, sizeof b1);
         cmt_format_size(se->live, b2, sizeof b2);
         cmt_format_duration(rel(a, se->peak_ts), when, sizeof when);
-        if (se->device < 0)
+        if (se->device < 0 && se->kind == CMT_TIMELINE_TOTAL)
+            printf("\nHost, total of pinned host memory (host-located VMM included)");
+        else if (se->device < 0)
             printf("\nHost, %s", cmt_timeline_kind_name(se->kind));
         else if (se->kind == CMT_TIMELINE_TOTAL)
             printf("\nDevice %d, total of device-resident memory", se->device);

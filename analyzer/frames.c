@@ -16,6 +16,7 @@ struct cmt_frames {
     bool full;
     bool no_symbols;
     struct cmt_stack_frames *cache; /* by stack id; frames == NULL: not yet resolved */
+    struct cmt_stack_frames *unfolded_cache; /* the same, nothing folded; allocated on first use */
     uint64_t *canonical;            /* by stack id; 0: not computed yet */
     size_t cache_cap;
     /* display-frame hash -> first stack id with it (open addressing) */
@@ -105,7 +106,7 @@ static void describe_synthetic(const struct cmt_frames *f, const struct cmt_synt
     out->line = sf->line <= INT32_MAX ? (int)sf->line : 0;
 }
 
-static int resolve_stack(struct cmt_frames *f, uint64_t id, struct cmt_stack_frames *dst)
+static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cmt_stack_frames *dst)
 {
     const struct cmt_stack_def *st = cmt_model_stack(f->model, id);
     size_t cap = st ? (size_t)st->n * 2 + 4 : 1;
@@ -127,7 +128,7 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, struct cmt_stack_fra
             got = cmt_symbolizer_resolve(f->sym, st->frames[i], st->modules_known, tmp, MAX_INLINE_DEPTH);
         }
         for (size_t k = 0; k < got; k++) {
-            if (!f->full && cmt_fold_rules_match(f->fold, &tmp[k]))
+            if (fold && cmt_fold_rules_match(f->fold, &tmp[k]))
                 continue;
             if (n == cap) {
                 cap *= 2;
@@ -152,7 +153,25 @@ const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t sta
     if (stack_id == 0 || stack_id >= f->cache_cap)
         return &empty;
     struct cmt_stack_frames *c = &f->cache[stack_id];
-    if (!c->frames && resolve_stack(f, stack_id, c) != 0)
+    if (!c->frames && resolve_stack(f, stack_id, !f->full, c) != 0)
+        return &empty;
+    return c;
+}
+
+const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id)
+{
+    static const struct cmt_stack_frames empty = {0, NULL};
+    if (f->full)
+        return cmt_frames_get(f, stack_id);
+    if (stack_id == 0 || stack_id >= f->cache_cap)
+        return &empty;
+    if (!f->unfolded_cache) {
+        f->unfolded_cache = calloc(f->cache_cap, sizeof *f->unfolded_cache);
+        if (!f->unfolded_cache)
+            return &empty;
+    }
+    struct cmt_stack_frames *c = &f->unfolded_cache[stack_id];
+    if (!c->frames && resolve_stack(f, stack_id, false, c) != 0)
         return &empty;
     return c;
 }
@@ -219,6 +238,9 @@ void cmt_frames_free(struct cmt_frames *f)
     for (size_t i = 0; i < f->cache_cap && f->cache; i++)
         free(f->cache[i].frames);
     free(f->cache);
+    for (size_t i = 0; i < f->cache_cap && f->unfolded_cache; i++)
+        free(f->unfolded_cache[i].frames);
+    free(f->unfolded_cache);
     free(f->canonical);
     free(f->canon_keys);
     free(f->canon_ids);

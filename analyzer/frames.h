@@ -33,6 +33,9 @@ struct cmt_frames;
 struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt);
 /* The display frames of a stack id (n == 0 for "no stack"). */
 const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id);
+/* Every frame of a stack id, nothing folded (suppressions match these: a
+ * pattern may name a library whose frames folding hides). */
+const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id);
 /* The first stack id met whose display frames equal those of stack_id: two
  * stacks that differ only in folded frames are one call site. */
 uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id);

@@ -26,7 +26,101 @@ int cmt_live_set_init(struct cmt_live_set *s)
 void cmt_live_set_free(struct cmt_live_set *s)
 {
     free(s->slots);
+    free(s->aux.keys);
+    free(s->aux.tags);
+    free(s->aux.values);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- the aux words of VMM entries ----------------------------------------------- */
+
+static bool has_aux(uint8_t ns)
+{
+    return ns == CMT_NS_VMM_HANDLE || ns == CMT_NS_VMM_MAP;
+}
+
+static size_t aux_probe(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr, bool *found)
+{
+    size_t mask = m->cap - 1;
+    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
+    for (size_t i = (size_t)(h >> 32) & mask;; i = (i + 1) & mask) {
+        if (!m->tags[i]) {
+            *found = false;
+            return i;
+        }
+        if (m->keys[i] == addr && m->tags[i] == ns + 1) {
+            *found = true;
+            return i;
+        }
+    }
+}
+
+static int aux_reserve(struct cmt_live_aux_map *m)
+{
+    if (m->cap && (m->count + 1) * 2 <= m->cap)
+        return 0;
+    struct cmt_live_aux_map old = *m;
+    size_t cap = old.cap ? old.cap * 2 : 64;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->tags = calloc(cap, 1);
+    m->values = malloc(cap * sizeof *m->values);
+    if (!m->keys || !m->tags || !m->values) {
+        free(m->keys);
+        free(m->tags);
+        free(m->values);
+        *m = old;
+        return -1;
+    }
+    m->cap = cap;
+    for (size_t i = 0; i < old.cap; i++) {
+        if (!old.tags[i])
+            continue;
+        bool found;
+        size_t j = aux_probe(m, (uint8_t)(old.tags[i] - 1), old.keys[i], &found);
+        m->keys[j] = old.keys[i];
+        m->tags[j] = old.tags[i];
+        m->values[j] = old.values[i];
+    }
+    free(old.keys);
+    free(old.tags);
+    free(old.values);
+    return 0;
+}
+
+static uint64_t aux_get(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
+{
+    if (!m->cap)
+        return 0;
+    bool found;
+    size_t i = aux_probe(m, ns, addr, &found);
+    return found ? m->values[i] : 0;
+}
+
+static void aux_remove(struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
+{
+    if (!m->cap)
+        return;
+    bool found;
+    size_t i = aux_probe(m, ns, addr, &found);
+    if (!found)
+        return;
+    size_t mask = m->cap - 1, hole = i, j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->tags[j])
+            break;
+        uint64_t h = (m->keys[j] ^ ((uint64_t)(m->tags[j] - 1) << 59)) * 0x9e3779b97f4a7c15ull;
+        size_t home = (size_t)(h >> 32) & mask;
+        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            m->keys[hole] = m->keys[j];
+            m->tags[hole] = m->tags[j];
+            m->values[hole] = m->values[j];
+            hole = j;
+        }
+    }
+    m->tags[hole] = 0;
+    m->count--;
 }
 
 static inline void to_live(const struct cmt_live_slot *e, struct cmt_live *out)
@@ -105,6 +199,20 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
     size_t i = probe(s, a->ns, a->addr, &found);
     if (found && replaced)
         to_live(&s->slots[i], replaced);
+    if (__builtin_expect(has_aux(a->ns), 0)) {
+        if (aux_reserve(&s->aux) != 0)
+            return -1;
+        bool had;
+        size_t k = aux_probe(&s->aux, a->ns, a->addr, &had);
+        if (found && replaced)
+            replaced->aux = had ? s->aux.values[k] : 0;
+        if (!had) {
+            s->aux.keys[k] = a->addr;
+            s->aux.tags[k] = (uint8_t)(a->ns + 1);
+            s->aux.count++;
+        }
+        s->aux.values[k] = a->aux;
+    }
     s->slots[i] = to_slot(a);
     if (!found)
         s->count++;
@@ -115,9 +223,21 @@ bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, 
 {
     bool found;
     size_t i = probe(s, ns, addr, &found);
-    if (found && out)
+    if (found && out) {
         to_live(&s->slots[i], out);
+        if (has_aux(ns))
+            out->aux = aux_get(&s->aux, ns, addr);
+    }
     return found;
+}
+
+uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+{
+    if (!has_aux(ns) || !s->aux.cap)
+        return NULL;
+    bool found;
+    size_t i = aux_probe(&s->aux, ns, addr, &found);
+    return found ? &s->aux.values[i] : NULL;
 }
 
 bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out)
@@ -125,6 +245,8 @@ bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *ou
     if (i >= s->cap || !s->slots[i].tag)
         return false;
     to_live(&s->slots[i], out);
+    if (has_aux(out->ns))
+        out->aux = aux_get(&s->aux, out->ns, out->addr);
     return true;
 }
 
@@ -136,6 +258,11 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
         return false;
     if (out)
         to_live(&s->slots[i], out);
+    if (__builtin_expect(has_aux(ns), 0)) {
+        if (out)
+            out->aux = aux_get(&s->aux, ns, addr);
+        aux_remove(&s->aux, ns, addr);
+    }
     /* Backward-shift deletion: pull later members of the probe run into the
      * hole so lookups never need tombstones. */
     size_t mask = s->cap - 1, hole = i, j = i;

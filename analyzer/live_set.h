@@ -13,7 +13,8 @@
  *
  * The table is probed for every event: an entry is 32 bytes and the table
  * is aligned, so a lookup that finds its key in the home slot (most do)
- * touches one cache line. */
+ * touches one cache line. The aux word of VMM handles and mappings lives in
+ * a small table of its own. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -35,6 +36,14 @@ struct cmt_live {
     uint8_t kind;
     uint8_t api;
     uint8_t used; /* set in what the set hands out */
+    /* Kept for VMM handles and mappings only (other namespaces read 0). */
+    union {
+        uint64_t aux; /* VMM mapping: the physical handle it maps */
+        struct {
+            uint32_t map_refs; /* live mappings of this handle */
+            uint32_t released; /* cuMemRelease seen: the memory goes with the last mapping */
+        } vmm;                 /* VMM physical handle */
+    };
 };
 
 /* A slot as stored. */
@@ -49,10 +58,20 @@ struct cmt_live_slot {
     uint8_t api;
 };
 
+/* The aux values of VMM entries, apart: they are few, and the main table's
+ * slots stay at 32 bytes. */
+struct cmt_live_aux_map {
+    uint64_t *keys; /* address; 0 with tag 0: empty */
+    uint8_t *tags;  /* namespace + 1 */
+    uint64_t *values;
+    size_t cap, count;
+};
+
 struct cmt_live_set {
     struct cmt_live_slot *slots;
     size_t cap; /* power of two */
     size_t count;
+    struct cmt_live_aux_map aux;
 };
 
 int cmt_live_set_init(struct cmt_live_set *s);
@@ -68,6 +87,10 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
 
 /* Copies the entry with this key into *out; returns false when absent. */
 bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out);
+
+/* The aux word of a live VMM handle or mapping, to update in place; NULL
+ * when the entry is not live (or not of a VMM namespace). */
+uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr);
 
 /* Iteration: for (size_t i = 0; i < s->cap; i++) if (cmt_live_set_at(s, i, &l)) ... */
 bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out);

@@ -25,8 +25,11 @@ static void usage(FILE *out)
           "\n"
           "Commands:\n"
           "  run [-o TEMPLATE] [--] PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded\n"
+          "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
+          "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--json] [OPTIONS] TRACE...         explain traces: peaks, leaks, growth, failures\n"
           "  timeline [--csv|--json] [OPTIONS] TRACE    live bytes over time per device and kind\n"
+          "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  version                                    print the version\n"
           "  help                                       this text\n"
           "\n"
@@ -47,6 +50,8 @@ int main(int argc, char **argv)
         return cmt_cmd_timeline(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmt_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "check"))
+        return cmt_cmd_check(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, 1, 0);
         return CMT_EXIT_OK;

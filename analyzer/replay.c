@@ -53,6 +53,7 @@ static void account_free(struct cmt_account *a)
 void cmt_replay_free(struct cmt_replay *r)
 {
     cmt_live_set_free(&r->live);
+    free(r->maps.addrs);
     for (int d = 0; d <= CMT_MAX_DEVICES; d++)
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             account_free(r->accounts[d][c]);
@@ -262,29 +263,34 @@ static inline __attribute__((always_inline)) void account_change(struct cmt_acco
     }
 }
 
+static void stat_change(uint64_t *live, uint64_t *peak, uint64_t *count, uint64_t bytes, bool add)
+{
+    if (add) {
+        *live += bytes;
+        (*count)++;
+        if (*live > *peak)
+            *peak = *live;
+    } else {
+        *live -= bytes;
+        (*count)--;
+    }
+}
+
 static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool add)
 {
     struct cmt_virtual_stats *v = &r->virt[l->device + 1];
-    if (l->kind == CMT_KIND_VMM_RESERVE) {
-        if (add) {
-            v->reserve_live += l->size;
-            v->reserve_count++;
-            if (v->reserve_live > v->reserve_peak)
-                v->reserve_peak = v->reserve_live;
-        } else {
-            v->reserve_live -= l->size;
-            v->reserve_count--;
-        }
-    } else {
-        if (add) {
-            v->map_live += l->size;
-            v->map_count++;
-            if (v->map_live > v->map_peak)
-                v->map_peak = v->map_live;
-        } else {
-            v->map_live -= l->size;
-            v->map_count--;
-        }
+    switch (l->kind) {
+    case CMT_KIND_VMM_PHYSICAL:
+        stat_change(&v->physical_live, &v->physical_peak, &v->physical_count, l->size, add);
+        break;
+    case CMT_KIND_VMM_RESERVE:
+        stat_change(&v->reserve_live, &v->reserve_peak, &v->reserve_count, l->size, add);
+        break;
+    case CMT_KIND_VMM_MAP:
+        stat_change(&v->map_live, &v->map_peak, &v->map_count, l->size, add);
+        break;
+    default:
+        break;
     }
 }
 
@@ -292,15 +298,14 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
  * add is a constant: each path keeps only its own branches. */
 static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
 {
-    if (!cmt_kind_holds_memory(l->kind)) {
-        virtual_change(r, l, add);
+    virtual_change(r, l, add);
+    if (!cmt_kind_holds_memory(l->kind))
         return 0;
-    }
-    struct cmt_account *a = account_get(r, l->device, cmt_class_of_kind(l->kind));
+    struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
     if (!a || account_reserve_site(a, l->stack) != 0)
         return -1;
     account_change(a, l->stack, l->kind, l->size, add, ts);
-    cmt_timeline_change(&r->timeline, l->kind == CMT_KIND_HOST_PINNED ? -1 : l->device, l->kind, l->size, add, ts);
+    cmt_timeline_change(&r->timeline, a->cls == CMT_CLASS_HOST ? -1 : l->device, l->kind, l->size, add, ts);
     struct cmt_site_stats *s = &r->sites[l->stack];
     if (add) {
         s->live_bytes += l->size;
@@ -312,6 +317,130 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
             s->floor = s->live_bytes;
     }
     return 0;
+}
+
+/* --- VMM: mappings by address, physical handles by mapping count ---------- */
+
+static size_t map_lower_bound(const struct cmt_map_index *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->addrs[mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int map_index_insert(struct cmt_map_index *m, uint64_t addr)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *a = realloc(m->addrs, cap * sizeof *a);
+        if (!a)
+            return -1;
+        m->addrs = a;
+        m->cap = cap;
+    }
+    size_t at = map_lower_bound(m, addr);
+    memmove(m->addrs + at + 1, m->addrs + at, (m->n - at) * sizeof *m->addrs);
+    m->addrs[at] = addr;
+    m->n++;
+    return 0;
+}
+
+/* The state word of a live physical handle (struct cmt_live's vmm: its
+ * mapping count and whether it was released), to update in place; NULL when
+ * the handle is not live (created before the trace, or imported). */
+static uint64_t *handle_state(struct cmt_replay *r, uint64_t handle)
+{
+    return cmt_live_set_aux(&r->live, CMT_NS_VMM_HANDLE, handle);
+}
+
+static int drop_handle(struct cmt_replay *r, uint64_t handle, uint64_t ts)
+{
+    struct cmt_live gone;
+    if (!cmt_live_set_take(&r->live, CMT_NS_VMM_HANDLE, handle, &gone))
+        return 0;
+    return apply(r, &gone, false, ts);
+}
+
+/* A handle's memory goes once it is released and its last mapping is gone,
+ * whichever comes last (cuMemRelease documents this). */
+static int handle_unmapped(struct cmt_replay *r, uint64_t handle, uint64_t ts)
+{
+    uint64_t *state = handle_state(r, handle);
+    if (!state)
+        return 0;
+    struct cmt_live h = {.aux = *state};
+    if (h.vmm.map_refs)
+        h.vmm.map_refs--;
+    *state = h.aux;
+    if (h.vmm.map_refs || !h.vmm.released)
+        return 0;
+    return drop_handle(r, handle, ts);
+}
+
+static int on_release(struct cmt_replay *r, const struct cmt_event_in *e)
+{
+    struct cmt_live h;
+    uint64_t *state = handle_state(r, e->addr);
+    if (!state || !cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, e->addr, &h)) {
+        r->unmatched_frees++;
+        return 0;
+    }
+    r->frees++;
+    r->sites[h.stack].frees++;
+    h.aux = *state;
+    if (h.vmm.map_refs) {
+        h.vmm.released = 1; /* still mapped: the memory stays */
+        *state = h.aux;
+        return 0;
+    }
+    return drop_handle(r, e->addr, e->ts);
+}
+
+/* cuMemUnmap(ptr, size) removes every mapping starting in [ptr, ptr+size):
+ * a driver refuses a span that splits one, so a successful unmap covers
+ * whole mappings. */
+static int on_unmap(struct cmt_replay *r, const struct cmt_event_in *e)
+{
+    struct cmt_map_index *m = &r->maps;
+    uint64_t end = e->size && e->addr + e->size > e->addr ? e->addr + e->size : e->addr + 1;
+    size_t first = map_lower_bound(m, e->addr), last = first;
+    while (last < m->n && m->addrs[last] < end)
+        last++;
+    if (first == last) {
+        r->unmatched_frees++;
+        return 0;
+    }
+    for (size_t i = first; i < last; i++) {
+        struct cmt_live gone;
+        if (!cmt_live_set_take(&r->live, CMT_NS_VMM_MAP, m->addrs[i], &gone))
+            continue;
+        r->frees++;
+        r->sites[gone.stack].frees++;
+        if (apply(r, &gone, false, e->ts) != 0 || handle_unmapped(r, gone.aux, e->ts) != 0)
+            return -1;
+    }
+    memmove(m->addrs + first, m->addrs + last, (m->n - last) * sizeof *m->addrs);
+    m->n -= last - first;
+    return 0;
+}
+
+/* A new mapping: attributed to its handle's device, and counted on it. */
+static void on_map(struct cmt_replay *r, struct cmt_live *l)
+{
+    struct cmt_live h;
+    uint64_t *state = handle_state(r, l->aux);
+    if (state && cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, l->aux, &h)) {
+        l->device = h.device;
+        h.aux = *state;
+        h.vmm.map_refs++;
+        *state = h.aux;
+    }
 }
 
 static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
@@ -362,6 +491,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         .kind = e->kind,
         .api = e->api,
     };
+    if (e->kind == CMT_KIND_VMM_MAP) {
+        l.aux = e->aux[0];
+        on_map(r, &l);
+    }
     struct cmt_live old;
     int rc = cmt_live_set_put(&r->live, &l, &old);
     if (rc < 0)
@@ -372,6 +505,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         r->reused_addresses++;
         if (apply(r, &old, false, e->ts) != 0)
             return -1;
+        if (old.kind == CMT_KIND_VMM_MAP && handle_unmapped(r, old.aux, e->ts) != 0)
+            return -1;
+    } else if (l.kind == CMT_KIND_VMM_MAP && map_index_insert(&r->maps, l.addr) != 0) {
+        return -1;
     }
     return apply(r, &l, true, e->ts);
 }
@@ -382,6 +519,10 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
         r->failed_frees++;
         return 0;
     }
+    if (e->api == CMT_API_CU_MEM_RELEASE)
+        return on_release(r, e);
+    if (e->api == CMT_API_CU_MEM_UNMAP)
+        return on_unmap(r, e);
     struct cmt_live l;
     uint8_t ns = namespace_of_api[e->api];
     if (!cmt_live_set_take(&r->live, ns, e->addr, &l)) {

@@ -106,16 +106,30 @@ struct cmt_failure {
     uint64_t live_device_bytes; /* this process's device-resident bytes then */
 };
 
-/* Virtual-only VMM objects per device: reserved ranges and mappings. */
+/* VMM per device (index device + 1; -1 is host-located physical memory):
+ * physical memory (cuMemCreate handles: also counted in the device's account,
+ * live from cuMemCreate until released AND unmapped everywhere), reserved
+ * address ranges (the device current when they were reserved) and mappings
+ * (the device of the physical handle mapped). Reservations and mappings are
+ * address space, not memory. */
 struct cmt_virtual_stats {
+    uint64_t physical_live, physical_peak, physical_count;
     uint64_t reserve_live, reserve_peak, reserve_count;
     uint64_t map_live, map_peak, map_count;
+};
+
+/* Live VMM mappings by address, sorted: one cuMemUnmap releases every
+ * mapping that starts inside its span. */
+struct cmt_map_index {
+    uint64_t *addrs;
+    size_t n, cap;
 };
 
 struct cmt_replay {
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
+    struct cmt_map_index maps;
     struct cmt_site_stats *sites;      /* by stack id */
     struct cmt_site_extra *site_extra; /* by stack id */
     size_t sites_cap;
@@ -174,6 +188,13 @@ static inline enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
     default:
         return CMT_NS_POINTER;
     }
+}
+
+/* The class an allocation counts in: host memory (device -1, e.g. a
+ * host-located cuMemCreate) is pinned host memory whatever its kind. */
+static inline enum cmt_account_class cmt_class_of_allocation(unsigned kind, int32_t device)
+{
+    return device < 0 ? CMT_CLASS_HOST : cmt_class_of_kind(kind);
 }
 
 /* True for kinds that hold memory (not VMM reservations or mappings). */

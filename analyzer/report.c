@@ -128,7 +128,7 @@ static const struct cmt_timeline_series *account_series(const struct cmt_report 
     case CMT_CLASS_MANAGED:
         return cmt_timeline_find(tl, acc->device, CMT_KIND_MANAGED);
     case CMT_CLASS_HOST:
-        return cmt_timeline_find(tl, -1, CMT_KIND_HOST_PINNED);
+        return cmt_timeline_find(tl, -1, CMT_TIMELINE_TOTAL);
     default:
         return cmt_timeline_find(tl, acc->device, CMT_TIMELINE_TOTAL);
     }
@@ -302,16 +302,21 @@ static bool is_growing(const struct cmt_report *r, uint64_t stack)
 static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
 {
     const struct cmt_live_set *live = &r->analysis->replay.live;
-    struct cmt_site_row *rows = calloc(live->count ? live->count : 1, sizeof *rows);
-    if (!rows)
+    size_t cap = live->count ? live->count : 1;
+    struct cmt_site_row *rows = calloc(cap, sizeof *rows);
+    struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
+    if (!rows || !set_aside) {
+        free(rows);
+        free(set_aside);
         return -1;
-    size_t k = 0;
+    }
+    size_t k = 0, n_aside = 0;
     struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
         const struct cmt_live *l = &entry;
-        rows[k++] = (struct cmt_site_row){
+        struct cmt_site_row row = {
             .stack = cmt_frames_canonical(r->frames, l->stack),
             .bytes = l->size,
             .count = 1,
@@ -319,7 +324,17 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
             .api = l->api,
             .first_ts = l->ts,
         };
-        if (cmt_kind_holds_memory(l->kind)) {
+        bool holds = cmt_kind_holds_memory(l->kind);
+        if (r->opt->suppress_leak && r->opt->suppress_leak(r->opt->suppress_ctx, r->frames, l)) {
+            set_aside[n_aside++] = row;
+            if (holds) {
+                r->suppressed_bytes += l->size;
+                r->suppressed_count++;
+            }
+            continue;
+        }
+        rows[k++] = row;
+        if (holds) {
             r->leak_bytes += l->size;
             r->leak_count++;
         }
@@ -327,6 +342,18 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     }
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
+    /* Memory first; VMM reservations and mappings left at exit (address
+     * space, not memory) after it, each part still largest first. */
+    struct cmt_site_row *ordered = malloc((r->n_leaks ? r->n_leaks : 1) * sizeof *ordered);
+    if (!ordered)
+        return -1;
+    size_t n = 0;
+    for (int memory = 1; memory >= 0; memory--)
+        for (size_t i = 0; i < r->n_leaks; i++)
+            if (cmt_kind_holds_memory(rows[i].kind) == (memory == 1))
+                ordered[n++] = rows[i];
+    memcpy(rows, ordered, r->n_leaks * sizeof *rows);
+    free(ordered);
     for (size_t i = 0; i < r->n_leaks; i++) {
         struct cmt_site_row *row = &rows[i];
         row->site_allocs = totals[row->stack].allocs;
@@ -342,6 +369,8 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
             r->leak_repeated_count += row->count;
         }
     }
+    r->n_suppressed = merge_rows(set_aside, n_aside);
+    r->suppressed = set_aside;
     return 0;
 }
 
@@ -462,6 +491,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->accounts);
     free(r->growth);
     free(r->leaks);
+    free(r->suppressed);
     free(r->failures);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);

@@ -81,6 +81,10 @@ struct cmt_report_options {
     bool at_set;             /* --at TIME: the replay stopped at at_ns after the start */
     uint64_t at_ns;
     size_t chart_width, chart_height; /* the text timeline; 0: no chart */
+    /* Optional: called once for each allocation live at exit; returning true
+     * sets it aside as suppressed (`check` suppressions) instead of a leak. */
+    bool (*suppress_leak)(void *ctx, struct cmt_frames *frames, const struct cmt_live *allocation);
+    void *suppress_ctx;
 };
 
 struct cmt_report {
@@ -97,6 +101,9 @@ struct cmt_report {
     uint64_t leak_repeated_bytes, leak_repeated_count; /* sites that allocated more than once */
     struct cmt_growth_row *growth; /* candidates, fastest first */
     size_t n_growth;
+    struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site */
+    size_t n_suppressed;
+    uint64_t suppressed_bytes, suppressed_count;
     struct cmt_failure_group *failures;
     size_t n_failures;
     char **warnings;

@@ -210,7 +210,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
-    if (acc->cls == CMT_CLASS_DEVICE) {
+    if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
         for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
@@ -266,6 +266,9 @@ static void json_accounts(const struct cmt_report *r, struct cmt_json *j, unsign
     cmt_json_end_array(j);
 }
 
+/* One object per device with VMM activity; ordinal -1 holds host-located
+ * physical memory. Reserved ranges and mappings are address space; physical
+ * bytes are also in the device's (or pinned host's) account. */
 static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
 {
     const struct cmt_replay *rp = &r->analysis->replay;
@@ -273,7 +276,7 @@ static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_begin_array(j);
     for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
         const struct cmt_virtual_stats *v = &rp->virt[d];
-        if (!v->reserve_peak && !v->map_peak)
+        if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
             continue;
         cmt_json_begin_object(j);
         cmt_json_key(j, "ordinal");
@@ -290,6 +293,12 @@ static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_uint(j, v->map_live);
         cmt_json_key(j, "mapped_at_exit_count");
         cmt_json_uint(j, v->map_count);
+        cmt_json_key(j, "physical_peak_bytes");
+        cmt_json_uint(j, v->physical_peak);
+        cmt_json_key(j, "physical_at_exit_bytes");
+        cmt_json_uint(j, v->physical_live);
+        cmt_json_key(j, "physical_at_exit_count");
+        cmt_json_uint(j, v->physical_count);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);

@@ -300,14 +300,14 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
     fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %.3f s\n", label, bytes_str(acc->peak, b1, sizeof b1),
             acc->peak_count, plural(acc->peak_count, "allocation", "allocations"),
             (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
-    if (acc->cls == CMT_CLASS_DEVICE)
+    if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
         fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", when, bytes_str(acc->live, b1, sizeof b1),
                 acc->live_count, plural(acc->live_count, "allocation", "allocations"));
-        if (acc->cls == CMT_CLASS_DEVICE)
+        if (acc->cls != CMT_CLASS_MANAGED)
             print_by_kind(out, v->at.by_kind, when);
     } else {
         fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", bytes_str(acc->live, b1, sizeof b1),
@@ -326,27 +326,57 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
     char b1[64], b2[64];
     for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
         const struct cmt_virtual_stats *v = &rp->virt[d];
-        if (!v->reserve_peak && !v->map_peak)
+        if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
             continue;
-        fprintf(out, "\nVirtual memory (VMM), device %d\n", d - 1);
-        fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
-                bytes_str(v->reserve_peak, b1, sizeof b1), bytes_str(v->reserve_live, b2, sizeof b2),
-                v->reserve_count, plural(v->reserve_count, "range", "ranges"));
-        fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", bytes_str(v->map_peak, b1, sizeof b1),
-                bytes_str(v->map_live, b2, sizeof b2), v->map_count, plural(v->map_count, "mapping", "mappings"));
+        if (d == 0)
+            fprintf(out, "\nVirtual memory management (VMM), host\n");
+        else
+            fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
+        if (v->physical_peak) {
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", bytes_str(v->physical_peak, b1, sizeof b1),
+                    bytes_str(v->physical_live, b2, sizeof b2), v->physical_count,
+                    plural(v->physical_count, "handle", "handles"));
+            if (d == 0)
+                fprintf(out, " (counted in pinned host memory)\n");
+            else
+                fprintf(out, " (counted in device %d)\n", d - 1);
+        }
+        if (v->reserve_peak)
+            fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
+                    bytes_str(v->reserve_peak, b1, sizeof b1), bytes_str(v->reserve_live, b2, sizeof b2),
+                    v->reserve_count, plural(v->reserve_count, "range", "ranges"));
+        if (v->map_peak)
+            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", bytes_str(v->map_peak, b1, sizeof b1),
+                    bytes_str(v->map_live, b2, sizeof b2), v->map_count,
+                    plural(v->map_count, "mapping", "mappings"));
     }
 }
 
-static void print_leak_rows(const struct cmt_report *r, FILE *out, bool once)
+enum leak_group { LEAK_ONCE, LEAK_REPEATED, LEAK_ADDRESS_SPACE };
+
+static enum leak_group leak_group_of(const struct cmt_site_row *s)
+{
+    if (!cmt_kind_holds_memory(s->kind))
+        return LEAK_ADDRESS_SPACE;
+    return s->site_allocs <= 1 ? LEAK_ONCE : LEAK_REPEATED;
+}
+
+static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_group group)
 {
     char b1[64];
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
-        if ((s->site_allocs <= 1) != once)
+        if (leak_group_of(s) != group)
             continue;
-        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)", bytes_str(s->bytes, b1, sizeof b1), s->count,
-                plural(s->count, "allocation", "allocations"), cmt_kind_name(s->kind), cmt_api_name(s->api));
-        if (!once)
+        const char *one = "allocation", *many = "allocations";
+        if (s->kind == CMT_KIND_VMM_RESERVE)
+            one = "reserved range", many = "reserved ranges";
+        else if (s->kind == CMT_KIND_VMM_MAP)
+            one = "mapping", many = "mappings";
+        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", bytes_str(s->bytes, b1, sizeof b1), s->count,
+                plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
+                group == LEAK_ADDRESS_SPACE ? "; address space, not memory" : "");
+        if (group == LEAK_REPEATED)
             fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64, s->site_allocs, s->site_frees);
         if (s->growing)
             fprintf(out, "; growing (see below)");
@@ -375,19 +405,26 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
         fprintf(out, "\nLeaks (live at exit): %s in %" PRIu64 " %s\n", bytes_str(r->leak_bytes, b1, sizeof b1),
                 r->leak_count, plural(r->leak_count, "allocation", "allocations"));
     }
-    if (r->leak_once_count || r->leak_repeated_count == 0) {
+    if (r->leak_once_count) {
         fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
                      "in %" PRIu64 " %s\n",
                 bytes_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
                 plural(r->leak_once_count, "allocation", "allocations"));
-        print_leak_rows(r, out, true);
+        print_leak_rows(r, out, LEAK_ONCE);
     }
     if (r->leak_repeated_count) {
         fprintf(out, "  allocated repeatedly (the call site allocated many times and kept some): %s in %" PRIu64
                      " %s\n",
                 bytes_str(r->leak_repeated_bytes, b1, sizeof b1), r->leak_repeated_count,
                 plural(r->leak_repeated_count, "allocation", "allocations"));
-        print_leak_rows(r, out, false);
+        print_leak_rows(r, out, LEAK_REPEATED);
+    }
+    bool address_space = false;
+    for (size_t i = 0; i < r->n_leaks; i++)
+        address_space = address_space || leak_group_of(&r->leaks[i]) == LEAK_ADDRESS_SPACE;
+    if (address_space) {
+        fprintf(out, "  VMM address space left reserved or mapped (address space, not memory):\n");
+        print_leak_rows(r, out, LEAK_ADDRESS_SPACE);
     }
 }
 

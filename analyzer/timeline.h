@@ -17,9 +17,11 @@
  *
  * Series: one per (device, kind) for the kinds that hold memory (device,
  * async-pool, vmm-physical, array on a device; managed on a device;
- * pinned-host on "device" -1), plus per device the device-resident total
- * (CMT_TIMELINE_TOTAL: device + async-pool + vmm-physical + array), which
- * is what the report's device peak measures. */
+ * pinned-host, and vmm-physical located on the host, on "device" -1), plus
+ * per device the total of everything but managed memory (CMT_TIMELINE_TOTAL:
+ * on a device its device-resident memory, on the host its pinned memory),
+ * which is what the report's peak of that device (or of pinned host memory)
+ * measures. Callers pass device -1 for host memory. */
 
 #define CMT_TIMELINE_BUCKETS 1024u        /* even; buckets kept while replaying */
 #define CMT_TIMELINE_FIRST_WIDTH_SHIFT 10 /* first bucket width 2^10 ns (about 1 us) */
@@ -158,9 +160,7 @@ static inline void cmt_timeline_change(struct cmt_timeline *t, int32_t device, u
     struct cmt_timeline_series *s = cmt_timeline_series_of(t, device, kind);
     if (s)
         cmt_timeline_series_change(t, s, bytes, add, ts);
-    bool device_resident = kind == CMT_KIND_DEVICE || kind == CMT_KIND_ASYNC || kind == CMT_KIND_VMM_PHYSICAL ||
-                           kind == CMT_KIND_ARRAY;
-    if (device_resident && (s = cmt_timeline_series_of(t, device, CMT_TIMELINE_TOTAL)) != NULL)
+    if (kind != CMT_KIND_MANAGED && (s = cmt_timeline_series_of(t, device, CMT_TIMELINE_TOTAL)) != NULL)
         cmt_timeline_series_change(t, s, bytes, add, ts);
 }
 

@@ -41,9 +41,10 @@ static inline void cmt_record_alloc(struct cmt_hook *h, const struct cmt_alloc_r
     cmt_hook_commit(h, &e);
 }
 
-/* ts was taken BEFORE the real release ran. */
-static inline void cmt_record_free(struct cmt_hook *h, uint8_t api, uint64_t ts, int32_t result, uint64_t addr,
-                                   uint64_t stream)
+/* ts was taken BEFORE the real release ran. size: the span released when
+ * the API takes one (cuMemUnmap, cuMemAddressFree), else 0. */
+static inline void cmt_record_free_sized(struct cmt_hook *h, uint8_t api, uint64_t ts, int32_t result, uint64_t addr,
+                                         uint64_t size, uint64_t stream)
 {
     struct cmt_event e = {
         .type = CMT_REC_FREE,
@@ -52,11 +53,18 @@ static inline void cmt_record_free(struct cmt_hook *h, uint8_t api, uint64_t ts,
         .result = result,
         .ts = ts,
         .addr = addr,
+        .size = size,
         .stream = stream,
     };
     if (cmt_config.free_stacks)
         e.stack = cmt_stack_capture();
     cmt_hook_commit(h, &e);
+}
+
+static inline void cmt_record_free(struct cmt_hook *h, uint8_t api, uint64_t ts, int32_t result, uint64_t addr,
+                                   uint64_t stream)
+{
+    cmt_record_free_sized(h, api, ts, result, addr, 0, stream);
 }
 
 #endif

@@ -10,22 +10,29 @@
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
-void *cmt_real_dlsym(void *handle, const char *name)
+CMT_EARLY void *cmt_glibc_dlsym(void)
 {
     static dlsym_fn real;
     dlsym_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
     if (!fn) {
         /* dlvsym is not wrapped, so it reaches glibc's dlsym whatever the
          * shim exports. glibc >= 2.34 has dlsym in libc (GLIBC_2.34), older
-         * ones in libdl (GLIBC_2.2.5); ask for both. */
-        fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+         * ones in libdl under the architecture's base version (GLIBC_2.2.5
+         * on x86_64, GLIBC_2.17 on aarch64); ask for each. */
+        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+        for (size_t i = 0; !fn && i < sizeof versions / sizeof versions[0]; i++)
+            fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
         if (!fn)
-            fn = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        if (!fn)
-            return NULL; /* not glibc: unsupported, every hook passes through */
+            return NULL; /* not glibc: unsupported */
         __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
     }
-    return fn(handle, name);
+    return (void *)fn;
+}
+
+void *cmt_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn fn = (dlsym_fn)cmt_glibc_dlsym();
+    return fn ? fn(handle, name) : NULL;
 }
 
 int cmt_is_own_address(const void *addr)

@@ -6,11 +6,29 @@
  * links cudart or libcuda. */
 
 #define CMT_EXPORT __attribute__((visibility("default")))
+
+/* For code on the path of every dlsym call: it may run before anything else
+ * in the process is initialised, the address sanitizer's runtime included
+ * (which resolves its interceptors with dlsym, reaching the shim's), so it is
+ * not instrumented and calls nothing of the C library but dlvsym. */
+#define CMT_EARLY __attribute__((no_sanitize("address", "undefined")))
+/* A hidden alias of an exported function: its address is the shim's own
+ * function. Taking &name inside the shim would go through the GOT and give
+ * whichever definition comes first in the global scope, another
+ * interposer's cuMemAlloc_v2 when that one is preloaded first. */
+#define CMT_SELF_ALIAS(name) \
+    extern __typeof__(name) cmt_self_##name __attribute__((alias(#name), visibility("hidden")));
 #define CMT_STR_(x) #x
 #define CMT_STR(x) CMT_STR_(x) /* stringizes after macro expansion (_ptsz names) */
 
-/* glibc's own dlsym, never the shim's wrapper. */
+/* glibc's own dlsym, never the shim's (which the shim exports: see
+ * dlsym_entry.S). Called from the shim, RTLD_NEXT and RTLD_DEFAULT are
+ * relative to the shim. */
 void *cmt_real_dlsym(void *handle, const char *name);
+
+/* glibc's dlsym function itself (void * to keep <dlfcn.h> out), found on
+ * first use; NULL when the C library is not glibc. */
+CMT_EARLY void *cmt_glibc_dlsym(void);
 
 /* The definition of name that the hook shadows: the next one after the shim
  * in the global search order; failing that (a libcudart loaded with

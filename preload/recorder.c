@@ -16,6 +16,7 @@
 #include "log.h"
 #include "modules.h"
 #include "path_template.h"
+#include "shim.h"
 #include "stacks.h"
 
 struct cmt_recorder cmt_recorder = {
@@ -199,6 +200,10 @@ static void append_manifest(const char *trace_path)
 bool cmt_recorder_start(void)
 {
     bool ok = false;
+    /* Off for good (disabled, failed, shut down): never touch the lock. */
+    if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_OFF)
+        return false;
+    cmt_shim_ensure_loaded();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     int state = cmt_recorder.state;
     if (state != CMT_RECORDER_UNSTARTED) {
@@ -285,8 +290,25 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
     return true;
 }
 
+/* Code outside any hook that takes the recorder's locks (exit, fork) counts
+ * as being inside one, so a signal handler that interrupts it and calls a
+ * hook passes straight through instead of waiting for a lock this very
+ * thread holds. */
+static void enter_internal(void)
+{
+    cmt_thread_state.depth++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void leave_internal(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cmt_thread_state.depth--;
+}
+
 void cmt_recorder_shutdown(void)
 {
+    enter_internal();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
@@ -304,6 +326,7 @@ void cmt_recorder_shutdown(void)
         cmt_trace_close(&cmt_recorder.tf);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
+    leave_internal();
 }
 
 /* fork: hold every lock across the fork so the child never inherits one
@@ -311,6 +334,7 @@ void cmt_recorder_shutdown(void)
  * with the parent: writing it would corrupt the parent's file). */
 void cmt_recorder_fork_prepare(void)
 {
+    enter_internal();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     pthread_mutex_lock(&cmt_recorder.tf.claim_lock);
@@ -321,6 +345,7 @@ void cmt_recorder_fork_parent(void)
     pthread_mutex_unlock(&cmt_recorder.tf.claim_lock);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     pthread_mutex_unlock(&cmt_recorder.start_lock);
+    leave_internal();
 }
 
 void cmt_recorder_fork_child(void)
@@ -337,4 +362,5 @@ void cmt_recorder_fork_child(void)
     if (!cmt_config.follow_fork || cmt_config.disabled)
         next = CMT_RECORDER_OFF;
     __atomic_store_n(&cmt_recorder.state, next, __ATOMIC_RELEASE);
+    leave_internal();
 }

@@ -90,7 +90,13 @@ static inline bool cmt_hook_enter(struct cmt_hook *h)
     struct cmt_thread *t = &cmt_thread_state;
     h->thread = t;
     h->record = false;
-    if (t->depth++ != 0)
+    uint32_t depth = t->depth++;
+    /* The increment must be in place before anything below touches the
+     * thread's stream: a signal handler that calls a hook in between must see
+     * us inside one and pass straight through. A compiler fence suffices
+     * (same thread); it costs no instruction. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (depth != 0)
         return false;
     h->record = cmt_recorder_ready(t);
     return h->record;
@@ -98,6 +104,7 @@ static inline bool cmt_hook_enter(struct cmt_hook *h)
 
 static inline void cmt_hook_leave(struct cmt_hook *h)
 {
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     h->thread->depth--;
 }
 

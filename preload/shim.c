@@ -5,14 +5,31 @@
 #include <pthread.h>
 
 #include "config.h"
+#include "real_symbols.h"
 #include "recorder.h"
+#include "shim.h"
 #include "stacks.h"
 
-__attribute__((constructor)) static void cmt_shim_load(void)
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static void load(void)
 {
     cmt_config_load();
     cmt_stacks_init();
+    /* Found now rather than inside the first dlsym some other library's
+     * constructor makes (ours may run after theirs). */
+    cmt_glibc_dlsym();
     pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
+}
+
+void cmt_shim_ensure_loaded(void)
+{
+    pthread_once(&load_once, load);
+}
+
+__attribute__((constructor)) static void cmt_shim_load(void)
+{
+    cmt_shim_ensure_loaded();
 }
 
 /* Runs after the program's own exit handlers and destructors registered

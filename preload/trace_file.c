@@ -77,6 +77,12 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     if (tf->max_size && first > tf->max_size)
         first = tf->max_size & ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
     int rc = first < CMT_FILE_HEADER_SIZE + CMT_CHUNK_ALIGN ? -EFBIG : map_segment(tf, 0, first);
+    if (rc == -ENOSPC && first > CMT_SMALL_SEGMENT_SIZE) {
+        /* A nearly full disk may still hold a small first segment: record
+         * what fits rather than nothing. */
+        first = CMT_SMALL_SEGMENT_SIZE;
+        rc = map_segment(tf, 0, first);
+    }
     if (rc != 0) {
         close(fd);
         unlink(tf->path);
@@ -155,7 +161,7 @@ static int grow_locked(struct cmt_trace_file *tf, uint32_t need)
     int rc = map_segment(tf, offset, size);
     if (rc == -ENOSPC && size > need) {
         /* A nearly full disk may still hold a smaller segment. */
-        size = need;
+        size = need > CMT_SMALL_SEGMENT_SIZE ? need : CMT_SMALL_SEGMENT_SIZE;
         rc = map_segment(tf, offset, size);
     }
     if (rc != 0)

@@ -17,6 +17,7 @@
 #define CMT_MAX_SEGMENTS 4096u
 #define CMT_FIRST_SEGMENT_SIZE (1u << 20)
 #define CMT_MAX_SEGMENT_SIZE (64u << 20)
+#define CMT_SMALL_SEGMENT_SIZE (64u << 10) /* tried when the disk is nearly full */
 
 enum cmt_trace_state {
     CMT_TRACE_UNOPENED = 0,

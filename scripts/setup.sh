@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils)
+packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils
+  cmake) # cmake: the ctest recipe of docs/check.md is tried by the tests
 read -r -a extra <<<"${CMT_SETUP_EXTRA:-}"
 packages+=("${extra[@]}")
 

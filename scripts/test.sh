@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up cumemtrace and runs every test: the suite on the simulated CUDA
-# device, then again under AddressSanitizer+UndefinedBehaviorSanitizer.
+# device, its shim and CLI tests again under valgrind, then everything under
+# AddressSanitizer+UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CMT_SETUP_EXTRA="clang valgrind ${CMT_SETUP_EXTRA:-}" scripts/setup.sh
@@ -8,6 +9,9 @@ CMT_SETUP_EXTRA="clang valgrind ${CMT_SETUP_EXTRA:-}" scripts/setup.sh
 jobs="$(nproc)"
 echo "test: default build"
 meson test -C build --print-errorlogs --num-processes "$jobs"
+
+echo "test: under valgrind (memcheck)"
+meson test -C build --print-errorlogs --num-processes "$jobs" --setup valgrind --suite unit --suite e2e
 
 echo "test: ASan+UBSan build"
 if [ ! -f build-asan/build.ninja ]; then

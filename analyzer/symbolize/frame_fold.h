@@ -26,7 +26,9 @@
  *                         A user function named cudaSomething is folded too.
  *     __cuda*             runtime registration/launch helpers
  *                         (__cudaRegisterFatBinary, __cudaPushCallConfiguration)
- *     __cudart*           static-runtime internals (obfuscated __cudart1234)
+ *     __cudart*           static-runtime internals (obfuscated __cudart1234;
+ *                         the simulated static runtime of the tests names its
+ *                         helpers __cudart_* to match, so no rule knows it)
  *     cudart::*           static-runtime C++ internals, demangled
  *     _ZN6cudart*         the same, when names are not demangled
  *   and the C library: module libc.so* (no CUDA allocation is made by libc;

@@ -51,7 +51,7 @@ int main(void)
     uint64_t width = cmt_timeline_width(&t);
     CHECK(width * cmt_timeline_used(&t) >= 10 * 1000 * MS);
     CHECK(width * CMT_TIMELINE_BUCKETS / 2 < 10 * 1000 * MS);
-    CHECK_EQ_U64(t.n_series, 4); /* pinned-host, device, total, async-pool */
+    CHECK_EQ_U64(t.n_series, 5); /* pinned-host and the host's total, device, total, async-pool */
 
     const struct cmt_timeline_series *dev = cmt_timeline_find(&t, 0, CMT_KIND_DEVICE);
     const struct cmt_timeline_series *total = cmt_timeline_find(&t, 0, CMT_TIMELINE_TOTAL);
@@ -89,7 +89,10 @@ int main(void)
     struct cmt_timeline_view v;
     CHECK(cmt_timeline_resample(&t, 10, &v) == 0);
     CHECK(v.n <= 10 && v.n >= 9);
-    CHECK(v.series[0] == total && v.series[1] == dev && v.series[2] == pool && v.series[3] == host);
+    const struct cmt_timeline_series *host_total = cmt_timeline_find(&t, -1, CMT_TIMELINE_TOTAL);
+    CHECK(host_total && host_total->peak == 5 * MiB);
+    CHECK(v.series[0] == total && v.series[1] == dev && v.series[2] == pool && v.series[3] == host_total &&
+          v.series[4] == host);
     uint64_t max_total = 0, vev = 0;
     for (size_t b = 0; b < v.n; b++) {
         if (v.cells[0 * v.n + b].max > max_total)

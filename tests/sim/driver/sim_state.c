@@ -55,6 +55,25 @@ void sim_mark_initialized(void)
     __atomic_store_n(&api_initialized, true, __ATOMIC_RELEASE);
 }
 
+/* fork: the device state is held across fork so a child of a multithreaded
+ * program never inherits the lock mid-update; the child keeps a copy of the
+ * device (real CUDA does not survive fork at all, but a test double that
+ * deadlocks would hide what the tests want to see: the profiler's behaviour). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&sim.lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&sim.lock);
+}
+
+__attribute__((constructor)) static void install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 void sim_lock(void)
 {
     pthread_mutex_lock(&sim.lock);

@@ -20,7 +20,7 @@
 #define HANDLE_BASE 0xc0de000000000000ull
 
 struct sim_vmm_allocation {
-    int device;
+    int device;          /* -1: host-located (pinned system memory) */
     uint64_t size;
     unsigned mapping_count;
     bool released;       /* cuMemRelease ran while mappings remained */
@@ -64,10 +64,23 @@ static bool is_granular(uint64_t value)
     return value % SIM_VMM_GRANULARITY == 0;
 }
 
-/* The allocation properties the simulator can honour: pinned device memory. */
+static bool is_host_location(CUmemLocationType type)
+{
+    return type == CU_MEM_LOCATION_TYPE_HOST || type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+           type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+}
+
+/* The allocation properties the simulator can honour: pinned memory on a
+ * device, or pinned host memory (CUDA 12.2's host-located allocations; the
+ * NUMA node is not modelled). Host memory takes no device capacity. */
 static CUresult check_properties(const CUmemAllocationProp *prop)
 {
-    if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (is_host_location(prop->location.type))
+        return prop->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && prop->location.id < 0 ? CUDA_ERROR_INVALID_VALUE
+                                                                                               : CUDA_SUCCESS;
+    if (prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     return sim_device_at(prop->location.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
@@ -87,7 +100,8 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 static void free_physical(struct sim_vmm_allocation *allocation)
 {
-    sim_device_uncharge(&sim.devices[allocation->device], SIM_USE_VMM, allocation->size);
+    if (allocation->device >= 0)
+        sim_device_uncharge(&sim.devices[allocation->device], SIM_USE_VMM, allocation->size);
     free(allocation);
 }
 
@@ -104,15 +118,15 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     struct sim_vmm_allocation *allocation = calloc(1, sizeof *allocation);
     if (!allocation)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    allocation->device = prop->location.id;
+    allocation->device = is_host_location(prop->location.type) ? -1 : prop->location.id;
     allocation->size = size;
     sim_lock();
-    struct sim_device *device = &sim.devices[allocation->device];
-    result = sim_device_charge(device, SIM_USE_VMM, size);
+    struct sim_device *device = allocation->device >= 0 ? &sim.devices[allocation->device] : NULL;
+    result = device ? sim_device_charge(device, SIM_USE_VMM, size) : CUDA_SUCCESS;
     uint64_t value = HANDLE_BASE + handles_issued + 1;
     if (result == CUDA_SUCCESS) {
         result = sim_register(SIM_OBJ_VMM_ALLOCATION, value, size, allocation, allocation->device);
-        if (result != CUDA_SUCCESS)
+        if (result != CUDA_SUCCESS && device)
             sim_device_uncharge(device, SIM_USE_VMM, size);
     }
     if (result == CUDA_SUCCESS) {

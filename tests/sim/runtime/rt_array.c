@@ -41,7 +41,7 @@ static cudaError_t array_format(const struct cudaChannelFormatDesc *desc, CUarra
     return cudaSuccess;
 }
 
-static cudaError_t create_array(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height,
+static cudaError_t __cudart_create_array(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height,
                                 size_t depth, unsigned flags, bool three_d)
 {
     if (!array || !desc)
@@ -72,12 +72,12 @@ static cudaError_t create_array(cudaArray_t *array, const struct cudaChannelForm
 
 cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height, unsigned int flags)
 {
-    return create_array(array, desc, width, height, 0, flags, false);
+    return __cudart_create_array(array, desc, width, height, 0, flags, false);
 }
 
 cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int flags)
 {
-    return create_array(array, desc, extent.width, extent.height, extent.depth, flags, true);
+    return __cudart_create_array(array, desc, extent.width, extent.height, extent.depth, flags, true);
 }
 
 cudaError_t cudaFreeArray(cudaArray_t array)

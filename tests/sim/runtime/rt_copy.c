@@ -4,7 +4,7 @@
  * variants serve code built with --default-stream per-thread. */
 #include "rt_state.h"
 
-static cudaError_t copy(PFN_cuMemcpy_v4000 unified, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+static cudaError_t __cudart_copy(PFN_cuMemcpy_v4000 unified, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     cudaError_t error = rt_ensure_context();
     if (error != cudaSuccess)
@@ -28,16 +28,16 @@ static cudaError_t copy(PFN_cuMemcpy_v4000 unified, void *dst, const void *src, 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : copy(rt_driver.cuMemcpy, dst, src, count, kind);
+    return error != cudaSuccess ? rt_return(error) : __cudart_copy(rt_driver.cuMemcpy, dst, src, count, kind);
 }
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : copy(rt_driver.cuMemcpy_ptds, dst, src, count, kind);
+    return error != cudaSuccess ? rt_return(error) : __cudart_copy(rt_driver.cuMemcpy_ptds, dst, src, count, kind);
 }
 
-static cudaError_t copy_async(PFN_cuMemcpyAsync_v4000 unified, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+static cudaError_t __cudart_copy_async(PFN_cuMemcpyAsync_v4000 unified, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                               cudaStream_t stream)
 {
     if ((unsigned)kind > cudaMemcpyDefault)
@@ -51,16 +51,16 @@ static cudaError_t copy_async(PFN_cuMemcpyAsync_v4000 unified, void *dst, const 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : copy_async(rt_driver.cuMemcpyAsync, dst, src, count, kind, stream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_copy_async(rt_driver.cuMemcpyAsync, dst, src, count, kind, stream);
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : copy_async(rt_driver.cuMemcpyAsync_ptsz, dst, src, count, kind, stream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_copy_async(rt_driver.cuMemcpyAsync_ptsz, dst, src, count, kind, stream);
 }
 
-static cudaError_t set(PFN_cuMemsetD8_v3020 fill, void *devPtr, int value, size_t count)
+static cudaError_t __cudart_set(PFN_cuMemsetD8_v3020 fill, void *devPtr, int value, size_t count)
 {
     cudaError_t error = rt_ensure_context();
     if (error != cudaSuccess)
@@ -71,16 +71,16 @@ static cudaError_t set(PFN_cuMemsetD8_v3020 fill, void *devPtr, int value, size_
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : set(rt_driver.cuMemsetD8, devPtr, value, count);
+    return error != cudaSuccess ? rt_return(error) : __cudart_set(rt_driver.cuMemsetD8, devPtr, value, count);
 }
 
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : set(rt_driver.cuMemsetD8_ptds, devPtr, value, count);
+    return error != cudaSuccess ? rt_return(error) : __cudart_set(rt_driver.cuMemsetD8_ptds, devPtr, value, count);
 }
 
-static cudaError_t set_async(PFN_cuMemsetD8Async_v3020 fill, void *devPtr, int value, size_t count, cudaStream_t stream)
+static cudaError_t __cudart_set_async(PFN_cuMemsetD8Async_v3020 fill, void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     cudaError_t error = rt_ensure_context();
     if (error != cudaSuccess)
@@ -91,11 +91,11 @@ static cudaError_t set_async(PFN_cuMemsetD8Async_v3020 fill, void *devPtr, int v
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : set_async(rt_driver.cuMemsetD8Async, devPtr, value, count, stream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_set_async(rt_driver.cuMemsetD8Async, devPtr, value, count, stream);
 }
 
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : set_async(rt_driver.cuMemsetD8Async_ptsz, devPtr, value, count, stream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_set_async(rt_driver.cuMemsetD8Async_ptsz, devPtr, value, count, stream);
 }

@@ -22,10 +22,10 @@ CUresult rt_driver_lookup(const char *symbol, void **pfn, int version, cuuint64_
     return result;
 }
 
-static bool fetch(const char *symbol, cuuint64_t flags, void **slot)
+static bool fetch(const char *symbol, int version, cuuint64_t flags, void **slot)
 {
     void *pfn = NULL;
-    CUresult result = rt_driver_lookup(symbol, &pfn, RT_DRIVER_VERSION, flags, NULL);
+    CUresult result = rt_driver_lookup(symbol, &pfn, version, flags, NULL);
     *slot = pfn;
     return result == CUDA_SUCCESS && pfn;
 }
@@ -50,7 +50,8 @@ static cudaError_t load(void)
         return cudaErrorInsufficientDriver;
 
     bool complete = true;
-#define RT_FETCH_ENTRY(field, symbol, type, flags) complete &= fetch(symbol, flags, (void **)&rt_driver.field);
+#define RT_FETCH_ENTRY(field, base, version, suffix, flags) \
+    complete &= fetch(#base, version, flags, (void **)&rt_driver.field);
     RT_DRIVER_ENTRY_POINTS(RT_FETCH_ENTRY)
 #undef RT_FETCH_ENTRY
     if (!complete)

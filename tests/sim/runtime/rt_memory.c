@@ -93,7 +93,7 @@ cudaError_t cudaFreeHost(void *ptr)
 
 /* Pitched rows come from cuMemAllocPitch, which pads each to 512 bytes. The
  * element size only matters to real hardware's layout choices. */
-static cudaError_t allocate_pitched(void **devPtr, size_t *pitch, size_t width, size_t rows)
+static cudaError_t __cudart_allocate_pitched(void **devPtr, size_t *pitch, size_t width, size_t rows)
 {
     cudaError_t error = rt_ensure_context();
     if (error != cudaSuccess)
@@ -114,7 +114,7 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
 {
     if (!devPtr || !pitch)
         return rt_return(cudaErrorInvalidValue);
-    return rt_return(allocate_pitched(devPtr, pitch, width, height));
+    return rt_return(__cudart_allocate_pitched(devPtr, pitch, width, height));
 }
 
 /* One pitched allocation of height * depth rows. */
@@ -126,7 +126,7 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent
         return rt_return(cudaErrorMemoryAllocation);
     void *ptr = NULL;
     size_t pitch = 0;
-    cudaError_t error = allocate_pitched(&ptr, &pitch, extent.width, extent.height * extent.depth);
+    cudaError_t error = __cudart_allocate_pitched(&ptr, &pitch, extent.width, extent.height * extent.depth);
     if (error == cudaSuccess)
         *pitchedDevPtr = (struct cudaPitchedPtr){.ptr = ptr, .pitch = pitch, .xsize = extent.width, .ysize = extent.height};
     return rt_return(error);

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include "rt_state.h"
 
-static cudaError_t malloc_async(PFN_cuMemAllocAsync_v11020 allocate, void **devPtr, size_t size, cudaStream_t stream)
+static cudaError_t __cudart_malloc_async(PFN_cuMemAllocAsync_v11020 allocate, void **devPtr, size_t size, cudaStream_t stream)
 {
     if (!devPtr)
         return rt_return(cudaErrorInvalidValue);
@@ -23,7 +23,7 @@ static cudaError_t malloc_async(PFN_cuMemAllocAsync_v11020 allocate, void **devP
     return rt_return_driver(result);
 }
 
-static cudaError_t free_async(PFN_cuMemFreeAsync_v11020 release, void *devPtr, cudaStream_t stream)
+static cudaError_t __cudart_free_async(PFN_cuMemFreeAsync_v11020 release, void *devPtr, cudaStream_t stream)
 {
     cudaError_t error = rt_ensure_context();
     if (error != cudaSuccess)
@@ -33,7 +33,7 @@ static cudaError_t free_async(PFN_cuMemFreeAsync_v11020 release, void *devPtr, c
     return rt_return_driver(release((CUdeviceptr)(uintptr_t)devPtr, (CUstream)stream));
 }
 
-static cudaError_t malloc_from_pool_async(PFN_cuMemAllocFromPoolAsync_v11020 allocate, void **ptr, size_t size, cudaMemPool_t memPool,
+static cudaError_t __cudart_malloc_from_pool_async(PFN_cuMemAllocFromPoolAsync_v11020 allocate, void **ptr, size_t size, cudaMemPool_t memPool,
                                           cudaStream_t stream)
 {
     if (!ptr)
@@ -58,39 +58,39 @@ cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
     /* Loading first: the entry points are only known afterwards. */
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : malloc_async(rt_driver.cuMemAllocAsync, devPtr, size, hStream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_malloc_async(rt_driver.cuMemAllocAsync, devPtr, size, hStream);
 }
 
 cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : malloc_async(rt_driver.cuMemAllocAsync_ptsz, devPtr, size, hStream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_malloc_async(rt_driver.cuMemAllocAsync_ptsz, devPtr, size, hStream);
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : free_async(rt_driver.cuMemFreeAsync, devPtr, hStream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_free_async(rt_driver.cuMemFreeAsync, devPtr, hStream);
 }
 
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
     cudaError_t error = rt_driver_load();
-    return error != cudaSuccess ? rt_return(error) : free_async(rt_driver.cuMemFreeAsync_ptsz, devPtr, hStream);
+    return error != cudaSuccess ? rt_return(error) : __cudart_free_async(rt_driver.cuMemFreeAsync_ptsz, devPtr, hStream);
 }
 
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
     return error != cudaSuccess ? rt_return(error)
-                                : malloc_from_pool_async(rt_driver.cuMemAllocFromPoolAsync, ptr, size, memPool, stream);
+                                : __cudart_malloc_from_pool_async(rt_driver.cuMemAllocFromPoolAsync, ptr, size, memPool, stream);
 }
 
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
 {
     cudaError_t error = rt_driver_load();
     return error != cudaSuccess ? rt_return(error)
-                                : malloc_from_pool_async(rt_driver.cuMemAllocFromPoolAsync_ptsz, ptr, size, memPool, stream);
+                                : __cudart_malloc_from_pool_async(rt_driver.cuMemAllocFromPoolAsync_ptsz, ptr, size, memPool, stream);
 }
 
 /* The runtime's pool enums and structs mirror the driver's value for value. */

@@ -7,6 +7,15 @@
 
 #include "rt_driver.h"
 
+/* Naming: a runtime-internal function that is still on the stack when the
+ * runtime calls the driver (a helper shared by cudaMallocPitch and
+ * cudaMalloc3D, by cudaMallocAsync and its _ptsz twin...) is named
+ * __cudart_*, as NVIDIA's libcudart_static.a names its internals (__cudart123,
+ * cudart::...). A program linked against the static archive has these frames
+ * in its own executable, where a profiler can tell them from the user's
+ * only by name; the rules that fold NVIDIA's runtime frames then fold the
+ * simulator's too, and nothing in the profiler knows the simulator. */
+
 /* Records `error` as the calling thread's last error (unless it is
  * cudaSuccess) and returns it: every runtime entry point returns through
  * this, which is what cudaGetLastError and cudaPeekAtLastError report. */

@@ -116,6 +116,30 @@ int main(void)
     CHECK_EQ(va, 0x700000000000ull);
     CHECK_CU(cuMemAddressFree(va, 2 * MiB), CUDA_SUCCESS);
     CHECK_EQ(simcuda_live_allocations(-1), 0);
+
+    /* Host-located physical memory: usable through a mapping, no device
+     * capacity taken, a handle like any other. */
+    CUmemAllocationProp host_prop = device_prop(0);
+    host_prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    host_prop.location.id = 0;
+    CUmemGenericAllocationHandle host_handle;
+    CHECK_CU(cuMemCreate(&host_handle, 4 * MiB, &host_prop, 0), CUDA_SUCCESS);
+    CHECK_EQ(host_handle, 0xc0de000000000004ull);
+    CHECK_EQ(simcuda_device_used_bytes(0), 0);
+    CHECK_EQ(simcuda_live_allocations(-1), 1);
+    CHECK_EQ(simcuda_live_allocations(0), 0);
+    CHECK_CU(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), CUDA_SUCCESS);
+    CHECK_CU(cuMemMap(va, 4 * MiB, 0, host_handle, 0), CUDA_SUCCESS);
+    CHECK_CU(cuMemsetD32_v2(va, 0x5a5a5a5a, 4), CUDA_SUCCESS);
+    CHECK_CU(cuMemcpyDtoH_v2(words, va, sizeof words), CUDA_SUCCESS);
+    CHECK_EQ(words[0], 0x5a5a5a5a);
+    CHECK_CU(cuMemUnmap(va, 4 * MiB), CUDA_SUCCESS);
+    CHECK_CU(cuMemAddressFree(va, 4 * MiB), CUDA_SUCCESS);
+    CHECK_CU(cuMemRelease(host_handle), CUDA_SUCCESS);
+    host_prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    host_prop.location.id = -1;
+    CHECK_CU(cuMemCreate(&host_handle, 4 * MiB, &host_prop, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ(simcuda_live_allocations(-1), 0);
     CHECK_CU(cuDevicePrimaryCtxRelease_v2(0), CUDA_SUCCESS);
     return 0;
 }

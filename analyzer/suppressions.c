@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+#include "suppressions.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frames.h"
+
+#define MAX_SUPPRESSION_FILE (16u << 20)
+
+void cmt_suppressions_init(struct cmt_suppressions *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+void cmt_suppressions_free(struct cmt_suppressions *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->items[i].pattern);
+        free(s->items[i].source);
+    }
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+static int add(struct cmt_suppressions *s, const char *pattern, size_t len, const char *source, unsigned line,
+               bool is_default)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        struct cmt_suppression *more = realloc(s->items, cap * sizeof *more);
+        if (!more)
+            return -1;
+        s->items = more;
+        s->cap = cap;
+    }
+    struct cmt_suppression *x = &s->items[s->n];
+    memset(x, 0, sizeof *x);
+    x->pattern = strndup(pattern, len);
+    x->source = strdup(source);
+    if (!x->pattern || !x->source) {
+        free(x->pattern);
+        free(x->source);
+        return -1;
+    }
+    x->line = line;
+    x->is_default = is_default;
+    s->n++;
+    return 0;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t len, const char *source,
+                           bool is_default, char *err, size_t errlen)
+{
+    const char *p = text, *end = text + len;
+    unsigned line = 0;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        line++;
+        const char *a = p, *b = eol;
+        p = eol < end ? eol + 1 : end;
+        while (a < b && is_blank(*a))
+            a++;
+        while (b > a && is_blank(b[-1]))
+            b--;
+        if (a == b || *a == '#')
+            continue;
+        const char *colon = memchr(a, ':', (size_t)(b - a));
+        if (*a == '{' || *a == '}') {
+            snprintf(err, errlen, "%s:%u: this looks like a valgrind suppression; cumemtrace reads lines of the "
+                                  "form leak:PATTERN",
+                     source, line);
+            return -1;
+        }
+        if (!colon) {
+            snprintf(err, errlen, "%s:%u: expected leak:PATTERN, got '%.*s'", source, line, (int)(b - a), a);
+            return -1;
+        }
+        if ((size_t)(colon - a) != 4 || memcmp(a, "leak", 4) != 0) {
+            snprintf(err, errlen, "%s:%u: unknown suppression type '%.*s' (cumemtrace understands leak:PATTERN)",
+                     source, line, (int)(colon - a), a);
+            return -1;
+        }
+        const char *pat = colon + 1;
+        while (pat < b && is_blank(*pat))
+            pat++;
+        if (pat == b) {
+            snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'", source, line);
+            return -1;
+        }
+        if (add(s, pat, (size_t)(b - pat), source, line, is_default) != 0) {
+            snprintf(err, errlen, "%s: out of memory", source);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read the suppressions file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    int rc = 0;
+    while (buf) {
+        if (len == cap) {
+            if (cap >= MAX_SUPPRESSION_FILE) {
+                snprintf(err, errlen, "the suppressions file %s is larger than %u MiB", path,
+                         MAX_SUPPRESSION_FILE >> 20);
+                rc = -1;
+                break;
+            }
+            char *more = realloc(buf, cap * 2);
+            if (!more) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = more;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = -1;
+    } else if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "cannot read the suppressions file %s: %s", path, strerror(errno));
+        rc = -1;
+    } else if (rc == 0) {
+        rc = cmt_suppressions_parse(s, buf, len, path, false, err, errlen);
+    }
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* Where needle occurs in text at or after from, or NULL; an empty needle
+ * occurs at from. */
+static const char *find(const char *from, const char *needle, size_t n)
+{
+    if (n == 0)
+        return from;
+    for (const char *p = from; *p; p++)
+        if (*p == *needle && strncmp(p, needle, n) == 0)
+            return p;
+    return NULL;
+}
+
+bool cmt_suppression_pattern_match(const char *pattern, const char *text)
+{
+    if (!pattern || !text || !*text)
+        return false;
+    size_t plen = strlen(pattern);
+    bool anchor_start = plen > 0 && pattern[0] == '^';
+    const char *pat = pattern + (anchor_start ? 1 : 0);
+    plen -= anchor_start ? 1 : 0;
+    bool anchor_end = plen > 0 && pat[plen - 1] == '$';
+    if (anchor_end)
+        plen--;
+    size_t tlen = strlen(text);
+    const char *pos = text;
+    bool first = true;
+    /* Segments between '*': the first is pinned to the start when anchored,
+     * the last to the end; the others are found left to right, leftmost
+     * first, which is enough for a pattern with only '*' wildcards. */
+    const char *seg = pat, *pend = pat + plen;
+    while (seg <= pend) {
+        const char *star = memchr(seg, '*', (size_t)(pend - seg));
+        const char *seg_end = star ? star : pend;
+        size_t n = (size_t)(seg_end - seg);
+        bool last = !star;
+        if (first && anchor_start) {
+            if (strncmp(text, seg, n) != 0)
+                return false;
+            pos = text + n;
+            if (last && anchor_end)
+                return pos == text + tlen;
+        } else if (last && anchor_end) {
+            if (n > (size_t)(text + tlen - pos))
+                return false;
+            return strncmp(text + tlen - n, seg, n) == 0;
+        } else {
+            const char *hit = find(pos, seg, n);
+            if (!hit)
+                return false;
+            pos = hit + n;
+        }
+        first = false;
+        if (last)
+            break;
+        seg = star + 1;
+    }
+    return true;
+}
+
+static bool frame_matches(const char *pattern, const struct cmt_frame *f)
+{
+    return cmt_suppression_pattern_match(pattern, f->function) ||
+           cmt_suppression_pattern_match(pattern, f->file) ||
+           cmt_suppression_pattern_match(pattern, cmt_basename(f->file)) ||
+           cmt_suppression_pattern_match(pattern, f->module) ||
+           cmt_suppression_pattern_match(pattern, cmt_basename(f->module));
+}
+
+static bool is_profiler_frame(const struct cmt_frame *f)
+{
+    return strncmp(cmt_basename(f->module), "libcumemtrace.so", 16) == 0;
+}
+
+long cmt_suppressions_match(const struct cmt_suppressions *s, const struct cmt_frame *frames, size_t n)
+{
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < n; k++)
+            if (!is_profiler_frame(&frames[k]) && frame_matches(s->items[i].pattern, &frames[k]))
+                return (long)i;
+    return -1;
+}

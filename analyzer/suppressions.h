@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_SUPPRESSIONS_H
+#define CUMEMTRACE_ANALYZER_SUPPRESSIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer.h"
+
+/* Leak suppressions for `cumemtrace check`, written like LeakSanitizer's:
+ *
+ *   # a comment
+ *   leak:PATTERN
+ *
+ * PATTERN matches a frame when it matches the frame's function name, its
+ * source file (full path or base name) or its module (full path or base
+ * name). As in LeakSanitizer, a pattern matches anywhere in the text unless
+ * anchored: '^' at its start anchors it to the start, '$' at its end to the
+ * end, and '*' matches any run of characters. A leaked allocation is
+ * suppressed when a pattern matches any frame of its whole (unfolded) stack;
+ * the profiler's own frames (libcumemtrace.so) are never matched. */
+
+struct cmt_suppression {
+    char *pattern; /* the text after "leak:" */
+    char *source;  /* the file it came from, or "default" for the built-in list */
+    unsigned line;
+    bool is_default;
+    /* What it suppressed, over every trace checked. */
+    uint64_t allocations;
+    uint64_t bytes;
+};
+
+struct cmt_suppressions {
+    struct cmt_suppression *items; /* in the order they are tried */
+    size_t n, cap;
+};
+
+void cmt_suppressions_init(struct cmt_suppressions *s);
+void cmt_suppressions_free(struct cmt_suppressions *s);
+
+/* Adds the suppressions in text (len bytes, the content of source). Returns 0,
+ * or -1 with "source:line: what is wrong" in err. */
+int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t len, const char *source,
+                           bool is_default, char *err, size_t errlen);
+
+/* Reads and parses a file. Returns 0, or -1 with the reason in err. */
+int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, char *err, size_t errlen);
+
+/* The index of the first suppression matching one of the n frames, or -1. */
+long cmt_suppressions_match(const struct cmt_suppressions *s, const struct cmt_frame *frames, size_t n);
+
+/* LeakSanitizer's pattern semantics ('^', '$', '*', otherwise a substring).
+ * An empty or NULL text never matches. */
+bool cmt_suppression_pattern_match(const char *pattern, const char *text);
+
+/* The built-in list (analyzer/default.supp, embedded at build time). */
+extern const char cmt_default_suppressions[];
+
+#endif
