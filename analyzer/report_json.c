@@ -241,7 +241,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
         cmt_json_uint(j, v->at.bytes);
         cmt_json_key(j, "live_allocations");
         cmt_json_uint(j, v->at.count);
-        if (acc->cls == CMT_CLASS_DEVICE)
+        if (acc->cls != CMT_CLASS_MANAGED)
             json_by_kind(j, "by_kind", v->at.by_kind);
         cmt_json_key(j, "sites");
         cmt_json_uint(j, v->at.n_rows);
