@@ -298,14 +298,28 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
  * add is a constant: each path keeps only its own branches. */
 static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
 {
-    virtual_change(r, l, add);
-    if (!cmt_kind_holds_memory(l->kind))
-        return 0;
+    if (__builtin_expect(l->kind >= CMT_KIND_VMM_PHYSICAL && l->kind <= CMT_KIND_VMM_MAP, 0)) {
+        virtual_change(r, l, add);
+        if (!cmt_kind_holds_memory(l->kind))
+            return 0;
+    }
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
     if (!a || account_reserve_site(a, l->stack) != 0)
         return -1;
     account_change(a, l->stack, l->kind, l->size, add, ts);
-    cmt_timeline_change(&r->timeline, a->cls == CMT_CLASS_HOST ? -1 : l->device, l->kind, l->size, add, ts);
+    struct cmt_timeline *tl = &r->timeline;
+    if (__builtin_expect(!a->tl_kind[l->kind], 0)) {
+        /* host memory is one set of series, whatever device was current */
+        int32_t tl_device = a->cls == CMT_CLASS_HOST ? -1 : a->device;
+        a->tl_kind[l->kind] = cmt_timeline_series_of(tl, tl_device, l->kind);
+        if (a->cls != CMT_CLASS_MANAGED)
+            a->tl_total = cmt_timeline_series_of(tl, tl_device, CMT_TIMELINE_TOTAL);
+        if (!a->tl_kind[l->kind])
+            return -1;
+    }
+    cmt_timeline_series_change(tl, a->tl_kind[l->kind], l->size, add, ts);
+    if (a->tl_total)
+        cmt_timeline_series_change(tl, a->tl_total, l->size, add, ts);
     struct cmt_site_stats *s = &r->sites[l->stack];
     if (add) {
         s->live_bytes += l->size;

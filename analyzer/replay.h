@@ -43,6 +43,10 @@ struct cmt_account {
     uint64_t peak_count;
     uint64_t live_by_kind[8];
     uint64_t peak_by_kind[8];
+    /* Its timeline series, found once: per kind, and its total (not for
+     * managed memory, which has no total). */
+    struct cmt_timeline_series *tl_kind[CMT_KIND_COUNT];
+    struct cmt_timeline_series *tl_total;
     /* Per stack id: bytes/count live now, and at the peak. site_peak is kept
      * lazily: sites that changed since the last peak are listed in dirty and
      * copied over when a new peak is reached, so each event costs O(1). */

@@ -11,8 +11,10 @@ void cmt_timeline_init(struct cmt_timeline *t)
 
 void cmt_timeline_free(struct cmt_timeline *t)
 {
-    for (size_t i = 0; i < t->n_series; i++)
-        free(t->series[i].cells);
+    for (size_t i = 0; i < t->n_series; i++) {
+        free(t->series[i]->cells);
+        free(t->series[i]);
+    }
     free(t->series);
     free(t->counts);
     memset(t, 0, sizeof *t);
@@ -56,7 +58,7 @@ static void compact(struct cmt_timeline *t)
 {
     size_t cur = t->cur;
     for (size_t s = 0; s < t->n_series; s++) {
-        struct cmt_timeline_cell *c = t->series[s].cells;
+        struct cmt_timeline_cell *c = t->series[s]->cells;
         for (size_t i = 0; 2 * i <= cur; i++)
             c[i] = 2 * i + 1 <= cur ? merge_cells(c[2 * i], c[2 * i + 1]) : c[2 * i];
     }
@@ -88,7 +90,7 @@ static void advance(struct cmt_timeline *t, uint64_t ts)
         idx = (ts - t->origin) >> t->shift;
     }
     for (size_t s = 0; s < t->n_series; s++) {
-        struct cmt_timeline_series *se = &t->series[s];
+        struct cmt_timeline_series *se = t->series[s];
         struct cmt_timeline_cell carry = {se->live, se->live, se->live};
         for (size_t b = t->cur + 1; b <= idx; b++)
             se->cells[b] = carry;
@@ -121,22 +123,26 @@ struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int3
         return NULL;
     int16_t *slot = &t->slot[device + 1][kind];
     if (*slot)
-        return &t->series[*slot - 1];
-    struct cmt_timeline_series *s = realloc(t->series, (t->n_series + 1) * sizeof *s);
-    if (!s) {
+        return t->series[*slot - 1];
+    struct cmt_timeline_series **list = realloc(t->series, (t->n_series + 1) * sizeof *list);
+    if (!list) {
         t->out_of_memory = true;
         return NULL;
     }
-    t->series = s;
+    t->series = list;
+    struct cmt_timeline_series *s = malloc(sizeof *s);
     /* Zero before this instant: it had nothing live. */
     struct cmt_timeline_cell *cells = calloc(CMT_TIMELINE_BUCKETS, sizeof *cells);
-    if (!cells) {
+    if (!s || !cells) {
+        free(s);
+        free(cells);
         t->out_of_memory = true;
         return NULL;
     }
-    t->series[t->n_series] = (struct cmt_timeline_series){.device = device, .kind = (uint8_t)kind, .cells = cells};
+    *s = (struct cmt_timeline_series){.device = device, .kind = (uint8_t)kind, .cells = cells};
+    t->series[t->n_series] = s;
     *slot = (int16_t)++t->n_series;
-    return &t->series[t->n_series - 1];
+    return s;
 }
 
 void cmt_timeline_finish(struct cmt_timeline *t, uint64_t ts)
@@ -163,7 +169,7 @@ const struct cmt_timeline_series *cmt_timeline_find(const struct cmt_timeline *t
     if (device < -1 || device >= CMT_MAX_TIMELINE_DEVICES - 1 || kind > CMT_TIMELINE_TOTAL)
         return NULL;
     int16_t slot = t->slot[device + 1][kind];
-    return slot ? &t->series[slot - 1] : NULL;
+    return slot ? t->series[slot - 1] : NULL;
 }
 
 const char *cmt_timeline_kind_name(unsigned kind)
@@ -212,7 +218,7 @@ int cmt_timeline_resample(const struct cmt_timeline *t, size_t max_buckets, stru
         return -1;
     }
     for (size_t s = 0; s < t->n_series; s++)
-        v->series[s] = &t->series[s];
+        v->series[s] = t->series[s];
     qsort(v->series, v->n_series, sizeof *v->series, series_order);
     for (size_t s = 0; s < v->n_series; s++) {
         const struct cmt_timeline_cell *src = v->series[s]->cells;

@@ -61,7 +61,7 @@ struct cmt_timeline {
     size_t cur;        /* current bucket */
     uint64_t end_ts;   /* last time the replay reached (absolute) */
     struct cmt_timeline_counts *counts; /* per bucket */
-    struct cmt_timeline_series *series;
+    struct cmt_timeline_series **series; /* each allocated apart: pointers to them stay valid */
     size_t n_series;
     int16_t slot[CMT_MAX_TIMELINE_DEVICES][CMT_KIND_COUNT + 1]; /* series index + 1; 0: none */
     bool out_of_memory;
@@ -76,9 +76,9 @@ void cmt_timeline_set_origin(struct cmt_timeline *t, uint64_t origin);
  * event of the given record type; failed allocations count apart. */
 static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
 /* Live bytes of (device, kind) change by +bytes or -bytes at the current
- * time (after cmt_timeline_event for the same event). device: -1 .. 63. */
-static inline void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes,
-                                       bool add, uint64_t ts);
+ * time (after cmt_timeline_event for the same event). device: -1 .. 63.
+ * Callers that know the series (cmt_timeline_series_of) can update it with
+ * cmt_timeline_series_change directly. */
 /* The replay ended (or stopped) at ts: the last bucket reaches it. */
 void cmt_timeline_finish(struct cmt_timeline *t, uint64_t ts);
 
@@ -125,7 +125,7 @@ static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsig
         t->end_ts = ts;
 }
 
-static inline void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
+static inline __attribute__((always_inline)) void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
                                               bool add, uint64_t ts)
 {
     struct cmt_timeline_cell *c = &s->cells[t->cur];
@@ -149,11 +149,12 @@ static inline struct cmt_timeline_series *cmt_timeline_series_of(struct cmt_time
                                                                  unsigned kind)
 {
     int16_t slot = t->slot[device + 1][kind];
-    return slot ? &t->series[slot - 1] : cmt_timeline_series_new(t, device, kind);
+    return slot ? t->series[slot - 1] : cmt_timeline_series_new(t, device, kind);
 }
 
-static inline void cmt_timeline_change(struct cmt_timeline *t, int32_t device, unsigned kind, uint64_t bytes,
-                                       bool add, uint64_t ts)
+static inline __attribute__((always_inline)) void cmt_timeline_change(struct cmt_timeline *t, int32_t device,
+                                                                      unsigned kind, uint64_t bytes, bool add,
+                                                                      uint64_t ts)
 {
     if (!t->counts)
         return;
