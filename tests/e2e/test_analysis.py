@@ -169,6 +169,18 @@ def test_symbols_moved():
     rep = cmtest.report(r.trace)
     eq((frames_of(rep, "keep_forever")[0]["line"], os.path.basename(frames_of(rep, "keep_forever")[0]["file"])),
        (line, "leak_peak.c"), "symbolized in place")
+    # --fold hides more frames: the call site is then named by main.
+    rep = cmtest.report(r.trace, "--fold", "keep_*")
+    eq([(cmtest.first_function(s), s["bytes"]) for s in rep["leaks"]["sites"]][0], ("main", 64 * MiB),
+       "keep_forever folded away")
+    # --full-stacks keeps the C library's entry frames (the shim records
+    # from its hook's caller on, so the runtime has no frames here).
+    rep = cmtest.report(r.trace, "--full-stacks")
+    full = [f["function"] or "" for f in frames_of(rep, "keep_forever")]
+    eq(full[:2], ["keep_forever", "main"], "full stack starts as the folded one")
+    check(any(fn.startswith("__libc_start") for fn in full[2:]), f"libc entry frames kept: {full}")
+    eq([f["function"] for f in frames_of(cmtest.report(r.trace), "keep_forever")], ["keep_forever", "main"],
+       "folded by default")
     # Moved: module+offset only, with a warning that says so.
     moved = os.path.join(tmp.dir, "moved")
     os.makedirs(moved)
