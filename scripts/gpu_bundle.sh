@@ -2,14 +2,18 @@
 # Packs a built tree for a GPU machine that lacks the build dependencies:
 # the CLI, the shim and the shared libraries they need that such a machine may
 # not have (libunwind, elfutils), into .gpu/ (ignored by git). On the GPU
-# machine: export LD_LIBRARY_PATH=$PWD/.gpu/lib; .gpu/bin/cumemtrace ...
+# machine: export LD_LIBRARY_PATH=$PWD/.gpu/lib CMT_BUILD=$PWD/.gpu/build; then
+# .gpu/build/analyzer/cumemtrace or the samples/gpu/run_*.sh scripts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 rm -rf .gpu
-mkdir -p .gpu/bin .gpu/lib/cumemtrace
+mkdir -p .gpu/bin .gpu/lib/cumemtrace .gpu/build/analyzer .gpu/build/preload
 cp "$build/analyzer/cumemtrace" .gpu/bin/
 cp "$build/preload/libcumemtrace.so" .gpu/lib/cumemtrace/
+# The layout of a build tree, for scripts that take CMT_BUILD.
+cp "$build/analyzer/cumemtrace" .gpu/build/analyzer/
+cp "$build/preload/libcumemtrace.so" .gpu/build/preload/
 for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libzstd.so.1; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
   [ -n "$path" ] && cp -L "$path" .gpu/lib/

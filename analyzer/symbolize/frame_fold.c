@@ -42,6 +42,10 @@ static const struct {
     { "__cudart*", FOLD_FUNCTION },
     { "cudart::*", FOLD_FUNCTION },
     { "_ZN6cudart*", FOLD_FUNCTION },
+    /* CUDA 13's libcudart_static.a names its internal functions
+     * libcudart_static_<40 hex digits> (seen on the H200 validation run:
+     * samples/gpu/compare_leaks.py). */
+    { "libcudart_static_*", FOLD_FUNCTION },
     /* The C library's process and thread entry frames end every stack and
      * say nothing about who allocated. */
     { "__libc_start_call_main", FOLD_FUNCTION },

@@ -31,6 +31,8 @@
  *                         helpers __cudart_* to match, so no rule knows it)
  *     cudart::*           static-runtime C++ internals, demangled
  *     _ZN6cudart*         the same, when names are not demangled
+ *     libcudart_static_*  CUDA 13's static runtime internals
+ *                         (libcudart_static_<sha1>, seen on an H200)
  *   and the C library: module libc.so* (no CUDA allocation is made by libc;
  *   its frames are the process/thread entry, often without symbols, or
  *   trampolines such as pthread_once), plus by name its entry frames, which

@@ -28,7 +28,8 @@ import cmt_trace  # noqa: E402
 DRIVER_API = {"cudaMalloc": "cuMemAlloc", "cudaMallocPitch": "cuMemAllocPitch", "cudaMallocAsync": "cuMemAllocAsync",
               "cudaMallocManaged": "cuMemAllocManaged", "cudaMallocHost": "cuMemHostAlloc",
               "cuMemAlloc": "cuMemAlloc", "cuMemCreate": "cuMemCreate"}
-SANITIZER_LEAK = re.compile(r"Leaked (\d+) bytes at (0x[0-9a-fA-F]+)")
+# compute-sanitizer 2025.x prints sizes with thousands separators: "Leaked 8,388,608 bytes".
+SANITIZER_LEAK = re.compile(r"Leaked ([\d,]+) bytes at (0x[0-9a-fA-F]+)")
 SANITIZER_SUMMARY = re.compile(r"LEAK SUMMARY: (\d+) bytes leaked in (\d+) allocations")
 
 failures = []
@@ -58,7 +59,7 @@ def sanitizer_leaks(path):
         for line in f:
             m = SANITIZER_LEAK.search(line)
             if m:
-                leaks.append((int(m.group(2), 16), int(m.group(1))))
+                leaks.append((int(m.group(2), 16), int(m.group(1).replace(",", ""))))
             m = SANITIZER_SUMMARY.search(line)
             if m:
                 summary = (int(m.group(1)), int(m.group(2)))

@@ -56,8 +56,13 @@ VALGRIND_CMD = ["valgrind", "--quiet", "--error-exitcode=99",
                 "--errors-for-leak-kinds=definite,indirect", "--show-leak-kinds=definite,indirect"]
 
 
-def sim_env(extra=None, preload=True):
+def sim_env(extra=None, preload=True, foreign=False):
+    """The environment of a program under test. foreign: the program is not
+    ours (python, meson, cmake, compilers): in the asan setup the sanitizer
+    runtime is preloaded into it too, and its own leaks are not our concern."""
     env = dict(os.environ)
+    if foreign and PRELOAD_PREFIX:
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     env["LD_LIBRARY_PATH"] = SIM_DIR + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
     if PRELOAD_PREFIX:
         env["LD_PRELOAD"] = PRELOAD_PREFIX

@@ -267,7 +267,8 @@ def interposer_report(stderr):
 def test_interposer_chain():
     lib = cmtest.program("libinterposer.so")
     prog = [cmtest.program("chain")]
-    alone = cmtest.run(prog, env={"LD_PRELOAD": lib}, preload=False)
+    prefix = [cmtest.PRELOAD_PREFIX] if cmtest.PRELOAD_PREFIX else []
+    alone = cmtest.run(prog, env={"LD_PRELOAD": ":".join(prefix + [lib])}, preload=False)
     eq(alone.proc.returncode, 0, f"exit status, interposer alone: {alone.proc.stderr}")
     glibc = interposer_report(alone.proc.stderr)
     eq((glibc["cudaMalloc"], glibc["cuMemAlloc_v2"]), (("libcudart.so.13", 3), ("libcuda.so.1", 2)),
@@ -277,7 +278,7 @@ def test_interposer_chain():
     if "malloc" in glibc:  # not wrapped under AddressSanitizer
         eq(glibc["malloc"], ("libc.so.6", 1), "malloc: libc's, called")
     for order, cuda_next in [([cmtest.SHIM, lib], None), ([lib, cmtest.SHIM], "libcumemtrace.so")]:
-        r = cmtest.run(prog, env={"LD_PRELOAD": ":".join(order)}, preload=False)
+        r = cmtest.run(prog, env={"LD_PRELOAD": ":".join(prefix + order)}, preload=False)
         what = "preload order " + " ".join(os.path.basename(p) for p in order)
         eq(r.proc.returncode, 0, f"exit status, {what}: {r.proc.stderr}")
         eq(r.proc.stdout, "done\n", f"program output, {what}")

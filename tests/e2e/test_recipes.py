@@ -41,7 +41,7 @@ def test_meson():
         sys.exit(SKIP)
     d = tempfile.mkdtemp(prefix="cmt-recipe-meson-")
     build = os.path.join(d, "build")
-    env = cmtest.sim_env(preload=False)
+    env = cmtest.sim_env(preload=False, foreign=True)
     p = sh([meson, "setup", build, os.path.join(RECIPES, "meson"), f"-Dcudart_include={CUDA_INCLUDE}",
             f"-Dcudart_dir={cmtest.SIM_DIR}"], env=env)
     eq(p.returncode, 0, f"meson setup: {p.stdout}{p.stderr}")
@@ -84,7 +84,7 @@ def test_ctest():
         sys.exit(SKIP)
     d = tempfile.mkdtemp(prefix="cmt-recipe-ctest-")
     build = os.path.join(d, "build")
-    env = cmtest.sim_env(preload=False)
+    env = cmtest.sim_env(preload=False, foreign=True)
     # CMake 3.29 added CMAKE_TEST_LAUNCHER; before it, add_test used the
     # cross-compiling emulator for every test (policy CMP0158).
     var = "CMAKE_TEST_LAUNCHER" if cmake_version(cmake) >= (3, 29) else "CMAKE_CROSSCOMPILING_EMULATOR"
@@ -107,7 +107,7 @@ def test_shell_loop():
     d = tempfile.mkdtemp(prefix="cmt-recipe-sh-")
     reports = os.path.join(d, "reports")
     env = cmtest.sim_env({"PATH": os.path.dirname(cmtest.CLI) + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
-                          "REPORT_DIR": reports}, preload=False)
+                          "REPORT_DIR": reports}, preload=False, foreign=True)
     tests = [cmtest.program("test_clean"), cmtest.program("test_leaky")]
     p = sh(["sh", os.path.join(RECIPES, "check_all.sh"), *tests], env=env, cwd=d)
     eq(p.returncode, 1, f"the loop fails: {p.stderr}")

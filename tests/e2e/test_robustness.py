@@ -288,7 +288,8 @@ def test_no_cuda_no_trace():
 def test_python_untouched():
     code = "import json, hashlib; print(json.dumps({'x': hashlib.sha256(b'abc').hexdigest()[:8]}))"
     native = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    r = cmtest.run([sys.executable, "-c", code])
+    r = cmtest.run([sys.executable, "-c", code],
+                   env={"ASAN_OPTIONS": cmtest.sim_env(foreign=True).get("ASAN_OPTIONS")})
     eq((r.proc.returncode, r.proc.stdout, r.proc.stderr), (0, native.stdout, ""), "python unchanged")
     eq(r.traces, [], "no trace")
     cmtest.cleanup(r)

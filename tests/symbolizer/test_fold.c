@@ -65,6 +65,7 @@ static void test_defaults(void)
     EXPECT_FOLD(r, true, "cudaMalloc<float>(float**, unsigned long)",
                 "/usr/local/cuda/include/cuda_runtime.h", "/home/u/app");
     EXPECT_FOLD(r, true, "__cudart1034", NULL, "/home/u/app");
+    EXPECT_FOLD(r, true, "libcudart_static_5382377d5c772c9d197c0cda9fd9742ee6ad893c", NULL, "/home/u/app");
     EXPECT_FOLD(r, true, "__cudaRegisterFatBinary", NULL, "/home/u/app");
     EXPECT_FOLD(r, true, "cudart::contextStateManager::getRuntimeContextState()", NULL, "/home/u/app");
     EXPECT_FOLD(r, true, "_ZN6cudart19contextStateManager22getRuntimeContextStateEv", NULL, "/home/u/app");
