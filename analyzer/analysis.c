@@ -20,7 +20,7 @@
 
 struct event_batch {
     size_t n;
-    struct cmt_event_in ev[BATCH_EVENTS];
+    struct cmt_replay_in ev[BATCH_EVENTS];
 };
 
 /* Two threads: the reader (decoding, merging by time, metadata into the
@@ -84,7 +84,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0; /* the replay has no use for the others */
     struct event_batch *b = run->fill;
-    b->ev[b->n++] = *e;
+    cmt_replay_in_from(&b->ev[b->n++], e);
     if (b->n == run->batch_size && publish(run) != 0)
         return 1;
     return 0;

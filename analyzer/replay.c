@@ -206,7 +206,7 @@ static int growth_advance(struct cmt_replay *r, uint64_t ts)
     return 0;
 }
 
-static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_event_in *e)
+static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_replay_in *e)
 {
     if (r->n_active == r->active_cap) {
         size_t cap = r->active_cap ? r->active_cap * 2 : 256;
@@ -397,7 +397,7 @@ static int handle_unmapped(struct cmt_replay *r, uint64_t handle, uint64_t ts)
     return drop_handle(r, handle, ts);
 }
 
-static int on_release(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_release(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     struct cmt_live h;
     uint64_t *state = handle_state(r, e->addr);
@@ -419,7 +419,7 @@ static int on_release(struct cmt_replay *r, const struct cmt_event_in *e)
 /* cuMemUnmap(ptr, size) removes every mapping starting in [ptr, ptr+size):
  * a driver refuses a span that splits one, so a successful unmap covers
  * whole mappings. */
-static int on_unmap(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_unmap(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     struct cmt_map_index *m = &r->maps;
     uint64_t end = e->size && e->addr + e->size > e->addr ? e->addr + e->size : e->addr + 1;
@@ -457,7 +457,7 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
     }
 }
 
-static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
+static void note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     r->failed_allocs++;
     r->site_extra[stack].failures++;
@@ -477,7 +477,7 @@ static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uin
     };
 }
 
-static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
+static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     struct cmt_site_stats *s = &r->sites[stack];
     if (e->result != 0) {
@@ -506,7 +506,7 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         .api = e->api,
     };
     if (e->kind == CMT_KIND_VMM_MAP) {
-        l.aux = e->aux[0];
+        l.aux = e->aux0;
         on_map(r, &l);
     }
     struct cmt_live old;
@@ -527,7 +527,7 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
     return apply(r, &l, true, e->ts);
 }
 
-static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->result != 0) {
         r->failed_frees++;
@@ -548,7 +548,7 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
     return apply(r, &l, false, e->ts);
 }
 
-int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
+static int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0;
@@ -557,7 +557,7 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
         r->bad_events++;
         return 0;
     }
-    uint32_t stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0;
+    uint32_t stack = e->stack; /* clamped when packed */
     if (site_stats_reserve(r, stack) != 0) {
         r->out_of_memory = true;
         return -1;
@@ -597,12 +597,21 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts)
         r->out_of_memory = true;
 }
 
+_Static_assert(sizeof(struct cmt_replay_in) == 48, "a batch entry is 48 bytes");
+
 /* ---- batches ------------------------------------------------------------------- */
 
-int cmt_replay_events(struct cmt_replay *r, const struct cmt_event_in *ev, size_t n)
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (cmt_replay_event(r, &ev[i]) != 0)
+        if (replay_one(r, &ev[i]) != 0)
             return -1;
     return 0;
+}
+
+int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
+{
+    struct cmt_replay_in in;
+    cmt_replay_in_from(&in, e);
+    return replay_one(r, &in);
 }

@@ -167,10 +167,44 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
 /* Absolute end of checkpoint interval i. */
 uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
+/* What the replay reads of an event, in 48 bytes: batches of these travel
+ * from the reading thread to the replaying one, and their size is what that
+ * costs. */
+struct cmt_replay_in {
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t aux0;   /* VMM mapping: the physical handle */
+    uint32_t stack;  /* ids past CMT_MAX_STACK_ID read as 0 (no stack) */
+    uint32_t tid;
+    int32_t result;
+    int8_t device;   /* -1 .. CMT_MAX_DEVICES - 1; INT8_MIN: out of range */
+    uint8_t type;
+    uint8_t api;
+    uint8_t kind;
+};
+
+static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_event_in *e)
+{
+    *o = (struct cmt_replay_in){
+        .ts = e->ts,
+        .addr = e->addr,
+        .size = e->size,
+        .aux0 = e->aux[0],
+        .stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0,
+        .tid = e->tid,
+        .result = e->result,
+        .device = e->device >= -1 && e->device < CMT_MAX_DEVICES ? (int8_t)e->device : INT8_MIN,
+        .type = e->type,
+        .api = e->api,
+        .kind = e->kind,
+    };
+}
+
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);
 /* Applies n events in order. Returns 0, or -1 when out of memory. */
-int cmt_replay_events(struct cmt_replay *r, const struct cmt_event_in *ev, size_t n);
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n);
 
 /* Called for every event: inline. */
 static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)
