@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,10 @@ static bool want_pipeline(const struct cmt_analysis *a)
     const char *env = getenv("CUMEMTRACE_ANALYZER_THREADS");
     if (env && *env)
         return atoi(env) >= 2;
-    return a->info.file_size >= PIPELINE_MIN_FILE_SIZE && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+    cpu_set_t cpus;
+    /* the CPUs this process may run on (taskset, cgroups), not the machine's */
+    int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    return a->info.file_size >= PIPELINE_MIN_FILE_SIZE && usable >= 2;
 }
 
 /* Reads the whole trace; returns what cmt_reader_run returned. */
