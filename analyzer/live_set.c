@@ -17,8 +17,8 @@ static struct cmt_live_slot *alloc_slots(size_t cap)
 
 int cmt_live_set_init(struct cmt_live_set *s)
 {
+    memset(s, 0, sizeof *s);
     s->cap = 1024;
-    s->count = 0;
     s->slots = alloc_slots(s->cap);
     return s->slots ? 0 : -1;
 }
