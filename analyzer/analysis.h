@@ -22,8 +22,9 @@ struct cmt_analysis {
     bool stopped_early;
 };
 
-/* Opens and reads path. With at least two CPUs and a trace of 8 MiB or
- * more, the trace is decoded in a second thread while this one replays
+/* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
+ * least two usable, load average below their number - 0.5), the trace is
+ * decoded in a second thread while this one replays
  * (CUMEMTRACE_ANALYZER_THREADS=1 keeps one thread, =2 forces two). Returns
  * 0 when analysed (possibly up to damage or
  * truncation: see damaged and the reader's warnings), -1 when the file
