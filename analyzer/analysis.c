@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,23 @@ struct pipeline {
     int reader_rc;
 };
 
+/* CPU seconds used by the calling thread so far. */
+static double thread_cpu_seconds(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_THREAD, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec +
+           (double)u.ru_stime.tv_usec / 1e6;
+}
+
 struct analysis_run {
     struct cmt_analysis *a;
     struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
     size_t fill_index;
     size_t batch_size;
+    double reader_cpu;        /* CPU seconds of the reader thread */
 };
 
 static bool replay_failed(struct cmt_analysis *a)
@@ -119,7 +131,9 @@ static void *reader_thread(void *arg)
 {
     struct analysis_run *run = arg;
     struct pipeline *p = run->pipe;
+    double start = thread_cpu_seconds();
     int rc = cmt_reader_run(run->a->reader, &callbacks, run);
+    run->reader_cpu = thread_cpu_seconds() - start;
     pthread_mutex_lock(&p->lock);
     if (run->fill->n)
         p->filled++; /* the last, partly filled batch */
@@ -194,9 +208,15 @@ static int read_and_replay(struct cmt_analysis *a)
             run.pipe = p;
             run.fill = &p->batches[0];
             pthread_t tid;
+            double start = thread_cpu_seconds();
             if (pthread_create(&tid, NULL, reader_thread, &run) == 0) {
                 int rc = replay_batches(&run);
+                double replay_cpu = thread_cpu_seconds() - start;
                 pthread_join(tid, NULL);
+                /* For benchmarks: how the work split between the threads. */
+                if (getenv("CUMEMTRACE_ANALYZER_STATS"))
+                    fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
+                            run.reader_cpu, replay_cpu);
                 pthread_cond_destroy(&p->changed);
                 pthread_mutex_destroy(&p->lock);
                 free(p);
