@@ -23,7 +23,8 @@ static void on_thread(void *ctx, uint32_t tid, uint32_t name) { cmt_model_on_thr
 static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_config(&((struct cmt_analysis *)ctx)->model, c); }
 static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(&((struct cmt_analysis *)ctx)->model, e); }
 
-int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
+/* The one place that wires reader -> model -> replay, for a file or bytes. */
+static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns)
 {
     memset(a, 0, sizeof *a);
     a->path = path;
@@ -34,7 +35,9 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         return -1;
     }
     char err[CMT_READER_MESSAGE_MAX];
-    if (cmt_reader_open(path, &a->reader, err, sizeof err) != 0) {
+    int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
+                  : cmt_reader_open(path, &a->reader, err, sizeof err);
+    if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
         return -1;
     }
@@ -58,6 +61,19 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         return -1;
     }
     return 0;
+}
+
+int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
+{
+    return analyse(a, path, NULL, 0, stop_at_ns);
+}
+
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns)
+{
+    /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
+    static const uint8_t no_bytes[1];
+    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns);
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)
