@@ -42,6 +42,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);
+    cmt_replay_bound_stacks(&a->replay, a->info.file_size);
     struct cmt_reader_callbacks cb = {
         .on_string = on_string,
         .on_module = on_module,

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 enum cmt_account_class cmt_class_of_kind(unsigned kind)
 {
     switch (kind) {
@@ -40,16 +42,25 @@ bool cmt_kind_holds_memory(unsigned kind)
 int cmt_replay_init(struct cmt_replay *r)
 {
     memset(r, 0, sizeof *r);
+    r->stack_id_limit = CMT_MAX_STACK_ID;
     return cmt_live_set_init(&r->live);
+}
+
+/* The smallest STACK record: type, length, id, modules_known and frame
+ * count, one byte each; a trace defines stack ids from 1 up, one record each. */
+#define MIN_STACK_RECORD_BYTES 5u
+
+void cmt_replay_bound_stacks(struct cmt_replay *r, uint64_t trace_bytes)
+{
+    uint64_t most = trace_bytes / MIN_STACK_RECORD_BYTES + 1;
+    r->stack_id_limit = most < CMT_MAX_STACK_ID ? (uint32_t)most : CMT_MAX_STACK_ID;
 }
 
 static void account_free(struct cmt_account *a)
 {
     if (!a)
         return;
-    free(a->site_live);
-    free(a->site_peak);
-    free(a->dirty);
+    free(a->sites);
     free(a->dirty_list);
     free(a);
 }
@@ -72,33 +83,67 @@ static size_t next_cap(size_t need)
     return cap;
 }
 
-static int account_reserve_site(struct cmt_account *a, uint32_t site)
+static size_t site_slot(const struct cmt_account *a, uint32_t stack)
 {
-    if (site < a->sites_cap)
-        return 0;
-    size_t cap = next_cap(site);
-    struct cmt_site_cell *live = realloc(a->site_live, cap * sizeof *live);
-    if (!live)
+    return (size_t)(((uint64_t)stack * a->hash_mult) >> a->hash_shift);
+}
+
+/* Doubles the site table (keeping it at most half full) and rebuilds the
+ * dirty list for the new slots. */
+static int account_grow_sites(struct cmt_account *a)
+{
+    size_t cap = a->sites_cap ? a->sites_cap * 2 : 64;
+    if (cap > UINT32_MAX)
         return -1;
-    a->site_live = live;
-    struct cmt_site_cell *peak = realloc(a->site_peak, cap * sizeof *peak);
-    if (!peak)
+    struct cmt_account_site *sites = calloc(cap, sizeof *sites);
+    uint32_t *dirty = malloc(cap * sizeof *dirty);
+    if (!sites || !dirty) {
+        free(sites);
+        free(dirty);
         return -1;
-    a->site_peak = peak;
-    uint8_t *dirty = realloc(a->dirty, cap);
-    if (!dirty)
-        return -1;
-    a->dirty = dirty;
-    uint32_t *list = realloc(a->dirty_list, cap * sizeof *list);
-    if (!list)
-        return -1;
-    a->dirty_list = list;
-    size_t old = a->sites_cap;
-    memset(live + old, 0, (cap - old) * sizeof *live);
-    memset(peak + old, 0, (cap - old) * sizeof *peak);
-    memset(dirty + old, 0, cap - old);
+    }
+    struct cmt_account_site *old = a->sites;
+    size_t old_cap = a->sites_cap;
+    a->sites = sites;
     a->sites_cap = cap;
+    a->hash_shift = 64 - cmt_log2_pow2(cap);
+    a->n_dirty = 0;
+    for (size_t k = 0; k < old_cap; k++) {
+        if (!old[k].used)
+            continue;
+        size_t i = site_slot(a, old[k].stack);
+        while (sites[i].used)
+            i = (i + 1) & (cap - 1);
+        sites[i] = old[k];
+        if (sites[i].dirty)
+            dirty[a->n_dirty++] = (uint32_t)i;
+    }
+    free(old);
+    free(a->dirty_list);
+    a->dirty_list = dirty;
     return 0;
+}
+
+/* The account's entry for this stack id, created when new; NULL when out of
+ * memory. */
+static struct cmt_account_site *account_site(struct cmt_account *a, uint32_t stack)
+{
+    size_t mask = a->sites_cap - 1, i = 0;
+    if (a->sites_cap) {
+        for (i = site_slot(a, stack); a->sites[i].used; i = (i + 1) & mask)
+            if (a->sites[i].stack == stack)
+                return &a->sites[i];
+    }
+    if ((a->n_sites + 1) * 2 > a->sites_cap) {
+        if (account_grow_sites(a) != 0)
+            return NULL;
+        mask = a->sites_cap - 1;
+        for (i = site_slot(a, stack); a->sites[i].used; i = (i + 1) & mask)
+            ;
+    }
+    a->sites[i] = (struct cmt_account_site){.stack = stack, .used = true};
+    a->n_sites++;
+    return &a->sites[i];
 }
 
 static struct cmt_account *account_get(struct cmt_replay *r, int32_t device, unsigned cls)
@@ -111,6 +156,7 @@ static struct cmt_account *account_get(struct cmt_replay *r, int32_t device, uns
         a->device = device;
         a->cls = (uint8_t)cls;
         a->seen = true;
+        a->hash_mult = cmt_hash_multiplier();
         *slot = a;
     }
     return *slot;
@@ -130,10 +176,10 @@ static int site_stats_reserve(struct cmt_replay *r, uint32_t site)
     return 0;
 }
 
-static void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
-                           uint64_t ts)
+static void account_change(struct cmt_account *a, struct cmt_account_site *site, unsigned kind, uint64_t bytes,
+                           bool add, uint64_t ts)
 {
-    struct cmt_site_cell *cell = &a->site_live[site];
+    struct cmt_site_cell *cell = &site->live;
     if (add) {
         a->live += bytes;
         a->live_count++;
@@ -147,15 +193,15 @@ static void account_change(struct cmt_account *a, uint32_t site, unsigned kind, 
         cell->bytes -= bytes;
         cell->count--;
     }
-    if (!a->dirty[site]) {
-        a->dirty[site] = 1;
-        a->dirty_list[a->n_dirty++] = site;
+    if (!site->dirty) {
+        site->dirty = true;
+        a->dirty_list[a->n_dirty++] = (uint32_t)(site - a->sites);
     }
     if (add && a->live > a->peak) {
         for (size_t i = 0; i < a->n_dirty; i++) {
-            uint32_t s = a->dirty_list[i];
-            a->site_peak[s] = a->site_live[s];
-            a->dirty[s] = 0;
+            struct cmt_account_site *s = &a->sites[a->dirty_list[i]];
+            s->peak = s->live;
+            s->dirty = false;
         }
         a->n_dirty = 0;
         a->peak = a->live;
@@ -199,9 +245,10 @@ static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint6
         return 0;
     }
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_kind(l->kind));
-    if (!a || account_reserve_site(a, l->stack) != 0)
+    struct cmt_account_site *site = a ? account_site(a, l->stack) : NULL;
+    if (!site)
         return -1;
-    account_change(a, l->stack, l->kind, l->size, add, ts);
+    account_change(a, site, l->kind, l->size, add, ts);
     return 0;
 }
 
@@ -299,7 +346,7 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
         r->bad_events++;
         return 0;
     }
-    uint32_t stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0;
+    uint32_t stack = e->stack < r->stack_id_limit ? (uint32_t)e->stack : 0;
     if (site_stats_reserve(r, stack) != 0) {
         r->out_of_memory = true;
         return -1;

@@ -30,6 +30,15 @@ struct cmt_site_cell {
     uint64_t count;
 };
 
+/* One call site in one account: live now and at the account's peak. */
+struct cmt_account_site {
+    uint32_t stack;
+    bool used;
+    bool dirty; /* changed since the last peak */
+    struct cmt_site_cell live;
+    struct cmt_site_cell peak;
+};
+
 /* Live bytes of one (device, class), its peak and what was live then. */
 struct cmt_account {
     bool seen;
@@ -42,15 +51,20 @@ struct cmt_account {
     uint64_t peak_count;
     uint64_t live_by_kind[8];
     uint64_t peak_by_kind[8];
-    /* Per stack id: bytes/count live now, and at the peak. site_peak is kept
-     * lazily: sites that changed since the last peak are listed in dirty and
-     * copied over when a new peak is reached, so each event costs O(1). */
-    struct cmt_site_cell *site_live;
-    struct cmt_site_cell *site_peak;
-    uint8_t *dirty;
+    /* Call sites by stack id, in an open-addressing table, so memory grows
+     * with the sites this account saw and never with the largest stack id a
+     * trace names (a few hostile bytes name 2^26, once per account). Peaks
+     * are kept lazily: sites changed since the last peak are listed in
+     * dirty_list (by slot) and copied over when a new peak is reached, so
+     * each event costs O(1). Iterate with: for (i < sites_cap) if
+     * (sites[i].used). */
+    struct cmt_account_site *sites;
+    size_t sites_cap; /* power of two; 0 before the first site */
+    size_t n_sites;
     uint32_t *dirty_list;
     size_t n_dirty;
-    size_t sites_cap;
+    uint64_t hash_mult; /* random odd multiplier: crafted ids cannot pile into one probe run */
+    unsigned hash_shift;
 };
 
 /* Totals per stack id over the whole run. */
@@ -87,8 +101,9 @@ struct cmt_replay {
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
-    struct cmt_site_stats *sites;
+    struct cmt_site_stats *sites; /* by stack id, below stack_id_limit */
     size_t sites_cap;
+    uint32_t stack_id_limit;      /* larger ids count as "no stack": cmt_replay_bound_stacks */
     uint64_t events;
     uint64_t events_by_api[256];
     uint64_t allocs, frees, failed_allocs, failed_frees;
@@ -104,6 +119,10 @@ struct cmt_replay {
 };
 
 int cmt_replay_init(struct cmt_replay *r);
+/* A trace of trace_bytes bytes cannot define more stacks than fit in it; an
+ * event naming a larger stack id names none. Keeps per-stack tables in
+ * proportion to the trace. */
+void cmt_replay_bound_stacks(struct cmt_replay *r, uint64_t trace_bytes);
 void cmt_replay_free(struct cmt_replay *r);
 
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */

@@ -47,12 +47,28 @@ static int row_cmp(const void *pa, const void *pb)
     return (int)a->kind - (int)b->kind;
 }
 
+/* By (stack, kind), then by first allocation: merging keeps the earliest. */
 static int row_key_cmp(const void *pa, const void *pb)
 {
     const struct cmt_site_row *a = pa, *b = pb;
     if (a->stack != b->stack)
         return a->stack < b->stack ? -1 : 1;
-    return (int)a->kind - (int)b->kind;
+    if (a->kind != b->kind)
+        return (int)a->kind - (int)b->kind;
+    if (a->first_ts != b->first_ts)
+        return a->first_ts < b->first_ts ? -1 : 1;
+    return (int)a->api - (int)b->api;
+}
+
+/* A call site is named by the first stack id met with its display frames
+ * (cmt_frames_canonical): meet them in stack id order, whatever order the
+ * replay's hash tables hold them in, so a report never varies between runs. */
+static void canonicalize_rows(struct cmt_report *r, struct cmt_site_row *rows, size_t n)
+{
+    if (n)
+        qsort(rows, n, sizeof *rows, row_key_cmp);
+    for (size_t i = 0; i < n; i++)
+        rows[i].stack = cmt_frames_canonical(r->frames, rows[i].stack);
 }
 
 /* Sorts rows by (stack, kind), merges equal keys, then orders by bytes. */
@@ -81,26 +97,25 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
 static int build_account(struct cmt_report *r, const struct cmt_account *acc, struct cmt_account_view *v)
 {
     v->account = acc;
-    size_t n = 0;
-    for (size_t s = 0; s < acc->sites_cap; s++)
-        if (acc->site_peak[s].count)
-            n++;
-    struct cmt_site_row *rows = calloc(n ? n : 1, sizeof *rows);
+    struct cmt_site_row *rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *rows);
     if (!rows)
         return -1;
     size_t k = 0;
-    for (size_t s = 0; s < acc->sites_cap; s++) {
-        if (!acc->site_peak[s].count)
+    for (size_t i = 0; i < acc->sites_cap; i++) {
+        const struct cmt_account_site *site = &acc->sites[i];
+        if (!site->used || !site->peak.count)
             continue;
+        uint32_t s = site->stack;
         const struct cmt_site_stats *st = s < r->analysis->replay.sites_cap ? &r->analysis->replay.sites[s] : NULL;
         rows[k++] = (struct cmt_site_row){
-            .stack = cmt_frames_canonical(r->frames, s),
-            .bytes = acc->site_peak[s].bytes,
-            .count = acc->site_peak[s].count,
+            .stack = s,
+            .bytes = site->peak.bytes,
+            .count = site->peak.count,
             .api = st ? st->api : 0,
             .first_ts = st ? st->first_ts : 0,
         };
     }
+    canonicalize_rows(r, rows, k);
     v->n_sites_at_peak = merge_rows(rows, k);
     v->top = rows;
     v->n_top = v->n_sites_at_peak < r->opt->top ? v->n_sites_at_peak : r->opt->top;
@@ -119,7 +134,7 @@ static int build_leaks(struct cmt_report *r)
         if (!l->used)
             continue;
         rows[k++] = (struct cmt_site_row){
-            .stack = cmt_frames_canonical(r->frames, l->stack),
+            .stack = l->stack,
             .bytes = l->size,
             .count = 1,
             .kind = l->kind,
@@ -132,6 +147,7 @@ static int build_leaks(struct cmt_report *r)
         }
         r->leak_bytes_by_kind[l->kind < CMT_KIND_COUNT ? l->kind : 0] += l->size;
     }
+    canonicalize_rows(r, rows, k);
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
     return 0;
