@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 #define MAX_INLINE_DEPTH 16
 
 struct cmt_frames {
@@ -21,6 +23,8 @@ struct cmt_frames {
     uint64_t *canon_keys;
     uint64_t *canon_ids;
     size_t canon_cap, canon_count;
+    uint64_t canon_mult; /* random odd: hash_seed.h (stacks can be crafted to collide in low bits) */
+    unsigned canon_shift;
 };
 
 const char *cmt_basename(const char *path)
@@ -66,6 +70,8 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     f->canon_cap = 64;
     while (f->canon_cap < f->cache_cap * 2)
         f->canon_cap *= 2;
+    f->canon_mult = cmt_hash_multiplier();
+    f->canon_shift = 64 - cmt_log2_pow2(f->canon_cap);
     f->canon_keys = calloc(f->canon_cap, sizeof *f->canon_keys);
     f->canon_ids = calloc(f->canon_cap, sizeof *f->canon_ids);
     if (!f->cache || !f->canonical || !f->canon_keys || !f->canon_ids) {
@@ -170,7 +176,7 @@ uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id)
     const struct cmt_stack_frames *mine = cmt_frames_get(f, stack_id);
     uint64_t h = frames_hash(mine);
     size_t mask = f->canon_cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)((h * f->canon_mult) >> f->canon_shift);; i = (i + 1) & mask) {
         if (f->canon_keys[i] == 0) {
             f->canon_keys[i] = h;
             f->canon_ids[i] = stack_id;

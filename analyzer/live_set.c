@@ -4,17 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 static inline size_t slot_of(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
 {
-    /* Device pointers share high bits and are 256-byte aligned: mix well. */
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & (s->cap - 1);
+    /* Device pointers share high bits and are 256-byte aligned: the top
+     * bits of the product mix all of them. */
+    return (size_t)(((addr ^ ((uint64_t)ns << 59)) * s->hash_mult) >> s->hash_shift);
 }
 
 int cmt_live_set_init(struct cmt_live_set *s)
 {
     s->cap = 1024;
     s->count = 0;
+    s->hash_mult = cmt_hash_multiplier();
+    s->hash_shift = 64 - cmt_log2_pow2(s->cap);
     s->slots = calloc(s->cap, sizeof *s->slots);
     return s->slots ? 0 : -1;
 }
@@ -43,6 +47,7 @@ static int grow(struct cmt_live_set *s)
         return -1;
     s->slots = slots;
     s->cap = old_cap * 2;
+    s->hash_shift = 64 - cmt_log2_pow2(s->cap);
     for (size_t i = 0; i < old_cap; i++)
         if (old[i].used)
             place(s, &old[i]);

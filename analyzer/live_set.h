@@ -38,6 +38,8 @@ struct cmt_live_set {
     struct cmt_live *slots;
     size_t cap; /* power of two */
     size_t count;
+    uint64_t hash_mult; /* random odd: hash_seed.h */
+    unsigned hash_shift;
 };
 
 int cmt_live_set_init(struct cmt_live_set *s);
