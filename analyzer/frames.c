@@ -7,12 +7,14 @@
 #include <string.h>
 
 #include "hash_seed.h"
+#include "module_index.h"
 
 #define MAX_INLINE_DEPTH 16
 
 struct cmt_frames {
     const struct cmt_trace_model *model;
     struct cmt_symbolizer *sym;
+    struct cmt_module_index *modules; /* without symbols only */
     struct cmt_fold_rules *fold;
     bool full;
     bool no_symbols;
@@ -45,7 +47,9 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     f->no_symbols = opt->no_symbols;
     f->sym = cmt_symbolizer_new(&opt->symbolizer);
     f->fold = cmt_fold_rules_new();
-    if (!f->sym || !f->fold) {
+    if (f->no_symbols)
+        f->modules = cmt_module_index_new(model);
+    if (!f->sym || !f->fold || (f->no_symbols && !f->modules)) {
         cmt_frames_free(f);
         return NULL;
     }
@@ -86,14 +90,12 @@ static void describe_raw(const struct cmt_frames *f, uint64_t ip, uint32_t known
 {
     memset(out, 0, sizeof *out);
     out->ip = ip;
-    uint32_t limit = known && known < f->model->n_modules ? known + 1 : f->model->n_modules;
-    for (uint32_t id = limit; id-- > 1;) {
+    uint32_t n = f->model->n_modules;
+    uint32_t id = cmt_module_index_find(f->modules, ip, known && known < n ? known : n ? n - 1 : 0);
+    if (id) {
         const struct cmt_module_def *m = &f->model->modules[id];
-        if (ip >= m->lo && ip < m->hi) {
-            out->module = cmt_model_string(f->model, m->path_id);
-            out->module_offset = ip - m->bias;
-            return;
-        }
+        out->module = cmt_model_string(f->model, m->path_id);
+        out->module_offset = ip - m->bias;
     }
 }
 
@@ -212,6 +214,7 @@ void cmt_frames_free(struct cmt_frames *f)
     free(f->canon_ids);
     if (f->sym)
         cmt_symbolizer_free(f->sym);
+    cmt_module_index_free(f->modules);
     if (f->fold)
         cmt_fold_rules_free(f->fold);
     free(f);
