@@ -97,7 +97,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0; /* the replay has no use for the others */
     struct event_batch *b = run->fill;
-    cmt_replay_in_from(&b->ev[b->n++], e);
+    cmt_replay_in_from(&b->ev[b->n++], e, a->replay.stack_id_limit);
     if (b->n == run->batch_size && publish(run) != 0)
         return 1;
     return 0;
@@ -243,7 +243,8 @@ static int read_and_replay(struct cmt_analysis *a)
     return rc;
 }
 
-int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
+/* The one place that wires reader -> model -> replay, for a file or bytes. */
+static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns)
 {
     memset(a, 0, sizeof *a);
     a->path = path;
@@ -254,11 +255,16 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         return -1;
     }
     char err[CMT_READER_MESSAGE_MAX];
-    if (cmt_reader_open(path, &a->reader, err, sizeof err) != 0) {
+    int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
+                  : cmt_reader_open(path, &a->reader, err, sizeof err);
+    if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);
+    /* Before any event: stack ids the trace is too small to define name no
+     * stack, so per-stack tables stay in proportion to the trace. */
+    cmt_replay_bound_stacks(&a->replay, a->info.file_size);
     cmt_replay_set_origin(&a->replay, a->info.start_monotonic_ns);
     if (read_and_replay(a) != 0) {
         a->damaged = true;
@@ -273,6 +279,19 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         return -1;
     }
     return 0;
+}
+
+int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
+{
+    return analyse(a, path, NULL, 0, stop_at_ns);
+}
+
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns)
+{
+    /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
+    static const uint8_t no_bytes[1];
+    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns);
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)

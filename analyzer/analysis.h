@@ -3,6 +3,7 @@
 #define CUMEMTRACE_ANALYZER_ANALYSIS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "replay.h"
@@ -30,6 +31,10 @@ struct cmt_analysis {
  * truncation: see damaged and the reader's warnings), -1 when the file
  * cannot be analysed at all (message says why). */
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns);
+/* Same over bytes in memory (tests, fuzzing); name stands for the path in
+ * reports. The bytes must outlive the analysis. */
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns);
 void cmt_analysis_free(struct cmt_analysis *a);
 
 /* The rank the trace's process recorded (-1 when none), read from the

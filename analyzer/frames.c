@@ -7,11 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+#include "module_index.h"
+
 #define MAX_INLINE_DEPTH 16
 
 struct cmt_frames {
     const struct cmt_trace_model *model;
     struct cmt_symbolizer *sym;
+    struct cmt_module_index *modules; /* without symbols only */
     struct cmt_fold_rules *fold;
     bool full;
     bool no_symbols;
@@ -23,6 +27,8 @@ struct cmt_frames {
     uint64_t *canon_keys;
     uint64_t *canon_ids;
     size_t canon_cap, canon_count;
+    uint64_t canon_mult; /* random odd: hash_seed.h (stacks can be crafted to collide in low bits) */
+    unsigned canon_shift;
 };
 
 const char *cmt_basename(const char *path)
@@ -43,7 +49,9 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     f->no_symbols = opt->no_symbols;
     f->sym = cmt_symbolizer_new(&opt->symbolizer);
     f->fold = cmt_fold_rules_new();
-    if (!f->sym || !f->fold) {
+    if (f->no_symbols)
+        f->modules = cmt_module_index_new(model);
+    if (!f->sym || !f->fold || (f->no_symbols && !f->modules)) {
         cmt_frames_free(f);
         return NULL;
     }
@@ -68,6 +76,8 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     f->canon_cap = 64;
     while (f->canon_cap < f->cache_cap * 2)
         f->canon_cap *= 2;
+    f->canon_mult = cmt_hash_multiplier();
+    f->canon_shift = 64 - cmt_log2_pow2(f->canon_cap);
     f->canon_keys = calloc(f->canon_cap, sizeof *f->canon_keys);
     f->canon_ids = calloc(f->canon_cap, sizeof *f->canon_ids);
     if (!f->cache || !f->canonical || !f->canon_keys || !f->canon_ids) {
@@ -82,14 +92,12 @@ static void describe_raw(const struct cmt_frames *f, uint64_t ip, uint32_t known
 {
     memset(out, 0, sizeof *out);
     out->ip = ip;
-    uint32_t limit = known && known < f->model->n_modules ? known + 1 : f->model->n_modules;
-    for (uint32_t id = limit; id-- > 1;) {
+    uint32_t n = f->model->n_modules;
+    uint32_t id = cmt_module_index_find(f->modules, ip, known && known < n ? known : n ? n - 1 : 0);
+    if (id) {
         const struct cmt_module_def *m = &f->model->modules[id];
-        if (ip >= m->lo && ip < m->hi) {
-            out->module = cmt_model_string(f->model, m->path_id);
-            out->module_offset = ip - m->bias;
-            return;
-        }
+        out->module = cmt_model_string(f->model, m->path_id);
+        out->module_offset = ip - m->bias;
     }
 }
 
@@ -207,7 +215,7 @@ uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id)
     const struct cmt_stack_frames *mine = cmt_frames_get(f, stack_id);
     uint64_t h = frames_hash(mine);
     size_t mask = f->canon_cap - 1;
-    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+    for (size_t i = (size_t)((h * f->canon_mult) >> f->canon_shift);; i = (i + 1) & mask) {
         if (f->canon_keys[i] == 0) {
             f->canon_keys[i] = h;
             f->canon_ids[i] = stack_id;
@@ -246,6 +254,7 @@ void cmt_frames_free(struct cmt_frames *f)
     free(f->canon_ids);
     if (f->sym)
         cmt_symbolizer_free(f->sym);
+    cmt_module_index_free(f->modules);
     if (f->fold)
         cmt_fold_rules_free(f->fold);
     free(f);

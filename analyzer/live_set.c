@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 _Static_assert(sizeof(struct cmt_live_slot) == 32, "two slots per cache line");
 
 static struct cmt_live_slot *alloc_slots(size_t cap)
@@ -19,6 +21,9 @@ int cmt_live_set_init(struct cmt_live_set *s)
 {
     memset(s, 0, sizeof *s);
     s->cap = 1024;
+    s->hash_mult = cmt_hash_multiplier();
+    s->hash_shift = 64 - cmt_log2_pow2(s->cap);
+    s->aux.hash_mult = cmt_hash_multiplier();
     s->slots = alloc_slots(s->cap);
     return s->slots ? 0 : -1;
 }
@@ -39,11 +44,15 @@ static bool has_aux(uint8_t ns)
     return ns == CMT_NS_VMM_HANDLE || ns == CMT_NS_VMM_MAP;
 }
 
+static size_t aux_home(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
+{
+    return (size_t)(((addr ^ ((uint64_t)ns << 59)) * m->hash_mult) >> m->hash_shift);
+}
+
 static size_t aux_probe(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr, bool *found)
 {
     size_t mask = m->cap - 1;
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    for (size_t i = (size_t)(h >> 32) & mask;; i = (i + 1) & mask) {
+    for (size_t i = aux_home(m, ns, addr);; i = (i + 1) & mask) {
         if (!m->tags[i]) {
             *found = false;
             return i;
@@ -72,6 +81,7 @@ static int aux_reserve(struct cmt_live_aux_map *m)
         return -1;
     }
     m->cap = cap;
+    m->hash_shift = 64 - cmt_log2_pow2(cap);
     for (size_t i = 0; i < old.cap; i++) {
         if (!old.tags[i])
             continue;
@@ -109,8 +119,7 @@ static void aux_remove(struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
         j = (j + 1) & mask;
         if (!m->tags[j])
             break;
-        uint64_t h = (m->keys[j] ^ ((uint64_t)(m->tags[j] - 1) << 59)) * 0x9e3779b97f4a7c15ull;
-        size_t home = (size_t)(h >> 32) & mask;
+        size_t home = aux_home(m, (uint8_t)(m->tags[j] - 1), m->keys[j]);
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             m->keys[hole] = m->keys[j];
@@ -181,6 +190,7 @@ static int grow(struct cmt_live_set *s)
         return -1;
     s->slots = slots;
     s->cap = old_cap * 2;
+    s->hash_shift = 64 - cmt_log2_pow2(s->cap);
     for (size_t i = 0; i < old_cap; i++) {
         if (!old[i].tag)
             continue;

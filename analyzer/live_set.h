@@ -14,7 +14,9 @@
  * The table is probed for every event: an entry is 32 bytes and the table
  * is aligned, so a lookup that finds its key in the home slot (most do)
  * touches one cache line. The aux word of VMM handles and mappings lives in
- * a small table of its own. */
+ * a small table of its own. Both tables hash with a random multiplier
+ * (hash_seed.h), so nothing outside depends on their order: whoever lists
+ * entries sorts them. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -65,12 +67,18 @@ struct cmt_live_aux_map {
     uint8_t *tags;  /* namespace + 1 */
     uint64_t *values;
     size_t cap, count;
+    uint64_t hash_mult; /* random odd: hash_seed.h */
+    unsigned hash_shift;
 };
 
 struct cmt_live_set {
     struct cmt_live_slot *slots;
     size_t cap; /* power of two */
     size_t count;
+    /* Multiply-shift hashing with a random odd multiplier (hash_seed.h): the
+     * addresses a trace holds cannot be crafted to share one probe run. */
+    uint64_t hash_mult;
+    unsigned hash_shift; /* 64 - log2(cap) */
     struct cmt_live_aux_map aux;
 };
 
@@ -98,9 +106,9 @@ bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *ou
 /* Where the probe for (ns, addr) starts. */
 static inline size_t cmt_live_set_home(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
 {
-    /* Device pointers share high bits and are 256-byte aligned: mix well. */
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & (s->cap - 1);
+    /* Device pointers share high bits and are 256-byte aligned: the top bits
+     * of the product mix all of them. */
+    return (size_t)(((addr ^ ((uint64_t)ns << 59)) * s->hash_mult) >> s->hash_shift);
 }
 
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 /* The namespace a release of each API looks in (its default kind's). */
 static uint8_t namespace_of_api[256];
 /* APIs this analyzer knows (newer writers may add some: their events are
@@ -24,8 +26,19 @@ int cmt_replay_init(struct cmt_replay *r)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_tables);
     memset(r, 0, sizeof *r);
+    r->stack_id_limit = CMT_MAX_STACK_ID;
     cmt_timeline_init(&r->timeline);
     return cmt_live_set_init(&r->live);
+}
+
+/* The smallest STACK record: type, length, id, modules_known and frame
+ * count, one byte each; a trace defines stack ids from 1 up, one record each. */
+#define MIN_STACK_RECORD_BYTES 5u
+
+void cmt_replay_bound_stacks(struct cmt_replay *r, uint64_t trace_bytes)
+{
+    uint64_t most = trace_bytes / MIN_STACK_RECORD_BYTES + 1;
+    r->stack_id_limit = most < CMT_MAX_STACK_ID ? (uint32_t)most : CMT_MAX_STACK_ID;
 }
 
 void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin)
@@ -48,9 +61,8 @@ static void account_free(struct cmt_account *a)
 {
     if (!a)
         return;
-    free(a->site_live);
+    free(a->sites);
     free(a->site_peak);
-    free(a->dirty);
     free(a->dirty_list);
     free(a);
 }
@@ -79,36 +91,81 @@ static size_t next_cap(size_t need)
     return cap;
 }
 
-static int account_grow_sites(struct cmt_account *a, uint32_t site)
+/* ---- account site tables ----------------------------------------------------- */
+
+static inline size_t account_site_home(const struct cmt_account *a, uint32_t key)
 {
-    size_t cap = next_cap(site);
-    struct cmt_site_cell *live = realloc(a->site_live, cap * sizeof *live);
-    if (!live)
+    return (size_t)(((uint64_t)key * a->hash_mult) >> a->hash_shift);
+}
+
+/* Allocates the site table at cap slots and moves the old one's sites in;
+ * the dirty list is rebuilt for the new slots. */
+static int account_resize_sites(struct cmt_account *a, size_t cap)
+{
+    void *mem = NULL;
+    if (cap > UINT32_MAX || posix_memalign(&mem, 64, cap * sizeof(struct cmt_account_site)) != 0)
         return -1;
-    a->site_live = live;
-    struct cmt_site_cell *peak = realloc(a->site_peak, cap * sizeof *peak);
-    if (!peak)
+    struct cmt_account_site *sites = mem;
+    struct cmt_site_cell *peak = calloc(cap, sizeof *peak);
+    uint32_t *dirty = malloc(cap * sizeof *dirty);
+    if (!peak || !dirty) {
+        free(sites);
+        free(peak);
+        free(dirty);
         return -1;
+    }
+    memset(sites, 0, cap * sizeof *sites);
+    struct cmt_account_site *old = a->sites;
+    struct cmt_site_cell *old_peak = a->site_peak;
+    size_t old_cap = a->sites_cap;
+    a->sites = sites;
     a->site_peak = peak;
-    uint8_t *dirty = realloc(a->dirty, cap);
-    if (!dirty)
-        return -1;
-    a->dirty = dirty;
-    uint32_t *list = realloc(a->dirty_list, cap * sizeof *list);
-    if (!list)
-        return -1;
-    a->dirty_list = list;
-    size_t old = a->sites_cap;
-    memset(live + old, 0, (cap - old) * sizeof *live);
-    memset(peak + old, 0, (cap - old) * sizeof *peak);
-    memset(dirty + old, 0, cap - old);
     a->sites_cap = cap;
+    a->hash_shift = 64 - cmt_log2_pow2(cap);
+    a->n_dirty = 0;
+    for (size_t k = 0; k < old_cap; k++) {
+        if (!old[k].key)
+            continue;
+        size_t i = account_site_home(a, old[k].key);
+        while (sites[i].key)
+            i = (i + 1) & (cap - 1);
+        sites[i] = old[k];
+        peak[i] = old_peak[k];
+        if (sites[i].dirty)
+            dirty[a->n_dirty++] = (uint32_t)i;
+    }
+    free(old);
+    free(old_peak);
+    free(a->dirty_list);
+    a->dirty_list = dirty;
     return 0;
 }
 
-static inline int account_reserve_site(struct cmt_account *a, uint32_t site)
+/* Not found: adds the stack, growing the table to stay at most half full. */
+static __attribute__((noinline)) size_t account_site_insert(struct cmt_account *a, uint32_t key)
 {
-    return site < a->sites_cap ? 0 : account_grow_sites(a, site);
+    if ((a->n_sites + 1) * 2 > a->sites_cap && account_resize_sites(a, a->sites_cap * 2) != 0)
+        return SIZE_MAX;
+    size_t mask = a->sites_cap - 1, i = account_site_home(a, key);
+    while (a->sites[i].key)
+        i = (i + 1) & mask;
+    a->sites[i].key = key;
+    a->n_sites++;
+    return i;
+}
+
+/* The slot of this stack in the account's site table, added when new;
+ * SIZE_MAX when out of memory. */
+static inline size_t account_site(struct cmt_account *a, uint32_t stack)
+{
+    uint32_t key = stack + 1;
+    size_t mask = a->sites_cap - 1;
+    for (size_t i = account_site_home(a, key);; i = (i + 1) & mask) {
+        if (a->sites[i].key == key)
+            return i;
+        if (!a->sites[i].key)
+            return account_site_insert(a, key);
+    }
 }
 
 static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, unsigned cls)
@@ -119,6 +176,11 @@ static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, uns
     a->device = device;
     a->cls = (uint8_t)cls;
     a->seen = true;
+    a->hash_mult = cmt_hash_multiplier();
+    if (account_resize_sites(a, 64) != 0) {
+        free(a);
+        return NULL;
+    }
     r->accounts[device + 1][cls] = a;
     return a;
 }
@@ -129,9 +191,12 @@ static inline struct cmt_account *account_get(struct cmt_replay *r, int32_t devi
     return a ? a : account_new(r, device, cls);
 }
 
+/* Grows the tables by stack id to hold site (below stack_id_limit). */
 static int site_stats_grow(struct cmt_replay *r, uint32_t site)
 {
     size_t cap = next_cap(site), old = r->sites_cap;
+    if (cap > r->stack_id_limit)
+        cap = r->stack_id_limit;
     void *mem = NULL;
     if (posix_memalign(&mem, 64, cap * sizeof(struct cmt_site_stats)) != 0)
         return -1;
@@ -233,10 +298,11 @@ static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_
 
 /* ---- accounts ------------------------------------------------------------------ */
 
-static inline __attribute__((always_inline)) void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
-                           uint64_t ts)
+static inline __attribute__((always_inline)) void account_change(struct cmt_account *a, size_t slot, unsigned kind,
+                                                                 uint64_t bytes, bool add, uint64_t ts)
 {
-    struct cmt_site_cell *cell = &a->site_live[site];
+    struct cmt_account_site *site = &a->sites[slot];
+    struct cmt_site_cell *cell = &site->live;
     if (add) {
         a->live += bytes;
         a->live_count++;
@@ -250,15 +316,15 @@ static inline __attribute__((always_inline)) void account_change(struct cmt_acco
         cell->bytes -= bytes;
         cell->count--;
     }
-    if (!a->dirty[site]) {
-        a->dirty[site] = 1;
-        a->dirty_list[a->n_dirty++] = site;
+    if (!site->dirty) {
+        site->dirty = 1;
+        a->dirty_list[a->n_dirty++] = (uint32_t)slot;
     }
     if (add && a->live > a->peak) {
         for (size_t i = 0; i < a->n_dirty; i++) {
             uint32_t s = a->dirty_list[i];
-            a->site_peak[s] = a->site_live[s];
-            a->dirty[s] = 0;
+            a->site_peak[s] = a->sites[s].live;
+            a->sites[s].dirty = 0;
         }
         a->n_dirty = 0;
         a->peak = a->live;
@@ -309,9 +375,20 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
             return 0;
     }
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
-    if (!a || account_reserve_site(a, l->stack) != 0)
+    if (!a)
         return -1;
-    account_change(a, l->stack, l->kind, l->size, add, ts);
+    /* The site's slot in the account, from the hint the site record keeps
+     * (right unless the site was last counted elsewhere or the table grew):
+     * cheaper than hashing, and the record is read below anyway. */
+    struct cmt_site_stats *s = &r->sites[l->stack];
+    size_t slot = s->account_slot;
+    if (__builtin_expect(slot >= a->sites_cap || a->sites[slot].key != l->stack + 1, 0)) {
+        slot = account_site(a, l->stack);
+        if (slot == SIZE_MAX)
+            return -1;
+        s->account_slot = (uint32_t)slot;
+    }
+    account_change(a, slot, l->kind, l->size, add, ts);
     struct cmt_timeline *tl = &r->timeline;
     if (__builtin_expect(!a->tl_kind[l->kind], 0)) {
         /* host memory is one set of series, whatever device was current */
@@ -325,7 +402,6 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     cmt_timeline_series_change(tl, a->tl_kind[l->kind], l->size, add, ts);
     if (a->tl_total)
         cmt_timeline_series_change(tl, a->tl_total, l->size, add, ts);
-    struct cmt_site_stats *s = &r->sites[l->stack];
     if (add) {
         s->live_bytes += l->size;
         s->live_count++;
@@ -618,6 +694,6 @@ int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
 {
     struct cmt_replay_in in;
-    cmt_replay_in_from(&in, e);
+    cmt_replay_in_from(&in, e, r->stack_id_limit);
     return replay_one(r, &in);
 }

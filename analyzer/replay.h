@@ -31,6 +31,13 @@ struct cmt_site_cell {
     uint64_t count;
 };
 
+/* One call site of an account: a slot of its site table. */
+struct cmt_account_site {
+    uint32_t key;   /* stack id + 1; 0: empty slot */
+    uint32_t dirty; /* changed since the last peak (listed in dirty_list) */
+    struct cmt_site_cell live;
+} __attribute__((aligned(32)));
+
 /* Live bytes of one (device, class), its peak and what was live then. */
 struct cmt_account {
     bool seen;
@@ -47,16 +54,31 @@ struct cmt_account {
      * managed memory, which has no total). */
     struct cmt_timeline_series *tl_kind[CMT_KIND_COUNT];
     struct cmt_timeline_series *tl_total;
-    /* Per stack id: bytes/count live now, and at the peak. site_peak is kept
-     * lazily: sites that changed since the last peak are listed in dirty and
-     * copied over when a new peak is reached, so each event costs O(1). */
-    struct cmt_site_cell *site_live;
+    /* Its call sites, keyed by stack id in an open-addressing table (at
+     * most half full, multiply-shift hashing with a random odd multiplier:
+     * hash_seed.h), so memory grows with the sites this account saw, never
+     * with the largest stack id a trace names: a few hostile bytes naming
+     * id 2^26 - 1 in every account used to cost gigabytes. sites[i] is bytes
+     * and count live now, site_peak[i] those at the peak, kept lazily: slots
+     * changed since the last peak are listed in dirty_list and copied over
+     * when a new peak is reached, so each event costs O(1). Iterate with
+     * cmt_account_site_stack(). */
+    struct cmt_account_site *sites;
     struct cmt_site_cell *site_peak;
-    uint8_t *dirty;
-    uint32_t *dirty_list;
+    size_t sites_cap; /* power of two */
+    size_t n_sites;
+    uint32_t *dirty_list; /* slots, sites_cap of them */
     size_t n_dirty;
-    size_t sites_cap;
+    uint64_t hash_mult;
+    unsigned hash_shift; /* 64 - log2(sites_cap) */
 };
+
+/* The stack id held in slot i of an account's site table, or -1 when the
+ * slot is empty. Slots are in no useful order: sort what you list. */
+static inline int64_t cmt_account_site_stack(const struct cmt_account *a, size_t i)
+{
+    return a->sites[i].key ? (int64_t)a->sites[i].key - 1 : -1;
+}
 
 /* Growth checkpoints (docs/report.md, "Growing call sites"): the run is cut
  * into intervals of equal length; at the end of each, every call site that
@@ -89,6 +111,7 @@ struct cmt_site_stats {
     uint8_t kind;
     bool active;         /* allocated at least once (it is in active_sites) */
     uint8_t reserved;
+    uint32_t account_slot; /* hint: its slot in the site table of the account it was last counted in */
 } __attribute__((aligned(64)));
 
 /* Per stack id, what is rarely touched. */
@@ -134,9 +157,10 @@ struct cmt_replay {
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_map_index maps;
-    struct cmt_site_stats *sites;      /* by stack id */
+    struct cmt_site_stats *sites;      /* by stack id, below stack_id_limit */
     struct cmt_site_extra *site_extra; /* by stack id */
-    size_t sites_cap;
+    size_t sites_cap;                  /* at most stack_id_limit */
+    uint32_t stack_id_limit;           /* larger ids count as "no stack": cmt_replay_bound_stacks */
     uint32_t *active_sites; /* stack ids that allocated, in order of first allocation */
     size_t n_active, active_cap;
     struct cmt_growth_clock growth;
@@ -157,6 +181,10 @@ struct cmt_replay {
 };
 
 int cmt_replay_init(struct cmt_replay *r);
+/* A trace of trace_bytes bytes cannot define more stacks than fit in it; an
+ * event naming a larger stack id names none. Keeps the tables by stack id in
+ * proportion to the trace. Call before the first event. */
+void cmt_replay_bound_stacks(struct cmt_replay *r, uint64_t trace_bytes);
 void cmt_replay_free(struct cmt_replay *r);
 /* Where the timeline and the growth checkpoints start (the trace's start
  * time); without it, at the first event. */
@@ -175,7 +203,7 @@ struct cmt_replay_in {
     uint64_t addr;
     uint64_t size;
     uint64_t aux0;   /* VMM mapping: the physical handle */
-    uint32_t stack;  /* ids past CMT_MAX_STACK_ID read as 0 (no stack) */
+    uint32_t stack;  /* ids from the replay's stack_id_limit up read as 0 (no stack) */
     uint32_t tid;
     int32_t result;
     int8_t device;   /* -1 .. CMT_MAX_DEVICES - 1; INT8_MIN: out of range */
@@ -184,14 +212,15 @@ struct cmt_replay_in {
     uint8_t kind;
 };
 
-static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_event_in *e)
+static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_event_in *e,
+                                      uint32_t stack_id_limit)
 {
     *o = (struct cmt_replay_in){
         .ts = e->ts,
         .addr = e->addr,
         .size = e->size,
         .aux0 = e->aux[0],
-        .stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0,
+        .stack = e->stack < stack_id_limit ? (uint32_t)e->stack : 0,
         .tid = e->tid,
         .result = e->result,
         .device = e->device >= -1 && e->device < CMT_MAX_DEVICES ? (int8_t)e->device : INT8_MIN,

@@ -58,12 +58,31 @@ static int row_cmp(const void *pa, const void *pb)
     return (int)a->kind - (int)b->kind;
 }
 
+/* By (stack, kind), then by first allocation: merging keeps the earliest,
+ * and rows equal in all of these are interchangeable, so merged rows never
+ * depend on the order they came in. */
 static int row_key_cmp(const void *pa, const void *pb)
 {
     const struct cmt_site_row *a = pa, *b = pb;
     if (a->stack != b->stack)
         return a->stack < b->stack ? -1 : 1;
-    return (int)a->kind - (int)b->kind;
+    if (a->kind != b->kind)
+        return (int)a->kind - (int)b->kind;
+    if (a->first_ts != b->first_ts)
+        return a->first_ts < b->first_ts ? -1 : 1;
+    return (int)a->api - (int)b->api;
+}
+
+/* A call site is named by the first stack id met with its display frames
+ * (cmt_frames_canonical): rows by raw stack id are met in stack id order,
+ * whatever order the replay's hash tables hold them in, so a report never
+ * varies between runs. */
+static void canonicalize_rows(struct cmt_report *r, struct cmt_site_row *rows, size_t n)
+{
+    if (n)
+        qsort(rows, n, sizeof *rows, row_key_cmp);
+    for (size_t i = 0; i < n; i++)
+        rows[i].stack = cmt_frames_canonical(r->frames, rows[i].stack);
 }
 
 /* Sorts rows by (stack, kind), merges equal keys, then orders by bytes. */
@@ -89,32 +108,39 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     return out;
 }
 
-/* Rows and call tree of what an account held: cells by raw stack id. */
-static int build_snapshot(struct cmt_report *r, const struct cmt_site_cell *cells, size_t n_cells,
+/* Rows and call tree of what an account held: its peak cells, or (at_peak
+ * false) those live now. */
+static int build_snapshot(struct cmt_report *r, const struct cmt_account *acc, bool at_peak,
                           struct cmt_snapshot *snap)
 {
     const struct cmt_replay *rp = &r->analysis->replay;
-    size_t n = 0;
-    for (size_t s = 0; s < n_cells; s++)
-        if (cells[s].count)
-            n++;
-    snap->rows = calloc(n ? n : 1, sizeof *snap->rows);
+    snap->rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *snap->rows);
     if (!snap->rows || cmt_call_tree_init(&snap->tree) != 0)
         return -1;
     size_t k = 0;
-    for (size_t s = 0; s < n_cells; s++) {
-        if (!cells[s].count)
+    for (size_t i = 0; i < acc->sites_cap; i++) {
+        int64_t s = cmt_account_site_stack(acc, i);
+        const struct cmt_site_cell *cell = at_peak ? &acc->site_peak[i] : &acc->sites[i].live;
+        if (s < 0 || !cell->count)
             continue;
-        const struct cmt_site_stats *st = s < rp->sites_cap ? &rp->sites[s] : NULL;
+        const struct cmt_site_stats *st = (size_t)s < rp->sites_cap ? &rp->sites[s] : NULL;
         snap->rows[k++] = (struct cmt_site_row){
-            .stack = cmt_frames_canonical(r->frames, s),
-            .bytes = cells[s].bytes,
-            .count = cells[s].count,
+            .stack = (uint64_t)s,
+            .bytes = cell->bytes,
+            .count = cell->count,
             .api = st ? st->api : 0,
             .first_ts = st ? rp->site_extra[s].first_ts : 0,
         };
-        if (cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, s), cells[s].bytes, cells[s].count) != 0)
+    }
+    /* In stack id order: the call tree keeps siblings of equal bytes in the
+     * order they came, and canonical ids are given in the order met. */
+    if (k)
+        qsort(snap->rows, k, sizeof *snap->rows, row_key_cmp);
+    for (size_t i = 0; i < k; i++) {
+        struct cmt_site_row *row = &snap->rows[i];
+        if (cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, row->stack), row->bytes, row->count) != 0)
             return -1;
+        row->stack = cmt_frames_canonical(r->frames, row->stack);
     }
     snap->n_rows = merge_rows(snap->rows, k);
     snap->n_top = snap->n_rows < r->opt->top ? snap->n_rows : r->opt->top;
@@ -142,7 +168,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
     v->peak.bytes = acc->peak;
     v->peak.count = acc->peak_count;
     memcpy(v->peak.by_kind, acc->peak_by_kind, sizeof v->peak.by_kind);
-    if (build_snapshot(r, acc->site_peak, acc->sites_cap, &v->peak) != 0)
+    if (build_snapshot(r, acc, true, &v->peak) != 0)
         return -1;
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
@@ -153,7 +179,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
         v->at.bytes = acc->live;
         v->at.count = acc->live_count;
         memcpy(v->at.by_kind, acc->live_by_kind, sizeof v->at.by_kind);
-        if (build_snapshot(r, acc->site_live, acc->sites_cap, &v->at) != 0)
+        if (build_snapshot(r, acc, false, &v->at) != 0)
             return -1;
     }
     return 0;
@@ -317,7 +343,7 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
             continue;
         const struct cmt_live *l = &entry;
         struct cmt_site_row row = {
-            .stack = cmt_frames_canonical(r->frames, l->stack),
+            .stack = l->stack, /* canonical below, in stack id order */
             .bytes = l->size,
             .count = 1,
             .kind = l->kind,
@@ -340,6 +366,8 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
         }
         r->leak_bytes_by_kind[l->kind < CMT_KIND_COUNT ? l->kind : 0] += l->size;
     }
+    canonicalize_rows(r, rows, k);
+    canonicalize_rows(r, set_aside, n_aside);
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
     /* Memory first; VMM reservations and mappings left at exit (address

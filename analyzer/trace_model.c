@@ -51,6 +51,11 @@ void cmt_model_on_string(void *ctx, uint32_t id, const char *text, size_t len)
     struct cmt_trace_model *m = ctx;
     if (!next_id_ok(m, id, m->n_strings))
         return;
+    /* No writer makes a longer one (it cuts strings to fit a metadata
+     * record); a report prints a module's path with every frame in it, so a
+     * crafted 4 MiB path would cost 4 MiB per frame. */
+    if (len > CMT_MAX_META_RECORD)
+        len = CMT_MAX_META_RECORD;
     uint32_t n = m->n_strings ? m->n_strings + 1 : 2;
     char **s = grow(m->strings, n, sizeof *s);
     size_t *l = s ? grow(m->string_lens, n, sizeof *l) : NULL;

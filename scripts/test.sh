@@ -11,7 +11,7 @@ echo "test: default build"
 meson test -C build --print-errorlogs --num-processes "$jobs"
 
 echo "test: under valgrind (memcheck)"
-meson test -C build --print-errorlogs --num-processes "$jobs" --setup valgrind --suite unit --suite e2e
+meson test -C build --print-errorlogs --num-processes "$jobs" --setup valgrind --suite unit --suite e2e --suite fuzz
 
 echo "test: ASan+UBSan build"
 if [ ! -f build-asan/build.ninja ]; then

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory and time the analyzer spends on a hostile trace stay in proportion
+ * to it: stack ids a trace cannot have defined name no stack, each account
+ * holds only the call sites it saw, whatever their ids, and the module of an
+ * address is found without a scan of every module. The results stay exact:
+ * peak snapshots while the site tables grow, the module a scan would find. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module_index.h"
+#include "replay.h"
+#include "trace_model.h"
+
+static int failures;
+
+#define CHECK_EQ(a, b)                                                                                   \
+    do {                                                                                                 \
+        uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                                 \
+        if (a_ != b_) {                                                                                  \
+            fprintf(stderr, "%s:%d: %s == %s failed: %" PRIu64 " != %" PRIu64 "\n", __FILE__, __LINE__, #a, \
+                    #b, a_, b_);                                                                         \
+            failures++;                                                                                  \
+        }                                                                                                \
+    } while (0)
+
+static uint64_t now = 1000;
+
+static void event(struct cmt_replay *r, uint8_t type, uint8_t api, int32_t device, uint64_t addr, uint64_t size,
+                  uint64_t stack)
+{
+    struct cmt_event_in e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .device = device,
+        .ts = now++,
+        .addr = addr,
+        .size = size,
+        .stack = stack,
+    };
+    if (cmt_replay_event(r, &e) != 0) {
+        fprintf(stderr, "replay ran out of memory\n");
+        exit(1);
+    }
+}
+
+static void alloc(struct cmt_replay *r, int32_t device, uint64_t addr, uint64_t size, uint64_t stack)
+{
+    event(r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, device, addr, size, stack);
+}
+
+static void release(struct cmt_replay *r, uint64_t addr)
+{
+    event(r, CMT_REC_FREE, CMT_API_CUDA_FREE, 0, addr, 0, 0);
+}
+
+/* What the account holds for this stack, now and at its peak (zero cells,
+ * and a failure, when it has no slot for it). */
+static struct cmt_site_cell peak_of(const struct cmt_account *a, uint32_t stack)
+{
+    for (size_t i = 0; i < a->sites_cap; i++)
+        if (cmt_account_site_stack(a, i) == stack)
+            return a->site_peak[i];
+    fprintf(stderr, "stack %u has no slot\n", stack);
+    failures++;
+    return (struct cmt_site_cell){0, 0};
+}
+
+static struct cmt_site_cell live_of(const struct cmt_account *a, uint32_t stack)
+{
+    for (size_t i = 0; i < a->sites_cap; i++)
+        if (cmt_account_site_stack(a, i) == stack)
+            return a->sites[i].live;
+    fprintf(stderr, "stack %u has no slot\n", stack);
+    failures++;
+    return (struct cmt_site_cell){0, 0};
+}
+
+/* A 4 KiB trace cannot define stack 2^26 - 1: one allocation naming it on
+ * every device and class costs a handful of small tables, not 2^26 cells per
+ * account (about 5 GiB each before). */
+static void test_undefinable_ids(void)
+{
+    struct cmt_replay r;
+    if (cmt_replay_init(&r) != 0)
+        exit(1);
+    cmt_replay_bound_stacks(&r, 4096);
+    CHECK_EQ(r.stack_id_limit, 4096 / 5 + 1);
+    uint64_t addr = 0x10000;
+    for (int32_t d = -1; d < CMT_MAX_DEVICES; d++) {
+        alloc(&r, d, addr += 0x1000, 64, CMT_MAX_STACK_ID - 1);
+        event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC_MANAGED, d, addr += 0x1000, 32, CMT_MAX_STACK_ID - 1);
+    }
+    alloc(&r, 0, addr += 0x1000, 16, 4096 / 5); /* the largest id a 4 KiB trace can hold: kept */
+    alloc(&r, 0, addr += 0x1000, 8, 4096 / 5 + 1);
+    CHECK_EQ(r.sites_cap, 4096 / 5 + 1); /* not rounded up past the bound */
+    const struct cmt_account *a = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
+    CHECK_EQ(a->sites_cap, 64);
+    CHECK_EQ(a->n_sites, 2);
+    CHECK_EQ(peak_of(a, 0).bytes, 64 + 8);
+    CHECK_EQ(peak_of(a, 4096 / 5).bytes, 16);
+    for (int32_t d = 0; d < CMT_MAX_DEVICES; d++) {
+        const struct cmt_account *m = cmt_replay_account(&r, d, CMT_CLASS_MANAGED);
+        CHECK_EQ(m->sites_cap, 64);
+        CHECK_EQ(m->n_sites, 1);
+        CHECK_EQ(peak_of(m, 0).count, 1);
+    }
+    /* Device -1 is host memory whatever the kind: both land there. */
+    const struct cmt_account *host = cmt_replay_account(&r, -1, CMT_CLASS_HOST);
+    CHECK_EQ(host->sites_cap, 64);
+    CHECK_EQ(host->n_sites, 1);
+    CHECK_EQ(peak_of(host, 0).bytes, 64 + 32);
+    CHECK_EQ(peak_of(host, 0).count, 2);
+    cmt_replay_free(&r);
+}
+
+/* Ids far apart (within the bound) cost one table entry each in the
+ * account; before, the account's cells ran up to the largest id. */
+static void test_sparse_ids(void)
+{
+    struct cmt_replay r;
+    if (cmt_replay_init(&r) != 0)
+        exit(1);
+    cmt_replay_bound_stacks(&r, 2 << 20);
+    alloc(&r, 1, 0x1000, 100, 3);
+    alloc(&r, 1, 0x2000, 200, 3);
+    alloc(&r, 1, 0x3000, 300, 200000);
+    const struct cmt_account *a = cmt_replay_account(&r, 1, CMT_CLASS_DEVICE);
+    CHECK_EQ(a->sites_cap, 64);
+    CHECK_EQ(a->n_sites, 2);
+    CHECK_EQ(peak_of(a, 3).bytes, 300);
+    CHECK_EQ(peak_of(a, 3).count, 2);
+    CHECK_EQ(peak_of(a, 200000).bytes, 300);
+    CHECK_EQ(r.sites[200000].allocs, 1);
+    cmt_replay_free(&r);
+}
+
+/* Sites changed since the last peak survive the table growing under them:
+ * after a big allocation is freed, 1000 new sites make the table grow twice
+ * over before the live total passes the old peak; the new peak snapshot must
+ * hold every site's bytes at that instant. */
+static void test_peak_across_growth(void)
+{
+    struct cmt_replay r;
+    if (cmt_replay_init(&r) != 0)
+        exit(1);
+    cmt_replay_bound_stacks(&r, 1 << 20);
+    alloc(&r, 0, 0x100, 1000000, 5000); /* peak 1,000,000 */
+    release(&r, 0x100);
+    uint64_t live = 0;
+    for (uint32_t s = 1; s <= 1000; s++) {
+        alloc(&r, 0, 0x100000 + s * 0x100, s, s);
+        live += s;
+    }
+    CHECK_EQ(live, 500500);
+    alloc(&r, 0, 0x900000, 600000, 4000); /* new peak: 1,100,500 */
+    const struct cmt_account *a = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
+    CHECK_EQ(a->peak, 1100500);
+    CHECK_EQ(a->n_sites, 1002);
+    CHECK_EQ(a->sites_cap, 2048); /* at most half full */
+    CHECK_EQ(peak_of(a, 5000).bytes, 0);
+    CHECK_EQ(peak_of(a, 5000).count, 0);
+    CHECK_EQ(peak_of(a, 4000).bytes, 600000);
+    uint64_t sum = 0;
+    for (uint32_t s = 1; s <= 1000; s++) {
+        struct cmt_site_cell peak = peak_of(a, s);
+        CHECK_EQ(peak.bytes, s);
+        CHECK_EQ(peak.count, 1);
+        sum += peak.bytes;
+    }
+    CHECK_EQ(sum, 500500);
+    /* Later changes below the peak leave the snapshot alone. */
+    release(&r, 0x900000);
+    CHECK_EQ(peak_of(a, 4000).bytes, 600000);
+    CHECK_EQ(live_of(a, 4000).bytes, 0);
+    cmt_replay_free(&r);
+}
+
+/* The newest module up to max_id holding ip, the way frames.c used to scan. */
+static uint32_t scan_modules(const struct cmt_trace_model *m, uint64_t ip, uint32_t max_id)
+{
+    for (uint32_t id = max_id + 1; id-- > 1;)
+        if (id < m->n_modules && ip >= m->modules[id].lo && ip < m->modules[id].hi)
+            return id;
+    return 0;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_random(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Overlapping, nested, empty and inverted ranges, at the ends of the address
+ * space too: every lookup agrees with the scan. */
+static void test_module_index(void)
+{
+    for (int round = 0; round < 20; round++) {
+        struct cmt_trace_model m;
+        cmt_model_init(&m);
+        unsigned n = 1 + (unsigned)(next_random() % 300);
+        for (uint32_t id = 1; id <= n; id++) {
+            uint64_t lo = next_random() % 5000, hi = lo + next_random() % 800;
+            if (id % 17 == 0)
+                hi = lo; /* empty */
+            if (id % 23 == 0)
+                hi = lo - 1; /* inverted */
+            if (id % 29 == 0) {
+                lo = UINT64_MAX - 100;
+                hi = UINT64_MAX;
+            }
+            struct cmt_module_in in = {.id = id, .lo = lo, .hi = hi};
+            cmt_model_on_module(&m, &in);
+        }
+        struct cmt_module_index *x = cmt_module_index_new(&m);
+        if (!x)
+            exit(1);
+        for (int q = 0; q < 3000; q++) {
+            uint64_t ip = q % 10 == 0 ? UINT64_MAX - next_random() % 200 : next_random() % 6000;
+            uint32_t max_id = (uint32_t)(next_random() % (n + 2));
+            CHECK_EQ(cmt_module_index_find(x, ip, max_id), scan_modules(&m, ip, max_id));
+        }
+        cmt_module_index_free(x);
+        cmt_model_free(&m);
+    }
+    /* No modules at all. */
+    struct cmt_trace_model empty;
+    cmt_model_init(&empty);
+    struct cmt_module_index *x = cmt_module_index_new(&empty);
+    CHECK_EQ(cmt_module_index_find(x, 0x1000, 0), 0);
+    cmt_module_index_free(x);
+}
+
+int main(void)
+{
+    test_module_index();
+    test_undefinable_ids();
+    test_sparse_ids();
+    test_peak_across_growth();
+    if (failures) {
+        fprintf(stderr, "%d checks failed\n", failures);
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
