@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_seed.h"
+
 static bool same_string(const char *a, const char *b)
 {
     return a == b || (a && b && !strcmp(a, b));
@@ -30,20 +32,79 @@ static uint32_t new_node(struct cmt_call_tree *t, const struct cmt_frame *f)
         t->nodes = n;
         t->cap = cap;
     }
-    t->nodes[t->n] = (struct cmt_tree_node){.frame = f, .first_child = CMT_TREE_NONE, .next_sibling = CMT_TREE_NONE};
+    t->nodes[t->n] = (struct cmt_tree_node){
+        .frame = f, .first_child = CMT_TREE_NONE, .next_sibling = CMT_TREE_NONE, .last_child = CMT_TREE_NONE};
     return (uint32_t)t->n++;
 }
 
 int cmt_call_tree_init(struct cmt_call_tree *t)
 {
     memset(t, 0, sizeof *t);
+    t->hash_mult = cmt_hash_multiplier();
     return new_node(t, NULL) == 0 ? 0 : -1;
 }
 
 void cmt_call_tree_free(struct cmt_call_tree *t)
 {
     free(t->nodes);
+    free(t->index);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- finding a child by frame ---------------------------------------------------- */
+
+static uint64_t string_hash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a; NULL and "" alike: same_frame tells them apart */
+    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+/* Equal for frames same_frame() calls the same under one parent. For a frame
+ * without a function it is one-to-one in the address (for a given parent and
+ * inline status), so crafted addresses cannot collide in the key, and the
+ * random multiplier spreads distinct keys. */
+static uint64_t child_key(uint32_t parent, const struct cmt_frame *f)
+{
+    uint64_t k = (uint64_t)parent * 0x9e3779b97f4a7c15ull ^ (f->inlined ? 0x5bd1e9955bd1e995ull : 0);
+    if (!f->function)
+        return k ^ f->ip;
+    return k ^ string_hash(f->function) ^ string_hash(f->file) * 3 ^ string_hash(f->module) * 5 ^
+           0x8000000000000000ull;
+}
+
+static size_t index_home(const struct cmt_call_tree *t, uint64_t key)
+{
+    return (size_t)((key * t->hash_mult) >> t->hash_shift);
+}
+
+/* Room for one more child: the index doubles to stay at most half full. */
+static int index_reserve(struct cmt_call_tree *t)
+{
+    if ((t->n + 1) * 2 <= t->index_cap)
+        return 0;
+    size_t cap = t->index_cap ? t->index_cap * 2 : 64;
+    while ((t->n + 1) * 2 > cap)
+        cap *= 2;
+    struct cmt_tree_slot *index = calloc(cap, sizeof *index);
+    if (!index)
+        return -1;
+    struct cmt_tree_slot *old = t->index;
+    size_t old_cap = t->index_cap;
+    t->index = index;
+    t->index_cap = cap;
+    t->hash_shift = 64 - cmt_log2_pow2(cap);
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].node)
+            continue;
+        size_t j = index_home(t, old[i].key);
+        while (index[j].node)
+            j = (j + 1) & (cap - 1);
+        index[j] = old[i];
+    }
+    free(old);
+    return 0;
 }
 
 static void note_line(struct cmt_tree_node *n, const struct cmt_frame *f)
@@ -70,22 +131,28 @@ static void note_line(struct cmt_tree_node *n, const struct cmt_frame *f)
 
 static uint32_t child_for(struct cmt_call_tree *t, uint32_t parent, const struct cmt_frame *f)
 {
-    uint32_t last = CMT_TREE_NONE;
-    for (uint32_t c = t->nodes[parent].first_child; c != CMT_TREE_NONE; c = t->nodes[c].next_sibling) {
-        if (same_frame(t->nodes[c].frame, f)) {
-            note_line(&t->nodes[c], f);
-            return c;
+    if (index_reserve(t) != 0)
+        return CMT_TREE_NONE;
+    uint64_t key = child_key(parent, f);
+    size_t mask = t->index_cap - 1, i = index_home(t, key);
+    for (; t->index[i].node; i = (i + 1) & mask) {
+        const struct cmt_tree_slot *s = &t->index[i];
+        if (s->key == key && s->parent == parent && same_frame(t->nodes[s->node].frame, f)) {
+            note_line(&t->nodes[s->node], f);
+            return s->node;
         }
-        last = c;
     }
     uint32_t c = new_node(t, f);
     if (c == CMT_TREE_NONE)
         return c;
+    t->index[i] = (struct cmt_tree_slot){.key = key, .node = c, .parent = parent};
     note_line(&t->nodes[c], f);
-    if (last == CMT_TREE_NONE)
-        t->nodes[parent].first_child = c;
+    struct cmt_tree_node *p = &t->nodes[parent];
+    if (p->last_child == CMT_TREE_NONE)
+        p->first_child = c;
     else
-        t->nodes[last].next_sibling = c;
+        t->nodes[p->last_child].next_sibling = c;
+    p->last_child = c;
     return c;
 }
 
@@ -135,6 +202,7 @@ int cmt_call_tree_sort(struct cmt_call_tree *t)
         for (size_t i = 0; i + 1 < k; i++)
             t->nodes[kids[i]].next_sibling = kids[i + 1];
         t->nodes[kids[k - 1]].next_sibling = CMT_TREE_NONE;
+        t->nodes[p].last_child = kids[k - 1];
     }
     free(kids);
     return 0;

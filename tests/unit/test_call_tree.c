@@ -66,5 +66,55 @@ int main(void)
     cmt_tree_node_describe(m, buf, sizeof buf);
     CHECK_STR(buf, "main at /src/a.c:30,31");
     cmt_call_tree_free(&t);
+
+    /* Many children under one parent (found through the tree's index, which
+     * grows while they come): 3000 raw frames under the root, each twice,
+     * and 3000 functions under one of them; same-named frames from other
+     * files stay apart. */
+    CHECK(cmt_call_tree_init(&t) == 0);
+    static struct cmt_frame bare[3000], fn[3000][2], other[3000][2];
+    static char names[3000][16];
+    for (uint64_t i = 0; i < 3000; i++)
+        bare[i] = (struct cmt_frame){.ip = 0x100000 + 16 * i, .module = "/lib/x.so"};
+    for (uint64_t i = 0; i < 3000; i++) {
+        snprintf(names[i], sizeof names[i], "f%u", (unsigned)i);
+        fn[i][0] = fr(names[i], (int)i + 1, 0x10 + i);
+        fn[i][1] = bare[7];
+        other[i][0] = fn[i][0];
+        other[i][0].file = "/src/b.c";
+        other[i][1] = bare[7];
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < 3000; i++) {
+            struct cmt_stack_frames one = {1, &bare[i]};
+            CHECK(cmt_call_tree_add(&t, &one, i + 1, 1) == 0);
+        }
+    for (size_t i = 0; i < 3000; i++) {
+        struct cmt_stack_frames two = {2, fn[i]}, two_other = {2, other[i]};
+        CHECK(cmt_call_tree_add(&t, &two, 1000, 1) == 0);
+        CHECK(cmt_call_tree_add(&t, &two, 1000, 1) == 0);
+        CHECK(cmt_call_tree_add(&t, &two_other, 1, 1) == 0);
+    }
+    CHECK_EQ_U64(t.n, 1 + 3000 + 3000 + 3000);
+    CHECK(cmt_call_tree_sort(&t) == 0);
+    /* 2 * (1 + ... + 3000) + 3000 * 2001 */
+    CHECK_EQ_U64(t.nodes[0].inclusive, 2 * 4501500 + 3000 * 2001);
+    const struct cmt_tree_node *seventh = child(&t, 0, 0);
+    CHECK_EQ_U64(seventh->frame->ip, bare[7].ip);
+    CHECK_EQ_U64(seventh->inclusive, 2 * 8 + 3000 * 2001);
+    CHECK_EQ_U64(seventh->self, 2 * 8);
+    uint32_t si = (uint32_t)(seventh - t.nodes);
+    /* its children: 3000 of 2000 bytes (a.c), then 3000 of 1 byte (b.c),
+     * each group in the order first met */
+    CHECK_STR(child(&t, si, 0)->frame->function, "f0");
+    CHECK_EQ_U64(child(&t, si, 0)->inclusive, 2000);
+    CHECK_EQ_U64(child(&t, si, 0)->n_lines, 1);
+    CHECK_STR(child(&t, si, 2999)->frame->function, "f2999");
+    CHECK_STR(child(&t, si, 3000)->frame->file, "/src/b.c");
+    CHECK_EQ_U64(child(&t, si, 3000)->inclusive, 1);
+    const struct cmt_tree_node *largest_bare = child(&t, 0, 1);
+    CHECK_EQ_U64(largest_bare->frame->ip, bare[2999].ip);
+    CHECK_EQ_U64(largest_bare->inclusive, 2 * 3000);
+    cmt_call_tree_free(&t);
     return 0;
 }
