@@ -317,12 +317,25 @@ out:
     return rc;
 }
 
-static bool is_growing(const struct cmt_report *r, uint64_t stack)
+static int u64_cmp(const void *pa, const void *pb)
 {
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The growth candidates' call sites, sorted, to look leak rows up in: a scan
+ * per row would take leak sites times candidates, both up to the number of
+ * call sites. NULL when out of memory. */
+static uint64_t *growing_sites(const struct cmt_report *r)
+{
+    uint64_t *g = malloc((r->n_growth ? r->n_growth : 1) * sizeof *g);
+    if (!g)
+        return NULL;
     for (size_t i = 0; i < r->n_growth; i++)
-        if (r->growth[i].stack == stack)
-            return true;
-    return false;
+        g[i] = r->growth[i].stack;
+    if (r->n_growth)
+        qsort(g, r->n_growth, sizeof *g, u64_cmp);
+    return g;
 }
 
 static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
@@ -370,6 +383,7 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     canonicalize_rows(r, set_aside, n_aside);
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
+    r->suppressed = set_aside; /* merged below; freed with the report from here on */
     /* Memory first; VMM reservations and mappings left at exit (address
      * space, not memory) after it, each part still largest first. */
     struct cmt_site_row *ordered = malloc((r->n_leaks ? r->n_leaks : 1) * sizeof *ordered);
@@ -382,11 +396,14 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
                 ordered[n++] = rows[i];
     memcpy(rows, ordered, r->n_leaks * sizeof *rows);
     free(ordered);
+    uint64_t *growing = growing_sites(r);
+    if (!growing)
+        return -1;
     for (size_t i = 0; i < r->n_leaks; i++) {
         struct cmt_site_row *row = &rows[i];
         row->site_allocs = totals[row->stack].allocs;
         row->site_frees = totals[row->stack].frees;
-        row->growing = is_growing(r, row->stack);
+        row->growing = r->n_growth && bsearch(&row->stack, growing, r->n_growth, sizeof *growing, u64_cmp);
         if (!cmt_kind_holds_memory(row->kind))
             continue;
         if (row->site_allocs <= 1) {
@@ -397,8 +414,8 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
             r->leak_repeated_count += row->count;
         }
     }
+    free(growing);
     r->n_suppressed = merge_rows(set_aside, n_aside);
-    r->suppressed = set_aside;
     return 0;
 }
 

@@ -23,6 +23,9 @@ Shapes:
   failure-fanout N  N failed allocations with N error codes at one stack of
                     1024 frames in a module with a 16000-byte path (every
                     failure group prints the whole stack)
+  growth-fanout N   N call sites, each allocating once per checkpoint interval
+                    for 12 intervals and never freeing: N growth candidates
+                    and N leak sites (each leak looked up among the candidates)
 """
 import os
 import struct
@@ -193,6 +196,21 @@ def shape_failure_fanout(n):
     return trace(metas, recs)
 
 
+def shape_growth_fanout(n, rounds=12):
+    # The first checkpoint interval is 2^16 ns (replay.h): one allocation
+    # per site per 2^17 ns keeps every site's floor rising.
+    metas = [stack_record(i + 1, [0x1000 + 64 * i]) for i in range(n)]
+    recs, prev = [], 0
+    for r in range(rounds):
+        for i in range(n):
+            a = 0x10000 + 256 * (r * n + i)
+            f = {F_TS: zigzag((1 << 17) if i == 0 else 1), F_ADDR: zigzag(a - prev), F_SIZE: 256,
+                 F_STACK: i + 1}
+            recs.append(event(ALLOC, CUDA_MALLOC, f))
+            prev = a
+    return trace(metas, recs)
+
+
 SHAPES = {
     'stack-ids': (shape_stack_ids, 195),
     'live-collide': (shape_live_collide, 20000),
@@ -200,6 +218,7 @@ SHAPES = {
     'module-overlap': (shape_module_overlap, 2000),
     'long-path': (shape_long_path, 200),
     'failure-fanout': (shape_failure_fanout, 1000),
+    'growth-fanout': (shape_growth_fanout, 20000),
 }
 
 
@@ -211,6 +230,7 @@ REPLAYED = [
     ('canon-collide', lambda: shape_canon_collide(2000)),
     ('module-overlap', lambda: shape_module_overlap(300)),
     ('long-path', lambda: shape_long_path(20, 40000)),
+    ('growth-fanout', lambda: shape_growth_fanout(1500)),
 ]
 
 
