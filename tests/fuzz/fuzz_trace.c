@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: any bytes, read as a trace, through everything `cumemtrace
- * report` does with it except symbolization (which reads the files a trace
- * names, not the trace): reader, model, replay, report model, text and JSON
- * renderers. Built two ways (tests/fuzz/meson.build): linked with libFuzzer
- * (-Dfuzzing=true, clang) to search, and with fuzz_main.c to replay the
- * committed corpus and regressions under `meson test`. */
+ * report` and `cumemtrace timeline` do with it except symbolization (which
+ * reads the files a trace names, not the trace): reader, model, replay
+ * (timelines, growth checkpoints), report model (snapshots, call trees,
+ * growth, leaks, failures), text and JSON renderers with their charts, the
+ * timeline views, the multi-trace comparison, and all of it again stopped
+ * half-way (--at). Built two ways (tests/fuzz/meson.build): linked with
+ * libFuzzer (-Dfuzzing=true, clang) to search, and with fuzz_main.c to
+ * replay the committed corpus and regressions under `meson test`. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "analysis.h"
+#include "compare.h"
+#include "json_writer.h"
 #include "report.h"
+#include "timeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,7 +29,21 @@ static FILE *sink(void)
     return null_out;
 }
 
-static void render(const struct cmt_analysis *a, const struct cmt_report_options *opt)
+/* Two processes that both ran this trace: the comparison's text and JSON. */
+static void compare(const struct cmt_report *r, FILE *out)
+{
+    struct cmt_process_summary s[2];
+    cmt_summary_from_report(r, "fuzz-input", &s[0]);
+    cmt_summary_failed("fuzz-unreadable", "not a trace", &s[1]);
+    cmt_compare_render_text(s, 2, out);
+    s[1] = s[0];
+    struct cmt_json j;
+    cmt_json_init(&j, out, false);
+    cmt_compare_render_json(s, 2, &j);
+    cmt_json_finish(&j);
+}
+
+static void render(const struct cmt_analysis *a, const struct cmt_report_options *opt, bool with_compare)
 {
     struct cmt_report r;
     if (cmt_report_build(&r, a, opt) == 0) {
@@ -31,25 +51,65 @@ static void render(const struct cmt_analysis *a, const struct cmt_report_options
         if (out) {
             cmt_report_render_text(&r, out);
             cmt_report_render_json(&r, out);
+            if (with_compare)
+                compare(&r, out);
         }
     }
     cmt_report_free(&r);
 }
 
+/* What `timeline --buckets N` reads: the views, and the bucket of each
+ * peak. No bucket of a series may go above the series' peak. */
+static void timeline_views(const struct cmt_analysis *a)
+{
+    static const size_t buckets[] = {1, 7, CMT_TIMELINE_BUCKETS};
+    for (size_t i = 0; i < sizeof buckets / sizeof buckets[0]; i++) {
+        struct cmt_timeline_view v;
+        if (cmt_timeline_resample(&a->replay.timeline, buckets[i], &v) != 0)
+            continue;
+        for (size_t s = 0; s < v.n_series; s++) {
+            (void)cmt_timeline_view_bucket(&v, v.series[s]->peak_ts);
+            for (size_t b = 0; b < v.n; b++)
+                if (v.cells[s * v.n + b].max > v.series[s]->peak)
+                    __builtin_trap();
+        }
+        cmt_timeline_view_free(&v);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    /* The defaults of `report --no-symbols`. */
+    struct cmt_report_options opt = {
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6};
+    opt.frames.no_symbols = true;
     struct cmt_analysis a;
+    uint64_t half_way = 0;
     if (cmt_analysis_run_memory(&a, data, size, "fuzz-input", 0) == 0) {
-        /* The defaults of `report --no-symbols`, then every frame of every
-         * stack, unfolded and uncut. */
-        struct cmt_report_options opt = {.top = 10, .max_frames = 8};
-        opt.frames.no_symbols = true;
-        render(&a, &opt);
-        opt.top = 1000000;
-        opt.max_frames = 0;
-        opt.frames.full_stacks = true;
-        render(&a, &opt);
+        render(&a, &opt, true);
+        timeline_views(&a);
+        /* Every frame, call site and tree node, unfolded; a tiny chart. */
+        struct cmt_report_options all = opt;
+        all.top = 1000000;
+        all.max_frames = 0;
+        all.tree_min_percent = 0;
+        all.chart_width = 3;
+        all.chart_height = 1;
+        all.frames.full_stacks = true;
+        render(&a, &all, false);
+        uint64_t start = a.info.start_monotonic_ns;
+        if (a.replay.last_ts > start)
+            half_way = (a.replay.last_ts - start) / 2;
     }
     cmt_analysis_free(&a);
+    if (half_way) {
+        /* `report --at`: the replay stops half-way, the report shows then. */
+        if (cmt_analysis_run_memory(&a, data, size, "fuzz-input", half_way) == 0) {
+            opt.at_set = true;
+            opt.at_ns = half_way;
+            render(&a, &opt, false);
+        }
+        cmt_analysis_free(&a);
+    }
     return 0;
 }
