@@ -48,12 +48,19 @@ void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin)
         r->growth.started = true;
         r->growth.origin = origin;
         r->growth.shift = CMT_GROWTH_FIRST_SHIFT;
-        r->growth.next_ts = origin + (1ull << CMT_GROWTH_FIRST_SHIFT);
+        r->growth.next_ts = cmt_replay_checkpoint_ts(r, 0);
     }
 }
 
 uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i)
 {
+    /* Past the end of time (a trace's timestamps are its own to choose):
+     * UINT64_MAX, an interval that never completes. Wrapping round instead
+     * made growth_advance checkpoint forever, doubling the interval length
+     * past 64 bits. */
+    uint64_t room = UINT64_MAX - r->growth.origin;
+    if (r->growth.shift >= 64 || (uint64_t)i + 1 > room >> r->growth.shift)
+        return UINT64_MAX;
     return r->growth.origin + ((uint64_t)(i + 1) << r->growth.shift);
 }
 
@@ -270,7 +277,7 @@ static int growth_advance(struct cmt_replay *r, uint64_t ts)
 {
     if (!r->growth.started)
         cmt_replay_set_origin(r, ts);
-    while (ts >= r->growth.next_ts)
+    while (ts >= r->growth.next_ts && r->growth.next_ts != UINT64_MAX)
         if (growth_checkpoint(r) != 0)
             return -1;
     return 0;

@@ -192,7 +192,8 @@ void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin);
 /* The replay ends at end_ts (absolute): the timeline reaches it and the
  * checkpoint intervals complete before it are recorded. */
 void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
-/* Absolute end of checkpoint interval i. */
+/* Absolute end of checkpoint interval i; UINT64_MAX when that is past the
+ * end of 64-bit time (such an interval never completes). */
 uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
 /* What the replay reads of an event, in 48 bytes: batches of these travel

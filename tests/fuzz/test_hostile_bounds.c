@@ -178,6 +178,44 @@ static void test_peak_across_growth(void)
     cmt_replay_free(&r);
 }
 
+/* Timestamps are the trace's to choose: an event at the end of 64-bit time
+ * completes every checkpoint interval that ends before it, no more, and
+ * the replay ends (the interval length used to double past 64 bits while
+ * the interval ends wrapped round: a hang, found by the fuzzer). */
+static void test_checkpoints_at_end_of_time(void)
+{
+    struct cmt_replay r;
+    if (cmt_replay_init(&r) != 0)
+        exit(1);
+    cmt_replay_set_origin(&r, 0);
+    struct cmt_event_in e = {.type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC, .kind = CMT_KIND_DEVICE,
+                             .ts = 1000, .addr = 0x1000, .size = 64, .stack = 1};
+    CHECK_EQ(cmt_replay_event(&r, &e), 0);
+    e.ts = UINT64_MAX - 1;
+    e.addr = 0x2000;
+    CHECK_EQ(cmt_replay_event(&r, &e), 0);
+    cmt_replay_finish(&r, UINT64_MAX);
+    /* Intervals of 2^57 ns: ends at 2^57 .. 127 * 2^57 < 2^64 complete, the
+     * 128th would end at 2^64. Kept in 64 slots: 2^58 ns each, 63 of them. */
+    CHECK_EQ(r.growth.shift, 58);
+    CHECK_EQ(r.growth.n, 63);
+    CHECK_EQ(cmt_replay_checkpoint_ts(&r, 62), 63ull << 58);
+    CHECK_EQ(r.growth.next_ts, UINT64_MAX);
+    CHECK_EQ(r.sites[1].allocs, 2);
+    cmt_replay_free(&r);
+
+    /* A trace that starts at the end of time has no interval that ends. */
+    if (cmt_replay_init(&r) != 0)
+        exit(1);
+    cmt_replay_set_origin(&r, UINT64_MAX - 1000);
+    CHECK_EQ(r.growth.next_ts, UINT64_MAX);
+    e.ts = UINT64_MAX;
+    CHECK_EQ(cmt_replay_event(&r, &e), 0);
+    cmt_replay_finish(&r, UINT64_MAX);
+    CHECK_EQ(r.growth.n, 0);
+    cmt_replay_free(&r);
+}
+
 /* The newest module up to max_id holding ip, the way frames.c used to scan. */
 static uint32_t scan_modules(const struct cmt_trace_model *m, uint64_t ip, uint32_t max_id)
 {
@@ -242,6 +280,7 @@ int main(void)
     test_undefinable_ids();
     test_sparse_ids();
     test_peak_across_growth();
+    test_checkpoints_at_end_of_time();
     if (failures) {
         fprintf(stderr, "%d checks failed\n", failures);
         return 1;
