@@ -61,9 +61,8 @@ static void print_csv(const struct cmt_analysis *a, const struct cmt_timeline_vi
     printf(",peaks\n");
     for (size_t b = 0; b < v->n; b++) {
         const struct cmt_timeline_counts *c = &v->counts[b];
-        uint64_t start = v->origin + b * v->width;
-        printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, rel(a, start),
-               rel(a, start + v->width), c->allocs + c->frees + c->failures, c->allocs, c->frees, c->failures);
+        printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+               rel(a, cmt_timeline_view_start(v, b)), rel(a, cmt_timeline_view_start(v, b + 1)), c->allocs + c->frees + c->failures, c->allocs, c->frees, c->failures);
         for (size_t s = 0; s < v->n_series; s++) {
             const struct cmt_timeline_cell *cell = &v->cells[s * v->n + b];
             printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64, cell->min, cell->max, cell->last);
@@ -98,10 +97,9 @@ static void print_json(const struct cmt_analysis *a, const struct cmt_timeline_v
     cmt_json_key(&j, "buckets");
     cmt_json_begin_array(&j);
     for (size_t b = 0; b < v->n; b++) {
-        uint64_t start = v->origin + b * v->width;
         cmt_json_begin_object(&j);
         cmt_json_key(&j, "start_ns");
-        cmt_json_uint(&j, rel(a, start));
+        cmt_json_uint(&j, rel(a, cmt_timeline_view_start(v, b)));
         cmt_json_key(&j, "allocs");
         cmt_json_uint(&j, v->counts[b].allocs);
         cmt_json_key(&j, "frees");

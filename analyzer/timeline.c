@@ -207,7 +207,11 @@ int cmt_timeline_resample(const struct cmt_timeline *t, size_t max_buckets, stru
     size_t group = used > max_buckets ? (used + max_buckets - 1) / max_buckets : 1;
     v->n = used ? (used + group - 1) / group : 0;
     v->origin = t->origin;
-    v->width = (uint64_t)group << t->shift;
+    /* A group of buckets can reach 2^64 ns (a trace chooses its times): the
+     * width then saturates rather than wrapping to 0, which divided by zero
+     * in cmt_timeline_view_bucket (`timeline --csv --buckets 1` died of
+     * SIGFPE; found by the fuzzer). */
+    v->width = group > UINT64_MAX >> t->shift ? UINT64_MAX : (uint64_t)group << t->shift;
     v->end = t->end_ts > t->origin ? t->end_ts : t->origin;
     v->n_series = t->n_series;
     v->series = calloc(t->n_series ? t->n_series : 1, sizeof *v->series);
@@ -243,6 +247,13 @@ void cmt_timeline_view_free(struct cmt_timeline_view *v)
     free(v->cells);
     free(v->counts);
     memset(v, 0, sizeof *v);
+}
+
+uint64_t cmt_timeline_view_start(const struct cmt_timeline_view *v, size_t b)
+{
+    if (b && b > (UINT64_MAX - v->origin) / v->width)
+        return UINT64_MAX;
+    return v->origin + b * v->width;
 }
 
 size_t cmt_timeline_view_bucket(const struct cmt_timeline_view *v, uint64_t ts)

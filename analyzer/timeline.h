@@ -95,7 +95,7 @@ const char *cmt_timeline_kind_name(unsigned kind);
 struct cmt_timeline_view {
     size_t n;            /* buckets */
     uint64_t origin;     /* absolute */
-    uint64_t width;      /* ns per bucket */
+    uint64_t width;      /* ns per bucket (UINT64_MAX when wider) */
     uint64_t end;        /* absolute end of the data (last bucket ends here) */
     size_t n_series;
     const struct cmt_timeline_series **series; /* the source series, in timeline order */
@@ -104,6 +104,9 @@ struct cmt_timeline_view {
 };
 int cmt_timeline_resample(const struct cmt_timeline *t, size_t max_buckets, struct cmt_timeline_view *v);
 void cmt_timeline_view_free(struct cmt_timeline_view *v);
+/* Absolute start of bucket b (b == n: where the last ends), UINT64_MAX when
+ * past the end of 64-bit time. */
+uint64_t cmt_timeline_view_start(const struct cmt_timeline_view *v, size_t b);
 /* Bucket of the view holding absolute time ts. */
 size_t cmt_timeline_view_bucket(const struct cmt_timeline_view *v, uint64_t ts);
 

@@ -104,5 +104,32 @@ int main(void)
     CHECK_EQ_U64(cmt_timeline_view_bucket(&v, total->peak_ts), (total->peak_ts - origin) / v.width);
     cmt_timeline_view_free(&v);
     cmt_timeline_free(&t);
+
+    /* A trace chooses its times: events from 0 to the end of 64-bit time.
+     * The buckets widen to 2^54 ns (1024 of them reach 2^64); one bucket of
+     * all of them is wider than 64 bits, so its width saturates (it wrapped
+     * to 0 and cmt_timeline_view_bucket divided by it). */
+    cmt_timeline_init(&t);
+    cmt_timeline_set_origin(&t, 0);
+    alloc(&t, 0, 0, CMT_KIND_DEVICE, 100);
+    alloc(&t, UINT64_MAX - 1, 0, CMT_KIND_DEVICE, 200);
+    CHECK_EQ_U64(cmt_timeline_width(&t), 1ull << 54);
+    CHECK_EQ_U64(cmt_timeline_used(&t), 1024);
+    CHECK(cmt_timeline_resample(&t, 1, &v) == 0);
+    CHECK_EQ_U64(v.n, 1);
+    CHECK_EQ_U64(v.width, UINT64_MAX);
+    CHECK_EQ_U64(cmt_timeline_view_bucket(&v, UINT64_MAX - 1), 0);
+    CHECK_EQ_U64(cmt_timeline_view_start(&v, 0), 0);
+    CHECK_EQ_U64(cmt_timeline_view_start(&v, 1), UINT64_MAX);
+    CHECK_EQ_U64(v.cells[0].max, 300);
+    cmt_timeline_view_free(&v);
+    CHECK(cmt_timeline_resample(&t, 3, &v) == 0);
+    CHECK_EQ_U64(v.n, 3);
+    CHECK_EQ_U64(v.width, 342ull << 54); /* ceil(1024 / 3) buckets each */
+    CHECK_EQ_U64(cmt_timeline_view_bucket(&v, UINT64_MAX - 1), 2);
+    CHECK_EQ_U64(cmt_timeline_view_start(&v, 2), 684ull << 54);
+    CHECK_EQ_U64(cmt_timeline_view_start(&v, 3), UINT64_MAX); /* 1026 x 2^54 is past 2^64 */
+    cmt_timeline_view_free(&v);
+    cmt_timeline_free(&t);
     return 0;
 }
