@@ -25,6 +25,12 @@ static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(&((
 
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
 {
+    return cmt_analysis_run_with(a, path, stop_at_ns, NULL);
+}
+
+int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
+                          const struct cmt_analysis_options *opt)
+{
     memset(a, 0, sizeof *a);
     a->path = path;
     a->stop_at_ns = stop_at_ns;
@@ -32,6 +38,14 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
     if (cmt_replay_init(&a->replay) != 0) {
         snprintf(a->message, sizeof a->message, "out of memory");
         return -1;
+    }
+    if (!opt || !opt->no_forensics) {
+        a->forensics = cmt_forensics_new(opt ? &opt->forensics : NULL);
+        if (!a->forensics) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+        cmt_forensics_attach(a->forensics, &a->replay);
     }
     char err[CMT_READER_MESSAGE_MAX];
     if (cmt_reader_open(path, &a->reader, err, sizeof err) != 0) {
@@ -53,6 +67,8 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
         a->damaged = true;
         snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
     }
+    if (a->forensics && !a->replay.out_of_memory && cmt_forensics_finish(a->forensics, &a->replay) != 0)
+        a->replay.out_of_memory = true;
     if (a->replay.out_of_memory) {
         snprintf(a->message, sizeof a->message, "out of memory while replaying the trace");
         return -1;
@@ -65,5 +81,7 @@ void cmt_analysis_free(struct cmt_analysis *a)
     cmt_reader_close(a->reader);
     cmt_model_free(&a->model);
     cmt_replay_free(&a->replay);
+    cmt_forensics_free(a->forensics);
+    a->forensics = NULL;
     a->reader = NULL;
 }

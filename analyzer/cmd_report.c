@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "report.h"
+#include "size_parse.h"
 
 #define MAX_LIST_OPTION 64
 
@@ -27,6 +28,8 @@ static void report_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
+          "                         counts as other consumers in failure verdicts (default 1GiB)\n"
           "\n"
           "Exit status: 0 report printed; 2 bad options, or a file that is not a trace, is\n"
           "of a newer format, or is truncated or damaged (the report then covers the\n"
@@ -46,7 +49,7 @@ static int parse_count(const char *s, size_t *out)
 
 int cmt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    enum { OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_ALLOWANCE };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"top", required_argument, NULL, OPT_TOP},
@@ -56,6 +59,7 @@ int cmt_cmd_report(int argc, char **argv)
         {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -102,6 +106,13 @@ int cmt_cmd_report(int argc, char **argv)
             break;
         case OPT_NO_SYMBOLS:
             opt.frames.no_symbols = true;
+            break;
+        case OPT_ALLOWANCE:
+            if (cmt_parse_size(optarg, &opt.context_allowance) != 0) {
+                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
+                return CMT_EXIT_USAGE;
+            }
+            opt.context_allowance_set = true;
             break;
         case 'h':
             report_usage(stdout);

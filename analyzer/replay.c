@@ -206,12 +206,14 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
 static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
 {
     virtual_change(r, l, add);
-    if (!cmt_kind_holds_memory(l->kind))
-        return 0;
-    struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
-    if (!a || account_reserve_site(a, l->stack) != 0)
-        return -1;
-    account_change(a, l->stack, l->kind, l->size, add, ts);
+    if (cmt_kind_holds_memory(l->kind)) {
+        struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
+        if (!a || account_reserve_site(a, l->stack) != 0)
+            return -1;
+        account_change(a, l->stack, l->kind, l->size, add, ts);
+    }
+    if (r->observer && r->observer->on_change)
+        return r->observer->on_change(r->observer->ctx, r, l, add);
     return 0;
 }
 
@@ -326,12 +328,14 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
     }
 }
 
-static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
+static int note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
 {
+    if (r->observer && r->observer->on_failure && r->observer->on_failure(r->observer->ctx, r, e) != 0)
+        return -1;
     r->failed_allocs++;
     r->sites[stack].failures++;
     if (r->n_failures == CMT_MAX_FAILURES_KEPT)
-        return;
+        return 0;
     const struct cmt_account *a = cmt_replay_account(r, e->device, CMT_CLASS_DEVICE);
     r->failures[r->n_failures++] = (struct cmt_failure){
         .api = e->api,
@@ -344,13 +348,15 @@ static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uin
         .stack = stack,
         .live_device_bytes = a ? a->live : 0,
     };
+    return 0;
 }
 
 static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
 {
     struct cmt_site_stats *s = &r->sites[stack];
     if (e->result != 0) {
-        note_failure(r, e, stack);
+        if (note_failure(r, e, stack) != 0)
+            return -1;
         if (!s->api) {
             s->api = e->api;
             s->kind = e->kind;
@@ -426,8 +432,14 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
 
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
 {
-    if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
+    r->event = e;
+    if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE) {
+        if (r->observer && r->observer->on_record && r->observer->on_record(r->observer->ctx, r, e) != 0) {
+            r->out_of_memory = true;
+            return -1;
+        }
         return 0;
+    }
     if (e->api == CMT_API_UNKNOWN || e->api >= CMT_API_COUNT || e->kind >= CMT_KIND_COUNT || e->device < -1 ||
         e->device >= CMT_MAX_DEVICES) {
         r->bad_events++;

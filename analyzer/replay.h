@@ -96,7 +96,25 @@ struct cmt_map_index {
     size_t n, cap;
 };
 
+struct cmt_replay;
+
+/* An analysis that follows the replay event by event without the engine
+ * knowing what it computes (the forensics of forensics.h). Every callback
+ * may be NULL; a nonzero return means out of memory and stops the replay.
+ * r->event is the event being applied during each call. */
+struct cmt_replay_observer {
+    void *ctx;
+    /* l became live (live true) or stopped being live, any kind. */
+    int (*on_change)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+    /* A failed allocation, before anything else changed. */
+    int (*on_failure)(void *ctx, const struct cmt_replay *r, const struct cmt_event_in *e);
+    /* Records the engine itself does not apply: samples, pool records, marks. */
+    int (*on_record)(void *ctx, const struct cmt_replay *r, const struct cmt_event_in *e);
+};
+
 struct cmt_replay {
+    const struct cmt_replay_observer *observer; /* optional */
+    const struct cmt_event_in *event;           /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
