@@ -380,8 +380,8 @@ static void test_verdicts(void)
     f.live = 2 * GiB;
     f.free = 4 * GiB;            /* used 12: live 2 + pool 10 reserved, unused */
     f.pool_slack = 10 * GiB;
-    f.pool_slack_other = 10 * GiB;
-    f.request = 6 * GiB;         /* shortfall 2 GiB */
+    f.pool_slack_other = 2 * GiB; /* the requesting pool holds the other 8 */
+    f.request = 6 * GiB;          /* shortfall 2 GiB */
     expect(&f, CMT_VERDICT_CACHING, CMT_VRULE_POOLS_COVER);
     f.pool_slack_other = 2 * GiB - 1; /* one byte short; the requesting pool's own unused bytes cover it */
     expect(&f, CMT_VERDICT_FRAGMENTATION, CMT_VRULE_OWN_POOL);
