@@ -188,11 +188,13 @@ __attribute__((noinline)) static void kept_sizes(void **kept)
 static int waste(void)
 {
     void *p = NULL, *q = NULL, *kept[5];
+    kept_sizes(kept); /* long-lived: released only at the end, like a program's teardown */
     pitched(&p);
     odd_size(&q);
     churn_sizes();
     same_size();
-    kept_sizes(kept); /* kept to the end: live at exit */
+    for (int i = 0; i < 5; i++)
+        cudaFree(kept[i]);
     cudaFree(q);
     cudaFree(p);
     printf("waste done\n");
