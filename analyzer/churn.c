@@ -121,9 +121,11 @@ int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
         s->min_size = size;
     if (size > s->max_size)
         s->max_size = size;
+    bool repeat = s->allocs && size == s->last_size;
     s->allocs++;
     s->alloc_bytes += size;
-    return cmt_size_set_add(&s->sizes, size);
+    s->last_size = size;
+    return repeat ? 0 : cmt_size_set_add(&s->sizes, size);
 }
 
 void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)

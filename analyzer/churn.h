@@ -37,6 +37,7 @@ struct cmt_churn_site {
     uint64_t alloc_bytes;
     uint64_t min_size, max_size;
     uint64_t lifetime_ns;    /* summed over the released ones */
+    uint64_t last_size;      /* most sites repeat one size: no set probe then */
     struct cmt_size_set sizes;
 };
 

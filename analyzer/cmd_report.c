@@ -30,6 +30,8 @@ static void report_usage(FILE *out)
           "  --no-symbols           do not symbolize: addresses and modules only\n"
           "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
           "                         counts as other consumers in failure verdicts (default 1GiB)\n"
+          "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
+          "                         and device-sample sections (about 15% faster on huge traces)\n"
           "\n"
           "Exit status: 0 report printed; 2 bad options, or a file that is not a trace, is\n"
           "of a newer format, or is truncated or damaged (the report then covers the\n"
@@ -49,7 +51,7 @@ static int parse_count(const char *s, size_t *out)
 
 int cmt_cmd_report(int argc, char **argv)
 {
-    enum { OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_ALLOWANCE };
+    enum { OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_ALLOWANCE, OPT_NO_FORENSICS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
         {"top", required_argument, NULL, OPT_TOP},
@@ -60,10 +62,12 @@ int cmt_cmd_report(int argc, char **argv)
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
+        {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false;
+    struct cmt_analysis_options analysis_opt = {0};
     const char *folds[MAX_LIST_OPTION], *debuginfo[MAX_LIST_OPTION];
     size_t n_folds = 0, n_debuginfo = 0;
     struct cmt_report_options opt = {.top = 10, .max_frames = 8};
@@ -114,6 +118,9 @@ int cmt_cmd_report(int argc, char **argv)
             }
             opt.context_allowance_set = true;
             break;
+        case OPT_NO_FORENSICS:
+            analysis_opt.no_forensics = true;
+            break;
         case 'h':
             report_usage(stdout);
             return CMT_EXIT_OK;
@@ -134,7 +141,7 @@ int cmt_cmd_report(int argc, char **argv)
 
     const char *path = argv[optind];
     struct cmt_analysis a;
-    if (cmt_analysis_run(&a, path, 0) != 0) {
+    if (cmt_analysis_run_with(&a, path, 0, &analysis_opt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         cmt_analysis_free(&a);
         return CMT_EXIT_USAGE;

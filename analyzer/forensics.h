@@ -209,6 +209,7 @@ struct cmt_forensics {
     struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
     /* checkpoint clock */
     uint64_t events_since_checkpoint, checkpoint_interval, span_total;
+    uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;

@@ -10,7 +10,7 @@
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
  * ordered index costs about one step per allocation, a sort about log n. */
 #define CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
-#define CHECKPOINT_EVENTS_PER_ALLOC_SORT 8
+#define CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
 
 static bool is_pitched(uint8_t api)
 {
@@ -123,7 +123,10 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
         d->span_count--;
         f->span_total--;
     }
-    d->changed = true;
+    if (!d->changed) {
+        d->changed = true;
+        f->devices_changed++;
+    }
     if (f->opt.track_holes) {
         if (live) {
             struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
@@ -148,10 +151,7 @@ int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
     uint64_t per_alloc = f->opt.track_holes ? CHECKPOINT_EVENTS_PER_ALLOC_WALK : CHECKPOINT_EVENTS_PER_ALLOC_SORT;
     /* Without the index a checkpoint scans the whole live set. */
     uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
-    size_t changed = 0;
-    for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
-        changed += f->devices[dv] && f->devices[dv]->changed;
-    if (changed == 0 || f->events_since_checkpoint < per_alloc * examined * changed)
+    if (f->devices_changed == 0 || f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
         return 0;
     uint64_t ts = r->event ? r->event->ts : r->last_ts;
     for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
@@ -270,7 +270,10 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
         f->checkpoint_interval *= 2;
     cmt_frag_consider_worst(f, device, &p, f->scratch, (size_t)n, f->scratch_holes, n_top);
     d->last_point = p;
-    d->changed = false;
+    if (d->changed) {
+        d->changed = false;
+        f->devices_changed--;
+    }
     f->checkpoints++;
     if (out)
         *out = p;
