@@ -59,6 +59,8 @@ struct cmt_churn_row {
     uint64_t distinct;
     bool saturated;
     uint64_t allocs, frees, alloc_bytes, min_size, max_size, lifetime_ns;
+    uint64_t paths; /* call sites merged into the row (a caching allocator's callers) */
+    int allocator;  /* enum cmt_allocator_family of the row, 0 for none */
 };
 
 /* Sites with at least min_distinct sizes, ranked; *out is allocated (the

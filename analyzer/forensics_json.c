@@ -355,6 +355,7 @@ static void json_churn(const struct cmt_report *r, struct cmt_json *j, const str
         key_uint(j, "mean_lifetime_ns", v->row.frees ? v->row.lifetime_ns / v->row.frees : 0);
         key_string(j, "pattern", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "kept");
         key_string(j, "allocator", cmt_allocator_family_name(v->allocator));
+        key_uint(j, "call_paths", v->row.paths);
         key_string(j, "what_to_try", v->allocator != CMT_ALLOCATOR_NONE ? cmt_allocator_family_remedy(v->allocator)
                                      : v->pattern == CMT_CHURN_SHORT_LIVED
                                          ? "reuse buffers, round sizes to a few classes, or allocate from a "

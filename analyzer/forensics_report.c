@@ -8,19 +8,6 @@
 
 /* --- call sites -------------------------------------------------------------- */
 
-struct keyed {
-    uint64_t key;  /* canonical stack */
-    uint32_t raw;
-};
-
-static int keyed_cmp(const void *pa, const void *pb)
-{
-    const struct keyed *a = pa, *b = pb;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->raw < b->raw ? -1 : a->raw > b->raw;
-}
-
 static int live_site_cmp(const void *pa, const void *pb)
 {
     const struct cmt_live_site *a = pa, *b = pb;
@@ -57,49 +44,87 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr)
     }
 }
 
+/* A churn row per call site, except that every call path into a known
+ * caching allocator is one row: the allocator is the call site that picks
+ * segment sizes, whichever operation asked it for memory. */
+struct churn_entry {
+    uint64_t group, canonical;
+    uint32_t raw;
+    int family;
+};
+
+static int churn_entry_cmp(const void *pa, const void *pb)
+{
+    const struct churn_entry *a = pa, *b = pb;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    if (a->canonical != b->canonical)
+        return a->canonical < b->canonical ? -1 : 1;
+    return a->raw < b->raw ? -1 : a->raw > b->raw;
+}
+
+static int merge_churn_group(const struct cmt_churn *ch, const struct churn_entry *e, size_t n,
+                             struct cmt_churn_row *row)
+{
+    struct cmt_size_set merged = {0};
+    uint64_t most = 0;
+    int rc = 0;
+    *row = (struct cmt_churn_row){.allocator = e[0].family};
+    for (size_t j = 0; j < n; j++) {
+        const struct cmt_churn_site *s = &ch->sites[e[j].raw];
+        if (j == 0 || s->min_size < row->min_size)
+            row->min_size = s->min_size;
+        if (s->max_size > row->max_size)
+            row->max_size = s->max_size;
+        row->allocs += s->allocs;
+        row->frees += s->frees;
+        row->alloc_bytes += s->alloc_bytes;
+        row->lifetime_ns += s->lifetime_ns;
+        if (j == 0 || e[j].canonical != e[j - 1].canonical)
+            row->paths++;
+        if (s->allocs > most) { /* shown: the path that allocated most often */
+            most = s->allocs;
+            row->key = e[j].canonical;
+        }
+        if (cmt_size_set_merge(&merged, &s->sizes) != 0)
+            rc = -1;
+    }
+    row->distinct = merged.count;
+    row->saturated = merged.saturated;
+    cmt_size_set_free(&merged);
+    return rc;
+}
+
 static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
 {
     const struct cmt_churn *ch = &fr->f->churn;
-    struct keyed *keys = malloc((ch->cap ? ch->cap : 1) * sizeof *keys);
+    struct churn_entry *entries = malloc((ch->cap ? ch->cap : 1) * sizeof *entries);
     struct cmt_churn_row *rows = malloc((ch->cap ? ch->cap : 1) * sizeof *rows);
-    if (!keys || !rows) {
-        free(keys);
+    if (!entries || !rows) {
+        free(entries);
         free(rows);
         return -1;
     }
     size_t n = 0;
-    for (size_t s = 0; s < ch->cap; s++)
-        if (ch->sites[s].allocs)
-            keys[n++] = (struct keyed){cmt_frames_canonical(r->frames, s), (uint32_t)s};
-    qsort(keys, n, sizeof *keys, keyed_cmp);
+    for (size_t s = 0; s < ch->cap; s++) {
+        if (!ch->sites[s].allocs)
+            continue;
+        uint64_t canonical = cmt_frames_canonical(r->frames, s);
+        int family = (int)cmt_allocator_family_of(r->frames, s);
+        entries[n++] = (struct churn_entry){family ? (1ull << 63) | (uint64_t)family : canonical, canonical,
+                                            (uint32_t)s, family};
+    }
+    qsort(entries, n, sizeof *entries, churn_entry_cmp);
     size_t m = 0;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0;) {
         size_t j = i;
-        struct cmt_size_set merged = {0};
-        struct cmt_churn_row row = {.key = keys[i].key};
-        bool first = true;
-        for (; j < n && keys[j].key == keys[i].key; j++) {
-            const struct cmt_churn_site *s = &ch->sites[keys[j].raw];
-            if (first || s->min_size < row.min_size)
-                row.min_size = s->min_size;
-            if (s->max_size > row.max_size)
-                row.max_size = s->max_size;
-            first = false;
-            row.allocs += s->allocs;
-            row.frees += s->frees;
-            row.alloc_bytes += s->alloc_bytes;
-            row.lifetime_ns += s->lifetime_ns;
-            if (cmt_size_set_merge(&merged, &s->sizes) != 0)
-                rc = -1;
-        }
-        row.distinct = merged.count;
-        row.saturated = merged.saturated;
-        cmt_size_set_free(&merged);
-        rows[m++] = row;
+        while (j < n && entries[j].group == entries[i].group)
+            j++;
+        rc = merge_churn_group(ch, entries + i, j - i, &rows[m++]);
         i = j;
     }
-    free(keys);
+    free(entries);
     struct cmt_churn_row *ranked = NULL;
     long k = rc == 0 ? cmt_churn_rank(rows, m, CMT_CHURN_MIN_SIZES, &ranked) : -1;
     free(rows);
@@ -121,7 +146,7 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
         bool most_released = ranked[i].frees * 2 >= ranked[i].allocs;
         bool brief = ranked[i].frees && ranked[i].lifetime_ns / ranked[i].frees * 10 <= duration;
         v->pattern = most_released && brief ? CMT_CHURN_SHORT_LIVED : CMT_CHURN_LONG_LIVED;
-        v->allocator = cmt_allocator_family_of(r->frames, ranked[i].key);
+        v->allocator = (enum cmt_allocator_family)ranked[i].allocator;
     }
     fr->n_churn = (size_t)k;
     free(ranked);

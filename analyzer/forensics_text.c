@@ -447,6 +447,9 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
         if (row->frees)
             fprintf(out, " after %.3f s on average", (double)row->lifetime_ns / (double)row->frees / 1e9);
         fprintf(out, ": %s\n", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "mostly kept");
+        if (row->paths > 1)
+            fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
+                    cmt_allocator_family_name(v->allocator));
         print_frames(r, out, row->key, "      ", full ? r->opt->max_frames : 4);
         if (v->allocator != CMT_ALLOCATOR_NONE)
             fprintf(out, "    %s's caching allocator made these: it keeps a segment for each size its cached "

@@ -12,7 +12,8 @@
  *   other          hold 2 GiB; another consumer takes 10 GiB; ask for 6 GiB
  *   retry          a cache holds four 3 GiB blocks, the program 2 GiB; 6 GiB
  *                  fails, the cache is released and the request retried
- *   waste          pitched and odd-sized allocations, and size churn
+ *   waste          pitched and odd-sized allocations, size churn, and a
+ *                  caching allocator's segments of many sizes
  *   periodic       five 1 MiB allocations 20 ms apart (device samples)
  */
 #include <cuda_runtime_api.h>
@@ -185,6 +186,28 @@ __attribute__((noinline)) static void kept_sizes(void **kept)
         cudaMalloc(&kept[i], (size_t)(i + 1) * 2 * MiB);
 }
 
+/* Named like PyTorch's allocator (the report recognises it by its frames):
+ * segments of the sizes callers ask for, kept, as a caching allocator keeps
+ * them. Two callers, six sizes each: one churn row for the allocator. */
+__attribute__((noinline)) static void *fake_CUDACachingAllocator_malloc(size_t bytes)
+{
+    void *p = NULL;
+    cudaMalloc(&p, bytes);
+    return p;
+}
+
+__attribute__((noinline)) static void forward_pass(void)
+{
+    for (int i = 1; i <= 6; i++)
+        fake_CUDACachingAllocator_malloc((size_t)i * 3 * MiB);
+}
+
+__attribute__((noinline)) static void backward_pass(void)
+{
+    for (int i = 1; i <= 6; i++)
+        fake_CUDACachingAllocator_malloc((size_t)i * 5 * MiB + MiB);
+}
+
 static int waste(void)
 {
     void *p = NULL, *q = NULL, *kept[5];
@@ -193,6 +216,8 @@ static int waste(void)
     odd_size(&q);
     churn_sizes();
     same_size();
+    forward_pass();
+    backward_pass();
     for (int i = 0; i < 5; i++)
         cudaFree(kept[i]);
     cudaFree(q);
