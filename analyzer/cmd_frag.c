@@ -178,7 +178,7 @@ int cmt_cmd_frag(int argc, char **argv)
 
     const char *path = argv[optind];
     struct cmt_analysis a;
-    struct cmt_analysis_options aopt = {.forensics = {.track_holes = true}};
+    struct cmt_analysis_options aopt = {.forensics = true, .forensics_opt = {.track_holes = true}};
     if (cmt_analysis_run_with(&a, path, 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         cmt_analysis_free(&a);

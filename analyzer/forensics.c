@@ -63,15 +63,14 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
     return 0;
 }
 
-static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     return cmt_oom_on_failure(ctx, r, e);
 }
 
-static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *e)
 {
     struct cmt_forensics *f = ctx;
-    (void)r;
     cmt_oom_on_record(f, e);
     if (e->type == CMT_REC_SAMPLE) {
         struct cmt_device_forensics *d = cmt_forensics_device(f, e->device);
@@ -118,12 +117,17 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
     };
     f->checkpoint_interval = 1;
     cmt_churn_init(&f->churn);
+    if (cmt_live_set_init(&f->pitched) != 0) {
+        cmt_churn_free(&f->churn);
+        free(f);
+        return NULL;
+    }
     return f;
 }
 
 void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r)
 {
-    r->observer = &f->observer;
+    cmt_replay_set_observer(r, &f->observer);
 }
 
 void cmt_forensics_free(struct cmt_forensics *f)
@@ -140,6 +144,7 @@ void cmt_forensics_free(struct cmt_forensics *f)
     cmt_churn_free(&f->churn);
     free(f->waste);
     free(f->openers);
+    cmt_live_set_free(&f->pitched);
     free(f->pools);
     free(f);
 }
@@ -158,10 +163,10 @@ int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r)
         /* Did the allocations that bounded the worst holes outlive the run? */
         for (size_t i = 0; i < dev->worst.n_top; i++) {
             struct cmt_hole_view *h = &dev->worst.top[i];
-            const struct cmt_live *l = cmt_live_set_find(&r->live, CMT_NS_POINTER, h->left.addr);
-            h->left_live_at_exit = l && l->ts == h->left.ts;
-            l = cmt_live_set_find(&r->live, CMT_NS_POINTER, h->right.addr);
-            h->right_live_at_exit = l && l->ts == h->right.ts;
+            struct cmt_live l;
+            h->left_live_at_exit = cmt_live_set_find(&r->live, CMT_NS_POINTER, h->left.addr, &l) && l.ts == h->left.ts;
+            h->right_live_at_exit =
+                cmt_live_set_find(&r->live, CMT_NS_POINTER, h->right.addr, &l) && l.ts == h->right.ts;
         }
     }
     return 0;

@@ -220,6 +220,7 @@ struct cmt_forensics {
     size_t waste_cap;
     struct cmt_opener_site *openers;
     size_t openers_cap;
+    struct cmt_live_set pitched; /* live pitched allocations: size = their waste */
     /* pools */
     struct cmt_pool_info *pools;
     size_t n_pools, pools_cap;
@@ -253,10 +254,10 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
                              const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top);
 struct cmt_device_forensics *cmt_forensics_device(struct cmt_forensics *f, int32_t device);
-int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_event_in *e);
+int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_replay_in *e);
 int cmt_oom_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live);
-void cmt_oom_on_record(struct cmt_forensics *f, const struct cmt_event_in *e);
-int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_event_in *e);
+void cmt_oom_on_record(struct cmt_forensics *f, const struct cmt_replay_record *e);
+int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_replay_record *e);
 const struct cmt_pool_info *cmt_pools_find(const struct cmt_forensics *f, uint64_t handle);
 
 /* Bounded series (see struct cmt_series): the slot for the next point, or

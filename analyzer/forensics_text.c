@@ -10,6 +10,7 @@
 #include "forensics_report.h"
 #include "report.h"
 #include "size_parse.h"
+#include "timeline_chart.h"
 
 /* Sizes in a sentence: "1.5 GiB". */
 #define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))
@@ -22,6 +23,15 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 static double seconds(const struct cmt_report *r, uint64_t ts)
 {
     return (double)cmt_report_rel_ns(r, ts) / 1e9;
+}
+
+/* Where the replay ended: "exit", or the instant --at asked for. */
+static const char *end_label(const struct cmt_report *r, char *buf, size_t len)
+{
+    if (!r->opt->at_set)
+        return "exit";
+    cmt_format_duration(r->opt->at_ns, buf, len);
+    return buf;
 }
 
 /* "fill_device at frag.c:20": the first frame shown for a call site. */
@@ -315,12 +325,13 @@ static void print_point(const struct cmt_report *r, const struct cmt_frag_point 
 
 static void print_hole(const struct cmt_report *r, const struct cmt_hole_view *h, FILE *out, bool full)
 {
-    char a[32], b[32], c[32], l1[512], l2[512], l3[512];
+    char a[32], b[32], c[32], l1[512], l2[512], l3[512], end[32], live[48];
+    snprintf(live, sizeof live, ", live at %s", end_label(r, end, sizeof end));
     fprintf(out, "      %s at 0x%" PRIx64 ", between %s from %s (allocated at %.3f s%s) and %s from %s (%.3f s%s)\n",
             SZ(a, h->size), h->addr, SZ(b, h->left.end - h->left.addr), site_label(r, cmt_frames_canonical(r->frames, h->left.stack), l1, sizeof l1),
-            seconds(r, h->left.ts), h->left_live_at_exit ? ", live at exit" : "", SZ(c, h->right.end - h->right.addr),
+            seconds(r, h->left.ts), h->left_live_at_exit ? live : "", SZ(c, h->right.end - h->right.addr),
             site_label(r, cmt_frames_canonical(r->frames, h->right.stack), l2, sizeof l2), seconds(r, h->right.ts),
-            h->right_live_at_exit ? ", live at exit" : "");
+            h->right_live_at_exit ? live : "");
     if (full && h->left.opener)
         fprintf(out, "        opened at %.3f s by releasing an allocation from %s\n", seconds(r, h->left.opened_ts),
                 site_label(r, cmt_frames_canonical(r->frames, h->left.opener), l3, sizeof l3));
@@ -357,8 +368,8 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
         }
     }
     const struct cmt_frag_point *x = &dev->last_point;
-    fprintf(out, "    at exit: %" PRIu64 " %s of %s, largest %s\n", x->holes.count, plural(x->holes.count, "hole", "holes"),
-            SZ(a, x->holes.total), SZ(b, x->holes.largest));
+    fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
+            plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
     if (dev->pitch_waste_peak || dev->round_waste_peak)
         fprintf(out, "    internal waste live at once: pitch padding up to %s (at %.3f s), rounding to 512 B up to %s (at %.3f s)\n",
                 SZ(a, dev->pitch_waste_peak), seconds(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),

@@ -14,14 +14,31 @@
 
 static bool is_pitched(uint8_t api)
 {
-    return api == CMT_API_CUDA_MALLOC_PITCH || api == CMT_API_CUDA_MALLOC_3D || api == CMT_API_CU_MEM_ALLOC_PITCH;
+    return cmt_api_is_pitched(api);
 }
 
-/* Granted minus requested bytes of a pitched allocation (aux: the bytes
- * asked for, trace-format.md). */
-static uint64_t pitch_waste(const struct cmt_live *l)
+/* Granted minus requested bytes of a pitched allocation: when it becomes
+ * live, from the event that allocates it (its aux0 is the bytes asked for,
+ * replay.h); when it goes, from what was kept then (the live set keeps no
+ * aux word for device pointers). Returns -1 when out of memory. */
+static int pitch_waste(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live,
+                       uint64_t *waste)
 {
-    return is_pitched(l->api) && l->aux && l->aux < l->size ? l->size - l->aux : 0;
+    *waste = 0;
+    if (!is_pitched(l->api))
+        return 0;
+    if (!live) {
+        struct cmt_live kept;
+        if (cmt_live_set_take(&f->pitched, CMT_NS_POINTER, l->addr, &kept))
+            *waste = kept.size;
+        return 0;
+    }
+    const struct cmt_replay_in *e = r->event;
+    if (!e || e->type != CMT_REC_ALLOC || !e->aux0 || e->aux0 >= l->size)
+        return 0;
+    *waste = l->size - e->aux0;
+    struct cmt_live kept = {.addr = l->addr, .size = *waste, .ns = CMT_NS_POINTER, .device = l->device};
+    return cmt_live_set_put(&f->pitched, &kept, NULL) < 0 ? -1 : 0;
 }
 
 /* Bytes up to the next 512-byte step of a plain device allocation: what the
@@ -50,10 +67,12 @@ static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t ele
     return a;
 }
 
-static int note_waste(struct cmt_forensics *f, struct cmt_device_forensics *d, const struct cmt_live *l, bool live,
-                      uint64_t ts)
+static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
+                      const struct cmt_live *l, bool live, uint64_t ts)
 {
-    uint64_t pitch = pitch_waste(l), round = round_waste(l);
+    uint64_t pitch, round = round_waste(l);
+    if (pitch_waste(f, r, l, live, &pitch) != 0)
+        return -1;
     if (!pitch && !round)
         return 0;
     if (live) {
@@ -99,7 +118,7 @@ static int note_opened(struct cmt_forensics *f, const struct cmt_addr_removal *r
 
 int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    const struct cmt_event_in *e = r->event;
+    const struct cmt_replay_in *e = r->event;
     uint64_t ts = e ? e->ts : l->ts;
     if (cmt_kind_holds_memory(l->kind)) {
         if (live) {
@@ -114,7 +133,7 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
     struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
     if (!d)
         return -1;
-    if (note_waste(f, d, l, live, ts) != 0)
+    if (note_waste(f, r, d, l, live, ts) != 0)
         return -1;
     if (live) {
         d->span_count++;

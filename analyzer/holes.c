@@ -81,9 +81,12 @@ static int interval_cmp(const void *pa, const void *pb)
 long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struct cmt_interval **buf, size_t *cap)
 {
     size_t n = 0;
+    struct cmt_live live;
+    const struct cmt_live *l = &live;
     for (size_t i = 0; i < s->cap; i++) {
-        const struct cmt_live *l = &s->slots[i];
-        if (!l->used || l->device != device || !cmt_holes_counts(l))
+        /* the slot first: most entries of another device need no copy */
+        if (!s->slots[i].tag || s->slots[i].device != device || !cmt_live_set_at(s, i, &live) ||
+            !cmt_holes_counts(l))
             continue;
         if (n == *cap) {
             size_t c = *cap ? *cap * 2 : 256;

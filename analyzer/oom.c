@@ -60,7 +60,7 @@ static void top_sites(struct cmt_oom_case *c, const struct cmt_account *a)
     }
 }
 
-int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_event_in *e)
+int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     f->failures_seen++;
     next_allocation(f, e->tid, e->size, e->result);
@@ -74,11 +74,11 @@ int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, cons
         .result = e->result,
         .device = e->device,
         .tid = e->tid,
-        .stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0,
+        .stack = e->stack,
         .size = e->size,
         .ts = e->ts,
         .pool = e->api == CMT_API_CUDA_MALLOC_FROM_POOL_ASYNC || e->api == CMT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC
-                    ? e->aux[0]
+                    ? e->aux0
                     : 0,
     };
     const struct cmt_account *a = cmt_replay_account(r, e->device, e->device < 0 ? CMT_CLASS_HOST : CMT_CLASS_DEVICE);
@@ -108,7 +108,7 @@ int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, cons
 
 int cmt_oom_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    const struct cmt_event_in *e = r->event;
+    const struct cmt_replay_in *e = r->event;
     if (!e || f->n_watches == 0)
         return 0;
     if (e->type == CMT_REC_ALLOC && live) {
@@ -127,7 +127,7 @@ int cmt_oom_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const
     return 0;
 }
 
-void cmt_oom_on_record(struct cmt_forensics *f, const struct cmt_event_in *e)
+void cmt_oom_on_record(struct cmt_forensics *f, const struct cmt_replay_record *e)
 {
     struct cmt_oom_watch *w = f->n_watches ? watch_of(f, e->tid) : NULL;
     if (e->type == CMT_REC_SAMPLE && e->api == CMT_API_SAMPLE_FAILURE) {

@@ -47,7 +47,7 @@ static struct cmt_pool_info *pool_of(struct cmt_forensics *f, uint64_t handle, i
     return pool_new(f, handle, device);
 }
 
-static void pool_state(struct cmt_pool_info *p, const struct cmt_event_in *e)
+static void pool_state(struct cmt_pool_info *p, const struct cmt_replay_record *e)
 {
     p->states++;
     p->reserved = e->aux[0];
@@ -70,7 +70,7 @@ static void pool_state(struct cmt_pool_info *p, const struct cmt_event_in *e)
         *slot = (struct cmt_pool_point){e->ts, p->reserved, p->used};
 }
 
-int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_event_in *e)
+int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_replay_record *e)
 {
     if (e->result != 0 || !e->addr)
         return 0; /* a failed pool call changed nothing */
@@ -84,7 +84,7 @@ int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_event_in *e)
         p->created_in_trace = true;
         p->create_api = e->api;
         p->create_ts = e->ts;
-        p->create_stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0;
+        p->create_stack = e->stack;
         p->max_size = e->aux[0];
         return 0;
     case CMT_API_POOL_DESTROY:
@@ -101,7 +101,7 @@ int cmt_pools_on_record(struct cmt_forensics *f, const struct cmt_event_in *e)
         if (!p)
             return f->n_pools == CMT_POOLS_MAX ? 0 : -1;
         p->trims++;
-        p->last_trim_stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0;
+        p->last_trim_stack = e->stack;
         return 0;
     case CMT_API_POOL_STATE:
         p = pool_of(f, e->addr, e->device);

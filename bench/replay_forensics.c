@@ -111,9 +111,9 @@ static void run_modes(const char *path, uint64_t events, uint64_t live, uint64_t
         const char *what;
         struct cmt_analysis_options opt;
     } modes[] = {
-        {"forensics off", {.no_forensics = true}},
-        {"report (checkpoints by sorting)", {0}},
-        {"frag (ordered index, releases tracked)", {.forensics = {.track_holes = true}}},
+        {"forensics off", {.forensics = false}},
+        {"report (checkpoints by sorting)", {.forensics = true}},
+        {"frag (ordered index, releases tracked)", {.forensics = true, .forensics_opt = {.track_holes = true}}},
     };
     printf("replay of %" PRIu64 " events, up to %" PRIu64 " live allocations, %" PRIu64
            " sizes per call site, best of 5:\n",

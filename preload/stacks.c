@@ -9,6 +9,7 @@
 #include "config.h"
 #include "modules.h"
 #include "recorder.h"
+#include "unwind_gate.h"
 
 /* Open-addressing table of interned stacks. Readers never lock: an entry is
  * published by storing its hash last (release); a table that grows is copied
@@ -152,7 +153,9 @@ uint64_t cmt_stack_capture(void)
     if (depth == 0)
         return 0;
     void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
+    cmt_unwind_gate_enter();
     int got = unw_backtrace(ips, (int)(depth + CMT_SHIM_FRAMES_MAX));
+    cmt_unwind_gate_leave();
     if (got <= 0)
         return 0;
     /* Drop the shim's own frames: a stack starts at the caller of the hook. */
