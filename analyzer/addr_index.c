@@ -126,11 +126,13 @@ int cmt_addr_index_insert(struct cmt_addr_index *x, const struct cmt_interval *v
         return 0;
     }
     /* Landing in a hole splits it: the part right of the new allocation
-     * keeps the hole's opener. Outside the span there is no hole. */
+     * keeps the hole's opener. Outside the span, or between regions
+     * (holes.h), there is no hole. */
     struct cmt_interval *left = before(x, bi, pos);
     struct cmt_interval *right = at_or_after(x, bi, pos);
-    e.opener = left && right ? left->opener : 0;
-    e.opened_ts = left && right ? left->opened_ts : 0;
+    bool in_hole = left && right && left->region == right->region;
+    e.opener = in_hole ? left->opener : 0;
+    e.opened_ts = in_hole ? left->opened_ts : 0;
     if (b->n == CMT_ADDR_BLOCK) {
         /* Split in two halves, then insert into the half that covers pos. */
         struct cmt_addr_block *nb = calloc(1, sizeof *nb);
@@ -175,7 +177,7 @@ void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t sta
     out->removed = b->v[pos];
     struct cmt_interval *left = before(x, bi, pos);
     struct cmt_interval *right = at_or_after(x, bi, pos + 1);
-    if (left && right) {
+    if (left && right && left->region == right->region) {
         out->interior = true;
         out->hole_size = right->addr > left->end ? right->addr - left->end : 0;
         left->opener = stack;

@@ -36,7 +36,7 @@ struct cmt_addr_index {
 struct cmt_addr_removal {
     bool found;
     struct cmt_interval removed;
-    bool interior;      /* it had live neighbours on both sides: a hole opened (or grew) */
+    bool interior;      /* it had live neighbours of one region on both sides: a hole opened (or grew) */
     uint64_t hole_size; /* the hole between those neighbours after the release */
 };
 

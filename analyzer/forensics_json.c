@@ -54,7 +54,8 @@ static void json_holes(struct cmt_json *j, const char *k, const struct cmt_hole_
     key_uint(j, "allocations", h->allocations);
     key_uint(j, "lo", h->lo);
     key_uint(j, "hi", h->hi);
-    key_uint(j, "span_bytes", h->hi - h->lo);
+    key_uint(j, "span_bytes", cmt_holes_span_bytes(h));
+    key_uint(j, "between_regions_bytes", h->between_regions);
     key_uint(j, "live_bytes", h->live_bytes);
     key_uint(j, "holes", h->count);
     key_uint(j, "free_bytes", h->total);
@@ -209,7 +210,7 @@ static void json_point(const struct cmt_report *r, struct cmt_json *j, const str
     cmt_json_begin_object(j);
     key_time(j, r, "time_ns", p->ts);
     key_uint(j, "live_bytes", p->live);
-    key_uint(j, "span_bytes", p->holes.hi - p->holes.lo);
+    key_uint(j, "span_bytes", cmt_holes_span_bytes(&p->holes));
     key_uint(j, "holes", p->holes.count);
     key_uint(j, "free_bytes", p->holes.total);
     key_uint(j, "largest_hole", p->holes.largest);

@@ -241,9 +241,10 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         if (c->span.allocations == 0)
             fprintf(out, "    address span: no live allocations\n");
         else
-            fprintf(out, "    address span: %s from 0x%" PRIx64 " in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
-                    SZ(a, c->span.hi - c->span.lo), c->span.lo, c->span.allocations,
-                    plural(c->span.allocations, "allocation", "allocations"), c->span.count,
+            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
+                    SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
+                    c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
+                    c->span.allocations, plural(c->span.allocations, "allocation", "allocations"), c->span.count,
                     plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
     }
     for (size_t i = 0; i < c->n_pools; i++) {
@@ -319,7 +320,7 @@ static void print_point(const struct cmt_report *r, const struct cmt_frag_point 
 {
     char a[32], b[32], c[32], d[32];
     fprintf(out, "%9.3f s  %12s live  %12s span  %6" PRIu64 " holes  %12s free  %12s largest  ratio %.2f\n",
-            seconds(r, p->ts), SZ(a, p->live), SZ(b, p->holes.hi - p->holes.lo), p->holes.count,
+            seconds(r, p->ts), SZ(a, p->live), SZ(b, cmt_holes_span_bytes(&p->holes)), p->holes.count,
             SZ(c, p->holes.total), SZ(d, p->holes.largest), cmt_holes_ratio(&p->holes));
 }
 
@@ -351,7 +352,7 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
                      "fragmentation ratio %.2f (%s usable only by requests under %s); span %s, %s live\n",
                 seconds(r, w->ts), w->holes.count, plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
                 SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes), SZ(c, cmt_holes_stranded(&w->holes)),
-                SZ(e, w->holes.largest), SZ(s1, w->holes.hi - w->holes.lo), SZ(s2, w->live));
+                SZ(e, w->holes.largest), SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
         size_t nh = full ? dev->worst.n_top : (dev->worst.n_top < 3 ? dev->worst.n_top : 3);
         if (nh)
             fprintf(out, "    largest holes then:\n");

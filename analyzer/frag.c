@@ -149,7 +149,7 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
     if (f->opt.track_holes) {
         if (live) {
             struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
-                                     .stack = l->stack};
+                                     .stack = l->stack, .region = cmt_holes_region(l)};
             if (cmt_addr_index_insert(&d->index, &v) != 0)
                 return -1;
         } else {
@@ -211,7 +211,7 @@ static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, si
     uint64_t reach = n ? v[0].end : 0;
     size_t reach_index = 0;
     for (size_t i = 1; i < n; i++) {
-        if (v[i].addr > reach && v[i].addr - reach >= CMT_HOLE_MIN_BYTES) {
+        if (v[i].addr > reach && v[i].addr - reach >= CMT_HOLE_MIN_BYTES && v[i].region == v[reach_index].region) {
             uint64_t gap = v[i].addr - reach;
             c[k++] = (struct pin_credit){v[reach_index].stack, gap, v[reach_index].ts};
             c[k++] = (struct pin_credit){v[i].stack, gap, v[i].ts};

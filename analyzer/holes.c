@@ -45,7 +45,9 @@ void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stat
         st->live_bytes += v[i].end - v[i].addr;
         if (v[i].addr > reach) {
             uint64_t gap = v[i].addr - reach;
-            if (gap >= CMT_HOLE_MIN_BYTES) {
+            if (v[i].region != v[reach_index].region) {
+                st->between_regions += gap;
+            } else if (gap >= CMT_HOLE_MIN_BYTES) {
                 st->count++;
                 st->total += gap;
                 if (gap > st->largest)
@@ -101,6 +103,7 @@ long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struc
             .end = l->addr + (l->size ? l->size : 1),
             .ts = l->ts,
             .stack = l->stack,
+            .region = cmt_holes_region(l),
         };
     }
     if (n > 1)

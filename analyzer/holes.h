@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cumemtrace/format.h"
 #include "live_set.h"
 
 /* Holes: the free address ranges between a device's live allocations, inside
@@ -13,7 +14,18 @@
  * The allocations that count are the device's contiguous ones: plain device
  * memory (cudaMalloc, cuMemAlloc, pitched) and stream-ordered pool
  * allocations. Managed memory, VMM mappings (physical pages need no
- * contiguous addresses) and arrays (opaque handles) do not. */
+ * contiguous addresses) and arrays (opaque handles) do not.
+ *
+ * The two count in separate regions: a GPU driver hands out plain device
+ * memory and each pool's memory from address ranges reserved apart (often
+ * terabytes apart), so the gap between a plain allocation and a pool
+ * allocation next to it says nothing about free memory. It is not a hole;
+ * its bytes are not part of the span. */
+
+enum cmt_hole_region {
+    CMT_REGION_PLAIN = 0, /* cudaMalloc, cuMemAlloc, pitched */
+    CMT_REGION_POOL = 1,  /* stream-ordered pool allocations */
+};
 
 /* A gap narrower than this is alignment padding, not a hole: no allocation
  * fits in it (the simulated device and NVIDIA's drivers hand out device
@@ -27,6 +39,7 @@ struct cmt_interval {
     uint32_t stack;     /* its allocation's stack id */
     uint32_t opener;    /* stack id of the allocation whose release last opened the hole to its right (0: none known) */
     uint64_t opened_ts; /* when that release happened */
+    uint8_t region;     /* enum cmt_hole_region */
 };
 
 /* One hole and the allocations on either side of it (indexes into the
@@ -44,10 +57,24 @@ struct cmt_hole_stats {
     uint64_t total;        /* their bytes */
     uint64_t largest;
     uint64_t padding;      /* bytes of narrower gaps */
+    uint64_t between_regions; /* bytes between neighbours of different regions: neither holes nor span */
 };
 
 /* True when s is an allocation that belongs to its device's span. */
 bool cmt_holes_counts(const struct cmt_live *l);
+
+/* The region of an allocation that counts. */
+static inline uint8_t cmt_holes_region(const struct cmt_live *l)
+{
+    return l->kind == CMT_KIND_ASYNC ? CMT_REGION_POOL : CMT_REGION_PLAIN;
+}
+
+/* The span's bytes: from the lowest to the highest live address, less the
+ * gaps between regions. */
+static inline uint64_t cmt_holes_span_bytes(const struct cmt_hole_stats *st)
+{
+    return st->hi - st->lo - st->between_regions;
+}
 
 /* Scans intervals sorted by address. Overlapping intervals (a damaged trace)
  * are tolerated: a gap starts where the furthest end so far is. Keeps the k

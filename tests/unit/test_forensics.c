@@ -68,6 +68,79 @@ static void test_hole_scan(void)
     CHECK_EQ_U64(st.hi, 0);
 }
 
+static struct cmt_interval pool_iv(uint64_t addr, uint64_t end, uint32_t stack)
+{
+    struct cmt_interval v = iv(addr, end, stack);
+    v.region = CMT_REGION_POOL;
+    return v;
+}
+
+static void test_hole_regions(void)
+{
+    /* Plain allocations low, a pool's a terabyte up, as a GPU driver places
+     * them: holes of 4000 (plain) and 3000 (pool); the terabyte between the
+     * regions is neither a hole nor span. */
+    const uint64_t up = 1ull << 40;
+    struct cmt_interval v[] = {iv(0, 1000, 1), iv(5000, 6000, 2), pool_iv(up, up + 1000, 3),
+                               pool_iv(up + 4000, up + 5000, 4)};
+    struct cmt_hole_stats st;
+    struct cmt_hole top[3];
+    size_t n_top;
+    cmt_holes_scan(v, 4, &st, top, 3, &n_top);
+    CHECK_EQ_U64(st.count, 2);
+    CHECK_EQ_U64(st.total, 7000);
+    CHECK_EQ_U64(st.largest, 4000);
+    CHECK_EQ_U64(st.between_regions, up - 6000);
+    CHECK_EQ_U64(cmt_holes_span_bytes(&st), 6000 + 5000);
+    CHECK_EQ_U64(st.lo, 0);
+    CHECK_EQ_U64(st.hi, up + 5000);
+    CHECK_EQ_U64(n_top, 2);
+    CHECK_EQ_U64(top[0].addr, 1000);
+    CHECK_EQ_U64(top[1].addr, up + 1000);
+    CHECK_EQ_U64(top[1].left, 2);
+    CHECK_EQ_U64(top[1].right, 3);
+
+    /* Interleaved regions (one heap, as on the simulated device): a gap with
+     * a neighbour of each region is left out, one inside a region counts. */
+    struct cmt_interval w[] = {iv(0, 1000, 1), pool_iv(2000, 3000, 2), iv(3000, 4000, 3), iv(6000, 7000, 4)};
+    cmt_holes_scan(w, 4, &st, top, 3, &n_top);
+    CHECK_EQ_U64(st.count, 1);
+    CHECK_EQ_U64(st.total, 2000);
+    CHECK_EQ_U64(st.between_regions, 1000);
+    CHECK_EQ_U64(cmt_holes_span_bytes(&st), 6000);
+
+    /* The ordered index agrees: a release with neighbours of two regions
+     * opens no hole, and an allocation landing there inherits no opener. */
+    struct cmt_addr_index x;
+    cmt_addr_index_init(&x);
+    struct cmt_interval a = iv(0, 100, 1), b = iv(1000, 1100, 2), c = pool_iv(up, up + 100, 3);
+    CHECK(cmt_addr_index_insert(&x, &a) == 0);
+    CHECK(cmt_addr_index_insert(&x, &b) == 0);
+    CHECK(cmt_addr_index_insert(&x, &c) == 0);
+    struct cmt_addr_removal rm;
+    cmt_addr_index_remove(&x, 1000, 2, 50, &rm);
+    CHECK(rm.found && !rm.interior);
+    struct cmt_interval d = iv(2000, 2100, 4);
+    CHECK(cmt_addr_index_insert(&x, &d) == 0);
+    struct cmt_interval *buf = NULL;
+    size_t cap = 0;
+    CHECK_EQ_U64(cmt_addr_index_copy(&x, &buf, &cap), 3);
+    CHECK_EQ_U64(buf[0].opener, 0);
+    CHECK_EQ_U64(buf[1].addr, 2000);
+    CHECK_EQ_U64(buf[1].opener, 0);
+    /* Between two plain neighbours it does. */
+    cmt_addr_index_remove(&x, 2000, 4, 60, &rm);
+    CHECK(rm.found && !rm.interior);
+    struct cmt_interval e = iv(5000, 5100, 5);
+    CHECK(cmt_addr_index_insert(&x, &e) == 0);
+    CHECK(cmt_addr_index_insert(&x, &d) == 0);
+    cmt_addr_index_remove(&x, 2000, 4, 70, &rm);
+    CHECK(rm.found && rm.interior);
+    CHECK_EQ_U64(rm.hole_size, 5000 - 100);
+    free(buf);
+    cmt_addr_index_free(&x);
+}
+
 static void test_intervals_of_device(void)
 {
     struct cmt_live_set s;
@@ -99,6 +172,8 @@ static void test_intervals_of_device(void)
     CHECK_EQ_U64(buf[2].addr, 0x4000);
     CHECK_EQ_U64(buf[3].addr, 0x5000);
     CHECK_EQ_U64(buf[3].end, 0x5800);
+    CHECK_EQ_U64(buf[1].region, CMT_REGION_PLAIN);
+    CHECK_EQ_U64(buf[2].region, CMT_REGION_POOL);
     free(buf);
     cmt_live_set_free(&s);
 }
@@ -424,6 +499,7 @@ static void test_verdicts(void)
 int main(void)
 {
     test_hole_scan();
+    test_hole_regions();
     test_intervals_of_device();
     test_addr_index_order();
     test_addr_index_openers();
