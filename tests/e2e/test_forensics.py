@@ -203,6 +203,33 @@ def test_caching_retry():
     cmtest.cleanup(r)
 
 
+def test_torch_fragmentation():
+    # The failing call comes from a caching allocator named like PyTorch's:
+    # the verdict's advice names PyTorch's remedies. It asked twice with
+    # nothing cached to release, so neither attempt is the retry rule's.
+    r = scenario("torch_fragmentation")
+    eq(r.proc.stdout, "ask=2\n", "program output")
+    rep = cmtest.report(r.trace)
+    eq((rep["oom"]["failures"], rep["oom"]["examined"]), (2, 2), "both attempts examined")
+    first, second = rep["oom"]["cases"]
+    for c in (first, second):
+        eq((c["verdict"], c["rule"], c["size"], c["allocator"]), ("fragmentation", "R10", 2 * GiB, "PyTorch"),
+           "verdict, rule, request, allocator")
+        f = c["figures"]
+        eq((f["free"], f["live"], f["shortfall"], f["span_free"], f["largest_hole"]),
+           (8 * GiB, 8 * GiB, 0, 7 * GiB, GiB), "figures")
+        check("expandable_segments:True" in c["what_to_try"] and "backend:cudaMallocAsync" in c["what_to_try"],
+              c["what_to_try"])
+        eq(cmtest.first_function(c), "fake_CUDACachingAllocator_alloc", "failing call site")
+    eq((first["after"]["retried"], first["after"]["retry_error_code"], first["after"]["released_bytes"]),
+       (True, 2, 0), "the allocator asked again at once, released nothing, failed again")
+    eq(second["after"]["retried"], False, "then gave up")
+    text = text_report(r.trace)
+    check("this allocation came from PyTorch's caching allocator: set PYTORCH_CUDA_ALLOC_CONF="
+          "expandable_segments:True" in text, text)
+    cmtest.cleanup(r)
+
+
 def test_waste_and_churn():
     r = scenario("waste")
     rep = cmtest.report(r.trace)

@@ -15,6 +15,9 @@
  *   waste          pitched and odd-sized allocations, size churn, and a
  *                  caching allocator's segments of many sizes
  *   periodic       five 1 MiB allocations 20 ms apart (device samples)
+ *   torch_fragmentation
+ *                  fragmentation as above, every allocation through a
+ *                  caching allocator named like PyTorch's, which asks twice
  */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -243,10 +246,37 @@ static int periodic(void)
     return 0;
 }
 
+/* Named like PyTorch's allocator: when the device says no, it releases the
+ * blocks it caches (none here) and asks once more; a second no is PyTorch's
+ * "CUDA out of memory". */
+__attribute__((noinline)) static cudaError_t fake_CUDACachingAllocator_alloc(void **p, size_t bytes)
+{
+    cudaError_t r = cudaMalloc(p, bytes);
+    if (r != cudaErrorMemoryAllocation)
+        return r;
+    return cudaMalloc(p, bytes);
+}
+
+static int torch_fragmentation(void)
+{
+    void *blocks[16];
+    for (int i = 0; i < 16; i++)
+        if (fake_CUDACachingAllocator_alloc(&blocks[i], GiB) != cudaSuccess)
+            return 1;
+    for (int i = 1; i < 16; i += 2)
+        cudaFree(blocks[i]);
+    void *big = NULL;
+    cudaError_t r = fake_CUDACachingAllocator_alloc(&big, 2 * GiB);
+    printf("ask=%d\n", r);
+    for (int i = 0; i < 16; i += 2)
+        cudaFree(blocks[i]);
+    return r == cudaErrorMemoryAllocation ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: oom_scenarios capacity|fragmentation|caching|other|retry|waste|periodic\n");
+        fprintf(stderr, "usage: oom_scenarios capacity|fragmentation|caching|other|retry|waste|periodic|torch_fragmentation\n");
         return 2;
     }
     const char *s = argv[1];
@@ -264,6 +294,8 @@ int main(int argc, char **argv)
         return waste();
     if (!strcmp(s, "periodic"))
         return periodic();
+    if (!strcmp(s, "torch_fragmentation"))
+        return torch_fragmentation();
     fprintf(stderr, "oom_scenarios: unknown scenario %s\n", s);
     return 2;
 }
