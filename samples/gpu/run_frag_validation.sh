@@ -17,11 +17,13 @@
 #   samples/gpu/run_frag_validation.sh OUTDIR
 #
 # Everything goes to OUTDIR; summary.txt has one PASS/FAIL/NOTE/SKIP line per
-# check, exit status 0 when none failed. Uses the build in $CMT_BUILD (default
-# build/ at the top of the tree; built with meson if missing), nvcc and gcc
-# from $CUDA_ROOT (default /usr/local/cuda), $PYTHON (default python3) with
-# PyTorch for part 3. About 2-3 minutes on an H200; GPU 0 must be otherwise
-# idle (part 1 fills it).
+# check, exit status 0 when none failed. A failing part never stops the
+# others, and every program runs under a time limit (a hang is a FAIL, not a
+# stuck GPU). Uses the build in $CMT_BUILD (default build/ at the top of the
+# tree; built with meson if missing; scripts/gpu_bundle.sh's .gpu/build
+# works), nvcc from $CUDA_ROOT (default /usr/local/cuda), gcc, and $PYTHON
+# (default python3) with PyTorch for part 3. About 2 minutes on an H200, 6 at
+# most; GPU 0 must be otherwise idle (part 1 fills it).
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -33,16 +35,27 @@ root="$(cd "$here/../.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 build="${CMT_BUILD:-$root/build}"
 cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
-python="${PYTHON:-python3}"
+python="$(command -v "${PYTHON:-python3}" || echo "${PYTHON:-python3}")"
 summary="$out/summary.txt"
 : >"$summary"
 
 note() { echo "$*" | tee -a "$summary"; }
 status=0
-# Appends a checker's PASS/FAIL/NOTE lines to the summary.
-checked() { # LOGFILE EXIT-STATUS
-  grep -E '^(PASS|FAIL|NOTE|SKIP) ' "$1" >>"$summary"
-  [ "$2" -eq 0 ] || status=1
+# Appends a checker's PASS/FAIL/NOTE lines to the summary; a checker that
+# failed without saying so (a crash, a report that is not JSON) is a FAIL too.
+checked() { # NAME LOGFILE EXIT-STATUS
+  grep -E '^(PASS|FAIL|NOTE|SKIP) ' "$2" >>"$summary"
+  if [ "$3" -ne 0 ]; then
+    status=1
+    grep -q '^FAIL ' "$2" || note "FAIL  $1: the check exited with $3 without a verdict (see $(basename "$2"))"
+  fi
+}
+# Runs a command for at most SECONDS (then SIGTERM, SIGKILL 10 s later);
+# returns its status, 124 when it timed out.
+limited() { # SECONDS COMMAND...
+  local secs=$1
+  shift
+  timeout -k 10 "$secs" "$@"
 }
 
 if [ ! -x "$build/analyzer/cumemtrace" ] || [ ! -f "$build/preload/libcumemtrace.so" ]; then
@@ -71,8 +84,13 @@ cat "$out/environment.txt"
 traced() {
   local s=$1
   rm -f "$out/$s".*.bin
-  env LD_PRELOAD="$CMT_SHIM" CUMEMTRACE_QUIET=1 CUMEMTRACE_OUTPUT="$out/$s.%p.bin" \
+  limited 120 env LD_PRELOAD="$CMT_SHIM" CUMEMTRACE_QUIET=1 CUMEMTRACE_OUTPUT="$out/$s.%p.bin" \
     "$out/oom_verdicts" "$s" >"$out/$s.stdout" 2>"$out/$s.stderr"
+  local rc=$?
+  if [ $rc -eq 124 ]; then
+    note "FAIL  $s: still running after 120 s, killed (see $s.stderr)"
+    status=1
+  fi
   local trace
   trace="$(ls "$out/$s".*.bin 2>/dev/null | head -n 1)"
   if [ -z "$trace" ]; then
@@ -80,12 +98,12 @@ traced() {
     status=1
     return 1
   fi
-  "$CMT_CLI" report "$trace" >"$out/$s.report.txt" 2>&1
-  "$CMT_CLI" report --json "$trace" >"$out/$s.report.json" 2>"$out/$s.report.err"
+  limited 120 "$CMT_CLI" report "$trace" >"$out/$s.report.txt" 2>&1
+  limited 120 "$CMT_CLI" report --json "$trace" >"$out/$s.report.json" 2>"$out/$s.report.err"
   "$python" "$here/frag_check.py" "$s" "$out/$s.stdout" "$out/$s.report.json" >"$out/$s.check.txt" 2>&1
-  local rc=$?
+  rc=$?
   cat "$out/$s.check.txt"
-  checked "$out/$s.check.txt" $rc
+  checked "$s" "$out/$s.check.txt" $rc
 }
 
 # --- 1. each verdict ---------------------------------------------------------
@@ -100,7 +118,9 @@ if "$cuda_root/bin/nvcc" -g -O1 -lineinfo ${CMT_NVCC_FLAGS:-} -o "$out/oom_verdi
   done
   # Another process holds 70% of the free memory, untraced, while "other" runs.
   rm -f "$out/holder.ready"
-  "$out/oom_verdicts" hold 0.7 60 "$out/holder.ready" >"$out/holder.stdout" 2>&1 &
+  # timeout itself (not a function: $! must be the process that gets the
+  # kill below and passes it on) limits it in case this script is killed.
+  timeout -k 10 150 "$out/oom_verdicts" hold 0.7 120 "$out/holder.ready" >"$out/holder.stdout" 2>&1 &
   holder=$!
   for _ in $(seq 1 300); do [ -e "$out/holder.ready" ] && break; sleep 0.1; done
   if [ -e "$out/holder.ready" ]; then
@@ -114,8 +134,8 @@ if "$cuda_root/bin/nvcc" -g -O1 -lineinfo ${CMT_NVCC_FLAGS:-} -o "$out/oom_verdi
   wait "$holder" 2>/dev/null
   trace="$(ls "$out"/fragmentation.*.bin 2>/dev/null | head -n 1)"
   if [ -n "$trace" ]; then
-    "$CMT_CLI" frag "$trace" >"$out/fragmentation.frag.txt" 2>&1
-    "$CMT_CLI" frag --json "$trace" >"$out/fragmentation.frag.json" 2>&1
+    limited 120 "$CMT_CLI" frag "$trace" >"$out/fragmentation.frag.txt" 2>&1
+    limited 120 "$CMT_CLI" frag --json "$trace" >"$out/fragmentation.frag.json" 2>&1
     note "  cumemtrace frag of the fragmentation run: fragmentation.frag.txt"
   fi
 else
@@ -127,12 +147,16 @@ fi
 note "== sample cost (bench/sample_cost.c, dynamic cudart)"
 if gcc -O2 -I"$cuda_root/include" "$root/bench/sample_cost.c" -L"$cuda_root/lib64" -lcudart -lcuda \
     -Wl,-rpath,"$cuda_root/lib64" -o "$out/sample_cost" >"$out/sample_cost.build.log" 2>&1; then
-  PATH="$(dirname "$python"):$PATH" bash "$root/bench/sample_cost.sh" "$out/sample_cost" "$CMT_SHIM" "$CMT_CLI" 20000 \
-    >"$out/sample_cost.txt" 2>&1
+  # 20000 pairs: about 1.5 s of cudaMalloc/cudaFree per run, four runs.
+  PATH="$(dirname "$python"):$PATH" limited 240 bash "$root/bench/sample_cost.sh" "$out/sample_cost" "$CMT_SHIM" \
+    "$CMT_CLI" 20000 "$out" >"$out/sample_cost.txt" 2>&1
   rc=$?
   cat "$out/sample_cost.txt"
   if [ $rc -eq 0 ]; then
     note "NOTE  sample cost: $(grep -m1 '^sample queries' "$out/sample_cost.txt")"
+    # One NOTE per run: native, then each CUMEMTRACE_SAMPLE_MS.
+    awk '/^== /{run=substr($0, 4)} /^pairs of/{pairs=$0} /^samples in/{print "NOTE  sample cost, " run ": " pairs "; " $0; pairs=""}
+         /^pairs of/ && run == "native" {print "NOTE  sample cost, native: " $0}' "$out/sample_cost.txt" | tee -a "$summary"
   else
     note "FAIL  sample cost: bench/sample_cost.sh exited with $rc (sample_cost.txt)"
     status=1
@@ -157,10 +181,10 @@ fi
 # --- 3. PyTorch --------------------------------------------------------------
 note "== PyTorch, growing input shapes, default caching allocator and expandable_segments"
 if "$python" -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
-  "$python" "$here/torch_varying_shapes.py" check "$out" >"$out/torch_varying_shapes.txt" 2>&1
+  limited 420 "$python" "$here/torch_varying_shapes.py" check "$out" >"$out/torch_varying_shapes.txt" 2>&1
   rc=$?
   cat "$out/torch_varying_shapes.txt"
-  checked "$out/torch_varying_shapes.txt" $rc
+  checked "PyTorch" "$out/torch_varying_shapes.txt" $rc
 else
   note "SKIP  PyTorch: '$python -c \"import torch\"' failed or no GPU visible to it"
 fi

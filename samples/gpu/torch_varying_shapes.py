@@ -79,24 +79,38 @@ def run_setting(name, env_extra, outdir):
     env["CUMEMTRACE_QUIET"] = "1"
     env["CUMEMTRACE_OUTPUT"] = os.path.join(outdir, f"torch_shapes_{name}.%p.bin")
     stats_path = os.path.join(outdir, f"torch_shapes_{name}.stats.json")
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "workload", stats_path], env=env,
-                       capture_output=True, text=True, timeout=600)
+    for old in os.listdir(outdir):  # a rerun into the same OUTDIR: only this run's trace
+        if old.startswith(f"torch_shapes_{name}.") and old.endswith(".bin"):
+            os.unlink(os.path.join(outdir, old))
+    try:
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "workload", stats_path], env=env,
+                           capture_output=True, text=True, timeout=150)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL  {name}: the workload was still running after 150 s, killed")
+        return None, None
     with open(os.path.join(outdir, f"torch_shapes_{name}.log"), "w") as f:
         f.write(p.stdout + p.stderr)
     if p.returncode != 0:
         print(f"FAIL  {name}: the workload exited with {p.returncode} (torch_shapes_{name}.log)")
         return None, None
     traces = sorted(t for t in os.listdir(outdir) if t.startswith(f"torch_shapes_{name}.") and t.endswith(".bin"))
+    if not traces:
+        print(f"FAIL  {name}: the workload wrote no trace (torch_shapes_{name}.log)")
+        return None, None
     trace = os.path.join(outdir, traces[-1])
     cli = os.environ["CMT_CLI"]
     for args, suffix in ((["report"], "report.txt"), (["report", "--json"], "report.json"),
                          (["frag"], "frag.txt")):
         with open(os.path.join(outdir, f"torch_shapes_{name}.{suffix}"), "w") as f:
-            subprocess.run([cli, *args, trace], stdout=f, stderr=subprocess.STDOUT, timeout=600)
-    with open(stats_path) as f:
-        stats = json.load(f)
-    with open(os.path.join(outdir, f"torch_shapes_{name}.report.json")) as f:
-        rep = json.load(f)
+            subprocess.run([cli, *args, trace], stdout=f, stderr=subprocess.STDOUT, timeout=120)
+    try:
+        with open(stats_path) as f:
+            stats = json.load(f)
+        with open(os.path.join(outdir, f"torch_shapes_{name}.report.json")) as f:
+            rep = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"FAIL  {name}: no statistics or no JSON report ({e}); see torch_shapes_{name}.log and .report.json")
+        return None, None
     return stats, rep
 
 
