@@ -136,7 +136,11 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
         return -1;
     }
     const struct cmt_analysis *a = r->analysis;
-    uint64_t duration = cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : a->replay.last_ts);
+    /* The run: from the first allocation or release to the end. Not from the
+     * trace's start: the time a process takes to start (far longer under a
+     * sanitizer or a debugger) would make any buffer look brief. */
+    uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
+    uint64_t duration = end > a->replay.first_ts ? end - a->replay.first_ts : 0;
     for (long i = 0; i < k; i++) {
         struct cmt_churn_view *v = &fr->churn[i];
         v->row = ranked[i];
