@@ -94,10 +94,15 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         a->stopped_early = true;
         return 1;
     }
-    if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
+    size_t entries = cmt_replay_in_entries(e, a->forensics != NULL);
+    if (!entries)
         return 0; /* the replay has no use for the others */
+    /* a record's two entries stay in one batch */
+    if (run->fill->n + entries > run->batch_size && publish(run) != 0)
+        return 1;
     struct event_batch *b = run->fill;
-    cmt_replay_in_from(&b->ev[b->n++], e, a->replay.stack_id_limit);
+    cmt_replay_in_pack(&b->ev[b->n], e, a->replay.stack_id_limit);
+    b->n += entries;
     if (b->n == run->batch_size && publish(run) != 0)
         return 1;
     return 0;
@@ -244,7 +249,8 @@ static int read_and_replay(struct cmt_analysis *a)
 }
 
 /* The one place that wires reader -> model -> replay, for a file or bytes. */
-static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns)
+static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
+                   const struct cmt_analysis_options *opt)
 {
     memset(a, 0, sizeof *a);
     a->path = path;
@@ -253,6 +259,14 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     if (cmt_replay_init(&a->replay) != 0) {
         snprintf(a->message, sizeof a->message, "out of memory");
         return -1;
+    }
+    if (opt && opt->forensics) {
+        a->forensics = cmt_forensics_new(&opt->forensics_opt);
+        if (!a->forensics) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+        cmt_forensics_attach(a->forensics, &a->replay);
     }
     char err[CMT_READER_MESSAGE_MAX];
     int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
@@ -274,6 +288,9 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     if (a->stopped_early || (a->stop_at_ns && end > a->info.start_monotonic_ns + a->stop_at_ns))
         end = a->info.start_monotonic_ns + a->stop_at_ns;
     cmt_replay_finish(&a->replay, end);
+    /* After the replay's own end: the forensics' last checkpoint is at it. */
+    if (a->forensics && !a->replay.out_of_memory && cmt_forensics_finish(a->forensics, &a->replay) != 0)
+        a->replay.out_of_memory = true;
     if (a->replay.out_of_memory) {
         snprintf(a->message, sizeof a->message, "out of memory while replaying the trace");
         return -1;
@@ -283,7 +300,13 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
 
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
 {
-    return analyse(a, path, NULL, 0, stop_at_ns);
+    return analyse(a, path, NULL, 0, stop_at_ns, NULL);
+}
+
+int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
+                          const struct cmt_analysis_options *opt)
+{
+    return analyse(a, path, NULL, 0, stop_at_ns, opt);
 }
 
 int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
@@ -291,7 +314,7 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
 {
     /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
     static const uint8_t no_bytes[1];
-    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns);
+    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, NULL);
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)
@@ -299,6 +322,8 @@ void cmt_analysis_free(struct cmt_analysis *a)
     cmt_reader_close(a->reader);
     cmt_model_free(&a->model);
     cmt_replay_free(&a->replay);
+    cmt_forensics_free(a->forensics);
+    a->forensics = NULL;
     a->reader = NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "forensics.h"
 #include "replay.h"
 #include "trace_model.h"
 #include "trace_reader.h"
@@ -21,6 +22,14 @@ struct cmt_analysis {
     char message[600];        /* why the trace could not be opened, or where it is damaged */
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
+    struct cmt_forensics *forensics; /* NULL when not asked for */
+};
+
+struct cmt_analysis_options {
+    /* Follow the replay with the out-of-memory and fragmentation forensics
+     * (forensics.h): report and frag do, check and timeline need not. */
+    bool forensics;
+    struct cmt_forensics_options forensics_opt;
 };
 
 /* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
@@ -35,6 +44,9 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
  * reports. The bytes must outlive the analysis. */
 int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
                             uint64_t stop_at_ns);
+/* The same with options (NULL: the defaults, no forensics). */
+int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
+                          const struct cmt_analysis_options *opt);
 void cmt_analysis_free(struct cmt_analysis *a);
 
 /* The rank the trace's process recorded (-1 when none), read from the

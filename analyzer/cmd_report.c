@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "json_writer.h"
 #include "report.h"
+#include "size_parse.h"
 #include "time_arg.h"
 
 #define MAX_LIST_OPTION 64
@@ -20,7 +21,9 @@ static void report_usage(FILE *out)
           "\n"
           "Explains a trace: per device the peak, its timeline, the call sites and the\n"
           "call tree live at the peak; leaks (live at exit) by call site, allocated once\n"
-          "or repeatedly; call sites whose live bytes keep growing; failed allocations.\n"
+          "or repeatedly; call sites whose live bytes keep growing; failed allocations\n"
+          "and why they failed, fragmentation, internal waste, size churn, pools and\n"
+          "device memory no allocation explains (cumemtrace frag has all of it in full).\n"
           "Several traces (one per process or rank: report rank*.bin) get a section each\n"
           "and a comparison table.\n"
           "\n"
@@ -39,6 +42,10 @@ static void report_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
+          "                         counts as other consumers in failure verdicts (default 1GiB)\n"
+          "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
+          "                         and device-sample sections (about 15% faster on huge traces)\n"
           "\n"
           "Exit status: 0 report printed; 2 bad options, or a file that is not a trace, is\n"
           "of a newer format, or is truncated or damaged (the report then covers the\n"
@@ -72,6 +79,7 @@ struct report_cli {
     const char *folds[MAX_LIST_OPTION];
     const char *debuginfo[MAX_LIST_OPTION];
     size_t n_folds, n_debuginfo;
+    bool no_forensics; /* --no-forensics */
 };
 
 /* Parses options into cli; returns -1 when done with an exit status in
@@ -80,7 +88,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H
+        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -95,6 +103,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
+        {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -159,6 +169,16 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         case OPT_NO_SYMBOLS:
             opt->frames.no_symbols = true;
             break;
+        case OPT_ALLOWANCE:
+            if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
+                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
+                return -1;
+            }
+            opt->context_allowance_set = true;
+            break;
+        case OPT_NO_FORENSICS:
+            cli->no_forensics = true;
+            break;
         case 'h':
             report_usage(stdout);
             *status = CMT_EXIT_OK;
@@ -200,7 +220,8 @@ static int report_one(const char *path, const struct report_cli *cli, struct cmt
                       struct cmt_process_summary *summary)
 {
     struct cmt_analysis a;
-    if (cmt_analysis_run(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0) != 0) {
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics};
+    if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         if (summary)
             cmt_summary_failed(path, a.message, summary);

@@ -30,6 +30,7 @@ static void usage(FILE *out)
           "  report [--json] [OPTIONS] TRACE...         explain traces: peaks, leaks, growth, failures\n"
           "  timeline [--csv|--json] [OPTIONS] TRACE    live bytes over time per device and kind\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
+          "  frag [--json] [OPTIONS] TRACE              why allocations failed, fragmentation, waste, churn\n"
           "  version                                    print the version\n"
           "  help                                       this text\n"
           "\n"
@@ -52,6 +53,8 @@ int main(int argc, char **argv)
         return cmt_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))
         return cmt_cmd_check(argc - 1, argv + 1);
+    if (!strcmp(cmd, "frag"))
+        return cmt_cmd_frag(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, 1, 0);
         return CMT_EXIT_OK;

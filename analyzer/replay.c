@@ -372,6 +372,15 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
     }
 }
 
+/* Tells the observer (one predicted branch when there is none). */
+static inline int notify_change(struct cmt_replay *r, const struct cmt_live *l, bool add)
+{
+    const struct cmt_replay_observer *o = r->observer;
+    if (__builtin_expect(o != NULL, 0) && o->on_change)
+        return o->on_change(o->ctx, r, l, add);
+    return 0;
+}
+
 /* Adds or removes a live allocation from every aggregate. Inlined where
  * add is a constant: each path keeps only its own branches. */
 static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
@@ -379,7 +388,7 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     if (__builtin_expect(l->kind >= CMT_KIND_VMM_PHYSICAL && l->kind <= CMT_KIND_VMM_MAP, 0)) {
         virtual_change(r, l, add);
         if (!cmt_kind_holds_memory(l->kind))
-            return 0;
+            return notify_change(r, l, add);
     }
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
     if (!a)
@@ -418,7 +427,7 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
         if (s->live_bytes < s->floor)
             s->floor = s->live_bytes;
     }
-    return 0;
+    return notify_change(r, l, add);
 }
 
 /* --- VMM: mappings by address, physical handles by mapping count ---------- */
@@ -545,12 +554,14 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
     }
 }
 
-static void note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
+static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
+    if (r->observer && r->observer->on_failure && r->observer->on_failure(r->observer->ctx, r, e) != 0)
+        return -1;
     r->failed_allocs++;
     r->site_extra[stack].failures++;
     if (r->n_failures == CMT_MAX_FAILURES_KEPT)
-        return;
+        return 0;
     const struct cmt_account *a = cmt_replay_account(r, e->device, CMT_CLASS_DEVICE);
     r->failures[r->n_failures++] = (struct cmt_failure){
         .api = e->api,
@@ -563,13 +574,15 @@ static void note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, ui
         .stack = stack,
         .live_device_bytes = a ? a->live : 0,
     };
+    return 0;
 }
 
 static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     struct cmt_site_stats *s = &r->sites[stack];
     if (e->result != 0) {
-        note_failure(r, e, stack);
+        if (note_failure(r, e, stack) != 0)
+            return -1;
         if (!s->api) {
             s->api = e->api;
             s->kind = e->kind;
@@ -636,10 +649,38 @@ static int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
     return apply(r, &l, false, e->ts);
 }
 
+/* A sample or pool record: for the observer only. */
+static int replay_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
+{
+    const struct cmt_replay_observer *o = r->observer;
+    if (o && o->on_record && o->on_record(o->ctx, r, rec) != 0) {
+        r->out_of_memory = true;
+        return -1;
+    }
+    return 0;
+}
+
+static void record_of(struct cmt_replay_record *rec, const struct cmt_replay_in *e, const uint64_t more[3])
+{
+    *rec = (struct cmt_replay_record){
+        .ts = e->ts,
+        .addr = e->addr,
+        .size = e->size,
+        .aux = {e->aux0, more[0], more[1], more[2]},
+        .stack = e->stack,
+        .tid = e->tid,
+        .result = e->result,
+        .device = e->device,
+        .type = e->type,
+        .api = e->api,
+    };
+}
+
 static int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0;
+    r->event = e;
     /* one test: a known api, a known kind, a device in range (packing maps
      * out-of-range devices to INT8_MIN) */
     if (__builtin_expect(!api_known[e->api] || e->kind >= CMT_KIND_COUNT || e->device < -1, 0)) {
@@ -692,9 +733,22 @@ _Static_assert(sizeof(struct cmt_replay_in) == 48, "a batch entry is 48 bytes");
 
 int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (__builtin_expect(cmt_replay_is_record(ev[i].type), 0)) {
+            if (i + 1 == n)
+                break; /* a record split from its second entry: never packed so */
+            struct cmt_replay_record rec;
+            const uint64_t more[3] = {ev[i + 1].ts, ev[i + 1].addr, ev[i + 1].size};
+            record_of(&rec, &ev[i], more);
+            i++;
+            if (replay_record(r, &rec) != 0)
+                return -1;
+            continue;
+        }
         if (replay_one(r, &ev[i]) != 0)
             return -1;
+    }
+    r->event = NULL; /* the batch is handed back */
     return 0;
 }
 
@@ -702,5 +756,18 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
 {
     struct cmt_replay_in in;
     cmt_replay_in_from(&in, e, r->stack_id_limit);
-    return replay_one(r, &in);
+    if (cmt_replay_is_record(e->type)) {
+        in.aux0 = e->aux[0];
+        struct cmt_replay_record rec;
+        record_of(&rec, &in, &e->aux[1]);
+        return replay_record(r, &rec);
+    }
+    int rc = replay_one(r, &in);
+    r->event = NULL;
+    return rc;
+}
+
+void cmt_replay_set_observer(struct cmt_replay *r, const struct cmt_replay_observer *o)
+{
+    r->observer = o;
 }

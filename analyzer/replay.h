@@ -152,7 +152,42 @@ struct cmt_map_index {
     size_t n, cap;
 };
 
+struct cmt_replay;
+struct cmt_replay_in;
+
+/* A record the engine does not apply itself (a device sample, a pool
+ * record: trace-format.md), whole, for an observer. */
+struct cmt_replay_record {
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t aux[CMT_AUX_COUNT];
+    uint32_t stack; /* clamped like an event's */
+    uint32_t tid;
+    int32_t result;
+    int32_t device; /* -1 .. CMT_MAX_DEVICES - 1; INT8_MIN: out of range */
+    uint8_t type;
+    uint8_t api;
+};
+
+/* An analysis that follows the replay event by event without the engine
+ * knowing what it computes (the forensics of forensics.h): one pass feeds
+ * it and every other view. Every callback may be NULL; a nonzero return
+ * means out of memory and stops the replay. r->event is the event being
+ * applied during on_change and on_failure. */
+struct cmt_replay_observer {
+    void *ctx;
+    /* l became live (live true) or stopped being live, any kind. */
+    int (*on_change)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+    /* A failed allocation, before the engine counted it. */
+    int (*on_failure)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
+    /* Samples and pool records, in their place among the events. */
+    int (*on_record)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
+};
+
 struct cmt_replay {
+    const struct cmt_replay_observer *observer; /* optional (cmt_replay_set_observer) */
+    const struct cmt_replay_in *event;          /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
@@ -196,6 +231,13 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
  * end of 64-bit time (such an interval never completes). */
 uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
+/* Pitched and 3D allocations: the bytes asked for are the record's aux1
+ * (trace-format.md). */
+static inline bool cmt_api_is_pitched(unsigned api)
+{
+    return api == CMT_API_CUDA_MALLOC_PITCH || api == CMT_API_CUDA_MALLOC_3D || api == CMT_API_CU_MEM_ALLOC_PITCH;
+}
+
 /* What the replay reads of an event, in 48 bytes: batches of these travel
  * from the reading thread to the replaying one, and their size is what that
  * costs. */
@@ -203,7 +245,9 @@ struct cmt_replay_in {
     uint64_t ts;
     uint64_t addr;
     uint64_t size;
-    uint64_t aux0;   /* VMM mapping: the physical handle */
+    uint64_t aux0;   /* the one aux word an allocation needs: VMM mapping: the
+                      * physical handle; pool allocations: the pool;
+                      * pitched and 3D: the bytes asked for (the record's aux1) */
     uint32_t stack;  /* ids from the replay's stack_id_limit up read as 0 (no stack) */
     uint32_t tid;
     int32_t result;
@@ -220,7 +264,7 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
         .ts = e->ts,
         .addr = e->addr,
         .size = e->size,
-        .aux0 = e->aux[0],
+        .aux0 = e->aux[cmt_api_is_pitched(e->api) ? 1 : 0],
         .stack = e->stack < stack_id_limit ? (uint32_t)e->stack : 0,
         .tid = e->tid,
         .result = e->result,
@@ -231,10 +275,41 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
     };
 }
 
+/* Records for an observer (samples, pools) travel in batches too, as two
+ * entries: the event packed as above (aux0 = aux[0]), then one whose ts,
+ * addr and size carry aux[1], aux[2] and aux[3]. */
+static inline bool cmt_replay_is_record(uint8_t type)
+{
+    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL;
+}
+
+/* Entries e takes in a batch: 1 for allocations and releases, 2 for
+ * records when observed, 0 for what the replay has no use for. */
+static inline size_t cmt_replay_in_entries(const struct cmt_event_in *e, bool observed)
+{
+    if (e->type == CMT_REC_ALLOC || e->type == CMT_REC_FREE)
+        return 1;
+    return observed && cmt_replay_is_record(e->type) ? 2 : 0;
+}
+
+/* Packs e into o (room for cmt_replay_in_entries entries). */
+static inline void cmt_replay_in_pack(struct cmt_replay_in *o, const struct cmt_event_in *e,
+                                      uint32_t stack_id_limit)
+{
+    cmt_replay_in_from(o, e, stack_id_limit);
+    if (cmt_replay_is_record(e->type)) {
+        o[0].aux0 = e->aux[0];
+        o[1] = (struct cmt_replay_in){.ts = e->aux[1], .addr = e->aux[2], .size = e->aux[3]};
+    }
+}
+
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);
-/* Applies n events in order. Returns 0, or -1 when out of memory. */
+/* Applies n packed entries in order (a record's two entries are never
+ * split between calls). Returns 0, or -1 when out of memory. */
 int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n);
+/* Attaches an observer (before the first event; NULL detaches). */
+void cmt_replay_set_observer(struct cmt_replay *r, const struct cmt_replay_observer *o);
 
 /* Called for every event: inline. */
 static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forensics_report.h"
 #include "size_parse.h"
 
 const char *cmt_class_name(unsigned cls)
@@ -445,6 +446,7 @@ static int build_failures(struct cmt_report *r)
                 .max_size = f->size,
                 .first_ts = f->ts,
                 .live_device_bytes = f->live_device_bytes,
+                .first_index = i,
             };
         }
         g->count++;
@@ -521,6 +523,12 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     free(totals);
     if (rc != 0)
         return -1;
+    if (a->forensics) {
+        r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance
+                                                                                  : CMT_DEFAULT_CONTEXT_ALLOWANCE);
+        if (!r->forensics)
+            return -1;
+    }
     collect_warnings(r);
     return 0;
 }
@@ -538,6 +546,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->leaks);
     free(r->suppressed);
     free(r->failures);
+    cmt_forensics_report_free(r->forensics);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);

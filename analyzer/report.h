@@ -71,6 +71,7 @@ struct cmt_failure_group {
     uint64_t min_size, max_size;
     uint64_t first_ts;
     uint64_t live_device_bytes; /* at the first failure */
+    size_t first_index;         /* of the first failure, in the replay's failures */
 };
 
 struct cmt_report_options {
@@ -85,7 +86,13 @@ struct cmt_report_options {
      * sets it aside as suppressed (`check` suppressions) instead of a leak. */
     bool (*suppress_leak)(void *ctx, struct cmt_frames *frames, const struct cmt_live *allocation);
     void *suppress_ctx;
+    /* Device memory the verdicts of failed allocations leave to the CUDA
+     * context (docs/fragmentation.md); the default unless set. */
+    bool context_allowance_set;
+    uint64_t context_allowance;
 };
+
+struct cmt_forensics_report;
 
 struct cmt_report {
     const struct cmt_analysis *analysis;
@@ -108,6 +115,7 @@ struct cmt_report {
     size_t n_failures;
     char **warnings;
     size_t n_warnings;
+    struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

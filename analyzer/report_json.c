@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cuda_errors.h"
+#include "forensics_report.h"
 #include "json_writer.h"
 #include "report.h"
 
@@ -418,6 +419,12 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_uint(j, cmt_report_rel_ns(r, g->first_ts));
         cmt_json_key(j, "live_device_bytes");
         cmt_json_uint(j, g->live_device_bytes);
+        const struct cmt_oom_view *v = cmt_forensics_report_failure(r->forensics, g->first_index);
+        cmt_json_key(j, "verdict");
+        if (v)
+            cmt_json_string(j, cmt_verdict_name(v->verdict.verdict));
+        else
+            cmt_json_null(j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
         json_frames(r, j, g->stack);
@@ -480,6 +487,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_leaks(r, j);
     json_growth(r, j);
     json_failures(r, j);
+    cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_warnings; i++)

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cuda_errors.h"
+#include "forensics_report.h"
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
@@ -499,6 +500,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_leaks(r, out);
     print_growth(r, out);
     print_failures(r, out);
+    cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");
         for (size_t i = 0; i < r->n_warnings; i++)

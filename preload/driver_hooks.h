@@ -30,7 +30,8 @@
     X(cuMemAllocManaged) X(cuMemAllocHost_v2) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemAllocAsync)         \
     X(cuMemAllocAsync_ptsz) X(cuMemFreeAsync) X(cuMemFreeAsync_ptsz) X(cuMemAllocFromPoolAsync)               \
     X(cuMemAllocFromPoolAsync_ptsz) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)                  \
-    X(cuMemAddressReserve) X(cuMemAddressFree) X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy)
+    X(cuMemAddressReserve) X(cuMemAddressFree) X(cuArrayCreate_v2) X(cuArray3DCreate_v2) X(cuArrayDestroy)                       \
+    X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo)
 
 enum cmt_driver_hook_index {
 #define CMT_HOOK_INDEX(name) CMT_HOOK_##name,

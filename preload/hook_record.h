@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "recorder.h"
+#include "sampler.h"
 
 /* What every allocation or release hook records, in one place. */
 
@@ -39,6 +40,7 @@ static inline void cmt_record_alloc(struct cmt_hook *h, const struct cmt_alloc_r
         e.aux[i] = a->aux[i];
     e.stack = cmt_stack_capture();
     cmt_hook_commit(h, &e);
+    cmt_sampler_after_alloc(h, &e);
 }
 
 /* ts was taken BEFORE the real release ran. size: the span released when
@@ -65,6 +67,41 @@ static inline void cmt_record_free(struct cmt_hook *h, uint8_t api, uint64_t ts,
                                    uint64_t stream)
 {
     cmt_record_free_sized(h, api, ts, result, addr, 0, stream);
+}
+
+/* A pool lifecycle call (docs/trace-format.md, "Pools"). ts: after the call
+ * for creation and trimming, before it for destruction (the pool's handle
+ * may be reused once it returns). The creating and trimming call sites are
+ * recorded; destruction's only with CUMEMTRACE_FREE_STACKS. */
+struct cmt_pool_record {
+    uint8_t api;
+    int32_t result;
+    int32_t device; /* the pool's device */
+    uint64_t ts;
+    uint64_t pool;  /* the handle; 0 when creation failed */
+    uint64_t size;  /* cudaMemPoolTrimTo: minBytesToKeep */
+    uint64_t aux[CMT_AUX_COUNT];
+    bool with_stack;
+};
+
+static inline void cmt_record_pool(struct cmt_hook *h, const struct cmt_pool_record *p)
+{
+    struct cmt_event e = {
+        .type = CMT_REC_POOL,
+        .api = p->api,
+        .kind = CMT_KIND_ASYNC,
+        .has_device = true,
+        .device = p->device,
+        .result = p->result,
+        .ts = p->ts,
+        .addr = p->pool,
+        .size = p->size,
+    };
+    for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
+        e.aux[i] = p->aux[i];
+    if (p->with_stack)
+        e.stack = cmt_stack_capture();
+    cmt_hook_commit(h, &e);
 }
 
 #endif

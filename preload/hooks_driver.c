@@ -23,6 +23,7 @@
 #include "driver_device.h"
 #include "driver_hooks.h"
 #include "hook_record.h"
+#include "pool_hooks.h"
 #include "proc_address.h"
 #include "real_symbols.h"
 
@@ -328,6 +329,50 @@ static CUresult array_destroy(PFN_cuArrayDestroy_v2000 real, CUarray hArray)
     CMT_RELEASE_HOOK(CMT_API_CU_ARRAY_DESTROY, (uintptr_t)hArray, 0, 0, real(hArray));
 }
 
+/* Pool lifecycle (pool_hooks.h): where pools come from, go, and are trimmed. */
+static CUresult mem_pool_create(PFN_cuMemPoolCreate_v11020 real, CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h);
+    CUresult r = real(pool, poolProps);
+    if (rec)
+        cmt_pool_hook_created(&h, CMT_API_CU_MEM_POOL_CREATE, (int32_t)r,
+                              r == CUDA_SUCCESS && pool ? (uint64_t)(uintptr_t)*pool : 0,
+                              poolProps ? (int)poolProps->location.type : 0, poolProps ? poolProps->location.id : 0,
+                              poolProps ? poolProps->maxSize : 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_destroy(PFN_cuMemPoolDestroy_v11020 real, CUmemoryPool pool)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h) && pool;
+    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin((uint64_t)(uintptr_t)pool) : (struct cmt_pool_destroy){0};
+    CUresult r = real(pool);
+    if (rec)
+        cmt_pool_hook_destroyed(&h, CMT_API_CU_MEM_POOL_DESTROY, &d, (int32_t)r, (uint64_t)(uintptr_t)pool);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool pool, size_t minBytesToKeep)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h) && pool;
+    CUresult r = real(pool, minBytesToKeep);
+    if (rec)
+        cmt_pool_hook_trimmed(&h, CMT_API_CU_MEM_POOL_TRIM, (int32_t)r, (uint64_t)(uintptr_t)pool, minBytesToKeep);
+    cmt_hook_leave(&h);
+    return r;
+}
+
 /* --- the two copies of each hook, and the table ------------------------------ */
 
 #define LEGACY CU_GET_PROC_ADDRESS_LEGACY_STREAM
@@ -378,7 +423,12 @@ static CUresult array_destroy(PFN_cuArrayDestroy_v2000 real, CUarray hArray)
       (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray), pHandle, pAllocateArray)                   \
     X(cuArray3DCreate_v2, cuArray3DCreate, 3020, , LEGACY, array_3d_create,                                        \
       (CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray), pHandle, pAllocateArray)                 \
-    X(cuArrayDestroy, cuArrayDestroy, 2000, , LEGACY, array_destroy, (CUarray hArray), hArray)
+    X(cuArrayDestroy, cuArrayDestroy, 2000, , LEGACY, array_destroy, (CUarray hArray), hArray)                     \
+    X(cuMemPoolCreate, cuMemPoolCreate, 11020, , LEGACY, mem_pool_create,                                          \
+      (CUmemoryPool * pool, const CUmemPoolProps *poolProps), pool, poolProps)                                     \
+    X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , LEGACY, mem_pool_destroy, (CUmemoryPool pool), pool)            \
+    X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , LEGACY, mem_pool_trim_to, (CUmemoryPool pool, size_t minBytesToKeep), \
+      pool, minBytesToKeep)
 
 #define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \

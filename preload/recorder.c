@@ -16,6 +16,7 @@
 #include "log.h"
 #include "modules.h"
 #include "path_template.h"
+#include "sampler.h"
 #include "shim.h"
 #include "stacks.h"
 #include "unwind_gate.h"
@@ -199,6 +200,24 @@ static void append_manifest(const char *trace_path)
 
 /* ---- start, threads, shutdown --------------------------------------------- */
 
+static void enter_internal(void);
+static void leave_internal(void);
+
+/* The exit sample (sampler.h). Taken by an exit handler rather than the
+ * shim's destructor: exit handlers run before shared objects' destructors,
+ * libcuda's among them, so the driver still answers. Registered at the first
+ * start, it runs after the handlers the program and its libraries register
+ * later (the runtime's included). */
+static void take_exit_sample(void)
+{
+    enter_internal();
+    pthread_mutex_lock(&cmt_recorder.start_lock);
+    if (cmt_recorder.state == CMT_RECORDER_ACTIVE)
+        cmt_sampler_exit();
+    pthread_mutex_unlock(&cmt_recorder.start_lock);
+    leave_internal();
+}
+
 bool cmt_recorder_start(void)
 {
     bool ok = false;
@@ -260,6 +279,9 @@ bool cmt_recorder_start(void)
     cmt_modules_refresh_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
 
+    static bool exit_handler_registered; /* inherited by forked children, as the handler is */
+    if (!exit_handler_registered)
+        exit_handler_registered = atexit(take_exit_sample) == 0;
     if (!cmt_config.quiet)
         cmt_log_info("writing trace to %s", cmt_recorder.tf.path);
     append_manifest(cmt_recorder.tf.path);
@@ -340,6 +362,7 @@ void cmt_recorder_fork_prepare(void)
     pthread_mutex_lock(&cmt_recorder.start_lock);
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     pthread_mutex_lock(&cmt_recorder.tf.claim_lock);
+    cmt_sampler_fork_prepare();
     /* Last: a thread still unwinding needs none of the locks above to
      * finish, and none can start a new unwind until the fork is over. */
     cmt_unwind_gate_fork_prepare();
@@ -348,6 +371,7 @@ void cmt_recorder_fork_prepare(void)
 void cmt_recorder_fork_parent(void)
 {
     cmt_unwind_gate_fork_parent();
+    cmt_sampler_fork_parent();
     pthread_mutex_unlock(&cmt_recorder.tf.claim_lock);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     pthread_mutex_unlock(&cmt_recorder.start_lock);
@@ -361,6 +385,7 @@ void cmt_recorder_fork_child(void)
     pthread_mutex_init(&cmt_recorder.start_lock, NULL);
     pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
     pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);
+    cmt_sampler_fork_child();
     int state = cmt_recorder.state;
     if (state == CMT_RECORDER_ACTIVE)
         cmt_trace_abandon(&cmt_recorder.tf);

@@ -88,6 +88,19 @@ def reports_by_role(r):
     return parents[0], children
 
 
+def threaded_fork_env(extra=None):
+    """The environment of forker threaded. In the asan setup without the leak
+    check: GCC 12's LeakSanitizer locks the sanitizer's allocator at exit,
+    and a child forked while another thread of the parent was inside that
+    allocator waits for it for ever (the sanitizer has no fork handlers: an
+    ASan build of main hung so in 5 runs of 8 on the development machine).
+    Address and UB checks stay."""
+    env = dict(extra or {})
+    if cmtest.PRELOAD_PREFIX:
+        env["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    return env
+
+
 def run_with_pid(argv, env=None):
     """Like cmtest.run, but learns the pid of the program (a shell exec)."""
     tmpdir = tempfile.mkdtemp(prefix="cmt-e2e-")
@@ -120,7 +133,7 @@ def test_fork_simple():
 
 
 def test_fork_threaded():
-    r = run_with_pid([cmtest.program("forker"), "threaded"])
+    r = run_with_pid([cmtest.program("forker"), "threaded"], env=threaded_fork_env())
     eq(r.proc.returncode, 0, f"exit status: {r.err}")
     eq(r.out, "children ok 20\n", "every child ran")
     parent, children = reports_by_role(r)
@@ -135,7 +148,7 @@ def test_fork_threaded():
 
 
 def test_fork_not_followed():
-    r = run_with_pid([cmtest.program("forker"), "threaded"], env={"CUMEMTRACE_FOLLOW_FORK": "0"})
+    r = run_with_pid([cmtest.program("forker"), "threaded"], env=threaded_fork_env({"CUMEMTRACE_FOLLOW_FORK": "0"}))
     eq(r.proc.returncode, 0, f"exit status: {r.err}")
     eq(len(r.traces), 1, "only the parent writes a trace")
     cmtest.cleanup(r)

@@ -13,6 +13,11 @@
  *                  and managed memory, one failed allocation.
  *   rank0.bin ..   three ranks of one job, rank 2 heavier and leaking more.
  *   rank2.bin
+ *   frag.bin       one device of 16 GiB with device samples and pool records
+ *                  among 1200 iterations of size churn, a pool, pinned
+ *                  blocks whose neighbours are released later (holes), a
+ *                  pitched allocation, a pool trim, another process taking
+ *                  12 GiB and a failed allocation it explains.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -193,6 +198,151 @@ static void rank(const char *dir, int r)
     close_trace(210);
 }
 
+/* A sample or pool record: aux carries the figures (trace-format.md). */
+static void record(uint8_t type, uint8_t api, uint64_t ts, uint64_t addr, uint64_t size, uint32_t stk,
+                   uint64_t aux0, uint64_t aux1, uint64_t aux2, uint64_t aux3)
+{
+    struct cmt_event e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .has_device = true,
+        .device = 0,
+        .ts = START + ts,
+        .addr = addr,
+        .size = size,
+        .stack = stk,
+        .aux = {aux0, aux1, aux2, aux3},
+    };
+    if (cmt_tb_event(b, 101, &e) != 0)
+        fail("record");
+}
+
+/* frag.bin's device: what the shim would read from cuMemGetInfo and the
+ * pools at each sample. */
+struct frag_device {
+    uint64_t live;          /* this process's device-resident bytes */
+    uint64_t pool_reserved; /* the created pool's */
+    uint64_t pool_used;
+    uint64_t other;         /* another process's */
+};
+
+#define FRAG_TOTAL (16 * GiB)
+#define FRAG_CONTEXT (512 * MiB)
+#define FRAG_POOL 0x5a00ull
+#define FRAG_DEFAULT_POOL 0x5b00ull
+
+static void frag_sample(const struct frag_device *d, uint8_t api, uint64_t ts, uint64_t request)
+{
+    uint64_t used = FRAG_CONTEXT + d->live + (d->pool_reserved - d->pool_used) + d->other;
+    record(CMT_REC_SAMPLE, api, ts, 0, request, 0, FRAG_TOTAL - used, FRAG_TOTAL, d->pool_reserved, d->pool_used);
+    record(CMT_REC_POOL, CMT_API_POOL_STATE, ts + 1000, FRAG_DEFAULT_POOL, 0, 0, 0, 0, 0, 3);
+    record(CMT_REC_POOL, CMT_API_POOL_STATE, ts + 2000, FRAG_POOL, 0, 0, d->pool_reserved, d->pool_used,
+           UINT64_MAX, 0);
+}
+
+#define US 1000ull
+
+static void frag(const char *dir)
+{
+    open_trace(dir, "frag.bin", 3000, -1);
+    uint64_t f_resize = cmt_tb_frame(b, "resize_buffer", "/src/app/batch.c", 21);
+    uint64_t f_stage = cmt_tb_frame(b, "stage_input", "/src/app/io.c", 80);
+    uint64_t f_image = cmt_tb_frame(b, "make_image", "/src/app/image.c", 12);
+    uint64_t f_pool = cmt_tb_frame(b, "make_pool", "/src/app/pool.c", 9);
+    uint64_t f_trim = cmt_tb_frame(b, "trim_cache", "/src/app/pool.c", 30);
+    uint64_t f_shard = cmt_tb_frame(b, "load_shard", "/src/app/io.c", 95);
+    uint32_t s_weights = stack(4, f_cuda_malloc, f_weights, f_train, f_main);
+    uint32_t s_churn = stack(4, f_cuda_malloc, f_resize, f_step, f_train);
+    uint32_t s_kept = stack(4, f_cuda_malloc, f_cache, f_step, f_train);
+    uint32_t s_stage = stack(4, f_cuda_malloc, f_stage, f_step, f_train);
+    uint32_t s_act = stack(3, f_forward, f_step, f_train);
+    uint32_t s_image = stack(3, f_image, f_train, f_main);
+    uint32_t s_pool = stack(3, f_pool, f_train, f_main);
+    uint32_t s_trim = stack(3, f_trim, f_train, f_main);
+    uint32_t s_shard = stack(4, f_cuda_malloc, f_shard, f_step, f_train);
+    const uint64_t plain = 0x700000000000ull, pooled = 0x710000000000ull;
+    const uint64_t churn_base = plain + 4 * GiB, kept_base = plain + 8 * GiB, image = plain + 12 * GiB;
+    struct frag_device d = {0};
+
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS, plain, 2 * GiB, s_weights);
+    d.live += 2 * GiB;
+    frag_sample(&d, CMT_API_SAMPLE_START, 1 * MS + 100 * US, 0);
+    record(CMT_REC_POOL, CMT_API_POOL_CREATE, 2 * MS, FRAG_POOL, 0, s_pool, 0, 1, 0, 0);
+    uint64_t pool_hi = 0; /* the pool's reserved bytes: its highest slot in use since the trim */
+    for (uint64_t i = 0; i < 1200; i++) {
+        uint64_t t = 10 * MS + i * MS;
+        /* 37 sizes, each 256 B past a whole MiB, released half a millisecond later */
+        uint64_t churn = (1 + i % 37) * MiB + 256;
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, t, churn_base + (i % 4) * 64 * MiB, churn, s_churn);
+        d.live += churn;
+        if (i % 3 == 0) {
+            uint64_t slot = (i / 3) % 2;
+            struct cmt_event e = {
+                .type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC_FROM_POOL_ASYNC, .kind = CMT_KIND_ASYNC,
+                .has_device = true, .device = 0, .ts = START + t + 100 * US, .addr = pooled + slot * 32 * MiB,
+                .size = 32 * MiB, .stack = s_act, .stream = 0x5100, .aux = {FRAG_POOL}};
+            if (cmt_tb_event(b, 101, &e) != 0)
+                fail("event");
+            d.live += 32 * MiB;
+            d.pool_used += 32 * MiB;
+            if ((slot + 1) * 32 * MiB > pool_hi)
+                pool_hi = (slot + 1) * 32 * MiB;
+            d.pool_reserved = pool_hi;
+        }
+        if (i % 5 == 0) {
+            /* a 1 MiB block kept for good, every 4 MiB; a 2 MiB staging
+             * buffer right after it, released once the next block exists:
+             * each release opens a 3 MiB hole the kept blocks pin */
+            uint64_t k = i / 5, at = kept_base + k * 4 * MiB;
+            ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 200 * US, at, 1 * MiB, s_kept);
+            ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 250 * US, at + 1 * MiB, 2 * MiB, s_stage);
+            d.live += 3 * MiB;
+            if (k > 0) {
+                FREE(101, CMT_API_CUDA_FREE, t + 300 * US, at - 3 * MiB);
+                d.live -= 2 * MiB;
+            }
+        }
+        if (i == 150) {
+            /* 3000 x 1000 bytes asked for, rows of 4096 */
+            struct cmt_event e = {
+                .type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC_PITCH, .kind = CMT_KIND_DEVICE,
+                .has_device = true, .device = 0, .ts = START + t + 350 * US, .addr = image,
+                .size = 4096 * 1000, .stack = s_image, .aux = {0, 3000 * 1000}};
+            if (cmt_tb_event(b, 101, &e) != 0)
+                fail("event");
+            d.live += 4096 * 1000;
+        }
+        if (i == 450) {
+            FREE(101, CMT_API_CUDA_FREE, t + 350 * US, image);
+            d.live -= 4096 * 1000;
+        }
+        if (i == 600)
+            d.other = 12 * GiB; /* another process starts */
+        if (i % 10 == 0)
+            frag_sample(&d, CMT_API_SAMPLE_PERIODIC, t + 400 * US, 0);
+        FREE(101, CMT_API_CUDA_FREE, t + 500 * US, churn_base + (i % 4) * 64 * MiB);
+        d.live -= churn;
+        if (i == 1000) {
+            event(101, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, t + 600 * US, 0, 3 * GiB, s_shard, 2);
+            frag_sample(&d, CMT_API_SAMPLE_FAILURE, t + 610 * US, 3 * GiB);
+        }
+        if (i % 3 == 0) {
+            FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 800 * US, pooled + ((i / 3) % 2) * 32 * MiB);
+            d.live -= 32 * MiB;
+            d.pool_used -= 32 * MiB;
+        }
+        if (i == 200) {
+            record(CMT_REC_POOL, CMT_API_POOL_TRIM, t + 900 * US, FRAG_POOL, 0, s_trim, 0, 0, 0, 0);
+            pool_hi = 0;
+            d.pool_reserved = 0;
+            record(CMT_REC_POOL, CMT_API_POOL_STATE, t + 910 * US, FRAG_POOL, 0, 0, 0, 0, UINT64_MAX, 0);
+        }
+    }
+    frag_sample(&d, CMT_API_SAMPLE_EXIT, 1300 * MS, 0);
+    close_trace(1301);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -202,5 +352,6 @@ int main(int argc, char **argv)
     mixed(argv[1]);
     for (int r = 0; r < 3; r++)
         rank(argv[1], r);
+    frag(argv[1]);
     return 0;
 }

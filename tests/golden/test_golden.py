@@ -31,7 +31,16 @@ CASES = {
     "timeline.json": (["timeline", "--json", "--buckets", "8", "mixed.bin"], 0),
     "ranks.txt": (["report", "--chart-height", "3", "rank2.bin", "rank0.bin", "rank1.bin"], 0),
     "ranks.json": (["report", "--json", "rank1.bin", "rank0.bin", "rank2.bin"], 0),
+    "frag.txt": (["frag", "frag.bin"], 0),
+    "frag.json": (["frag", "--json", "--top", "3", "frag.bin"], 0),
+    "report_frag.txt": (["report", "--chart-width", "0", "--top", "3", "frag.bin"], 0),
 }
+
+# Cases run again with the trace decoded in a second thread: the output must
+# not change. frag.bin's samples and pool records travel to the replaying
+# thread in batches of their own layout (two entries each), so these cover
+# records cut by a batch's end.
+TWO_THREADS = ["report.json", "frag.txt", "frag.json"]
 
 
 def main():
@@ -67,6 +76,17 @@ def main():
                 print(f"FAIL {name} (regenerate with: meson compile -C BUILD regen-goldens)")
             else:
                 print(f"ok {name}")
+            if name in TWO_THREADS and not regenerate:
+                q = subprocess.run([cli, *argv], cwd=work, env=dict(env, CUMEMTRACE_ANALYZER_THREADS="2"),
+                                   capture_output=True, text=True)
+                if q.returncode != status or q.stdout != p.stdout:
+                    failed.append(name + " (two threads)")
+                    diff = difflib.unified_diff(p.stdout.splitlines(True), q.stdout.splitlines(True),
+                                                f"one-thread/{name}", f"two-threads/{name}")
+                    sys.stdout.writelines(diff)
+                    print(f"FAIL {name}: two threads give another output (exit status {q.returncode})")
+                else:
+                    print(f"ok {name} (two threads)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if failed else 0)

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "rt_errors.h"
+#include "rt_state.h"
 
 struct rt_driver rt_driver;
 
@@ -35,6 +36,9 @@ static cudaError_t load(void)
     rt_driver.library = dlopen("libcuda.so.1", RTLD_NOW);
     if (!rt_driver.library)
         return cudaErrorInsufficientDriver;
+    /* Only now: the primary-context lock goes before the driver's across a
+     * fork (rt_state.c), and no context can be taken before the load. */
+    rt_state_install_fork_handlers();
     PFN_cuGetProcAddress_v12000 bootstrap = (PFN_cuGetProcAddress_v12000)dlsym(rt_driver.library, "cuGetProcAddress_v2");
     if (!bootstrap)
         return cudaErrorInsufficientDriver;

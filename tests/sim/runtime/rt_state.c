@@ -17,6 +17,27 @@ static __thread int selected_device;
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUcontext primary[RT_MAX_DEVICES];
 
+/* fork: held across it like the driver's state lock (sim_state.c). A thread
+ * taking its first context while another forks otherwise leaves the child
+ * with the lock of a thread it does not have (tests/e2e forker threaded hung
+ * so). Taken before the driver's lock, as retain_primary takes them: the
+ * handlers are registered once the driver is loaded (rt_driver.c), after the
+ * driver's own, and prepare handlers run last-registered first. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&primary_lock);
+}
+
+static void fork_release(void)
+{
+    pthread_mutex_unlock(&primary_lock);
+}
+
+void rt_state_install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 cudaError_t rt_return(cudaError_t error)
 {
     if (error != cudaSuccess)

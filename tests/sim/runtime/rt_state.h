@@ -37,6 +37,10 @@ int rt_selected_device(void);
  * once per device for the life of the process as NVIDIA's runtime does. */
 cudaError_t rt_ensure_context(void);
 
+/* Registers the fork handlers of the primary-context lock (rt_state.c);
+ * called once, right after the driver is loaded. */
+void rt_state_install_fork_handlers(void);
+
 /* Retains device's primary context if the runtime has not yet, makes it
  * current on the calling thread and selects the device for the thread. */
 cudaError_t rt_use_device(int device);

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+#include "churn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint64_t size_key(uint64_t size)
+{
+    return size ? size : UINT64_MAX;
+}
+
+static inline uint32_t slot_of(uint64_t key, uint32_t cap)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+void cmt_size_set_free(struct cmt_size_set *s)
+{
+    free(s->slots);
+    memset(s, 0, sizeof *s);
+}
+
+bool cmt_size_set_contains(const struct cmt_size_set *s, uint64_t size)
+{
+    if (!s->cap)
+        return false;
+    uint64_t key = size_key(size);
+    for (uint32_t i = slot_of(key, s->cap);; i = (i + 1) & (s->cap - 1)) {
+        if (s->slots[i] == key)
+            return true;
+        if (!s->slots[i])
+            return false;
+    }
+}
+
+static int grow(struct cmt_size_set *s)
+{
+    uint32_t cap = s->cap ? s->cap * 2 : 8;
+    uint64_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (uint32_t i = 0; i < s->cap; i++) {
+        uint64_t key = s->slots[i];
+        if (!key)
+            continue;
+        uint32_t j = slot_of(key, cap);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = key;
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return 0;
+}
+
+int cmt_size_set_add(struct cmt_size_set *s, uint64_t size)
+{
+    /* Past the limit the answer ("at least") cannot change: no probe. A
+     * site allocating a new size every time (measured: bench/gen_trace's
+     * log-uniform sizes) would otherwise miss in a 64 KiB table per event. */
+    if (s->saturated)
+        return 0;
+    if (cmt_size_set_contains(s, size))
+        return 0;
+    if (s->count >= CMT_CHURN_MAX_SIZES) {
+        s->saturated = true;
+        return 0;
+    }
+    if ((s->count + 1) * 4 > s->cap * 3 && grow(s) != 0)
+        return -1;
+    uint64_t key = size_key(size);
+    uint32_t i = slot_of(key, s->cap);
+    while (s->slots[i])
+        i = (i + 1) & (s->cap - 1);
+    s->slots[i] = key;
+    s->count++;
+    return 0;
+}
+
+int cmt_size_set_merge(struct cmt_size_set *into, const struct cmt_size_set *from)
+{
+    for (uint32_t i = 0; i < from->cap; i++)
+        if (from->slots[i] && cmt_size_set_add(into, from->slots[i] == UINT64_MAX ? 0 : from->slots[i]) != 0)
+            return -1;
+    if (from->saturated)
+        into->saturated = true;
+    return 0;
+}
+
+void cmt_churn_init(struct cmt_churn *c)
+{
+    memset(c, 0, sizeof *c);
+}
+
+void cmt_churn_free(struct cmt_churn *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        cmt_size_set_free(&c->sites[i].sizes);
+    free(c->sites);
+    memset(c, 0, sizeof *c);
+}
+
+static struct cmt_churn_site *site(struct cmt_churn *c, uint32_t stack)
+{
+    if (stack >= c->cap) {
+        size_t cap = c->cap ? c->cap : 64;
+        while (cap <= stack)
+            cap *= 2;
+        struct cmt_churn_site *s = realloc(c->sites, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + c->cap, 0, (cap - c->cap) * sizeof *s);
+        c->sites = s;
+        c->cap = cap;
+    }
+    return &c->sites[stack];
+}
+
+int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
+{
+    struct cmt_churn_site *s = site(c, stack);
+    if (!s)
+        return -1;
+    if (!s->allocs || size < s->min_size)
+        s->min_size = size;
+    if (size > s->max_size)
+        s->max_size = size;
+    bool repeat = s->allocs && size == s->last_size;
+    s->allocs++;
+    s->alloc_bytes += size;
+    s->last_size = size;
+    return repeat ? 0 : cmt_size_set_add(&s->sizes, size);
+}
+
+void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)
+{
+    if (stack >= c->cap)
+        return;
+    c->sites[stack].frees++;
+    c->sites[stack].lifetime_ns += lifetime_ns;
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_churn_row *a = pa, *b = pb;
+    if (a->distinct != b->distinct)
+        return a->distinct < b->distinct ? 1 : -1;
+    if (a->allocs != b->allocs)
+        return a->allocs < b->allocs ? 1 : -1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return 0;
+}
+
+long cmt_churn_rank(const struct cmt_churn_row *rows, size_t n, uint64_t min_distinct, struct cmt_churn_row **out)
+{
+    struct cmt_churn_row *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].distinct >= min_distinct)
+            r[k++] = rows[i];
+    qsort(r, k, sizeof *r, row_cmp);
+    *out = r;
+    return (long)k;
+}

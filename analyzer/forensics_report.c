@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+#include "forensics_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* --- call sites -------------------------------------------------------------- */
+
+static int live_site_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_live_site *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr)
+{
+    const struct cmt_forensics *f = fr->f;
+    for (size_t i = 0; i < f->n_cases; i++) {
+        const struct cmt_oom_case *c = &f->cases[i];
+        struct cmt_oom_view *v = &fr->oom[fr->n_oom++];
+        v->c = c;
+        cmt_oom_figures_of(f, c, fr->allowance, &v->fig);
+        cmt_oom_decide(&v->fig, &v->verdict);
+        v->stack = cmt_frames_canonical(r->frames, c->stack);
+        v->allocator = cmt_allocator_family_of(r->frames, c->stack);
+        /* The raw sites, merged by call site. */
+        size_t n = 0;
+        for (size_t k = 0; k < c->n_top; k++) {
+            uint64_t key = cmt_frames_canonical(r->frames, c->top[k].stack);
+            size_t j = 0;
+            while (j < n && v->top[j].stack != key)
+                j++;
+            if (j == n)
+                v->top[n++] = (struct cmt_live_site){key, 0, 0};
+            v->top[j].bytes += c->top[k].bytes;
+            v->top[j].count += c->top[k].count;
+        }
+        qsort(v->top, n, sizeof *v->top, live_site_cmp);
+        v->n_top = n;
+    }
+}
+
+/* A churn row per call site, except that every call path into a known
+ * caching allocator is one row: the allocator is the call site that picks
+ * segment sizes, whichever operation asked it for memory. */
+struct churn_entry {
+    uint64_t group, canonical;
+    uint32_t raw;
+    int family;
+};
+
+static int churn_entry_cmp(const void *pa, const void *pb)
+{
+    const struct churn_entry *a = pa, *b = pb;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    if (a->canonical != b->canonical)
+        return a->canonical < b->canonical ? -1 : 1;
+    return a->raw < b->raw ? -1 : a->raw > b->raw;
+}
+
+static int merge_churn_group(const struct cmt_churn *ch, const struct churn_entry *e, size_t n,
+                             struct cmt_churn_row *row)
+{
+    struct cmt_size_set merged = {0};
+    uint64_t most = 0;
+    int rc = 0;
+    *row = (struct cmt_churn_row){.allocator = e[0].family};
+    for (size_t j = 0; j < n; j++) {
+        const struct cmt_churn_site *s = &ch->sites[e[j].raw];
+        if (j == 0 || s->min_size < row->min_size)
+            row->min_size = s->min_size;
+        if (s->max_size > row->max_size)
+            row->max_size = s->max_size;
+        row->allocs += s->allocs;
+        row->frees += s->frees;
+        row->alloc_bytes += s->alloc_bytes;
+        row->lifetime_ns += s->lifetime_ns;
+        if (j == 0 || e[j].canonical != e[j - 1].canonical)
+            row->paths++;
+        if (s->allocs > most) { /* shown: the path that allocated most often */
+            most = s->allocs;
+            row->key = e[j].canonical;
+        }
+        if (cmt_size_set_merge(&merged, &s->sizes) != 0)
+            rc = -1;
+    }
+    row->distinct = merged.count;
+    row->saturated = merged.saturated;
+    cmt_size_set_free(&merged);
+    return rc;
+}
+
+static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
+{
+    const struct cmt_churn *ch = &fr->f->churn;
+    struct churn_entry *entries = malloc((ch->cap ? ch->cap : 1) * sizeof *entries);
+    struct cmt_churn_row *rows = malloc((ch->cap ? ch->cap : 1) * sizeof *rows);
+    if (!entries || !rows) {
+        free(entries);
+        free(rows);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t s = 0; s < ch->cap; s++) {
+        if (!ch->sites[s].allocs)
+            continue;
+        uint64_t canonical = cmt_frames_canonical(r->frames, s);
+        int family = (int)cmt_allocator_family_of(r->frames, s);
+        entries[n++] = (struct churn_entry){family ? (1ull << 63) | (uint64_t)family : canonical, canonical,
+                                            (uint32_t)s, family};
+    }
+    qsort(entries, n, sizeof *entries, churn_entry_cmp);
+    size_t m = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0;) {
+        size_t j = i;
+        while (j < n && entries[j].group == entries[i].group)
+            j++;
+        rc = merge_churn_group(ch, entries + i, j - i, &rows[m++]);
+        i = j;
+    }
+    free(entries);
+    struct cmt_churn_row *ranked = NULL;
+    long k = rc == 0 ? cmt_churn_rank(rows, m, CMT_CHURN_MIN_SIZES, &ranked) : -1;
+    free(rows);
+    if (k < 0)
+        return -1;
+    fr->churn = calloc((size_t)k + 1, sizeof *fr->churn);
+    if (!fr->churn) {
+        free(ranked);
+        return -1;
+    }
+    const struct cmt_analysis *a = r->analysis;
+    /* The run: from the first allocation or release to the end. Not from the
+     * trace's start: the time a process takes to start (far longer under a
+     * sanitizer or a debugger) would make any buffer look brief. */
+    uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
+    uint64_t duration = end > a->replay.first_ts ? end - a->replay.first_ts : 0;
+    for (long i = 0; i < k; i++) {
+        struct cmt_churn_view *v = &fr->churn[i];
+        v->row = ranked[i];
+        /* Short-lived: most released during the run, after a tenth of it or
+         * less on average (a program's teardown releases its long-lived
+         * buffers too). */
+        bool most_released = ranked[i].frees * 2 >= ranked[i].allocs;
+        bool brief = ranked[i].frees && ranked[i].lifetime_ns / ranked[i].frees * 10 <= duration;
+        v->pattern = most_released && brief ? CMT_CHURN_SHORT_LIVED : CMT_CHURN_LONG_LIVED;
+        v->allocator = (enum cmt_allocator_family)ranked[i].allocator;
+    }
+    fr->n_churn = (size_t)k;
+    free(ranked);
+    return 0;
+}
+
+static int waste_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_waste_view *a = pa, *b = pb;
+    uint64_t ta = a->pitch_bytes + a->round_bytes, tb = b->pitch_bytes + b->round_bytes;
+    if (ta != tb)
+        return ta < tb ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static int build_waste(struct cmt_report *r, struct cmt_forensics_report *fr)
+{
+    const struct cmt_forensics *f = fr->f;
+    fr->waste = calloc(f->waste_cap + 1, sizeof *fr->waste);
+    if (!fr->waste)
+        return -1;
+    for (size_t s = 0; s < f->waste_cap; s++) {
+        const struct cmt_waste_site *w = &f->waste[s];
+        if (!w->pitch_bytes && !w->round_bytes)
+            continue;
+        uint64_t key = cmt_frames_canonical(r->frames, s);
+        size_t j = 0;
+        while (j < fr->n_waste && fr->waste[j].stack != key)
+            j++;
+        if (j == fr->n_waste)
+            fr->waste[fr->n_waste++] = (struct cmt_waste_view){.stack = key};
+        fr->waste[j].pitch_bytes += w->pitch_bytes;
+        fr->waste[j].pitch_count += w->pitch_count;
+        fr->waste[j].round_bytes += w->round_bytes;
+        fr->pitch_waste_total += w->pitch_bytes;
+        fr->round_waste_total += w->round_bytes;
+    }
+    qsort(fr->waste, fr->n_waste, sizeof *fr->waste, waste_cmp);
+    return 0;
+}
+
+static int opener_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_opener_view *a = pa, *b = pb;
+    if (a->largest != b->largest)
+        return a->largest < b->largest ? 1 : -1;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static int build_openers(struct cmt_report *r, struct cmt_forensics_report *fr)
+{
+    const struct cmt_forensics *f = fr->f;
+    fr->openers = calloc(f->openers_cap + 1, sizeof *fr->openers);
+    if (!fr->openers)
+        return -1;
+    for (size_t s = 0; s < f->openers_cap; s++) {
+        const struct cmt_opener_site *o = &f->openers[s];
+        if (!o->count)
+            continue;
+        uint64_t key = cmt_frames_canonical(r->frames, s);
+        size_t j = 0;
+        while (j < fr->n_openers && fr->openers[j].stack != key)
+            j++;
+        if (j == fr->n_openers)
+            fr->openers[fr->n_openers++] = (struct cmt_opener_view){.stack = key};
+        struct cmt_opener_view *v = &fr->openers[j];
+        v->count += o->count;
+        v->bytes += o->bytes;
+        if (o->largest > v->largest)
+            v->largest = o->largest;
+    }
+    qsort(fr->openers, fr->n_openers, sizeof *fr->openers, opener_cmp);
+    return 0;
+}
+
+static int pin_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_pin_view *a = pa, *b = pb;
+    if (a->pinned_bytes != b->pinned_bytes)
+        return a->pinned_bytes < b->pinned_bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr)
+{
+    for (int d = 0; d < CMT_MAX_DEVICES; d++) {
+        const struct cmt_device_forensics *dev = fr->f->devices[d];
+        if (!dev || !dev->worst.valid)
+            continue;
+        size_t n = 0;
+        for (size_t i = 0; i < dev->worst.n_pins; i++) {
+            const struct cmt_pin_site *p = &dev->worst.pins[i];
+            uint64_t key = cmt_frames_canonical(r->frames, p->stack);
+            size_t j = 0;
+            while (j < n && fr->pins[d][j].stack != key)
+                j++;
+            if (j == n)
+                fr->pins[d][n++] = (struct cmt_pin_view){.stack = key, .oldest_ts = p->oldest_ts};
+            struct cmt_pin_view *v = &fr->pins[d][j];
+            v->pinned_bytes += p->pinned_bytes;
+            v->holes += p->holes;
+            if (p->oldest_ts < v->oldest_ts)
+                v->oldest_ts = p->oldest_ts;
+        }
+        qsort(fr->pins[d], n, sizeof fr->pins[d][0], pin_cmp);
+        fr->n_pins[d] = n;
+    }
+}
+
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance)
+{
+    const struct cmt_forensics *f = r->analysis->forensics;
+    if (!f)
+        return NULL;
+    struct cmt_forensics_report *fr = calloc(1, sizeof *fr);
+    if (!fr)
+        return NULL;
+    fr->f = f;
+    fr->allowance = allowance;
+    fr->oom = calloc(f->n_cases + 1, sizeof *fr->oom);
+    if (!fr->oom) {
+        cmt_forensics_report_free(fr);
+        return NULL;
+    }
+    build_oom(r, fr);
+    if (build_churn(r, fr) != 0 || build_waste(r, fr) != 0 || build_openers(r, fr) != 0) {
+        cmt_forensics_report_free(fr);
+        return NULL;
+    }
+    build_pins(r, fr);
+    return fr;
+}
+
+void cmt_forensics_report_free(struct cmt_forensics_report *fr)
+{
+    if (!fr)
+        return;
+    free(fr->oom);
+    free(fr->churn);
+    free(fr->waste);
+    free(fr->openers);
+    free(fr);
+}
+
+const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensics_report *fr, size_t failure_index)
+{
+    for (size_t i = 0; fr && i < fr->n_oom; i++)
+        if (fr->oom[i].c->failure_index == failure_index)
+            return &fr->oom[i];
+    return NULL;
+}

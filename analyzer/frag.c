@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* Fragmentation over time: each device's span allocations (holes.h), holes
+ * measured at checkpoints, the worst instant kept with the holes and the
+ * allocations that bound them; internal waste and size churn per call site. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "forensics.h"
+
+/* Checkpoint spacing, in events per live allocation examined: a walk of the
+ * ordered index costs about one step per allocation, a sort about log n. */
+#define CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
+#define CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
+
+static bool is_pitched(uint8_t api)
+{
+    return cmt_api_is_pitched(api);
+}
+
+/* Granted minus requested bytes of a pitched allocation: when it becomes
+ * live, from the event that allocates it (its aux0 is the bytes asked for,
+ * replay.h); when it goes, from what was kept then (the live set keeps no
+ * aux word for device pointers). Returns -1 when out of memory. */
+static int pitch_waste(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live,
+                       uint64_t *waste)
+{
+    *waste = 0;
+    if (!is_pitched(l->api))
+        return 0;
+    if (!live) {
+        struct cmt_live kept;
+        if (cmt_live_set_take(&f->pitched, CMT_NS_POINTER, l->addr, &kept))
+            *waste = kept.size;
+        return 0;
+    }
+    const struct cmt_replay_in *e = r->event;
+    if (!e || e->type != CMT_REC_ALLOC || !e->aux0 || e->aux0 >= l->size)
+        return 0;
+    *waste = l->size - e->aux0;
+    struct cmt_live kept = {.addr = l->addr, .size = *waste, .ns = CMT_NS_POINTER, .device = l->device};
+    return cmt_live_set_put(&f->pitched, &kept, NULL) < 0 ? -1 : 0;
+}
+
+/* Bytes up to the next 512-byte step of a plain device allocation: what the
+ * simulated device and NVIDIA's drivers add at least. Pitched ones are
+ * already whole steps. */
+static uint64_t round_waste(const struct cmt_live *l)
+{
+    if (l->kind != CMT_KIND_DEVICE || is_pitched(l->api))
+        return 0;
+    uint64_t rem = l->size % CMT_HOLE_MIN_BYTES;
+    return rem ? CMT_HOLE_MIN_BYTES - rem : 0;
+}
+
+static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t elem)
+{
+    if (stack < *cap)
+        return array;
+    size_t n = *cap ? *cap : 64;
+    while (n <= stack)
+        n *= 2;
+    char *a = realloc(array, n * elem);
+    if (!a)
+        return NULL;
+    memset(a + *cap * elem, 0, (n - *cap) * elem);
+    *cap = n;
+    return a;
+}
+
+static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
+                      const struct cmt_live *l, bool live, uint64_t ts)
+{
+    uint64_t pitch, round = round_waste(l);
+    if (pitch_waste(f, r, l, live, &pitch) != 0)
+        return -1;
+    if (!pitch && !round)
+        return 0;
+    if (live) {
+        struct cmt_waste_site *w = grow_per_stack(f->waste, &f->waste_cap, l->stack, sizeof *w);
+        if (!w)
+            return -1;
+        f->waste = w;
+        w[l->stack].pitch_bytes += pitch;
+        w[l->stack].pitch_count += pitch != 0;
+        w[l->stack].round_bytes += round;
+        d->pitch_waste_live += pitch;
+        d->round_waste_live += round;
+        if (d->pitch_waste_live > d->pitch_waste_peak) {
+            d->pitch_waste_peak = d->pitch_waste_live;
+            d->pitch_waste_peak_ts = ts;
+        }
+        if (d->round_waste_live > d->round_waste_peak) {
+            d->round_waste_peak = d->round_waste_live;
+            d->round_waste_peak_ts = ts;
+        }
+    } else {
+        d->pitch_waste_live -= pitch;
+        d->round_waste_live -= round;
+    }
+    return 0;
+}
+
+static int note_opened(struct cmt_forensics *f, const struct cmt_addr_removal *rm)
+{
+    if (!rm->interior || rm->hole_size < CMT_HOLE_MIN_BYTES)
+        return 0;
+    uint32_t stack = rm->removed.stack;
+    struct cmt_opener_site *o = grow_per_stack(f->openers, &f->openers_cap, stack, sizeof *o);
+    if (!o)
+        return -1;
+    f->openers = o;
+    o[stack].count++;
+    o[stack].bytes += rm->hole_size;
+    if (rm->hole_size > o[stack].largest)
+        o[stack].largest = rm->hole_size;
+    return 0;
+}
+
+int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    const struct cmt_replay_in *e = r->event;
+    uint64_t ts = e ? e->ts : l->ts;
+    if (cmt_kind_holds_memory(l->kind)) {
+        if (live) {
+            if (cmt_churn_alloc(&f->churn, l->stack, l->size) != 0)
+                return -1;
+        } else {
+            cmt_churn_release(&f->churn, l->stack, ts > l->ts ? ts - l->ts : 0);
+        }
+    }
+    if (!cmt_holes_counts(l))
+        return cmt_frag_tick(f, r);
+    struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
+    if (!d)
+        return -1;
+    if (note_waste(f, r, d, l, live, ts) != 0)
+        return -1;
+    if (live) {
+        d->span_count++;
+        f->span_total++;
+    } else {
+        d->span_count--;
+        f->span_total--;
+    }
+    if (!d->changed) {
+        d->changed = true;
+        f->devices_changed++;
+    }
+    if (f->opt.track_holes) {
+        if (live) {
+            struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
+                                     .stack = l->stack, .region = cmt_holes_region(l)};
+            if (cmt_addr_index_insert(&d->index, &v) != 0)
+                return -1;
+        } else {
+            struct cmt_addr_removal rm;
+            cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
+            if (rm.found && note_opened(f, &rm) != 0)
+                return -1;
+        }
+    }
+    return cmt_frag_tick(f, r);
+}
+
+int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
+{
+    f->events_since_checkpoint++;
+    if (f->events_since_checkpoint < f->checkpoint_interval)
+        return 0;
+    uint64_t per_alloc = f->opt.track_holes ? CHECKPOINT_EVENTS_PER_ALLOC_WALK : CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    /* Without the index a checkpoint scans the whole live set. */
+    uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
+    if (f->devices_changed == 0 || f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
+        return 0;
+    uint64_t ts = r->event ? r->event->ts : r->last_ts;
+    for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
+        if (f->devices[dv] && f->devices[dv]->changed && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)
+            return -1;
+    f->events_since_checkpoint = 0;
+    return 0;
+}
+
+struct pin_credit {
+    uint32_t stack;
+    uint64_t bytes, ts;
+};
+
+static int pin_cmp_stack(const void *pa, const void *pb)
+{
+    const struct pin_credit *a = pa, *b = pb;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static int pin_cmp_bytes(const void *pa, const void *pb)
+{
+    const struct cmt_pin_site *a = pa, *b = pb;
+    if (a->pinned_bytes != b->pinned_bytes)
+        return a->pinned_bytes < b->pinned_bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/* The call sites whose allocations bound holes: each hole credits the
+ * allocation on either side with its bytes. */
+static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, size_t n)
+{
+    w->n_pins = 0;
+    struct pin_credit *c = malloc((2 * n + 1) * sizeof *c);
+    if (!c)
+        return;
+    size_t k = 0;
+    uint64_t reach = n ? v[0].end : 0;
+    size_t reach_index = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].addr > reach && v[i].addr - reach >= CMT_HOLE_MIN_BYTES && v[i].region == v[reach_index].region) {
+            uint64_t gap = v[i].addr - reach;
+            c[k++] = (struct pin_credit){v[reach_index].stack, gap, v[reach_index].ts};
+            c[k++] = (struct pin_credit){v[i].stack, gap, v[i].ts};
+        }
+        if (v[i].end > reach) {
+            reach = v[i].end;
+            reach_index = i;
+        }
+    }
+    qsort(c, k, sizeof *c, pin_cmp_stack);
+    struct cmt_pin_site *sites = malloc((k + 1) * sizeof *sites);
+    if (!sites) {
+        free(c);
+        return;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && sites[m - 1].stack == c[i].stack) {
+            sites[m - 1].pinned_bytes += c[i].bytes;
+            sites[m - 1].holes++;
+            if (c[i].ts < sites[m - 1].oldest_ts)
+                sites[m - 1].oldest_ts = c[i].ts;
+        } else {
+            sites[m++] = (struct cmt_pin_site){c[i].stack, c[i].bytes, 1, c[i].ts};
+        }
+    }
+    qsort(sites, m, sizeof *sites, pin_cmp_bytes);
+    w->n_pins = m < CMT_TOP_PINS ? m : CMT_TOP_PINS;
+    memcpy(w->pins, sites, w->n_pins * sizeof *sites);
+    free(sites);
+    free(c);
+}
+
+void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
+                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top)
+{
+    struct cmt_device_forensics *d = f->devices[device];
+    uint64_t stranded = cmt_holes_stranded(&p->holes);
+    /* The worst instant strands the most free bytes of the span outside its
+     * largest hole; the earliest wins a tie. */
+    if (stranded == 0 || (d->worst.valid && stranded <= cmt_holes_stranded(&d->worst.point.holes)))
+        return;
+    struct cmt_frag_worst *w = &d->worst;
+    w->valid = true;
+    w->point = *p;
+    w->n_top = n_top;
+    for (size_t i = 0; i < n_top; i++)
+        w->top[i] = (struct cmt_hole_view){
+            .addr = top[i].addr,
+            .size = top[i].size,
+            .left = v[top[i].left],
+            .right = v[top[i].right],
+        };
+    rank_pins(w, v, n);
+}
+
+int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,
+                        struct cmt_frag_point *out)
+{
+    struct cmt_device_forensics *d = cmt_forensics_device(f, device);
+    if (!d)
+        return -1;
+    long n = f->opt.track_holes ? cmt_addr_index_copy(&d->index, &f->scratch, &f->scratch_cap)
+                                : cmt_intervals_of_device(&r->live, device, &f->scratch, &f->scratch_cap);
+    if (n < 0)
+        return -1;
+    const struct cmt_account *a = cmt_replay_account(r, device, CMT_CLASS_DEVICE);
+    struct cmt_frag_point p = {.ts = ts, .live = a ? a->live : 0};
+    size_t n_top = 0;
+    cmt_holes_scan(f->scratch, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
+    bool halved;
+    struct cmt_frag_point *slot = cmt_series_push(&d->point_series, d->points, sizeof *d->points, &halved);
+    *slot = p;
+    if (halved && f->checkpoint_interval < (UINT64_MAX >> 1))
+        f->checkpoint_interval *= 2;
+    cmt_frag_consider_worst(f, device, &p, f->scratch, (size_t)n, f->scratch_holes, n_top);
+    d->last_point = p;
+    if (d->changed) {
+        d->changed = false;
+        f->devices_changed--;
+    }
+    f->checkpoints++;
+    if (out)
+        *out = p;
+    return 0;
+}
