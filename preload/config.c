@@ -36,6 +36,18 @@ static unsigned env_uint(const char *name, unsigned dflt, unsigned max)
     return (unsigned)n;
 }
 
+static unsigned env_stack_cache(void)
+{
+    const char *v = secure_getenv("CUMEMTRACE_STACK_CACHE");
+    if (v && !strcmp(v, "check"))
+        return CMT_STACK_CACHE_CHECK;
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+        cmt_log_warning("ignoring CUMEMTRACE_STACK_CACHE=%s: expected 1, 0 or check", v);
+        return CMT_STACK_CACHE_ON;
+    }
+    return v && !strcmp(v, "0") ? CMT_STACK_CACHE_OFF : CMT_STACK_CACHE_ON;
+}
+
 static uint64_t env_size(const char *name, uint64_t dflt)
 {
     const char *v = secure_getenv(name);
@@ -69,6 +81,7 @@ void cmt_config_load(void)
     cmt_config.free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     cmt_config.follow_fork = env_flag("CUMEMTRACE_FOLLOW_FORK", true);
     cmt_config.stack_depth = env_uint("CUMEMTRACE_STACK_DEPTH", 64, 256);
+    cmt_config.stack_cache = env_stack_cache();
     cmt_config.max_size = env_size("CUMEMTRACE_MAX_SIZE", 0);
     cmt_config.sample_ms = env_uint("CUMEMTRACE_SAMPLE_MS", 100, 3600u * 1000u);
     env_string("CUMEMTRACE_OUTPUT", cmt_config.output_template, sizeof cmt_config.output_template,
