@@ -31,6 +31,8 @@ CONFIGS = [
     ("native", None, "the loop without the shim"),
     ("disabled", {"CUMEMTRACE_DISABLE": "1"}, "shim loaded, recording off (pass-through)"),
     ("no stacks", {"CUMEMTRACE_STACK_DEPTH": "0"}, "recording without stacks"),
+    ("no stacks, no dev cache", {"CUMEMTRACE_STACK_DEPTH": "0", "CUMEMTRACE_DEVICE_CACHE": "0"},
+     "recording without stacks, the device asked at every allocation"),
     ("8 frames", {"CUMEMTRACE_STACK_DEPTH": "8"}, "stacks of 8 frames"),
     ("32 frames", {"CUMEMTRACE_STACK_DEPTH": "32"}, "stacks of 32 frames"),
     ("64 frames", {"CUMEMTRACE_STACK_DEPTH": "64"}, "stacks of 64 frames"),
@@ -140,7 +142,7 @@ def main():
         print(f"  {k}: {v}")
     print(f"\nalloc_loop: cudaMallocAsync + cudaFreeAsync of 512 bytes, call chain of {args.chain} frames, "
           f"{args.reps} runs per configuration, medians; ns = thread CPU time per event")
-    header = f"{'configuration':<22} {'threads':>7} {'ns/event':>9} {'overhead':>9} {'spread':>15} " \
+    header = f"{'configuration':<24} {'threads':>7} {'ns/event':>9} {'overhead':>9} {'spread':>15} " \
              f"{'bytes/event':>11} {'record B/ev':>11}"
     print(header)
     print("-" * len(header))
@@ -159,7 +161,7 @@ def main():
             traces = [r["trace"] for r in runs if "trace" in r]
             fbpe = statistics.median(t["file_bytes_per_event"] for t in traces) if traces else None
             rbpe = statistics.median(t["record_bytes_per_event"] for t in traces) if traces else None
-            print(f"{name:<22} {threads:>7} {med:>9.1f} {over:>9.1f} {spread:>15} "
+            print(f"{name:<24} {threads:>7} {med:>9.1f} {over:>9.1f} {spread:>15} "
                   f"{(f'{fbpe:.2f}' if fbpe else '-'):>11} {(f'{rbpe:.2f}' if rbpe else '-'):>11}")
             table.append({"configuration": name, "what": what, "threads": threads, "ns_per_event": med,
                           "overhead_ns_per_event": over, "overhead_min": min(diffs), "overhead_max": max(diffs),

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "config.h"
+#include "device_cache.h"
 #include "log.h"
 #include "real_symbols.h"
 #include "recorder.h"
@@ -47,5 +48,12 @@ __attribute__((destructor)) static void cmt_shim_unload(void)
                      "%llu origins uncacheable",
                      (unsigned long long)s.checked, (unsigned long long)s.wrong, (unsigned long long)s.fills,
                      (unsigned long long)s.uncacheable);
+    }
+    if (cmt_config.device_cache == CMT_DEVICE_CACHE_CHECK) {
+        struct cmt_device_cache_stats d;
+        cmt_device_cache_stats(&d);
+        cmt_log_info("device cache check: %llu remembered devices compared, %llu wrong, %llu context switches unseen",
+                     (unsigned long long)d.checked, (unsigned long long)d.wrong_device,
+                     (unsigned long long)d.unseen_switch);
     }
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Prints, for each allocation of a trace in the order it was made, its size,
- * its stack id and its frames as module+offset (the same in two runs of one
+ * its stack id, device and result, and its frames as module+offset (the same in two runs of one
  * program, whatever the address space layout): two runs that recorded the
  * same stacks print the same lines. */
 #include <inttypes.h>
@@ -67,7 +67,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     (void)ctx;
     if (e->type != CMT_REC_ALLOC)
         return 0;
-    printf("%" PRIu64 " stack %" PRIu64 ":", e->size, e->stack);
+    printf("%" PRIu64 " stack %" PRIu64 " dev %d res %d:", e->size, e->stack, e->device, e->result);
     if (e->stack < MAX_STACKS)
         for (uint32_t i = 0; i < stack_len[e->stack]; i++)
             print_frame(stack_frames[e->stack][i], stack_modules_known[e->stack]);

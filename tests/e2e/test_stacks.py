@@ -142,7 +142,7 @@ def test_threads():
     seen = {}
     for line in lines:
         size, _, frames = line.partition(" stack ")
-        stack_id, frames = frames.split(":", 1)
+        frames = frames.split(":", 1)[1]
         names = [function_at(syms, int(f.split("+0x")[1], 16) - 1) for f in frames.split()
                  if f.startswith(exe + "+")]
         index = int(size) // 4096 - 100
@@ -169,7 +169,8 @@ def test_library_replaced():
     stacks = {}
     for line in lines:
         size, _, rest = line.partition(" stack ")
-        stack_id, frames = rest.split(":", 1)
+        head, frames = rest.split(":", 1)
+        stack_id = head.split()[0]
         stacks.setdefault(int(size), set()).add((stack_id, frames.split()[0].split("+")[0]))
     eq(stacks, {tag(70): {("1", "libcmt_shape_a.so")}, tag(71): {("2", "libcmt_shape_b.so")}},
        "stack id and first module per library")
