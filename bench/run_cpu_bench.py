@@ -73,7 +73,13 @@ def machine_description(build):
     return info
 
 
-def run_once(args, env_extra, threads, pairs, tmpdir):
+BACKENDS = {
+    "sim": ("alloc_loop", "the simulated device (tests/sim): one mutex for all of its state"),
+    "null": ("alloc_loop_null", "a runtime that does nothing (bench/cpu/null_cudart.c): no lock, no driver"),
+}
+
+
+def run_once(args, env_extra, backend, threads, pairs, tmpdir):
     env = dict(os.environ)
     sim = os.path.join(args.build, "tests", "sim")
     env["LD_LIBRARY_PATH"] = sim + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
@@ -89,7 +95,7 @@ def run_once(args, env_extra, threads, pairs, tmpdir):
         trace = os.path.join(tmpdir, "trace.bin")
         env["CUMEMTRACE_OUTPUT"] = trace
         env.update(env_extra)
-    argv = [os.path.join(args.build, "bench", "alloc_loop"), "--threads", str(threads), "--pairs", str(pairs),
+    argv = [os.path.join(args.build, "bench", BACKENDS[backend][0]), "--threads", str(threads), "--pairs", str(pairs),
             "--warmup", str(max(pairs // 10, 1000)), "--chain", str(args.chain)]
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -113,25 +119,34 @@ def main():
                     help="frames of the program's call chain below the allocation site (default 70: deeper than "
                          "every depth measured, so each stack is cut at the configured depth)")
     ap.add_argument("--threads", default="1,8", help="thread counts, comma-separated (default 1,8)")
+    ap.add_argument("--backends", default="sim,null",
+                    help="what the program allocates from, comma-separated: sim (the simulated device) and null "
+                         "(a runtime that does nothing, for scaling); default sim,null")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args()
-    for prog in ("alloc_loop", "trace_stats"):
+    for prog in ("alloc_loop", "alloc_loop_null", "trace_stats"):
         if not os.path.exists(os.path.join(args.build, "bench", prog)):
             sys.exit(f"run_cpu_bench: {args.build}/bench/{prog} is missing: run `meson compile -C {args.build} bench`")
 
     machine = machine_description(args.build)
     tmpdir = tempfile.mkdtemp(prefix="cmt-bench-")
     thread_counts = [int(t) for t in args.threads.split(",")]
-    samples = {}  # (config, threads) -> list of results, in rep order
+    backends = args.backends.split(",")
+    for b in backends:
+        if b not in BACKENDS:
+            sys.exit(f"run_cpu_bench: unknown backend {b!r}: expected one of {', '.join(BACKENDS)}")
+    samples = {}  # (backend, config, threads) -> list of results, in rep order
     try:
         for rep in range(args.reps):
             # Rotate the order each repetition so no configuration always
             # runs right after another.
             order = CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]
-            for threads in thread_counts:
-                pairs = args.pairs if threads == 1 else args.pairs_8
-                for name, env, _ in order:
-                    samples.setdefault((name, threads), []).append(run_once(args, env, threads, pairs, tmpdir))
+            for backend in backends:
+                for threads in thread_counts:
+                    pairs = args.pairs if threads == 1 else args.pairs_8
+                    for name, env, _ in order:
+                        samples.setdefault((backend, name, threads), []).append(
+                            run_once(args, env, backend, threads, pairs, tmpdir))
             print(f"  repetition {rep + 1}/{args.reps} done", file=sys.stderr)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -142,15 +157,17 @@ def main():
         print(f"  {k}: {v}")
     print(f"\nalloc_loop: cudaMallocAsync + cudaFreeAsync of 512 bytes, call chain of {args.chain} frames, "
           f"{args.reps} runs per configuration, medians; ns = thread CPU time per event")
-    header = f"{'configuration':<24} {'threads':>7} {'ns/event':>9} {'overhead':>9} {'spread':>15} " \
+    for b in backends:
+        print(f"  backend {b}: {BACKENDS[b][1]}")
+    header = f"{'backend':<7} {'configuration':<24} {'threads':>7} {'ns/event':>9} {'overhead':>9} {'spread':>15} " \
              f"{'bytes/event':>11} {'record B/ev':>11}"
     print(header)
     print("-" * len(header))
     table = []
-    for threads in thread_counts:
-        native = [r["cpu_ns_per_event"] for r in samples[("native", threads)]]
+    for backend, threads in [(b, t) for b in backends for t in thread_counts]:
+        native = [r["cpu_ns_per_event"] for r in samples[(backend, "native", threads)]]
         for name, env, what in CONFIGS:
-            runs = samples[(name, threads)]
+            runs = samples[(backend, name, threads)]
             cpu = [r["cpu_ns_per_event"] for r in runs]
             # Paired differences: each run minus the native run of the same
             # repetition, which ran moments before or after it.
@@ -161,9 +178,9 @@ def main():
             traces = [r["trace"] for r in runs if "trace" in r]
             fbpe = statistics.median(t["file_bytes_per_event"] for t in traces) if traces else None
             rbpe = statistics.median(t["record_bytes_per_event"] for t in traces) if traces else None
-            print(f"{name:<24} {threads:>7} {med:>9.1f} {over:>9.1f} {spread:>15} "
+            print(f"{backend:<7} {name:<24} {threads:>7} {med:>9.1f} {over:>9.1f} {spread:>15} "
                   f"{(f'{fbpe:.2f}' if fbpe else '-'):>11} {(f'{rbpe:.2f}' if rbpe else '-'):>11}")
-            table.append({"configuration": name, "what": what, "threads": threads, "ns_per_event": med,
+            table.append({"backend": backend, "configuration": name, "what": what, "threads": threads, "ns_per_event": med,
                           "overhead_ns_per_event": over, "overhead_min": min(diffs), "overhead_max": max(diffs),
                           "file_bytes_per_event": fbpe, "record_bytes_per_event": rbpe,
                           "runs": runs})

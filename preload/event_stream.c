@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "event_stream.h"
 
+_Static_assert(CMT_AUX_COUNT == 4, "cmt_event_encode writes the aux fields out one by one");
+
 size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_ts, uint64_t *prev_addr,
                         int64_t *prev_device)
 {
+    /* Straight-line code: this runs for every event, and the fields are
+     * few. */
     uint32_t mask = 0;
     if (e->ts != *prev_ts)
         mask |= CMT_F_TS;
@@ -21,9 +25,14 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
         mask |= CMT_F_STACK;
     if (e->kind != cmt_api_default_kind(e->api))
         mask |= CMT_F_KIND;
-    for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
-        if (e->aux[i])
-            mask |= CMT_F_AUX0 << i;
+    if (e->aux[0])
+        mask |= CMT_F_AUX0;
+    if (e->aux[1])
+        mask |= CMT_F_AUX1;
+    if (e->aux[2])
+        mask |= CMT_F_AUX2;
+    if (e->aux[3])
+        mask |= CMT_F_AUX3;
 
     uint8_t *p = buf;
     *p++ = 0; /* the type byte is stored last, by the committer */
@@ -45,9 +54,16 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
         p = cmt_varint_put(p, e->stack);
     if (mask & CMT_F_KIND)
         p = cmt_varint_put(p, e->kind);
-    for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
-        if (mask & (CMT_F_AUX0 << i))
-            p = cmt_varint_put(p, e->aux[i]);
+    if (__builtin_expect(mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3), 0)) {
+        if (mask & CMT_F_AUX0)
+            p = cmt_varint_put(p, e->aux[0]);
+        if (mask & CMT_F_AUX1)
+            p = cmt_varint_put(p, e->aux[1]);
+        if (mask & CMT_F_AUX2)
+            p = cmt_varint_put(p, e->aux[2]);
+        if (mask & CMT_F_AUX3)
+            p = cmt_varint_put(p, e->aux[3]);
+    }
 
     *prev_ts = e->ts;
     *prev_addr = e->addr;
@@ -56,10 +72,8 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
     return (size_t)(p - buf);
 }
 
-bool cmt_event_stream_reserve(struct cmt_trace_file *tf, struct cmt_event_stream *s)
+bool cmt_event_stream_claim(struct cmt_trace_file *tf, struct cmt_event_stream *s)
 {
-    if (s->pos && (size_t)(s->end - s->pos) >= CMT_MAX_EVENT_RECORD)
-        return true;
     uint32_t size = s->next_chunk_size ? s->next_chunk_size : CMT_EVENT_CHUNK_FIRST_SIZE;
     uint64_t claim_ns;
     uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_EVENTS, size, s->tid, s->chunk_seq, &claim_ns);

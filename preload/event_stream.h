@@ -39,11 +39,19 @@ struct cmt_event_stream {
 #define CMT_EVENT_CHUNK_FIRST_SIZE 4096u
 #define CMT_EVENT_CHUNK_MAX_SIZE (256u << 10)
 
+/* Claims the stream's next chunk (the slow path of cmt_event_stream_reserve). */
+bool cmt_event_stream_claim(struct cmt_trace_file *tf, struct cmt_event_stream *s);
+
 /* Makes sure the stream has room for one more record, claiming a new chunk if
  * needed. Call it BEFORE taking the event's timestamp: a new chunk's claim
  * time must not be later than the events in it (format.h, W1). Returns false
- * when recording has stopped. */
-bool cmt_event_stream_reserve(struct cmt_trace_file *tf, struct cmt_event_stream *s);
+ * when recording has stopped. Inline: on every recorded call. */
+static inline bool cmt_event_stream_reserve(struct cmt_trace_file *tf, struct cmt_event_stream *s)
+{
+    if (__builtin_expect(s->pos && (size_t)(s->end - s->pos) >= CMT_MAX_EVENT_RECORD, 1))
+        return true;
+    return cmt_event_stream_claim(tf, s);
+}
 
 /* Encodes and commits one record; requires a successful reserve. */
 void cmt_event_stream_append(struct cmt_event_stream *s, const struct cmt_event *e);
