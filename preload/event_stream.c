@@ -6,12 +6,13 @@ _Static_assert(CMT_AUX_COUNT == 4, "cmt_event_encode writes the aux fields out o
 size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_ts, uint64_t *prev_addr,
                         int64_t *prev_device)
 {
-    /* Straight-line code: this runs for every event, and the fields are
-     * few. */
+    /* This runs for every event; most events have no aux field at all. */
+    bool device_changed = e->has_device && (int64_t)e->device != *prev_device;
+    bool any_aux = (e->aux[0] | e->aux[1] | e->aux[2] | e->aux[3]) != 0;
     uint32_t mask = 0;
     if (e->ts != *prev_ts)
         mask |= CMT_F_TS;
-    if (e->has_device && (int64_t)e->device != *prev_device)
+    if (device_changed)
         mask |= CMT_F_DEVICE;
     if (e->addr != *prev_addr)
         mask |= CMT_F_ADDR;
@@ -25,14 +26,16 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
         mask |= CMT_F_STACK;
     if (e->kind != cmt_api_default_kind(e->api))
         mask |= CMT_F_KIND;
-    if (e->aux[0])
-        mask |= CMT_F_AUX0;
-    if (e->aux[1])
-        mask |= CMT_F_AUX1;
-    if (e->aux[2])
-        mask |= CMT_F_AUX2;
-    if (e->aux[3])
-        mask |= CMT_F_AUX3;
+    if (__builtin_expect(any_aux, 0)) {
+        if (e->aux[0])
+            mask |= CMT_F_AUX0;
+        if (e->aux[1])
+            mask |= CMT_F_AUX1;
+        if (e->aux[2])
+            mask |= CMT_F_AUX2;
+        if (e->aux[3])
+            mask |= CMT_F_AUX3;
+    }
 
     uint8_t *p = buf;
     *p++ = 0; /* the type byte is stored last, by the committer */
@@ -54,7 +57,7 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
         p = cmt_varint_put(p, e->stack);
     if (mask & CMT_F_KIND)
         p = cmt_varint_put(p, e->kind);
-    if (__builtin_expect(mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3), 0)) {
+    if (__builtin_expect(any_aux, 0)) {
         if (mask & CMT_F_AUX0)
             p = cmt_varint_put(p, e->aux[0]);
         if (mask & CMT_F_AUX1)
@@ -67,7 +70,7 @@ size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_
 
     *prev_ts = e->ts;
     *prev_addr = e->addr;
-    if (mask & CMT_F_DEVICE)
+    if (device_changed)
         *prev_device = e->device;
     return (size_t)(p - buf);
 }

@@ -170,8 +170,10 @@ static bool is_own_frame(uint64_t ip)
 }
 
 /* The unwind every capture used to make: libunwind's fast backtrace, the
- * shim's frames dropped, the rest interned. */
-static uint64_t capture_by_unwinding(unsigned depth)
+ * shim's frames dropped, the rest interned. Out of line, like every path
+ * with a big frame: a cache hit must not pay for their stack frames (with
+ * -fstack-clash-protection a large frame is probed page by page). */
+static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth)
 {
     void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
     int got = unw_backtrace(ips, (int)(depth + CMT_SHIM_FRAMES_MAX));
@@ -216,7 +218,7 @@ static bool origin_from_frame_pointers(struct cmt_stack_origin *o)
 /* A miss: unwind with libunwind's cursor, which also gives each frame's
  * stack pointer (the cache's fill checks its own reading of the unwind rules
  * against them), intern, and offer the result to the cache. */
-static uint64_t capture_and_fill(const struct cmt_stack_origin *o, unsigned depth)
+static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stack_origin *o, unsigned depth)
 {
     enum { LIMIT = CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX + 1 };
     uint64_t ips[LIMIT], sps[LIMIT];
