@@ -123,7 +123,7 @@ uint64_t cmt_stack_capture(void);
 
 /* Appends a finished event. ts must be set by the caller: before the real call
  * for releases, after it for allocations (format.h). */
-static inline void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)
+static CMT_ALWAYS_INLINE void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)
 {
     cmt_event_stream_append(&h->thread->stream, e);
 }
