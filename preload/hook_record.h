@@ -40,7 +40,7 @@ static CMT_ALWAYS_INLINE void cmt_record_alloc(struct cmt_hook *h, const struct 
     };
     for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
         e.aux[i] = a->aux[i];
-    e.stack = cmt_stack_capture();
+    e.stack = cmt_config.stack_depth ? cmt_stack_capture() : 0;
     cmt_hook_commit(h, &e);
 }
 
