@@ -22,10 +22,19 @@ struct cmt_analysis {
     bool stopped_early;
 };
 
-/* Opens and reads path. Returns 0 when analysed (possibly up to damage or
+/* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
+ * least two usable, load average below their number - 0.5), the trace is
+ * decoded in a second thread while this one replays
+ * (CUMEMTRACE_ANALYZER_THREADS=1 keeps one thread, =2 forces two). Returns
+ * 0 when analysed (possibly up to damage or
  * truncation: see damaged and the reader's warnings), -1 when the file
  * cannot be analysed at all (message says why). */
 int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns);
 void cmt_analysis_free(struct cmt_analysis *a);
+
+/* The rank the trace's process recorded (-1 when none), read from the
+ * metadata at the start of the trace only. Returns 0, or -1 when the file
+ * cannot be opened as a trace. */
+int cmt_analysis_peek_rank(const char *path, int64_t *rank);
 
 #endif

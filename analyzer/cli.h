@@ -14,6 +14,7 @@ enum cmt_exit {
 
 int cmt_cmd_report(int argc, char **argv);
 int cmt_cmd_run(int argc, char **argv);
+int cmt_cmd_timeline(int argc, char **argv);
 int cmt_cmd_check(int argc, char **argv);
 
 /* "cumemtrace: " + message on stderr. */

@@ -2,6 +2,7 @@
 #include "frames.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,19 @@ static void describe_raw(const struct cmt_frames *f, uint64_t ip, uint32_t known
     }
 }
 
+/* A frame the trace itself names (FRAME record): no symbolizer involved. */
+static void describe_synthetic(const struct cmt_frames *f, const struct cmt_synthetic_frame *sf, uint64_t value,
+                               struct cmt_frame *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ip = value;
+    const char *fn = cmt_model_string(f->model, sf->function_id);
+    const char *file = cmt_model_string(f->model, sf->file_id);
+    out->function = *fn ? fn : NULL;
+    out->file = *file ? file : NULL;
+    out->line = sf->line <= INT32_MAX ? (int)sf->line : 0;
+}
+
 static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cmt_stack_frames *dst)
 {
     const struct cmt_stack_def *st = cmt_model_stack(f->model, id);
@@ -103,7 +117,11 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cm
     for (uint32_t i = 0; st && i < st->n; i++) {
         struct cmt_frame tmp[MAX_INLINE_DEPTH];
         size_t got;
-        if (f->no_symbols) {
+        const struct cmt_synthetic_frame *sf = cmt_model_synthetic_frame(f->model, st->frames[i]);
+        if (sf) {
+            describe_synthetic(f, sf, st->frames[i], &tmp[0]);
+            got = 1;
+        } else if (f->no_symbols) {
             describe_raw(f, st->frames[i], st->modules_known, &tmp[0]);
             got = 1;
         } else {

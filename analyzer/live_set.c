@@ -4,115 +4,282 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline size_t slot_of(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+_Static_assert(sizeof(struct cmt_live_slot) == 32, "two slots per cache line");
+
+static struct cmt_live_slot *alloc_slots(size_t cap)
 {
-    /* Device pointers share high bits and are 256-byte aligned: mix well. */
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & (s->cap - 1);
+    void *p = NULL;
+    if (posix_memalign(&p, 64, cap * sizeof(struct cmt_live_slot)) != 0)
+        return NULL;
+    memset(p, 0, cap * sizeof(struct cmt_live_slot));
+    return p;
 }
 
 int cmt_live_set_init(struct cmt_live_set *s)
 {
+    memset(s, 0, sizeof *s);
     s->cap = 1024;
-    s->count = 0;
-    s->slots = calloc(s->cap, sizeof *s->slots);
+    s->slots = alloc_slots(s->cap);
     return s->slots ? 0 : -1;
 }
 
 void cmt_live_set_free(struct cmt_live_set *s)
 {
     free(s->slots);
+    free(s->aux.keys);
+    free(s->aux.tags);
+    free(s->aux.values);
     memset(s, 0, sizeof *s);
 }
 
-static void place(struct cmt_live_set *s, const struct cmt_live *a)
+/* ---- the aux words of VMM entries ----------------------------------------------- */
+
+static bool has_aux(uint8_t ns)
 {
-    size_t i = slot_of(s, a->ns, a->addr);
-    while (s->slots[i].used)
-        i = (i + 1) & (s->cap - 1);
-    s->slots[i] = *a;
-    s->slots[i].used = 1;
+    return ns == CMT_NS_VMM_HANDLE || ns == CMT_NS_VMM_MAP;
+}
+
+static size_t aux_probe(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr, bool *found)
+{
+    size_t mask = m->cap - 1;
+    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
+    for (size_t i = (size_t)(h >> 32) & mask;; i = (i + 1) & mask) {
+        if (!m->tags[i]) {
+            *found = false;
+            return i;
+        }
+        if (m->keys[i] == addr && m->tags[i] == ns + 1) {
+            *found = true;
+            return i;
+        }
+    }
+}
+
+static int aux_reserve(struct cmt_live_aux_map *m)
+{
+    if (m->cap && (m->count + 1) * 2 <= m->cap)
+        return 0;
+    struct cmt_live_aux_map old = *m;
+    size_t cap = old.cap ? old.cap * 2 : 64;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->tags = calloc(cap, 1);
+    m->values = malloc(cap * sizeof *m->values);
+    if (!m->keys || !m->tags || !m->values) {
+        free(m->keys);
+        free(m->tags);
+        free(m->values);
+        *m = old;
+        return -1;
+    }
+    m->cap = cap;
+    for (size_t i = 0; i < old.cap; i++) {
+        if (!old.tags[i])
+            continue;
+        bool found;
+        size_t j = aux_probe(m, (uint8_t)(old.tags[i] - 1), old.keys[i], &found);
+        m->keys[j] = old.keys[i];
+        m->tags[j] = old.tags[i];
+        m->values[j] = old.values[i];
+    }
+    free(old.keys);
+    free(old.tags);
+    free(old.values);
+    return 0;
+}
+
+static uint64_t aux_get(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
+{
+    if (!m->cap)
+        return 0;
+    bool found;
+    size_t i = aux_probe(m, ns, addr, &found);
+    return found ? m->values[i] : 0;
+}
+
+static void aux_remove(struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
+{
+    if (!m->cap)
+        return;
+    bool found;
+    size_t i = aux_probe(m, ns, addr, &found);
+    if (!found)
+        return;
+    size_t mask = m->cap - 1, hole = i, j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->tags[j])
+            break;
+        uint64_t h = (m->keys[j] ^ ((uint64_t)(m->tags[j] - 1) << 59)) * 0x9e3779b97f4a7c15ull;
+        size_t home = (size_t)(h >> 32) & mask;
+        bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!stays) {
+            m->keys[hole] = m->keys[j];
+            m->tags[hole] = m->tags[j];
+            m->values[hole] = m->values[j];
+            hole = j;
+        }
+    }
+    m->tags[hole] = 0;
+    m->count--;
+}
+
+static inline void to_live(const struct cmt_live_slot *e, struct cmt_live *out)
+{
+    *out = (struct cmt_live){
+        .addr = e->addr,
+        .size = e->size,
+        .ts = e->ts,
+        .stack = e->stack,
+        .device = e->device,
+        .ns = (uint8_t)(e->tag - 1),
+        .kind = e->kind,
+        .api = e->api,
+        .used = 1,
+    };
+}
+
+static inline struct cmt_live_slot to_slot(const struct cmt_live *a)
+{
+    return (struct cmt_live_slot){
+        .addr = a->addr,
+        .size = a->size,
+        .ts = a->ts,
+        .stack = a->stack,
+        .device = (int8_t)a->device,
+        .tag = (uint8_t)(a->ns + 1),
+        .kind = a->kind,
+        .api = a->api,
+    };
+}
+
+/* Probes from the home slot of (ns, addr): returns the slot holding it
+ * (*found) or the empty slot that ends its probe run. */
+static inline __attribute__((always_inline)) size_t probe(const struct cmt_live_set *s, uint8_t ns, uint64_t addr,
+                                                          bool *found)
+{
+    size_t mask = s->cap - 1;
+    uint8_t tag = (uint8_t)(ns + 1);
+    for (size_t i = cmt_live_set_home(s, ns, addr);; i = (i + 1) & mask) {
+        const struct cmt_live_slot *e = &s->slots[i];
+        if (!e->tag) {
+            *found = false;
+            return i;
+        }
+        if (e->addr == addr && e->tag == tag) {
+            *found = true;
+            return i;
+        }
+    }
 }
 
 static int grow(struct cmt_live_set *s)
 {
-    struct cmt_live *old = s->slots;
+    struct cmt_live_slot *old = s->slots;
     size_t old_cap = s->cap;
-    struct cmt_live *slots = calloc(old_cap * 2, sizeof *slots);
+    struct cmt_live_slot *slots = alloc_slots(old_cap * 2);
     if (!slots)
         return -1;
     s->slots = slots;
     s->cap = old_cap * 2;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].used)
-            place(s, &old[i]);
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].tag)
+            continue;
+        bool found;
+        s->slots[probe(s, (uint8_t)(old[i].tag - 1), old[i].addr, &found)] = old[i];
+    }
     free(old);
     return 0;
 }
 
-static size_t find_slot(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, bool *found)
-{
-    size_t i = slot_of(s, ns, addr);
-    for (;;) {
-        const struct cmt_live *e = &s->slots[i];
-        if (!e->used) {
-            *found = false;
-            return i;
-        }
-        if (e->addr == addr && e->ns == ns) {
-            *found = true;
-            return i;
-        }
-        i = (i + 1) & (s->cap - 1);
-    }
-}
-
 int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cmt_live *replaced)
 {
-    if ((s->count + 1) * 4 > s->cap * 3 && grow(s) != 0)
+    if (__builtin_expect((s->count + 1) * 4 > s->cap * 3, 0) && grow(s) != 0)
         return -1;
     bool found;
-    size_t i = find_slot(s, a->ns, a->addr, &found);
+    size_t i = probe(s, a->ns, a->addr, &found);
     if (found && replaced)
-        *replaced = s->slots[i];
-    s->slots[i] = *a;
-    s->slots[i].used = 1;
+        to_live(&s->slots[i], replaced);
+    if (__builtin_expect(has_aux(a->ns), 0)) {
+        if (aux_reserve(&s->aux) != 0)
+            return -1;
+        bool had;
+        size_t k = aux_probe(&s->aux, a->ns, a->addr, &had);
+        if (found && replaced)
+            replaced->aux = had ? s->aux.values[k] : 0;
+        if (!had) {
+            s->aux.keys[k] = a->addr;
+            s->aux.tags[k] = (uint8_t)(a->ns + 1);
+            s->aux.count++;
+        }
+        s->aux.values[k] = a->aux;
+    }
+    s->slots[i] = to_slot(a);
     if (!found)
         s->count++;
     return found ? 1 : 0;
 }
 
-const struct cmt_live *cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out)
 {
     bool found;
-    size_t i = find_slot(s, ns, addr, &found);
-    return found ? &s->slots[i] : NULL;
+    size_t i = probe(s, ns, addr, &found);
+    if (found && out) {
+        to_live(&s->slots[i], out);
+        if (has_aux(ns))
+            out->aux = aux_get(&s->aux, ns, addr);
+    }
+    return found;
+}
+
+uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+{
+    if (!has_aux(ns) || !s->aux.cap)
+        return NULL;
+    bool found;
+    size_t i = aux_probe(&s->aux, ns, addr, &found);
+    return found ? &s->aux.values[i] : NULL;
+}
+
+bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out)
+{
+    if (i >= s->cap || !s->slots[i].tag)
+        return false;
+    to_live(&s->slots[i], out);
+    if (has_aux(out->ns))
+        out->aux = aux_get(&s->aux, out->ns, out->addr);
+    return true;
 }
 
 bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out)
 {
     bool found;
-    size_t i = find_slot(s, ns, addr, &found);
+    size_t i = probe(s, ns, addr, &found);
     if (!found)
         return false;
     if (out)
-        *out = s->slots[i];
+        to_live(&s->slots[i], out);
+    if (__builtin_expect(has_aux(ns), 0)) {
+        if (out)
+            out->aux = aux_get(&s->aux, ns, addr);
+        aux_remove(&s->aux, ns, addr);
+    }
     /* Backward-shift deletion: pull later members of the probe run into the
      * hole so lookups never need tombstones. */
     size_t mask = s->cap - 1, hole = i, j = i;
     for (;;) {
         j = (j + 1) & mask;
-        if (!s->slots[j].used)
+        const struct cmt_live_slot *e = &s->slots[j];
+        if (!e->tag)
             break;
-        size_t home = slot_of(s, s->slots[j].ns, s->slots[j].addr);
+        size_t home = cmt_live_set_home(s, (uint8_t)(e->tag - 1), e->addr);
         /* Move j into the hole unless its home lies cyclically in (hole, j]. */
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
-            s->slots[hole] = s->slots[j];
+            s->slots[hole] = *e;
             hole = j;
         }
     }
-    s->slots[hole].used = 0;
+    s->slots[hole].tag = 0;
     s->count--;
     return true;
 }

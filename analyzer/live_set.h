@@ -9,7 +9,12 @@
 /* Allocations live at the current instant of the replay, keyed by
  * (namespace, address). Open addressing with linear probing and
  * backward-shift deletion: no tombstones, so a long run of alloc/free churn
- * never degrades lookups. */
+ * never degrades lookups.
+ *
+ * The table is probed for every event: an entry is 32 bytes and the table
+ * is aligned, so a lookup that finds its key in the home slot (most do)
+ * touches one cache line. The aux word of VMM handles and mappings lives in
+ * a small table of its own. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -20,19 +25,20 @@ enum cmt_namespace {
     CMT_NS_COUNT
 };
 
+/* One live allocation, as the set hands it out and takes it in. */
 struct cmt_live {
     uint64_t addr;
     uint64_t size;
     uint64_t ts;
     uint32_t stack;
-    int32_t device;
+    int32_t device; /* -1 .. 127 */
     uint8_t ns;
     uint8_t kind;
     uint8_t api;
-    uint8_t used;
-    uint32_t tid;
+    uint8_t used; /* set in what the set hands out */
+    /* Kept for VMM handles and mappings only (other namespaces read 0). */
     union {
-        uint64_t aux; /* VMM map: the physical handle; pitch: requested bytes */
+        uint64_t aux; /* VMM mapping: the physical handle it maps */
         struct {
             uint32_t map_refs; /* live mappings of this handle */
             uint32_t released; /* cuMemRelease seen: the memory goes with the last mapping */
@@ -40,25 +46,61 @@ struct cmt_live {
     };
 };
 
+/* A slot as stored. */
+struct cmt_live_slot {
+    uint64_t addr;
+    uint64_t size;
+    uint64_t ts;
+    uint32_t stack;
+    int8_t device;
+    uint8_t tag; /* 0: empty; else namespace + 1 */
+    uint8_t kind;
+    uint8_t api;
+};
+
+/* The aux values of VMM entries, apart: they are few, and the main table's
+ * slots stay at 32 bytes. */
+struct cmt_live_aux_map {
+    uint64_t *keys; /* address; 0 with tag 0: empty */
+    uint8_t *tags;  /* namespace + 1 */
+    uint64_t *values;
+    size_t cap, count;
+};
+
 struct cmt_live_set {
-    struct cmt_live *slots;
+    struct cmt_live_slot *slots;
     size_t cap; /* power of two */
     size_t count;
+    struct cmt_live_aux_map aux;
 };
 
 int cmt_live_set_init(struct cmt_live_set *s);
 void cmt_live_set_free(struct cmt_live_set *s);
 
-/* Inserts a copy of a (a->used is set). If the key is live already, the old
- * entry is copied to *replaced, overwritten, and 1 is returned; 0 when new;
- * -1 when out of memory. */
+/* Inserts a copy of a. If the key is live already, the old entry is copied
+ * to *replaced, overwritten, and 1 is returned; 0 when new; -1 when out of
+ * memory. */
 int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cmt_live *replaced);
 
 /* Removes the entry with this key into *out; returns false when absent. */
 bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out);
 
-const struct cmt_live *cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr);
+/* Copies the entry with this key into *out; returns false when absent. */
+bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out);
 
-/* Iteration: for (size_t i = 0; i < s->cap; i++) if (s->slots[i].used) ... */
+/* The aux word of a live VMM handle or mapping, to update in place; NULL
+ * when the entry is not live (or not of a VMM namespace). */
+uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr);
+
+/* Iteration: for (size_t i = 0; i < s->cap; i++) if (cmt_live_set_at(s, i, &l)) ... */
+bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out);
+
+/* Where the probe for (ns, addr) starts. */
+static inline size_t cmt_live_set_home(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+{
+    /* Device pointers share high bits and are 256-byte aligned: mix well. */
+    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (s->cap - 1);
+}
 
 #endif

@@ -27,7 +27,8 @@ static void usage(FILE *out)
           "  run [-o TEMPLATE] [--] PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded\n"
           "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
           "                                             run PROGRAM, then check its traces (CI)\n"
-          "  report [--json] [OPTIONS] TRACE            explain a trace: peaks, leaks, failed allocations\n"
+          "  report [--json] [OPTIONS] TRACE...         explain traces: peaks, leaks, growth, failures\n"
+          "  timeline [--csv|--json] [OPTIONS] TRACE    live bytes over time per device and kind\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  version                                    print the version\n"
           "  help                                       this text\n"
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "report"))
         return cmt_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "timeline"))
+        return cmt_cmd_timeline(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmt_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))

@@ -1,51 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 #include "replay.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum cmt_account_class cmt_class_of_kind(unsigned kind)
+/* The namespace a release of each API looks in (its default kind's). */
+static uint8_t namespace_of_api[256];
+/* APIs this analyzer knows (newer writers may add some: their events are
+ * counted as bad and skipped). */
+static bool api_known[256];
+
+static void init_tables(void)
 {
-    switch (kind) {
-    case CMT_KIND_MANAGED:
-        return CMT_CLASS_MANAGED;
-    case CMT_KIND_HOST_PINNED:
-        return CMT_CLASS_HOST;
-    default:
-        return CMT_CLASS_DEVICE;
+    for (unsigned api = 0; api < 256; api++) {
+        namespace_of_api[api] = (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(api));
+        api_known[api] = api != CMT_API_UNKNOWN && api < CMT_API_COUNT;
     }
-}
-
-enum cmt_account_class cmt_class_of_allocation(unsigned kind, int32_t device)
-{
-    return device < 0 ? CMT_CLASS_HOST : cmt_class_of_kind(kind);
-}
-
-enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
-{
-    switch (kind) {
-    case CMT_KIND_VMM_PHYSICAL:
-        return CMT_NS_VMM_HANDLE;
-    case CMT_KIND_VMM_RESERVE:
-        return CMT_NS_VMM_RESERVE;
-    case CMT_KIND_VMM_MAP:
-        return CMT_NS_VMM_MAP;
-    case CMT_KIND_ARRAY:
-        return CMT_NS_ARRAY;
-    default:
-        return CMT_NS_POINTER;
-    }
-}
-
-bool cmt_kind_holds_memory(unsigned kind)
-{
-    return kind != CMT_KIND_VMM_RESERVE && kind != CMT_KIND_VMM_MAP;
 }
 
 int cmt_replay_init(struct cmt_replay *r)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_tables);
     memset(r, 0, sizeof *r);
+    cmt_timeline_init(&r->timeline);
     return cmt_live_set_init(&r->live);
+}
+
+void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin)
+{
+    cmt_timeline_set_origin(&r->timeline, origin);
+    if (!r->growth.started) {
+        r->growth.started = true;
+        r->growth.origin = origin;
+        r->growth.shift = CMT_GROWTH_FIRST_SHIFT;
+        r->growth.next_ts = origin + (1ull << CMT_GROWTH_FIRST_SHIFT);
+    }
+}
+
+uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i)
+{
+    return r->growth.origin + ((uint64_t)(i + 1) << r->growth.shift);
 }
 
 static void account_free(struct cmt_account *a)
@@ -66,7 +62,12 @@ void cmt_replay_free(struct cmt_replay *r)
     for (int d = 0; d <= CMT_MAX_DEVICES; d++)
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             account_free(r->accounts[d][c]);
+    for (size_t i = 0; i < r->n_active; i++)
+        free(r->site_extra[r->active_sites[i]].samples);
+    free(r->active_sites);
+    cmt_timeline_free(&r->timeline);
     free(r->sites);
+    free(r->site_extra);
     memset(r, 0, sizeof *r);
 }
 
@@ -78,10 +79,8 @@ static size_t next_cap(size_t need)
     return cap;
 }
 
-static int account_reserve_site(struct cmt_account *a, uint32_t site)
+static int account_grow_sites(struct cmt_account *a, uint32_t site)
 {
-    if (site < a->sites_cap)
-        return 0;
     size_t cap = next_cap(site);
     struct cmt_site_cell *live = realloc(a->site_live, cap * sizeof *live);
     if (!live)
@@ -107,36 +106,134 @@ static int account_reserve_site(struct cmt_account *a, uint32_t site)
     return 0;
 }
 
-static struct cmt_account *account_get(struct cmt_replay *r, int32_t device, unsigned cls)
+static inline int account_reserve_site(struct cmt_account *a, uint32_t site)
 {
-    struct cmt_account **slot = &r->accounts[device + 1][cls];
-    if (!*slot) {
-        struct cmt_account *a = calloc(1, sizeof *a);
-        if (!a)
-            return NULL;
-        a->device = device;
-        a->cls = (uint8_t)cls;
-        a->seen = true;
-        *slot = a;
-    }
-    return *slot;
+    return site < a->sites_cap ? 0 : account_grow_sites(a, site);
 }
 
-static int site_stats_reserve(struct cmt_replay *r, uint32_t site)
+static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, unsigned cls)
 {
-    if (site < r->sites_cap)
-        return 0;
-    size_t cap = next_cap(site);
-    struct cmt_site_stats *s = realloc(r->sites, cap * sizeof *s);
-    if (!s)
+    struct cmt_account *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->device = device;
+    a->cls = (uint8_t)cls;
+    a->seen = true;
+    r->accounts[device + 1][cls] = a;
+    return a;
+}
+
+static inline struct cmt_account *account_get(struct cmt_replay *r, int32_t device, unsigned cls)
+{
+    struct cmt_account *a = r->accounts[device + 1][cls];
+    return a ? a : account_new(r, device, cls);
+}
+
+static int site_stats_grow(struct cmt_replay *r, uint32_t site)
+{
+    size_t cap = next_cap(site), old = r->sites_cap;
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, cap * sizeof(struct cmt_site_stats)) != 0)
         return -1;
-    memset(s + r->sites_cap, 0, (cap - r->sites_cap) * sizeof *s);
+    struct cmt_site_stats *s = mem;
+    struct cmt_site_extra *x = realloc(r->site_extra, cap * sizeof *x);
+    if (!x) {
+        free(s);
+        return -1;
+    }
+    if (old)
+        memcpy(s, r->sites, old * sizeof *s);
+    memset(s + old, 0, (cap - old) * sizeof *s);
+    memset(x + old, 0, (cap - old) * sizeof *x);
+    free(r->sites);
     r->sites = s;
+    r->site_extra = x;
     r->sites_cap = cap;
     return 0;
 }
 
-static void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
+static inline int site_stats_reserve(struct cmt_replay *r, uint32_t site)
+{
+    return site < r->sites_cap ? 0 : site_stats_grow(r, site);
+}
+
+/* ---- growth checkpoints ---------------------------------------------------- */
+
+/* Halves the resolution of every site's samples (replay.h). */
+static void growth_compact(struct cmt_replay *r)
+{
+    const uint32_t half = CMT_GROWTH_CHECKPOINTS / 2;
+    for (size_t i = 0; i < r->n_active; i++) {
+        uint32_t id = r->active_sites[i];
+        r->sites[id].first_cp /= 2;
+        uint64_t *samples = r->site_extra[id].samples;
+        if (!samples)
+            continue;
+        for (uint32_t k = 0; k < half; k++) {
+            uint64_t a = samples[2 * k], b = samples[2 * k + 1];
+            samples[k] = a < b ? a : b;
+        }
+    }
+    r->growth.n = half;
+    r->growth.shift++;
+}
+
+/* Records the floors of the interval that ended at growth.next_ts. */
+static int growth_checkpoint(struct cmt_replay *r)
+{
+    uint32_t k = r->growth.n;
+    for (size_t i = 0; i < r->n_active; i++) {
+        uint32_t id = r->active_sites[i];
+        struct cmt_site_stats *s = &r->sites[id];
+        struct cmt_site_extra *x = &r->site_extra[id];
+        if (!x->samples) {
+            x->samples = calloc(CMT_GROWTH_CHECKPOINTS, sizeof *x->samples);
+            if (!x->samples)
+                return -1;
+        }
+        x->samples[k] = s->floor;
+        s->floor = s->live_bytes;
+    }
+    r->growth.n = k + 1;
+    if (r->growth.n == CMT_GROWTH_CHECKPOINTS)
+        growth_compact(r);
+    r->growth.next_ts = cmt_replay_checkpoint_ts(r, r->growth.n);
+    return 0;
+}
+
+static int growth_advance(struct cmt_replay *r, uint64_t ts)
+{
+    if (!r->growth.started)
+        cmt_replay_set_origin(r, ts);
+    while (ts >= r->growth.next_ts)
+        if (growth_checkpoint(r) != 0)
+            return -1;
+    return 0;
+}
+
+static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_replay_in *e)
+{
+    if (r->n_active == r->active_cap) {
+        size_t cap = r->active_cap ? r->active_cap * 2 : 256;
+        uint32_t *a = realloc(r->active_sites, cap * sizeof *a);
+        if (!a)
+            return -1;
+        r->active_sites = a;
+        r->active_cap = cap;
+    }
+    r->active_sites[r->n_active++] = stack;
+    struct cmt_site_stats *s = &r->sites[stack];
+    s->active = true;
+    s->first_cp = r->growth.n;
+    s->api = e->api;
+    s->kind = e->kind;
+    r->site_extra[stack].first_ts = e->ts;
+    return 0;
+}
+
+/* ---- accounts ------------------------------------------------------------------ */
+
+static inline __attribute__((always_inline)) void account_change(struct cmt_account *a, uint32_t site, unsigned kind, uint64_t bytes, bool add,
                            uint64_t ts)
 {
     struct cmt_site_cell *cell = &a->site_live[site];
@@ -202,16 +299,42 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
     }
 }
 
-/* Adds or removes a live allocation from every aggregate. */
-static int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
+/* Adds or removes a live allocation from every aggregate. Inlined where
+ * add is a constant: each path keeps only its own branches. */
+static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, const struct cmt_live *l, bool add, uint64_t ts)
 {
-    virtual_change(r, l, add);
-    if (!cmt_kind_holds_memory(l->kind))
-        return 0;
+    if (__builtin_expect(l->kind >= CMT_KIND_VMM_PHYSICAL && l->kind <= CMT_KIND_VMM_MAP, 0)) {
+        virtual_change(r, l, add);
+        if (!cmt_kind_holds_memory(l->kind))
+            return 0;
+    }
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
     if (!a || account_reserve_site(a, l->stack) != 0)
         return -1;
     account_change(a, l->stack, l->kind, l->size, add, ts);
+    struct cmt_timeline *tl = &r->timeline;
+    if (__builtin_expect(!a->tl_kind[l->kind], 0)) {
+        /* host memory is one set of series, whatever device was current */
+        int32_t tl_device = a->cls == CMT_CLASS_HOST ? -1 : a->device;
+        a->tl_kind[l->kind] = cmt_timeline_series_of(tl, tl_device, l->kind);
+        if (a->cls != CMT_CLASS_MANAGED)
+            a->tl_total = cmt_timeline_series_of(tl, tl_device, CMT_TIMELINE_TOTAL);
+        if (!a->tl_kind[l->kind])
+            return -1;
+    }
+    cmt_timeline_series_change(tl, a->tl_kind[l->kind], l->size, add, ts);
+    if (a->tl_total)
+        cmt_timeline_series_change(tl, a->tl_total, l->size, add, ts);
+    struct cmt_site_stats *s = &r->sites[l->stack];
+    if (add) {
+        s->live_bytes += l->size;
+        s->live_count++;
+    } else {
+        s->live_bytes -= l->size;
+        s->live_count--;
+        if (s->live_bytes < s->floor)
+            s->floor = s->live_bytes;
+    }
     return 0;
 }
 
@@ -247,51 +370,61 @@ static int map_index_insert(struct cmt_map_index *m, uint64_t addr)
     return 0;
 }
 
-/* The physical handle a mapping maps; NULL when it was created before the
- * trace (or by another process and imported). */
-static struct cmt_live *mapped_handle(struct cmt_replay *r, uint64_t handle)
+/* The state word of a live physical handle (struct cmt_live's vmm: its
+ * mapping count and whether it was released), to update in place; NULL when
+ * the handle is not live (created before the trace, or imported). */
+static uint64_t *handle_state(struct cmt_replay *r, uint64_t handle)
 {
-    return (struct cmt_live *)cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, handle);
+    return cmt_live_set_aux(&r->live, CMT_NS_VMM_HANDLE, handle);
+}
+
+static int drop_handle(struct cmt_replay *r, uint64_t handle, uint64_t ts)
+{
+    struct cmt_live gone;
+    if (!cmt_live_set_take(&r->live, CMT_NS_VMM_HANDLE, handle, &gone))
+        return 0;
+    return apply(r, &gone, false, ts);
 }
 
 /* A handle's memory goes once it is released and its last mapping is gone,
  * whichever comes last (cuMemRelease documents this). */
 static int handle_unmapped(struct cmt_replay *r, uint64_t handle, uint64_t ts)
 {
-    struct cmt_live *h = mapped_handle(r, handle);
-    if (!h)
+    uint64_t *state = handle_state(r, handle);
+    if (!state)
         return 0;
-    if (h->vmm.map_refs)
-        h->vmm.map_refs--;
-    if (h->vmm.map_refs || !h->vmm.released)
+    struct cmt_live h = {.aux = *state};
+    if (h.vmm.map_refs)
+        h.vmm.map_refs--;
+    *state = h.aux;
+    if (h.vmm.map_refs || !h.vmm.released)
         return 0;
-    struct cmt_live gone;
-    cmt_live_set_take(&r->live, CMT_NS_VMM_HANDLE, handle, &gone);
-    return apply(r, &gone, false, ts);
+    return drop_handle(r, handle, ts);
 }
 
-static int on_release(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_release(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
-    struct cmt_live *h = mapped_handle(r, e->addr);
-    if (!h) {
+    struct cmt_live h;
+    uint64_t *state = handle_state(r, e->addr);
+    if (!state || !cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, e->addr, &h)) {
         r->unmatched_frees++;
         return 0;
     }
     r->frees++;
-    r->sites[h->stack].frees++;
-    if (h->vmm.map_refs) {
-        h->vmm.released = 1; /* still mapped: the memory stays */
+    r->sites[h.stack].frees++;
+    h.aux = *state;
+    if (h.vmm.map_refs) {
+        h.vmm.released = 1; /* still mapped: the memory stays */
+        *state = h.aux;
         return 0;
     }
-    struct cmt_live gone;
-    cmt_live_set_take(&r->live, CMT_NS_VMM_HANDLE, e->addr, &gone);
-    return apply(r, &gone, false, e->ts);
+    return drop_handle(r, e->addr, e->ts);
 }
 
 /* cuMemUnmap(ptr, size) removes every mapping starting in [ptr, ptr+size):
  * a driver refuses a span that splits one, so a successful unmap covers
  * whole mappings. */
-static int on_unmap(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_unmap(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     struct cmt_map_index *m = &r->maps;
     uint64_t end = e->size && e->addr + e->size > e->addr ? e->addr + e->size : e->addr + 1;
@@ -319,17 +452,20 @@ static int on_unmap(struct cmt_replay *r, const struct cmt_event_in *e)
 /* A new mapping: attributed to its handle's device, and counted on it. */
 static void on_map(struct cmt_replay *r, struct cmt_live *l)
 {
-    struct cmt_live *h = mapped_handle(r, l->aux);
-    if (h) {
-        l->device = h->device;
-        h->vmm.map_refs++;
+    struct cmt_live h;
+    uint64_t *state = handle_state(r, l->aux);
+    if (state && cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, l->aux, &h)) {
+        l->device = h.device;
+        h.aux = *state;
+        h.vmm.map_refs++;
+        *state = h.aux;
     }
 }
 
-static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
+static void note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     r->failed_allocs++;
-    r->sites[stack].failures++;
+    r->site_extra[stack].failures++;
     if (r->n_failures == CMT_MAX_FAILURES_KEPT)
         return;
     const struct cmt_account *a = cmt_replay_account(r, e->device, CMT_CLASS_DEVICE);
@@ -346,7 +482,7 @@ static void note_failure(struct cmt_replay *r, const struct cmt_event_in *e, uin
     };
 }
 
-static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t stack)
+static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     struct cmt_site_stats *s = &r->sites[stack];
     if (e->result != 0) {
@@ -358,14 +494,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         return 0;
     }
     r->allocs++;
+    if (!s->active && site_activate(r, stack, e) != 0)
+        return -1;
     s->allocs++;
     s->alloc_bytes += e->size;
-    if (!s->first_ts) {
-        s->first_ts = e->ts;
-        s->api = e->api;
-        s->kind = e->kind;
-    }
-    s->last_ts = e->ts;
     if (e->addr == 0)
         return 0; /* a successful zero-byte allocation returns NULL: nothing to track */
     struct cmt_live l = {
@@ -377,13 +509,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
         .ns = (uint8_t)cmt_namespace_of_kind(e->kind),
         .kind = e->kind,
         .api = e->api,
-        .tid = e->tid,
     };
     if (e->kind == CMT_KIND_VMM_MAP) {
-        l.aux = e->aux[0];
+        l.aux = e->aux0;
         on_map(r, &l);
-    } else if (e->kind != CMT_KIND_VMM_PHYSICAL) {
-        l.aux = e->aux[1];
     }
     struct cmt_live old;
     int rc = cmt_live_set_put(&r->live, &l, &old);
@@ -403,7 +532,7 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_event_in *e, uint32_t
     return apply(r, &l, true, e->ts);
 }
 
-static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
+static int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->result != 0) {
         r->failed_frees++;
@@ -414,7 +543,7 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
     if (e->api == CMT_API_CU_MEM_UNMAP)
         return on_unmap(r, e);
     struct cmt_live l;
-    uint8_t ns = (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api));
+    uint8_t ns = namespace_of_api[e->api];
     if (!cmt_live_set_take(&r->live, ns, e->addr, &l)) {
         r->unmatched_frees++;
         return 0;
@@ -424,20 +553,26 @@ static int on_free(struct cmt_replay *r, const struct cmt_event_in *e)
     return apply(r, &l, false, e->ts);
 }
 
-int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
+static int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0;
-    if (e->api == CMT_API_UNKNOWN || e->api >= CMT_API_COUNT || e->kind >= CMT_KIND_COUNT || e->device < -1 ||
-        e->device >= CMT_MAX_DEVICES) {
+    /* one test: a known api, a known kind, a device in range (packing maps
+     * out-of-range devices to INT8_MIN) */
+    if (__builtin_expect(!api_known[e->api] || e->kind >= CMT_KIND_COUNT || e->device < -1, 0)) {
         r->bad_events++;
         return 0;
     }
-    uint32_t stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0;
+    uint32_t stack = e->stack; /* clamped when packed */
     if (site_stats_reserve(r, stack) != 0) {
         r->out_of_memory = true;
         return -1;
     }
+    if (e->ts >= r->growth.next_ts && growth_advance(r, e->ts) != 0) {
+        r->out_of_memory = true;
+        return -1;
+    }
+    cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && e->result != 0);
     r->events++;
     r->events_by_api[e->api]++;
     if (!r->first_ts || e->ts < r->first_ts)
@@ -445,7 +580,7 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
     if (e->ts > r->last_ts)
         r->last_ts = e->ts;
     int rc = e->type == CMT_REC_ALLOC ? on_alloc(r, e, stack) : on_free(r, e);
-    if (rc != 0) {
+    if (rc != 0 || r->timeline.out_of_memory) {
         r->out_of_memory = true;
         return -1;
     }
@@ -456,4 +591,33 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
             r->host_seen = true;
     }
     return 0;
+}
+
+void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts)
+{
+    if (end_ts < r->last_ts)
+        end_ts = r->last_ts;
+    r->end_ts = end_ts;
+    cmt_timeline_finish(&r->timeline, end_ts);
+    if (r->growth.started && growth_advance(r, end_ts) != 0)
+        r->out_of_memory = true;
+}
+
+_Static_assert(sizeof(struct cmt_replay_in) == 48, "a batch entry is 48 bytes");
+
+/* ---- batches ------------------------------------------------------------------- */
+
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (replay_one(r, &ev[i]) != 0)
+            return -1;
+    return 0;
+}
+
+int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
+{
+    struct cmt_replay_in in;
+    cmt_replay_in_from(&in, e);
+    return replay_one(r, &in);
 }

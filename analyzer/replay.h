@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "live_set.h"
+#include "timeline.h"
 #include "trace_reader.h"
 
 /* The replay engine: applies events in time order to the live set and keeps
@@ -42,6 +43,10 @@ struct cmt_account {
     uint64_t peak_count;
     uint64_t live_by_kind[8];
     uint64_t peak_by_kind[8];
+    /* Its timeline series, found once: per kind, and its total (not for
+     * managed memory, which has no total). */
+    struct cmt_timeline_series *tl_kind[CMT_KIND_COUNT];
+    struct cmt_timeline_series *tl_total;
     /* Per stack id: bytes/count live now, and at the peak. site_peak is kept
      * lazily: sites that changed since the last peak are listed in dirty and
      * copied over when a new peak is reached, so each event costs O(1). */
@@ -53,16 +58,44 @@ struct cmt_account {
     size_t sites_cap;
 };
 
-/* Totals per stack id over the whole run. */
+/* Growth checkpoints (docs/report.md, "Growing call sites"): the run is cut
+ * into intervals of equal length; at the end of each, every call site that
+ * has allocated records its floor, the lowest live bytes it had during the
+ * interval. At most CMT_GROWTH_CHECKPOINTS intervals are kept: when they are
+ * used up, neighbours merge in pairs (the floor of two intervals is the lower
+ * of their floors) and the interval length doubles. Memory per site is
+ * fixed; the first interval lasts 2^CMT_GROWTH_FIRST_SHIFT ns. */
+#define CMT_GROWTH_CHECKPOINTS 64
+#define CMT_GROWTH_FIRST_SHIFT 16
+
+struct cmt_growth_clock {
+    bool started;
+    uint64_t origin;  /* absolute ns where interval 0 starts */
+    unsigned shift;   /* interval length 2^shift ns */
+    uint32_t n;       /* complete intervals recorded */
+    uint64_t next_ts; /* absolute end of the interval in progress */
+};
+
+/* Per stack id, what every event of the site touches: one cache line. */
 struct cmt_site_stats {
-    uint8_t api;  /* API of the first allocation made here */
-    uint8_t kind;
     uint64_t allocs;
     uint64_t alloc_bytes;
     uint64_t frees;
+    uint64_t live_bytes; /* live now, every device and kind that holds memory */
+    uint64_t live_count;
+    uint64_t floor;      /* lowest live_bytes since the last checkpoint */
+    uint32_t first_cp;   /* checkpoint interval of its first allocation */
+    uint8_t api;         /* API of the first allocation made here */
+    uint8_t kind;
+    bool active;         /* allocated at least once (it is in active_sites) */
+    uint8_t reserved;
+} __attribute__((aligned(64)));
+
+/* Per stack id, what is rarely touched. */
+struct cmt_site_extra {
+    uint64_t first_ts;  /* first successful allocation */
     uint64_t failures;
-    uint64_t first_ts;
-    uint64_t last_ts;
+    uint64_t *samples;  /* floor per complete checkpoint interval */
 };
 
 struct cmt_failure {
@@ -101,8 +134,14 @@ struct cmt_replay {
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_map_index maps;
-    struct cmt_site_stats *sites;
+    struct cmt_site_stats *sites;      /* by stack id */
+    struct cmt_site_extra *site_extra; /* by stack id */
     size_t sites_cap;
+    uint32_t *active_sites; /* stack ids that allocated, in order of first allocation */
+    size_t n_active, active_cap;
+    struct cmt_growth_clock growth;
+    struct cmt_timeline timeline;
+    uint64_t end_ts;  /* where the replay ended (cmt_replay_finish) */
     uint64_t events;
     uint64_t events_by_api[256];
     uint64_t allocs, frees, failed_allocs, failed_frees;
@@ -119,17 +158,88 @@ struct cmt_replay {
 
 int cmt_replay_init(struct cmt_replay *r);
 void cmt_replay_free(struct cmt_replay *r);
+/* Where the timeline and the growth checkpoints start (the trace's start
+ * time); without it, at the first event. */
+void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin);
+/* The replay ends at end_ts (absolute): the timeline reaches it and the
+ * checkpoint intervals complete before it are recorded. */
+void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
+/* Absolute end of checkpoint interval i. */
+uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
+
+/* What the replay reads of an event, in 48 bytes: batches of these travel
+ * from the reading thread to the replaying one, and their size is what that
+ * costs. */
+struct cmt_replay_in {
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t aux0;   /* VMM mapping: the physical handle */
+    uint32_t stack;  /* ids past CMT_MAX_STACK_ID read as 0 (no stack) */
+    uint32_t tid;
+    int32_t result;
+    int8_t device;   /* -1 .. CMT_MAX_DEVICES - 1; INT8_MIN: out of range */
+    uint8_t type;
+    uint8_t api;
+    uint8_t kind;
+};
+
+static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_event_in *e)
+{
+    *o = (struct cmt_replay_in){
+        .ts = e->ts,
+        .addr = e->addr,
+        .size = e->size,
+        .aux0 = e->aux[0],
+        .stack = e->stack < CMT_MAX_STACK_ID ? (uint32_t)e->stack : 0,
+        .tid = e->tid,
+        .result = e->result,
+        .device = e->device >= -1 && e->device < CMT_MAX_DEVICES ? (int8_t)e->device : INT8_MIN,
+        .type = e->type,
+        .api = e->api,
+        .kind = e->kind,
+    };
+}
 
 /* Applies one event. Returns 0, or -1 when the analyzer ran out of memory. */
 int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);
+/* Applies n events in order. Returns 0, or -1 when out of memory. */
+int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n);
 
-enum cmt_account_class cmt_class_of_kind(unsigned kind);
+/* Called for every event: inline. */
+static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)
+{
+    return kind == CMT_KIND_MANAGED ? CMT_CLASS_MANAGED : kind == CMT_KIND_HOST_PINNED ? CMT_CLASS_HOST : CMT_CLASS_DEVICE;
+}
+
+static inline enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
+{
+    switch (kind) {
+    case CMT_KIND_VMM_PHYSICAL:
+        return CMT_NS_VMM_HANDLE;
+    case CMT_KIND_VMM_RESERVE:
+        return CMT_NS_VMM_RESERVE;
+    case CMT_KIND_VMM_MAP:
+        return CMT_NS_VMM_MAP;
+    case CMT_KIND_ARRAY:
+        return CMT_NS_ARRAY;
+    default:
+        return CMT_NS_POINTER;
+    }
+}
+
 /* The class an allocation counts in: host memory (device -1, e.g. a
  * host-located cuMemCreate) is pinned host memory whatever its kind. */
-enum cmt_account_class cmt_class_of_allocation(unsigned kind, int32_t device);
-enum cmt_namespace cmt_namespace_of_kind(unsigned kind);
+static inline enum cmt_account_class cmt_class_of_allocation(unsigned kind, int32_t device)
+{
+    return device < 0 ? CMT_CLASS_HOST : cmt_class_of_kind(kind);
+}
+
 /* True for kinds that hold memory (not VMM reservations or mappings). */
-bool cmt_kind_holds_memory(unsigned kind);
+static inline bool cmt_kind_holds_memory(unsigned kind)
+{
+    return kind != CMT_KIND_VMM_RESERVE && kind != CMT_KIND_VMM_MAP;
+}
 
 static inline struct cmt_account *cmt_replay_account(const struct cmt_replay *r, int32_t device, unsigned cls)
 {

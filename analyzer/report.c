@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,16 @@ const char *cmt_class_name(unsigned cls)
 {
     static const char *const names[] = {"device", "managed", "pinned-host"};
     return cls < CMT_CLASS_COUNT ? names[cls] : "unknown";
+}
+
+void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len)
+{
+    if (acc->cls == CMT_CLASS_HOST)
+        snprintf(buf, len, "Pinned host memory");
+    else if (acc->cls == CMT_CLASS_MANAGED)
+        snprintf(buf, len, "Managed memory, device %d", acc->device);
+    else
+        snprintf(buf, len, "Device %d", acc->device);
 }
 
 uint64_t cmt_report_rel_ns(const struct cmt_report *r, uint64_t ts)
@@ -78,36 +89,217 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     return out;
 }
 
+/* Rows and call tree of what an account held: cells by raw stack id. */
+static int build_snapshot(struct cmt_report *r, const struct cmt_site_cell *cells, size_t n_cells,
+                          struct cmt_snapshot *snap)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    size_t n = 0;
+    for (size_t s = 0; s < n_cells; s++)
+        if (cells[s].count)
+            n++;
+    snap->rows = calloc(n ? n : 1, sizeof *snap->rows);
+    if (!snap->rows || cmt_call_tree_init(&snap->tree) != 0)
+        return -1;
+    size_t k = 0;
+    for (size_t s = 0; s < n_cells; s++) {
+        if (!cells[s].count)
+            continue;
+        const struct cmt_site_stats *st = s < rp->sites_cap ? &rp->sites[s] : NULL;
+        snap->rows[k++] = (struct cmt_site_row){
+            .stack = cmt_frames_canonical(r->frames, s),
+            .bytes = cells[s].bytes,
+            .count = cells[s].count,
+            .api = st ? st->api : 0,
+            .first_ts = st ? rp->site_extra[s].first_ts : 0,
+        };
+        if (cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, s), cells[s].bytes, cells[s].count) != 0)
+            return -1;
+    }
+    snap->n_rows = merge_rows(snap->rows, k);
+    snap->n_top = snap->n_rows < r->opt->top ? snap->n_rows : r->opt->top;
+    return cmt_call_tree_sort(&snap->tree);
+}
+
+static const struct cmt_timeline_series *account_series(const struct cmt_report *r, const struct cmt_account *acc)
+{
+    const struct cmt_timeline *tl = &r->analysis->replay.timeline;
+    switch (acc->cls) {
+    case CMT_CLASS_MANAGED:
+        return cmt_timeline_find(tl, acc->device, CMT_KIND_MANAGED);
+    case CMT_CLASS_HOST:
+        return cmt_timeline_find(tl, -1, CMT_TIMELINE_TOTAL);
+    default:
+        return cmt_timeline_find(tl, acc->device, CMT_TIMELINE_TOTAL);
+    }
+}
+
 static int build_account(struct cmt_report *r, const struct cmt_account *acc, struct cmt_account_view *v)
 {
     v->account = acc;
-    size_t n = 0;
-    for (size_t s = 0; s < acc->sites_cap; s++)
-        if (acc->site_peak[s].count)
-            n++;
-    struct cmt_site_row *rows = calloc(n ? n : 1, sizeof *rows);
-    if (!rows)
+    v->series = account_series(r, acc);
+    v->peak.ts = acc->peak_ts;
+    v->peak.bytes = acc->peak;
+    v->peak.count = acc->peak_count;
+    memcpy(v->peak.by_kind, acc->peak_by_kind, sizeof v->peak.by_kind);
+    if (build_snapshot(r, acc->site_peak, acc->sites_cap, &v->peak) != 0)
         return -1;
-    size_t k = 0;
-    for (size_t s = 0; s < acc->sites_cap; s++) {
-        if (!acc->site_peak[s].count)
-            continue;
-        const struct cmt_site_stats *st = s < r->analysis->replay.sites_cap ? &r->analysis->replay.sites[s] : NULL;
-        rows[k++] = (struct cmt_site_row){
-            .stack = cmt_frames_canonical(r->frames, s),
-            .bytes = acc->site_peak[s].bytes,
-            .count = acc->site_peak[s].count,
-            .api = st ? st->api : 0,
-            .first_ts = st ? st->first_ts : 0,
-        };
+    v->top = v->peak.rows;
+    v->n_sites_at_peak = v->peak.n_rows;
+    v->n_top = v->peak.n_top;
+    if (r->opt->at_set) {
+        v->has_at = true;
+        v->at.ts = r->analysis->info.start_monotonic_ns + r->opt->at_ns;
+        v->at.bytes = acc->live;
+        v->at.count = acc->live_count;
+        memcpy(v->at.by_kind, acc->live_by_kind, sizeof v->at.by_kind);
+        if (build_snapshot(r, acc->site_live, acc->sites_cap, &v->at) != 0)
+            return -1;
     }
-    v->n_sites_at_peak = merge_rows(rows, k);
-    v->top = rows;
-    v->n_top = v->n_sites_at_peak < r->opt->top ? v->n_sites_at_peak : r->opt->top;
     return 0;
 }
 
-static int build_leaks(struct cmt_report *r)
+/* Totals of every call site (canonical stack) over the run. */
+struct site_totals {
+    uint64_t allocs, frees, failures;
+};
+
+static struct site_totals *build_site_totals(struct cmt_report *r)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    size_t cap = r->analysis->model.n_stacks > rp->sites_cap ? r->analysis->model.n_stacks : rp->sites_cap;
+    struct site_totals *t = calloc(cap ? cap : 1, sizeof *t);
+    if (!t)
+        return NULL;
+    for (size_t s = 0; s < rp->sites_cap; s++) {
+        const struct cmt_site_stats *st = &rp->sites[s];
+        const struct cmt_site_extra *x = &rp->site_extra[s];
+        if (!st->allocs && !st->frees && !x->failures)
+            continue;
+        uint64_t c = cmt_frames_canonical(r->frames, s);
+        if (c >= cap)
+            continue;
+        t[c].allocs += st->allocs;
+        t[c].frees += st->frees;
+        t[c].failures += x->failures;
+    }
+    return t;
+}
+
+/* ---- growth ------------------------------------------------------------------ */
+
+static int growth_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_growth_row *a = pa, *b = pb;
+    if (a->verdict.rate != b->verdict.rate)
+        return a->verdict.rate < b->verdict.rate ? 1 : -1;
+    if (a->live_bytes != b->live_bytes)
+        return a->live_bytes < b->live_bytes ? 1 : -1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+struct site_ref {
+    uint64_t canon;
+    uint32_t stack;
+};
+
+static int site_ref_cmp(const void *pa, const void *pb)
+{
+    const struct site_ref *a = pa, *b = pb;
+    if (a->canon != b->canon)
+        return a->canon < b->canon ? -1 : 1;
+    return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/* Sums the checkpoint floors of every recorded stack that shows as the same
+ * call site, then judges each call site (growth.h). */
+static int build_growth(struct cmt_report *r, const struct site_totals *totals)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    const uint32_t n_cp = rp->growth.n;
+    size_t n_sites = rp->n_active;
+    struct site_ref *refs = calloc(n_sites ? n_sites : 1, sizeof *refs);
+    uint64_t *values = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *values);
+    uint64_t *times = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *times);
+    r->growth = calloc(n_sites ? n_sites : 1, sizeof *r->growth);
+    int rc = -1;
+    if (!refs || !values || !times || !r->growth)
+        goto out;
+    for (size_t i = 0; i < n_sites; i++)
+        refs[i] = (struct site_ref){cmt_frames_canonical(r->frames, rp->active_sites[i]), rp->active_sites[i]};
+    qsort(refs, n_sites, sizeof *refs, site_ref_cmp);
+    for (size_t i = 0, end; i < n_sites; i = end) {
+        /* refs[i, end) show as one call site */
+        uint32_t first_cp = UINT32_MAX;
+        uint64_t live = 0, live_count = 0, first_ts = UINT64_MAX;
+        const struct cmt_site_stats *lead = NULL;
+        for (end = i; end < n_sites && refs[end].canon == refs[i].canon; end++) {
+            const struct cmt_site_stats *st = &rp->sites[refs[end].stack];
+            if (st->first_cp < first_cp)
+                first_cp = st->first_cp;
+            live += st->live_bytes;
+            live_count += st->live_count;
+            uint64_t st_first = rp->site_extra[refs[end].stack].first_ts;
+            if (st_first && st_first < first_ts) {
+                first_ts = st_first;
+                lead = st;
+            }
+        }
+        if (!lead)
+            lead = &rp->sites[refs[i].stack];
+        /* Complete intervals after the one of the first allocation, then the
+         * live bytes at the end. */
+        size_t n = 0;
+        for (uint32_t k = first_cp + 1; k < n_cp; k++) {
+            uint64_t sum = 0;
+            for (size_t m = i; m < end; m++) {
+                const struct cmt_site_stats *st = &rp->sites[refs[m].stack];
+                const uint64_t *samples = rp->site_extra[refs[m].stack].samples;
+                if (samples && k > st->first_cp)
+                    sum += samples[k];
+            }
+            values[n] = sum;
+            times[n++] = cmt_replay_checkpoint_ts(rp, k);
+        }
+        values[n] = live;
+        times[n++] = rp->end_ts;
+        /* canonical ids never exceed the stack ids they stand for */
+        const struct site_totals *t = &totals[refs[i].canon];
+        struct cmt_growth_verdict v;
+        cmt_growth_evaluate(values, times, n, t->allocs, &v);
+        if (!v.candidate)
+            continue;
+        r->growth[r->n_growth++] = (struct cmt_growth_row){
+            .stack = refs[i].canon,
+            .kind = lead->kind,
+            .api = lead->api,
+            .verdict = v,
+            .live_bytes = live,
+            .live_count = live_count,
+            .allocs = t->allocs,
+            .frees = t->frees,
+            .failures = t->failures,
+            .first_ts = first_ts == UINT64_MAX ? 0 : first_ts,
+        };
+    }
+    qsort(r->growth, r->n_growth, sizeof *r->growth, growth_cmp);
+    rc = 0;
+out:
+    free(refs);
+    free(values);
+    free(times);
+    return rc;
+}
+
+static bool is_growing(const struct cmt_report *r, uint64_t stack)
+{
+    for (size_t i = 0; i < r->n_growth; i++)
+        if (r->growth[i].stack == stack)
+            return true;
+    return false;
+}
+
+static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
 {
     const struct cmt_live_set *live = &r->analysis->replay.live;
     size_t cap = live->count ? live->count : 1;
@@ -119,10 +311,11 @@ static int build_leaks(struct cmt_report *r)
         return -1;
     }
     size_t k = 0, n_aside = 0;
+    struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
-        const struct cmt_live *l = &live->slots[i];
-        if (!l->used)
+        if (!cmt_live_set_at(live, i, &entry))
             continue;
+        const struct cmt_live *l = &entry;
         struct cmt_site_row row = {
             .stack = cmt_frames_canonical(r->frames, l->stack),
             .bytes = l->size,
@@ -161,6 +354,21 @@ static int build_leaks(struct cmt_report *r)
                 ordered[n++] = rows[i];
     memcpy(rows, ordered, r->n_leaks * sizeof *rows);
     free(ordered);
+    for (size_t i = 0; i < r->n_leaks; i++) {
+        struct cmt_site_row *row = &rows[i];
+        row->site_allocs = totals[row->stack].allocs;
+        row->site_frees = totals[row->stack].frees;
+        row->growing = is_growing(r, row->stack);
+        if (!cmt_kind_holds_memory(row->kind))
+            continue;
+        if (row->site_allocs <= 1) {
+            r->leak_once_bytes += row->bytes;
+            r->leak_once_count += row->count;
+        } else {
+            r->leak_repeated_bytes += row->bytes;
+            r->leak_repeated_count += row->count;
+        }
+    }
     r->n_suppressed = merge_rows(set_aside, n_aside);
     r->suppressed = set_aside;
     return 0;
@@ -263,7 +471,10 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             if (rp->accounts[d][c] && build_account(r, rp->accounts[d][c], &r->accounts[r->n_accounts++]) != 0)
                 return -1;
     }
-    if (build_leaks(r) != 0 || build_failures(r) != 0)
+    struct site_totals *totals = build_site_totals(r);
+    int rc = totals && build_growth(r, totals) == 0 && build_leaks(r, totals) == 0 && build_failures(r) == 0 ? 0 : -1;
+    free(totals);
+    if (rc != 0)
         return -1;
     collect_warnings(r);
     return 0;
@@ -271,9 +482,14 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
 
 void cmt_report_free(struct cmt_report *r)
 {
-    for (size_t i = 0; i < r->n_accounts; i++)
-        free(r->accounts[i].top);
+    for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {
+        free(r->accounts[i].peak.rows);
+        cmt_call_tree_free(&r->accounts[i].peak.tree);
+        free(r->accounts[i].at.rows);
+        cmt_call_tree_free(&r->accounts[i].at.tree);
+    }
     free(r->accounts);
+    free(r->growth);
     free(r->leaks);
     free(r->suppressed);
     free(r->failures);

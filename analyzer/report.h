@@ -8,7 +8,9 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "call_tree.h"
 #include "frames.h"
+#include "growth.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -20,13 +22,44 @@ struct cmt_site_row {
     uint8_t kind;
     uint8_t api;
     uint64_t first_ts; /* earliest allocation of the row */
+    /* Leak rows: what the call site did over the whole run. */
+    uint64_t site_allocs, site_frees;
+    bool growing; /* the call site is also a growth candidate */
+};
+
+/* What one account held at one instant (its peak, or --at TIME). */
+struct cmt_snapshot {
+    uint64_t ts;    /* absolute */
+    uint64_t bytes;
+    uint64_t count;
+    uint64_t by_kind[CMT_KIND_COUNT];
+    struct cmt_site_row *rows; /* by call site, largest first */
+    size_t n_rows;
+    size_t n_top; /* rows shown: min(n_rows, --top) */
+    struct cmt_call_tree tree;
 };
 
 struct cmt_account_view {
     const struct cmt_account *account;
-    struct cmt_site_row *top; /* sites live at the peak, largest first */
+    struct cmt_site_row *top; /* sites live at the peak, largest first (= peak.rows) */
     size_t n_top;
     size_t n_sites_at_peak;
+    struct cmt_snapshot peak;
+    bool has_at;
+    struct cmt_snapshot at; /* with --at: what was live then */
+    /* Its live bytes over time: the device-resident total, the managed
+     * memory of the device, or pinned host memory. */
+    const struct cmt_timeline_series *series;
+};
+
+/* A call site whose live bytes keep rising (growth.h). */
+struct cmt_growth_row {
+    uint64_t stack; /* canonical */
+    uint8_t kind, api;
+    struct cmt_growth_verdict verdict;
+    uint64_t live_bytes, live_count; /* at the end of the replay */
+    uint64_t allocs, frees, failures;
+    uint64_t first_ts;
 };
 
 struct cmt_failure_group {
@@ -44,6 +77,10 @@ struct cmt_report_options {
     size_t top;        /* call sites per list (default 10) */
     size_t max_frames; /* frames per site in text (0 = all) */
     struct cmt_frames_options frames;
+    double tree_min_percent; /* call tree nodes below this share of the snapshot are summarized */
+    bool at_set;             /* --at TIME: the replay stopped at at_ns after the start */
+    uint64_t at_ns;
+    size_t chart_width, chart_height; /* the text timeline; 0: no chart */
     /* Optional: called once for each allocation live at exit; returning true
      * sets it aside as suppressed (`check` suppressions) instead of a leak. */
     bool (*suppress_leak)(void *ctx, struct cmt_frames *frames, const struct cmt_live *allocation);
@@ -60,6 +97,10 @@ struct cmt_report {
     size_t n_leaks;
     uint64_t leak_bytes, leak_count;
     uint64_t leak_bytes_by_kind[CMT_KIND_COUNT];
+    uint64_t leak_once_bytes, leak_once_count;         /* sites that allocated once in the run */
+    uint64_t leak_repeated_bytes, leak_repeated_count; /* sites that allocated more than once */
+    struct cmt_growth_row *growth; /* candidates, fastest first */
+    size_t n_growth;
     struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site */
     size_t n_suppressed;
     uint64_t suppressed_bytes, suppressed_count;
@@ -74,11 +115,16 @@ void cmt_report_free(struct cmt_report *r);
 
 void cmt_report_render_text(const struct cmt_report *r, FILE *out);
 void cmt_report_render_json(const struct cmt_report *r, FILE *out);
+/* The report as one JSON value inside a document being written. */
+struct cmt_json;
+void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
 
 /* Shared by the renderers. */
 const char *cmt_class_name(unsigned cls);
 void cmt_report_add_warning(struct cmt_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* ns since the trace started, from a monotonic timestamp. */
 uint64_t cmt_report_rel_ns(const struct cmt_report *r, uint64_t ts);
+/* "account" label of a view: "Device 0", "Managed memory, device 0", "Pinned host memory". */
+void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len);
 
 #endif

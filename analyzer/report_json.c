@@ -32,8 +32,9 @@ static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t
     cmt_json_end_array(j);
 }
 
-static void json_site(const struct cmt_report *r, struct cmt_json *j, const struct cmt_site_row *s, bool with_kind)
+static void json_site(const struct cmt_report *r, struct cmt_json *j, const struct cmt_site_row *s, bool leak)
 {
+    bool with_kind = leak;
     cmt_json_begin_object(j);
     cmt_json_key(j, "bytes");
     cmt_json_uint(j, s->bytes);
@@ -45,9 +46,127 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
     }
     cmt_json_key(j, "api");
     cmt_json_string(j, cmt_api_name(s->api));
+    if (leak) {
+        cmt_json_key(j, "pattern");
+        cmt_json_string(j, s->site_allocs <= 1 ? "once" : "repeated");
+        cmt_json_key(j, "site_allocations");
+        cmt_json_uint(j, s->site_allocs);
+        cmt_json_key(j, "site_frees");
+        cmt_json_uint(j, s->site_frees);
+        cmt_json_key(j, "growing");
+        cmt_json_bool(j, s->growing);
+    }
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
     json_frames(r, j, s->stack);
+    cmt_json_end_object(j);
+}
+
+/* A call tree as a flat list in depth-first order (parents before their
+ * children): deep stacks nest nothing. Children below the threshold are
+ * summed into their parent's hidden_* fields. */
+struct json_tree_walk {
+    const struct cmt_call_tree *t;
+    struct cmt_json *j;
+    uint64_t threshold;
+    uint32_t next_id;
+};
+
+static void json_tree_node(struct json_tree_walk *w, uint32_t index, int64_t parent, uint32_t depth)
+{
+    const struct cmt_tree_node *n = &w->t->nodes[index];
+    struct cmt_json *j = w->j;
+    uint32_t id = w->next_id++;
+    uint64_t hidden = 0, hidden_count = 0, hidden_paths = 0;
+    for (uint32_t c = n->first_child; c != CMT_TREE_NONE; c = w->t->nodes[c].next_sibling) {
+        const struct cmt_tree_node *k = &w->t->nodes[c];
+        if (k->inclusive < w->threshold) {
+            hidden += k->inclusive;
+            hidden_count += k->inclusive_count;
+            hidden_paths++;
+        }
+    }
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "id");
+    cmt_json_uint(j, id);
+    cmt_json_key(j, "parent");
+    if (parent < 0)
+        cmt_json_null(j);
+    else
+        cmt_json_uint(j, (uint64_t)parent);
+    cmt_json_key(j, "depth");
+    cmt_json_uint(j, depth);
+    const struct cmt_frame *f = n->frame;
+    cmt_json_key(j, "function");
+    cmt_json_string(j, f ? f->function : NULL);
+    cmt_json_key(j, "file");
+    cmt_json_string(j, f ? f->file : NULL);
+    cmt_json_key(j, "lines");
+    cmt_json_begin_array(j);
+    for (unsigned i = 0; i < n->n_lines; i++)
+        cmt_json_uint(j, n->lines[i]);
+    cmt_json_end_array(j);
+    cmt_json_key(j, "module");
+    cmt_json_string(j, f ? f->module : NULL);
+    cmt_json_key(j, "address");
+    if (f)
+        cmt_json_uint(j, f->ip);
+    else
+        cmt_json_null(j);
+    cmt_json_key(j, "inlined");
+    cmt_json_bool(j, f && f->inlined);
+    cmt_json_key(j, "inclusive_bytes");
+    cmt_json_uint(j, n->inclusive);
+    cmt_json_key(j, "inclusive_count");
+    cmt_json_uint(j, n->inclusive_count);
+    cmt_json_key(j, "self_bytes");
+    cmt_json_uint(j, n->self);
+    cmt_json_key(j, "self_count");
+    cmt_json_uint(j, n->self_count);
+    cmt_json_key(j, "hidden_bytes");
+    cmt_json_uint(j, hidden);
+    cmt_json_key(j, "hidden_count");
+    cmt_json_uint(j, hidden_count);
+    cmt_json_key(j, "hidden_paths");
+    cmt_json_uint(j, hidden_paths);
+    cmt_json_end_object(j);
+    for (uint32_t c = n->first_child; c != CMT_TREE_NONE; c = w->t->nodes[c].next_sibling)
+        if (w->t->nodes[c].inclusive >= w->threshold)
+            json_tree_node(w, c, id, depth + 1);
+}
+
+static void json_tree(const struct cmt_report *r, struct cmt_json *j, const char *key, const struct cmt_call_tree *t)
+{
+    cmt_json_key(j, key);
+    cmt_json_begin_object(j);
+    uint64_t total = t->n ? t->nodes[0].inclusive : 0;
+    double pct = r->opt->tree_min_percent;
+    uint64_t threshold = pct > 0 ? (uint64_t)((double)total * pct / 100.0) : 0;
+    if (threshold == 0)
+        threshold = 1;
+    cmt_json_key(j, "total_bytes");
+    cmt_json_uint(j, total);
+    cmt_json_key(j, "min_percent");
+    cmt_json_double(j, pct);
+    cmt_json_key(j, "nodes");
+    cmt_json_begin_array(j);
+    if (t->n) {
+        struct json_tree_walk w = {.t = t, .j = j, .threshold = threshold};
+        json_tree_node(&w, 0, -1, 0);
+    }
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+}
+
+static void json_by_kind(struct cmt_json *j, const char *key, const uint64_t *by_kind)
+{
+    cmt_json_key(j, key);
+    cmt_json_begin_object(j);
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
+        if (by_kind[k]) {
+            cmt_json_key(j, cmt_kind_name(k));
+            cmt_json_uint(j, by_kind[k]);
+        }
     cmt_json_end_object(j);
 }
 
@@ -112,6 +231,28 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     for (size_t i = 0; i < v->n_top; i++)
         json_site(r, j, &v->top[i], false);
     cmt_json_end_array(j);
+    json_tree(r, j, "peak_call_tree", &v->peak.tree);
+    if (v->has_at) {
+        cmt_json_key(j, "at");
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "time_ns");
+        cmt_json_uint(j, r->opt->at_ns);
+        cmt_json_key(j, "live_bytes");
+        cmt_json_uint(j, v->at.bytes);
+        cmt_json_key(j, "live_allocations");
+        cmt_json_uint(j, v->at.count);
+        if (acc->cls != CMT_CLASS_MANAGED)
+            json_by_kind(j, "by_kind", v->at.by_kind);
+        cmt_json_key(j, "sites");
+        cmt_json_uint(j, v->at.n_rows);
+        cmt_json_key(j, "top_sites");
+        cmt_json_begin_array(j);
+        for (size_t i = 0; i < v->at.n_top; i++)
+            json_site(r, j, &v->at.rows[i], false);
+        cmt_json_end_array(j);
+        json_tree(r, j, "call_tree", &v->at.tree);
+        cmt_json_end_object(j);
+    }
     cmt_json_end_object(j);
 }
 
@@ -179,10 +320,73 @@ static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_uint(j, r->leak_bytes_by_kind[k]);
         }
     cmt_json_end_object(j);
+    cmt_json_key(j, "once");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "bytes");
+    cmt_json_uint(j, r->leak_once_bytes);
+    cmt_json_key(j, "count");
+    cmt_json_uint(j, r->leak_once_count);
+    cmt_json_end_object(j);
+    cmt_json_key(j, "repeated");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "bytes");
+    cmt_json_uint(j, r->leak_repeated_bytes);
+    cmt_json_key(j, "count");
+    cmt_json_uint(j, r->leak_repeated_count);
+    cmt_json_end_object(j);
     cmt_json_key(j, "sites");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_leaks; i++)
         json_site(r, j, &r->leaks[i], true);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+}
+
+static void json_growth(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    cmt_json_key(j, "growth");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "checkpoints");
+    cmt_json_uint(j, rp->growth.n);
+    cmt_json_key(j, "checkpoint_interval_ns");
+    cmt_json_uint(j, rp->growth.started ? 1ull << rp->growth.shift : 0);
+    cmt_json_key(j, "candidates");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < r->n_growth; i++) {
+        const struct cmt_growth_row *g = &r->growth[i];
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "rate_bytes_per_second");
+        cmt_json_double(j, g->verdict.rate);
+        cmt_json_key(j, "trend");
+        cmt_json_double(j, g->verdict.trend);
+        cmt_json_key(j, "samples");
+        cmt_json_uint(j, g->verdict.n);
+        cmt_json_key(j, "first_sample_bytes");
+        cmt_json_uint(j, g->verdict.first);
+        cmt_json_key(j, "last_sample_bytes");
+        cmt_json_uint(j, g->verdict.last);
+        cmt_json_key(j, "live_bytes");
+        cmt_json_uint(j, g->live_bytes);
+        cmt_json_key(j, "live_count");
+        cmt_json_uint(j, g->live_count);
+        cmt_json_key(j, "allocations");
+        cmt_json_uint(j, g->allocs);
+        cmt_json_key(j, "frees");
+        cmt_json_uint(j, g->frees);
+        cmt_json_key(j, "failures");
+        cmt_json_uint(j, g->failures);
+        cmt_json_key(j, "first_time_ns");
+        cmt_json_uint(j, cmt_report_rel_ns(r, g->first_ts));
+        cmt_json_key(j, "kind");
+        cmt_json_string(j, cmt_kind_name(g->kind));
+        cmt_json_key(j, "api");
+        cmt_json_string(j, cmt_api_name(g->api));
+        cmt_json_key(j, "stack_id");
+        cmt_json_uint(j, g->stack);
+        json_frames(r, j, g->stack);
+        cmt_json_end_object(j);
+    }
     cmt_json_end_array(j);
     cmt_json_end_object(j);
 }
@@ -224,51 +428,62 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
 
 void cmt_report_render_json(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_analysis *a = r->analysis;
-    const struct cmt_replay *rp = &a->replay;
     struct cmt_json j;
     cmt_json_init(&j, out, true);
-    cmt_json_begin_object(&j);
-    cmt_json_key(&j, "trace");
-    cmt_json_string(&j, a->path);
-    cmt_json_key(&j, "format_version");
+    cmt_report_render_json_value(r, &j);
+    cmt_json_finish(&j);
+}
+
+void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_replay *rp = &a->replay;
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "trace");
+    cmt_json_string(j, a->path);
+    cmt_json_key(j, "format_version");
     char v[32];
     snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
-    cmt_json_string(&j, v);
-    json_process(r, &j);
-    cmt_json_key(&j, "complete");
-    cmt_json_bool(&j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
-    cmt_json_key(&j, "clean_exit");
-    cmt_json_bool(&j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
-    cmt_json_key(&j, "start_realtime_ns");
-    cmt_json_uint(&j, a->info.start_realtime_ns);
-    cmt_json_key(&j, "duration_ns");
-    cmt_json_uint(&j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : rp->last_ts));
-    cmt_json_key(&j, "events");
-    cmt_json_uint(&j, rp->events);
-    cmt_json_key(&j, "events_by_api");
-    cmt_json_begin_object(&j);
+    cmt_json_string(j, v);
+    json_process(r, j);
+    cmt_json_key(j, "complete");
+    cmt_json_bool(j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
+    cmt_json_key(j, "clean_exit");
+    cmt_json_bool(j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
+    cmt_json_key(j, "start_realtime_ns");
+    cmt_json_uint(j, a->info.start_realtime_ns);
+    cmt_json_key(j, "duration_ns");
+    cmt_json_uint(j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : rp->last_ts));
+    cmt_json_key(j, "at_time_ns");
+    if (r->opt->at_set)
+        cmt_json_uint(j, r->opt->at_ns);
+    else
+        cmt_json_null(j);
+    cmt_json_key(j, "events");
+    cmt_json_uint(j, rp->events);
+    cmt_json_key(j, "events_by_api");
+    cmt_json_begin_object(j);
     for (unsigned api = 1; api < 256; api++)
         if (rp->events_by_api[api]) {
-            cmt_json_key(&j, cmt_api_name(api));
-            cmt_json_uint(&j, rp->events_by_api[api]);
+            cmt_json_key(j, cmt_api_name(api));
+            cmt_json_uint(j, rp->events_by_api[api]);
         }
-    cmt_json_end_object(&j);
-    cmt_json_key(&j, "events_dropped");
-    cmt_json_uint(&j, a->info.events_dropped);
-    cmt_json_key(&j, "unmatched_frees");
-    cmt_json_uint(&j, rp->unmatched_frees);
-    json_accounts(r, &j, CMT_CLASS_DEVICE, "devices");
-    json_accounts(r, &j, CMT_CLASS_MANAGED, "managed");
-    json_accounts(r, &j, CMT_CLASS_HOST, "pinned_host");
-    json_virtual(r, &j);
-    json_leaks(r, &j);
-    json_failures(r, &j);
-    cmt_json_key(&j, "warnings");
-    cmt_json_begin_array(&j);
+    cmt_json_end_object(j);
+    cmt_json_key(j, "events_dropped");
+    cmt_json_uint(j, a->info.events_dropped);
+    cmt_json_key(j, "unmatched_frees");
+    cmt_json_uint(j, rp->unmatched_frees);
+    json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
+    json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
+    json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");
+    json_virtual(r, j);
+    json_leaks(r, j);
+    json_growth(r, j);
+    json_failures(r, j);
+    cmt_json_key(j, "warnings");
+    cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_warnings; i++)
-        cmt_json_string(&j, r->warnings[i]);
-    cmt_json_end_array(&j);
-    cmt_json_end_object(&j);
-    cmt_json_finish(&j);
+        cmt_json_string(j, r->warnings[i]);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
 }

@@ -20,6 +20,7 @@ void cmt_model_free(struct cmt_trace_model *m)
         free(m->stacks[i].frames);
     free(m->stacks);
     free(m->modules);
+    free(m->frames);
     free(m->threads);
     free(m->arg_ids);
     memset(m, 0, sizeof *m);
@@ -117,6 +118,22 @@ void cmt_model_on_stack(void *ctx, uint32_t id, uint32_t modules_known, const ui
     m->n_stacks = n;
 }
 
+void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *in)
+{
+    struct cmt_trace_model *m = ctx;
+    if (!next_id_ok(m, in->id, m->n_frames))
+        return;
+    uint32_t n = m->n_frames ? m->n_frames + 1 : 2;
+    struct cmt_synthetic_frame *fr = grow(m->frames, n, sizeof *fr);
+    if (!fr)
+        return;
+    m->frames = fr;
+    if (m->n_frames == 0)
+        memset(&fr[0], 0, sizeof fr[0]);
+    fr[in->id] = (struct cmt_synthetic_frame){in->function_id, in->file_id, in->line, in->language};
+    m->n_frames = n;
+}
+
 void cmt_model_on_process(void *ctx, const struct cmt_process_in *p)
 {
     struct cmt_trace_model *m = ctx;
@@ -172,6 +189,7 @@ void cmt_model_callbacks(struct cmt_reader_callbacks *cb)
     cb->on_thread = cmt_model_on_thread;
     cb->on_config = cmt_model_on_config;
     cb->on_end = cmt_model_on_end;
+    cb->on_frame = cmt_model_on_frame;
 }
 
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id)
@@ -182,4 +200,12 @@ const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id)
 const struct cmt_stack_def *cmt_model_stack(const struct cmt_trace_model *m, uint64_t id)
 {
     return id && id < m->n_stacks ? &m->stacks[id] : NULL;
+}
+
+const struct cmt_synthetic_frame *cmt_model_synthetic_frame(const struct cmt_trace_model *m, uint64_t value)
+{
+    if (!(value & CMT_FRAME_SYNTHETIC_BIT))
+        return NULL;
+    uint64_t id = value & 0xffffffffu;
+    return id && id < m->n_frames ? &m->frames[id] : NULL;
 }

@@ -25,6 +25,10 @@ struct cmt_module_def {
     size_t build_id_len;
 };
 
+struct cmt_synthetic_frame {
+    uint32_t function_id, file_id, line, language;
+};
+
 struct cmt_thread_def {
     uint32_t tid;
     uint32_t name_id;
@@ -38,6 +42,8 @@ struct cmt_trace_model {
     uint32_t n_stacks;
     struct cmt_module_def *modules; /* by id; [0] unused */
     uint32_t n_modules;
+    struct cmt_synthetic_frame *frames; /* by FRAME id; [0] unused */
+    uint32_t n_frames;
     struct cmt_thread_def *threads;
     size_t n_threads;
     bool has_process;
@@ -65,9 +71,13 @@ void cmt_model_on_process(void *ctx, const struct cmt_process_in *p);
 void cmt_model_on_thread(void *ctx, uint32_t tid, uint32_t name_id);
 void cmt_model_on_config(void *ctx, const struct cmt_config_in *c);
 void cmt_model_on_end(void *ctx, const struct cmt_end_in *e);
+void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *f);
 
 /* The string with this id, or "" when unknown. */
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id);
 const struct cmt_stack_def *cmt_model_stack(const struct cmt_trace_model *m, uint64_t id);
+/* The synthetic frame a stack frame value refers to (CMT_FRAME_SYNTHETIC_BIT
+ * set), or NULL when it is not one or was never defined. */
+const struct cmt_synthetic_frame *cmt_model_synthetic_frame(const struct cmt_trace_model *m, uint64_t value);
 
 #endif

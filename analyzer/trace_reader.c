@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,22 +21,36 @@ struct cursor {
     bool cut_by_eof;
     uint64_t prev_ts;
     uint64_t prev_addr;
-    int64_t prev_device;
+    int32_t prev_device; /* clamped to int32 when decoded */
     uint32_t tid;
     struct cmt_event_in next;
+};
+
+/* The merge heap holds the key of each open chunk's next event next to it:
+ * ordering compares stay within one array. */
+struct heap_entry {
+    uint64_t ts;
+    uint64_t chunk_off;
+    struct cursor *c;
 };
 
 struct cmt_reader {
     const uint8_t *data;
     size_t size;
     bool mapped;
+    uint64_t page_size;
     struct cmt_trace_info info;
     uint64_t next_chunk;
     bool chunks_done;
     uint64_t last_claim_ns;
-    struct cursor **heap;
+    bool has_next_claim;  /* another chunk follows: its claim time is next_claim */
+    uint64_t next_claim;
+    struct heap_entry *heap;
     size_t heap_len;
     size_t heap_cap;
+    /* The top cursor's events come first while their ts stays below this:
+     * the smaller key of the top's children (0 when it must be checked). */
+    uint64_t run_limit;
     struct cmt_reader_stats stats;
     const struct cmt_reader_callbacks *cb;
     void *ctx;
@@ -185,6 +200,7 @@ int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t
         return rc;
     }
     (*out)->mapped = true;
+    (*out)->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     return 0;
 }
 
@@ -223,7 +239,7 @@ void cmt_reader_close(struct cmt_reader *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->heap_len; i++)
-        free(r->heap[i]);
+        free(r->heap[i].c);
     free(r->heap);
     if (r->mapped && r->data)
         munmap((void *)r->data, r->size);
@@ -249,6 +265,56 @@ static enum decode_result cursor_damaged(struct cmt_reader *r, struct cursor *c,
     return DECODE_DAMAGED;
 }
 
+/* The api's default kind, by table: cmt_api_default_kind is a switch. */
+static uint8_t default_kind[256];
+
+static void init_default_kinds(void)
+{
+    for (unsigned api = 0; api < 256; api++)
+        default_kind[api] = (uint8_t)cmt_api_default_kind(api);
+}
+
+/* One varint at *p. With at least 16 bytes left, a varint of 3 to 8 bytes
+ * (values below 2^56: every timestamp delta, size and address delta met in
+ * practice) is decoded from one 8-byte load without a branch on its length:
+ * lengths vary from record to record, and mispredicted branches were what
+ * decoding cost. Returns 0, or -1 when the input ends first or the varint
+ * is too long. */
+static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    /* One or two bytes (masks, stack ids, time deltas) take a branch each:
+     * inlined at each field, they are predicted per field. */
+    if (__builtin_expect(end - p >= 16, 1)) {
+        if (p[0] < 0x80) {
+            *out = p[0];
+            *pp = p + 1;
+            return 0;
+        }
+        if (p[1] < 0x80) {
+            *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            *pp = p + 2;
+            return 0;
+        }
+        uint64_t w;
+        memcpy(&w, p, sizeof w); /* little-endian (the reader checks the byte order) */
+        uint64_t stops = ~w & 0x8080808080808080ull;
+        if (__builtin_expect(stops != 0, 1)) {
+            unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte's top bit */
+            uint64_t x = bits == 64 ? w : w & ((1ull << bits) - 1);
+            x &= 0x7f7f7f7f7f7f7f7full;
+            /* squeeze the 7-bit groups together */
+            x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+            x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+            x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+            *out = x;
+            *pp = p + bits / 8;
+            return 0;
+        }
+    }
+    return cmt_varint_get(pp, end, out);
+}
+
 /* Decodes the next delivered record of c into c->next. */
 static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
 {
@@ -259,40 +325,47 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         if (c->end - rec < 3)
             return cursor_damaged(r, c, rec);
         const uint8_t *p = rec + 2;
+        const uint8_t *end = c->end;
         uint64_t mask, v;
-        if (cmt_varint_get(&p, c->end, &mask) != 0 || mask > 0xffffffffu)
+        if (get_varint(&p, end, &mask) != 0 || mask > 0xffffffffu)
             return cursor_damaged(r, c, rec);
         struct cmt_event_in *e = &c->next;
-        memset(e, 0, sizeof *e);
         e->type = rec[0];
         e->api = rec[1];
-        e->kind = (uint8_t)cmt_api_default_kind(e->api);
+        e->kind = default_kind[rec[1]];
         e->mask = (uint32_t)mask;
         e->tid = c->tid;
         uint64_t ts = c->prev_ts, addr = c->prev_addr;
-        int64_t device = c->prev_device;
-        for (unsigned bit = 0; bit < 32; bit++) {
-            uint32_t f = 1u << bit;
-            if (!(mask & f))
-                continue;
-            if (cmt_varint_get(&p, c->end, &v) != 0)
-                return cursor_damaged(r, c, rec);
-            switch (f) {
-            case CMT_F_TS: ts += (uint64_t)cmt_zigzag_decode(v); break;
-            case CMT_F_DEVICE: device = cmt_zigzag_decode(v); break;
-            case CMT_F_ADDR: addr += (uint64_t)cmt_zigzag_decode(v); break;
-            case CMT_F_SIZE: e->size = v; break;
-            case CMT_F_STREAM: e->stream = v; break;
-            case CMT_F_RESULT: e->result = (int32_t)(uint32_t)v; break;
-            case CMT_F_STACK: e->stack = v; break;
-            case CMT_F_KIND: e->kind = v < 256 ? (uint8_t)v : 255; break;
-            case CMT_F_AUX0: e->aux[0] = v; break;
-            case CMT_F_AUX1: e->aux[1] = v; break;
-            case CMT_F_AUX2: e->aux[2] = v; break;
-            case CMT_F_AUX3: e->aux[3] = v; break;
-            default: break; /* a field from a newer minor version: skipped */
-            }
+        int32_t device = c->prev_device;
+        e->size = e->stream = e->stack = 0;
+        e->result = 0;
+        e->aux[0] = e->aux[1] = e->aux[2] = e->aux[3] = 0;
+#define FIELD(bit)                                         \
+    if (mask & (bit)) {                                    \
+        if (get_varint(&p, end, &v) != 0)                  \
+            return cursor_damaged(r, c, rec);
+#define END_FIELD }
+        FIELD(CMT_F_TS) ts += (uint64_t)cmt_zigzag_decode(v); END_FIELD
+        FIELD(CMT_F_DEVICE)
+            int64_t d = cmt_zigzag_decode(v);
+            device = d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
+        END_FIELD
+        FIELD(CMT_F_ADDR) addr += (uint64_t)cmt_zigzag_decode(v); END_FIELD
+        FIELD(CMT_F_SIZE) e->size = v; END_FIELD
+        FIELD(CMT_F_STREAM) e->stream = v; END_FIELD
+        FIELD(CMT_F_RESULT) e->result = (int32_t)(uint32_t)v; END_FIELD
+        FIELD(CMT_F_STACK) e->stack = v; END_FIELD
+        FIELD(CMT_F_KIND) e->kind = v < 256 ? (uint8_t)v : 255; END_FIELD
+        if (mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3)) {
+            for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
+                FIELD(CMT_F_AUX0 << i) e->aux[i] = v; END_FIELD
         }
+        /* Fields from a newer minor version: one varint each, skipped. */
+        for (uint64_t rest = mask & ~(uint64_t)CMT_F_KNOWN_MASK; rest; rest &= rest - 1)
+            if (get_varint(&p, end, &v) != 0)
+                return cursor_damaged(r, c, rec);
+#undef FIELD
+#undef END_FIELD
         if (ts < c->prev_ts && !r->warned_order) {
             r->warned_order = true;
             add_warning(r, "events of thread %u are out of time order at offset %llu", c->tid,
@@ -303,7 +376,7 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         c->prev_device = device;
         e->ts = ts;
         e->addr = addr;
-        e->device = device < INT32_MIN ? INT32_MIN : device > INT32_MAX ? INT32_MAX : (int32_t)device;
+        e->device = device;
         r->stats.bytes_of_records += (uint64_t)(p - rec);
         c->pos = p;
         if (e->type < CMT_REC_TYPE_COUNT)
@@ -314,55 +387,66 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
 
 /* ---- the merge heap, ordered by (ts, chunk offset) ---------------------------- */
 
-static bool cursor_before(const struct cursor *a, const struct cursor *b)
+static inline bool entry_before(const struct heap_entry *a, const struct heap_entry *b)
 {
-    if (a->next.ts != b->next.ts)
-        return a->next.ts < b->next.ts;
-    return a->chunk_off < b->chunk_off;
+    return a->ts < b->ts || (a->ts == b->ts && a->chunk_off < b->chunk_off);
 }
 
 static void heap_sift_up(struct cmt_reader *r, size_t i)
 {
+    struct heap_entry x = r->heap[i];
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!cursor_before(r->heap[i], r->heap[parent]))
+        if (!entry_before(&x, &r->heap[parent]))
             break;
-        struct cursor *t = r->heap[i];
         r->heap[i] = r->heap[parent];
-        r->heap[parent] = t;
         i = parent;
     }
+    r->heap[i] = x;
 }
 
-static void heap_sift_down(struct cmt_reader *r, size_t i)
+/* Places x at position i or below. x comes by value: storing a new key into
+ * the heap and reading the entry back whole stalls on store forwarding. */
+static void heap_sift_down(struct cmt_reader *r, size_t i, struct heap_entry x)
 {
+    size_t n = r->heap_len;
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < r->heap_len && cursor_before(r->heap[l], r->heap[m]))
-            m = l;
-        if (l + 1 < r->heap_len && cursor_before(r->heap[l + 1], r->heap[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        struct cursor *t = r->heap[i];
+        size_t l = 2 * i + 1;
+        if (l >= n)
+            break;
+        size_t m = l + 1 < n && entry_before(&r->heap[l + 1], &r->heap[l]) ? l + 1 : l;
+        if (!entry_before(&r->heap[m], &x))
+            break;
         r->heap[i] = r->heap[m];
-        r->heap[m] = t;
         i = m;
     }
+    r->heap[i] = x;
+}
+
+static void update_run_limit(struct cmt_reader *r)
+{
+    uint64_t limit = UINT64_MAX;
+    /* strictly below: equal keys order by chunk offset, left to the heap */
+    if (r->heap_len > 1 && r->heap[1].ts < limit)
+        limit = r->heap[1].ts;
+    if (r->heap_len > 2 && r->heap[2].ts < limit)
+        limit = r->heap[2].ts;
+    r->run_limit = r->heap_len ? limit : 0;
 }
 
 static int heap_push(struct cmt_reader *r, struct cursor *c)
 {
     if (r->heap_len == r->heap_cap) {
         size_t cap = r->heap_cap ? r->heap_cap * 2 : 16;
-        struct cursor **h = realloc(r->heap, cap * sizeof *h);
+        struct heap_entry *h = realloc(r->heap, cap * sizeof *h);
         if (!h)
             return -1;
         r->heap = h;
         r->heap_cap = cap;
     }
-    r->heap[r->heap_len++] = c;
+    r->heap[r->heap_len++] = (struct heap_entry){c->next.ts, c->chunk_off, c};
     heap_sift_up(r, r->heap_len - 1);
+    update_run_limit(r);
     if (r->heap_len > r->stats.max_open_chunks)
         r->stats.max_open_chunks = r->heap_len;
     return 0;
@@ -521,6 +605,19 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
             cb->on_device(r->ctx, ordinal, name, total);
         return 0;
     }
+    case CMT_META_FRAME: {
+        struct cmt_frame_in f = {0};
+        f.id = pl_id(b);
+        f.function_id = pl_id(b);
+        f.file_id = pl_id(b);
+        f.line = pl_id(b);
+        f.language = pl_id(b);
+        if (b->bad || f.id == 0)
+            return -1;
+        if (cb->on_frame)
+            cb->on_frame(r->ctx, &f);
+        return 0;
+    }
     case CMT_META_END: {
         struct cmt_end_in e = {0};
         e.ts = pl_varint(b);
@@ -569,6 +666,29 @@ static int read_meta_chunk(struct cmt_reader *r, const uint8_t *p, const uint8_t
 
 /* ---- chunks ------------------------------------------------------------------ */
 
+/* Pages of a chunk read to its end leave the process's memory: a trace is
+ * read once, and without this the mapped file would count in full towards
+ * the resident set, which must not grow with the trace. A page shared with
+ * a neighbouring chunk still being read is faulted in again from the page
+ * cache when that chunk touches it. */
+static void release_range(struct cmt_reader *r, uint64_t from, uint64_t to)
+{
+    if (!r->mapped || !r->page_size)
+        return;
+    uint64_t lo = from & ~(r->page_size - 1);
+    uint64_t hi = (to + r->page_size - 1) & ~(r->page_size - 1);
+    if (hi > r->size)
+        hi = r->size & ~(r->page_size - 1);
+    if (hi > lo && lo >= r->page_size) /* the header page stays */
+        madvise((void *)(r->data + lo), hi - lo, MADV_DONTNEED);
+}
+
+static void cursor_done(struct cmt_reader *r, struct cursor *c)
+{
+    release_range(r, c->chunk_off, (uint64_t)(c->end - r->data));
+    free(c);
+}
+
 /* Opens the next chunk in file order: metadata is delivered now, an event
  * chunk joins the merge. Returns 0, or -1 on damage. Sets chunks_done at the
  * end of the claimed part of the file. */
@@ -613,8 +733,10 @@ static int open_next_chunk(struct cmt_reader *r)
                        "there are analysed",
                     (unsigned long long)(off + h.size - r->size), (unsigned long long)off);
     }
-    if (h.magic == CMT_CHUNK_MAGIC_PAD)
+    if (h.magic == CMT_CHUNK_MAGIC_PAD) {
+        release_range(r, off, off + CMT_CHUNK_HEADER_SIZE);
         return 0;
+    }
     if (h.claim_ns < r->last_claim_ns)
         add_warning(r, "chunk claim times go backwards at offset %llu", (unsigned long long)off);
     r->last_claim_ns = h.claim_ns;
@@ -622,7 +744,9 @@ static int open_next_chunk(struct cmt_reader *r)
     const uint8_t *end = cut ? r->data + r->size : r->data + off + h.size;
     if (h.magic == CMT_CHUNK_MAGIC_META) {
         r->stats.meta_chunks++;
-        return read_meta_chunk(r, body, end, cut);
+        int rc = read_meta_chunk(r, body, end, cut);
+        release_range(r, off, (uint64_t)(end - r->data));
+        return rc;
     }
     r->stats.event_chunks++;
     struct cursor *c = calloc(1, sizeof *c);
@@ -639,7 +763,7 @@ static int open_next_chunk(struct cmt_reader *r)
     c->tid = h.tid;
     enum decode_result d = cursor_decode(r, c);
     if (d != DECODE_EVENT) {
-        free(c);
+        cursor_done(r, c);
         return d == DECODE_DAMAGED ? -1 : 0;
     }
     if (heap_push(r, c) != 0) {
@@ -650,55 +774,74 @@ static int open_next_chunk(struct cmt_reader *r)
     return 0;
 }
 
-static uint64_t peek_next_claim(const struct cmt_reader *r, bool *has)
+/* The claim time of the next chunk in file order, kept until it is opened:
+ * reading its header for every event costs a cache miss each time. */
+static void peek_next_claim(struct cmt_reader *r)
 {
-    *has = false;
+    r->has_next_claim = false;
     uint64_t off = r->next_chunk;
     if (r->chunks_done || off >= r->size || r->size - off < CMT_CHUNK_HEADER_SIZE)
-        return 0;
+        return;
     struct cmt_chunk_header h;
     memcpy(&h, r->data + off, sizeof h);
     if (h.magic == 0)
-        return 0;
-    *has = true;
+        return;
+    r->has_next_claim = true;
     /* Padding and damaged headers are opened at once (claim 0). */
-    return (h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META) ? h.claim_ns : 0;
+    r->next_claim = (h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META) ? h.claim_ns : 0;
+}
+
+static void open_and_peek(struct cmt_reader *r)
+{
+    if (open_next_chunk(r) != 0)
+        r->chunks_done = true; /* damage: deliver what is already open, then stop */
+    peek_next_claim(r);
 }
 
 int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_default_kinds);
     r->cb = cb;
     r->ctx = ctx;
+    peek_next_claim(r);
     for (;;) {
         if (r->heap_len == 0) {
             if (r->chunks_done)
                 break;
-            if (open_next_chunk(r) != 0)
-                r->chunks_done = true; /* damage: deliver what is already open, then stop */
+            open_and_peek(r);
             continue;
         }
         /* Every chunk claimed at or before the earliest pending event may
          * hold earlier events: open those first (W1, W2). */
-        uint64_t t = r->heap[0]->next.ts;
-        bool has;
-        uint64_t claim = peek_next_claim(r, &has);
-        if (has && claim <= t) {
-            if (open_next_chunk(r) != 0)
-                r->chunks_done = true;
+        struct cursor *c = r->heap[0].c;
+        if (r->has_next_claim && r->next_claim <= r->heap[0].ts) {
+            open_and_peek(r);
             continue;
         }
-        struct cursor *c = r->heap[0];
         r->stats.events++;
         if (cb->on_event && cb->on_event(ctx, &c->next) != 0)
             return 0;
-        if (cursor_decode(r, c) != DECODE_EVENT) {
+        struct heap_entry top;
+        if (cursor_decode(r, c) == DECODE_EVENT) {
+            /* A thread's events come in runs: while the next one is earlier
+             * than every other open chunk's, the heap stays as it is. */
+            if (c->next.ts < r->run_limit) {
+                r->heap[0].ts = c->next.ts;
+                continue;
+            }
+            top = (struct heap_entry){c->next.ts, c->chunk_off, c};
+        } else {
             /* End of this chunk's records, or damage inside it: the other
              * threads' events before the damage are still delivered. */
-            r->heap[0] = r->heap[--r->heap_len];
-            free(c);
+            top = r->heap[--r->heap_len];
+            cursor_done(r, c);
         }
-        if (r->heap_len)
-            heap_sift_down(r, 0);
+        if (r->heap_len > 1)
+            heap_sift_down(r, 0, top);
+        else if (r->heap_len == 1)
+            r->heap[0] = top;
+        update_run_limit(r);
     }
     return r->error[0] ? -1 : 0;
 }

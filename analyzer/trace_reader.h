@@ -54,6 +54,16 @@ struct cmt_config_in {
     uint32_t version_id;
 };
 
+/* A synthetic frame (a Python function, a frame a generator made up): what
+ * a stack frame value with CMT_FRAME_SYNTHETIC_BIT refers to. */
+struct cmt_frame_in {
+    uint32_t id;
+    uint32_t function_id;
+    uint32_t file_id;
+    uint32_t line;
+    uint32_t language;
+};
+
 struct cmt_end_in {
     uint64_t ts;
     uint64_t reason;
@@ -71,6 +81,7 @@ struct cmt_reader_callbacks {
     void (*on_config)(void *ctx, const struct cmt_config_in *c);
     void (*on_device)(void *ctx, uint32_t ordinal, uint32_t name_id, uint64_t total);
     void (*on_end)(void *ctx, const struct cmt_end_in *e);
+    void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
     int (*on_event)(void *ctx, const struct cmt_event_in *e);
 };
 

@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 """CPU benchmark of the recording overhead, on the simulated device.
 
-Runs bench/alloc_loop (stream-ordered allocation + release pairs from one call
+Runs bench/cpu/alloc_loop (stream-ordered allocation + release pairs from one call
 site at the bottom of a call chain) natively and under the shim in several
 configurations, alternating them, several times; prints the median cost per
 event of each configuration minus the native cost of the same loop, the trace
 bytes per event, and the machine it ran on.
 
-    meson compile -C build bench
+    meson compile -C build bench-cpu-programs
     bench/run_cpu_bench.py --build build [--reps 7] [--json out.json]
 
 The figure is thread CPU time (CLOCK_THREAD_CPUTIME_ID) per event, taken by
@@ -95,7 +95,7 @@ def run_once(args, env_extra, backend, threads, pairs, tmpdir):
         trace = os.path.join(tmpdir, "trace.bin")
         env["CUMEMTRACE_OUTPUT"] = trace
         env.update(env_extra)
-    argv = [os.path.join(args.build, "bench", BACKENDS[backend][0]), "--threads", str(threads), "--pairs", str(pairs),
+    argv = [os.path.join(args.build, "bench", "cpu", BACKENDS[backend][0]), "--threads", str(threads), "--pairs", str(pairs),
             "--warmup", str(max(pairs // 10, 1000)), "--chain", str(args.chain)]
     p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
@@ -124,9 +124,9 @@ def main():
                          "(a runtime that does nothing, for scaling); default sim,null")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args()
-    for prog in ("alloc_loop", "alloc_loop_null", "trace_stats"):
+    for prog in ("cpu/alloc_loop", "cpu/alloc_loop_null", "trace_stats"):
         if not os.path.exists(os.path.join(args.build, "bench", prog)):
-            sys.exit(f"run_cpu_bench: {args.build}/bench/{prog} is missing: run `meson compile -C {args.build} bench`")
+            sys.exit(f"run_cpu_bench: {args.build}/bench/{prog} is missing: run `meson compile -C {args.build} bench-cpu-programs`")
 
     machine = machine_description(args.build)
     tmpdir = tempfile.mkdtemp(prefix="cmt-bench-")

@@ -58,6 +58,20 @@ static void resolve_proc(struct cmt_driver_hook *e, const struct cmt_proc_resolv
         sched_yield();
 }
 
+void cmt_driver_hooks_fork_child(void)
+{
+    /* A thread of the parent may have been asking the driver when it forked;
+     * that thread does not exist here, and whoever waited for it would wait
+     * forever (seen: a child's first cudaMalloc spinning in resolve_proc).
+     * Ask again. */
+    for (size_t i = 0; i < CMT_HOOK_COUNT; i++) {
+        int running = CMT_RESOLVE_RUNNING;
+        __atomic_compare_exchange_n(&cmt_driver_hooks[i].proc_state, &running, CMT_RESOLVE_NOT_YET, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
+    resolving = false;
+}
+
 /* strncmp(name, prefix, strlen(prefix)) == 0, written out: on the dlsym
  * path (CMT_EARLY) the C library's string functions may not be callable yet
  * (a sanitizer's interceptors of them are still being set up). */

@@ -102,4 +102,7 @@ void *cmt_driver_hooks_substitute_dlsym(void *handle, const char *name, void *p)
 /* True when addr is inside the shim's own mapped text. */
 bool cmt_driver_hooks_is_ours(const void *addr);
 
+/* In a forked child: entries a parent thread was resolving start over. */
+void cmt_driver_hooks_fork_child(void);
+
 #endif

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static void log_write(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void log_write(const char *prefix, const char *fmt, va_list ap)
 {
     int saved = errno;
     char buf[1024];

@@ -18,6 +18,8 @@
 #include "path_template.h"
 #include "shim.h"
 #include "stacks.h"
+#include "unwind_gate.h"
+#include "driver_hooks.h"
 
 struct cmt_recorder cmt_recorder = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -338,10 +340,14 @@ void cmt_recorder_fork_prepare(void)
     pthread_mutex_lock(&cmt_recorder.start_lock);
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     pthread_mutex_lock(&cmt_recorder.tf.claim_lock);
+    /* Last: a thread still unwinding needs none of the locks above to
+     * finish, and none can start a new unwind until the fork is over. */
+    cmt_unwind_gate_fork_prepare();
 }
 
 void cmt_recorder_fork_parent(void)
 {
+    cmt_unwind_gate_fork_parent();
     pthread_mutex_unlock(&cmt_recorder.tf.claim_lock);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     pthread_mutex_unlock(&cmt_recorder.start_lock);
@@ -350,6 +356,8 @@ void cmt_recorder_fork_parent(void)
 
 void cmt_recorder_fork_child(void)
 {
+    cmt_unwind_gate_fork_child();
+    cmt_driver_hooks_fork_child();
     pthread_mutex_init(&cmt_recorder.start_lock, NULL);
     pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
     pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);

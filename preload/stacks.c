@@ -10,6 +10,7 @@
 #include "modules.h"
 #include "recorder.h"
 #include "stack_cache.h"
+#include "unwind_gate.h"
 
 /* Open-addressing table of interned stacks. Readers never lock: an entry is
  * published by storing its hash last (release); a table that grows is copied
@@ -176,7 +177,9 @@ static bool is_own_frame(uint64_t ip)
 static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth)
 {
     void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
+    cmt_unwind_gate_enter();
     int got = unw_backtrace(ips, (int)(depth + CMT_SHIM_FRAMES_MAX));
+    cmt_unwind_gate_leave();
     if (got <= 0)
         return 0;
     /* Drop the shim's own frames: a stack starts at the caller of the hook. */
@@ -224,10 +227,16 @@ static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stac
     uint64_t ips[LIMIT], sps[LIMIT];
     unw_context_t context;
     unw_cursor_t cursor;
-    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0)
-        return capture_by_unwinding(depth);
     unsigned limit = depth + CMT_SHIM_FRAMES_MAX + 1, got = 0;
     bool ended = false;
+    /* Inside the fork gate only while libunwind runs: interning and the
+     * cache fill take the metadata lock, which fork_prepare holds while it
+     * waits for the gate to empty. */
+    cmt_unwind_gate_enter();
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) {
+        cmt_unwind_gate_leave();
+        return capture_by_unwinding(depth);
+    }
     while (got < limit) {
         unw_word_t ip, sp;
         if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
@@ -241,6 +250,7 @@ static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stac
             break;
         }
     }
+    cmt_unwind_gate_leave();
     unsigned first = 0;
     while (first < got && is_own_frame(ips[first]))
         first++;

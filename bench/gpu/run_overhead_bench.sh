@@ -180,12 +180,12 @@ else
   part "PyTorch: skipped ($python has no torch with CUDA)"
 fi
 
-if [ -x "$build/bench/alloc_loop" ] && [ -x "$build/bench/trace_stats" ]; then
+if [ -x "$build/bench/cpu/alloc_loop" ] && [ -x "$build/bench/trace_stats" ]; then
   part "CPU benchmark on the simulated device"
   "$python" "$root/bench/run_cpu_bench.py" --build "$build" --reps 5 --json "$out/cpu_bench.json" \
     >"$out/cpu_bench.txt" 2>"$out/logs/cpu_bench.err" || echo "  cpu benchmark failed: see $out/logs/cpu_bench.err"
 else
-  part "CPU benchmark: skipped (no bench programs in $build: meson compile -C $build bench)"
+  part "CPU benchmark: skipped (no bench programs in $build: meson compile -C $build bench-cpu-programs)"
 fi
 
 part "summary (${SECONDS}s in all)"

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* gen_golden DIR: writes the deterministic traces the golden tests analyse.
+ *
+ * Every byte is fixed: start times, pids, thread ids, timestamps, addresses,
+ * and stacks made of synthetic frames (FRAME records naming a function, a
+ * file and a line), so reports carry function names and file:line without
+ * any binary to symbolize and are identical on every machine.
+ *
+ *   mixed.bin      one process, two threads, devices 0 and 1: start-up
+ *                  weights kept for good (two call sites, once each), 100 training iterations of
+ *                  stream-ordered activations, a scratch buffer, a cache that
+ *                  leaks 1 MiB per iteration, VMM physical memory, pinned
+ *                  and managed memory, one failed allocation.
+ *   rank0.bin ..   three ranks of one job, rank 2 heavier and leaking more.
+ *   rank2.bin
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_builder.h"
+
+#define MiB (1024ull * 1024ull)
+#define GiB (1024ull * MiB)
+#define MS 1000000ull
+#define START 5000000000000ull           /* monotonic ns at trace creation */
+#define REALTIME 1767225600000000000ull  /* 2026-01-01 00:00:00 UTC */
+
+static struct cmt_trace_builder *b;
+static uint64_t f_main, f_train, f_step, f_weights, f_embed, f_forward, f_backward, f_cache, f_scratch, f_staging,
+    f_managed, f_vmm, f_worker, f_prefetch, f_cuda_malloc, f_huge;
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "gen_golden: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static uint32_t stack(int n, ...)
+{
+    /* arguments innermost first */
+    uint64_t frames[16];
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        frames[i] = va_arg(ap, uint64_t);
+    va_end(ap);
+    return cmt_tb_stack(b, frames, (uint32_t)n);
+}
+
+static void event(uint32_t tid, uint8_t type, uint8_t api, int32_t device, uint64_t ts, uint64_t addr,
+                  uint64_t size, uint32_t stk, int32_t result)
+{
+    struct cmt_event e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .has_device = device != INT32_MIN,
+        .device = device,
+        .ts = START + ts,
+        .addr = addr,
+        .size = size,
+        .stack = stk,
+        .result = result,
+        .stream = api == CMT_API_CUDA_MALLOC_ASYNC || api == CMT_API_CUDA_FREE_ASYNC ? 0x5100 : 0,
+    };
+    if (cmt_tb_event(b, tid, &e) != 0)
+        fail("event");
+}
+
+#define ALLOC(tid, api, dev, ts, addr, size, stk) event(tid, CMT_REC_ALLOC, api, dev, ts, addr, size, stk, 0)
+#define FREE(tid, api, ts, addr) event(tid, CMT_REC_FREE, api, INT32_MIN, ts, addr, 0, 0, 0)
+
+static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t rank)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct cmt_trace_builder_options opt = {
+        .pid = pid, .start_monotonic_ns = START, .start_realtime_ns = REALTIME, .clean_exit = true};
+    b = cmt_tb_create(path, &opt);
+    if (!b)
+        fail(path);
+    const char *argv[] = {"/opt/app/train", "--steps", "100"};
+    cmt_tb_process(b, pid, 1, argv[0], 3, argv, "goldenhost", rank, "/opt/app");
+    cmt_tb_device(b, 0, "Golden GPU", 80 * GiB);
+    cmt_tb_device(b, 1, "Golden GPU", 80 * GiB);
+    cmt_tb_thread(b, 101, "main");
+    f_main = cmt_tb_frame(b, "main", "/src/app/main.c", 40);
+    f_train = cmt_tb_frame(b, "train", "/src/app/train.c", 120);
+    f_step = cmt_tb_frame(b, "train_step", "/src/app/train.c", 88);
+    f_weights = cmt_tb_frame(b, "load_weights", "/src/app/model.c", 31);
+    f_embed = cmt_tb_frame(b, "load_embeddings", "/src/app/model.c", 40);
+    f_forward = cmt_tb_frame(b, "forward", "/src/app/model.c", 57);
+    f_backward = cmt_tb_frame(b, "backward", "/src/app/model.c", 73);
+    f_cache = cmt_tb_frame(b, "remember_batch", "/src/app/cache.c", 19);
+    f_scratch = cmt_tb_frame(b, "workspace", "/src/app/kernels.c", 12);
+    f_staging = cmt_tb_frame(b, "staging_buffer", "/src/app/io.c", 44);
+    f_managed = cmt_tb_frame(b, "shared_table", "/src/app/io.c", 61);
+    f_vmm = cmt_tb_frame(b, "grow_arena", "/src/app/arena.c", 27);
+    f_worker = cmt_tb_frame(b, "worker_main", "/src/app/worker.c", 15);
+    f_prefetch = cmt_tb_frame(b, "prefetch_shard", "/src/app/worker.c", 33);
+    f_huge = cmt_tb_frame(b, "try_huge_batch", "/src/app/train.c", 140);
+    /* cudaMalloc as a frame of its own: the default fold rules hide it */
+    f_cuda_malloc = cmt_tb_frame(b, "cudaMalloc", "", 0);
+}
+
+static void close_trace(uint64_t end_ms)
+{
+    cmt_tb_end(b, START + end_ms * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
+static void mixed(const char *dir)
+{
+    open_trace(dir, "mixed.bin", 1000, -1);
+    cmt_tb_thread(b, 102, "loader");
+    uint32_t s_weights = stack(4, f_cuda_malloc, f_weights, f_train, f_main);
+    uint32_t s_embed = stack(4, f_cuda_malloc, f_embed, f_train, f_main);
+    uint32_t s_forward = stack(3, f_forward, f_step, f_train);
+    uint32_t s_forward_main = stack(4, f_forward, f_step, f_train, f_main);
+    uint32_t s_backward = stack(4, f_backward, f_step, f_train, f_main);
+    uint32_t s_cache = stack(5, f_cuda_malloc, f_cache, f_step, f_train, f_main);
+    uint32_t s_scratch = stack(5, f_cuda_malloc, f_scratch, f_backward, f_step, f_train);
+    uint32_t s_staging = stack(3, f_staging, f_train, f_main);
+    uint32_t s_managed = stack(3, f_managed, f_train, f_main);
+    uint32_t s_vmm = stack(3, f_vmm, f_train, f_main);
+    uint32_t s_worker = stack(2, f_prefetch, f_worker);
+    uint32_t s_huge = stack(4, f_cuda_malloc, f_huge, f_train, f_main);
+
+    const uint64_t weights = 0x7f0000000000ull, acts = 0x7f1000000000ull, cache = 0x7f2000000000ull,
+                   scratch = 0x7f3000000000ull, pinned = 0x7f4000000000ull, managed = 0x7f5000000000ull,
+                   dev1 = 0x7f6000000000ull;
+    /* start-up */
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS, weights, 256 * MiB, s_weights);
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 2 * MS, weights + 256 * MiB, 128 * MiB, s_embed);
+    ALLOC(101, CMT_API_CU_MEM_CREATE, 0, 3 * MS, 0x10, 64 * MiB, s_vmm);
+    ALLOC(101, CMT_API_CUDA_HOST_ALLOC, -1, 4 * MS, pinned, 16 * MiB, s_staging);
+    ALLOC(101, CMT_API_CUDA_MALLOC_MANAGED, 0, 5 * MS, managed, 8 * MiB, s_managed);
+    /* the loader thread works on device 1 */
+    for (int i = 0; i < 3; i++)
+        ALLOC(102, CMT_API_CUDA_MALLOC, 1, (6 + i) * MS, dev1 + (uint64_t)i * 64 * MiB, 10 * MiB, s_worker);
+    /* 100 steps of 20 ms from 10 ms on */
+    for (uint64_t step = 0; step < 100; step++) {
+        uint64_t t = 10 * MS + step * 20 * MS;
+        for (uint64_t k = 0; k < 4; k++)
+            ALLOC(101, CMT_API_CUDA_MALLOC_ASYNC, 0, t + k * MS, acts + k * 16 * MiB, 8 * MiB,
+                  k < 2 ? s_forward : s_forward_main);
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 5 * MS, cache + step * 2 * MiB, 1 * MiB, s_cache);
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 6 * MS, scratch, 32 * MiB, s_scratch);
+        if (step == 50)
+            event(101, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, t + 7 * MS, 0, 100 * GiB, s_huge, 2);
+        FREE(101, CMT_API_CUDA_FREE, t + 8 * MS, scratch);
+        for (uint64_t k = 4; k-- > 0;)
+            FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 10 * MS + (3 - k) * MS, acts + k * 16 * MiB);
+        /* one backward activation that lives across a step boundary */
+        if (step % 25 == 0)
+            ALLOC(101, CMT_API_CUDA_MALLOC_ASYNC, 0, t + 15 * MS, acts + 4 * 16 * MiB, 24 * MiB, s_backward);
+        if (step % 25 == 1)
+            FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 15 * MS, acts + 4 * 16 * MiB);
+    }
+    /* the loader frees its buffers late */
+    for (int i = 0; i < 3; i++)
+        FREE(102, CMT_API_CUDA_FREE, (2015 + (uint64_t)i) * MS, dev1 + (uint64_t)i * 64 * MiB);
+    FREE(101, CMT_API_CUDA_FREE_HOST, 2020 * MS, pinned);
+    FREE(101, CMT_API_CUDA_FREE, 2021 * MS, managed);
+    FREE(101, CMT_API_CU_MEM_RELEASE, 2022 * MS, 0x10);
+    close_trace(2030);
+}
+
+/* Rank r: weights of (1 + r) GiB, 10 steps of activations, a leak of
+ * (r + 1) x 2 MiB, on device r. */
+static void rank(const char *dir, int r)
+{
+    char name[32];
+    snprintf(name, sizeof name, "rank%d.bin", r);
+    open_trace(dir, name, 2000 + (uint32_t)r, r);
+    uint32_t s_weights = stack(4, f_cuda_malloc, f_weights, f_train, f_main);
+    uint32_t s_forward = stack(4, f_forward, f_step, f_train, f_main);
+    uint32_t s_cache = stack(5, f_cuda_malloc, f_cache, f_step, f_train, f_main);
+    const uint64_t base = 0x7f0000000000ull + ((uint64_t)r << 40);
+    ALLOC(101, CMT_API_CUDA_MALLOC, r, 1 * MS, base, (1 + (uint64_t)r) * GiB, s_weights);
+    for (uint64_t step = 0; step < 10; step++) {
+        uint64_t t = 10 * MS + step * 10 * MS;
+        ALLOC(101, CMT_API_CUDA_MALLOC_ASYNC, r, t, base + 8 * GiB, 512 * MiB, s_forward);
+        if ((uint64_t)r >= step % 3)
+            ALLOC(101, CMT_API_CUDA_MALLOC, r, t + 1 * MS, base + 16 * GiB + step * 4 * MiB, 2 * MiB, s_cache);
+        FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 5 * MS, base + 8 * GiB);
+    }
+    FREE(101, CMT_API_CUDA_FREE, 200 * MS, base);
+    close_trace(210);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_golden DIR\n");
+        return 2;
+    }
+    mixed(argv[1]);
+    for (int r = 0; r < 3; r++)
+        rank(argv[1], r);
+    return 0;
+}

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+"""Golden tests: the CLI's text and JSON output on deterministic traces,
+compared byte for byte with tests/golden/expected/*.
+
+The traces come from gen_golden (fixed times, pids, addresses; synthetic
+frames name functions and lines), and the CLI runs in the directory holding
+them with relative paths, so nothing in the output depends on the machine or
+the run: no normalization is needed.
+
+usage: test_golden.py CLI GEN_GOLDEN EXPECTED_DIR [CASE...] [--regenerate]
+  --regenerate  write the current output as the expected output instead of
+                comparing (review the diff with git before committing)
+"""
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# name: (arguments after the CLI, expected exit status)
+CASES = {
+    "report.txt": (["report", "mixed.bin"], 0),
+    "report.json": (["report", "--json", "mixed.bin"], 0),
+    "report_at.txt": (["report", "--at", "1.005s", "mixed.bin"], 0),
+    "report_at.json": (["report", "--json", "--at", "1005ms", "mixed.bin"], 0),
+    "report_full.txt": (["report", "--full-stacks", "--tree-min-percent", "5", "--chart-width", "0", "--top", "3",
+                         "--max-frames", "1", "mixed.bin"], 0),
+    "timeline.txt": (["timeline", "--chart-width", "40", "--chart-height", "5", "mixed.bin"], 0),
+    "timeline.csv": (["timeline", "--csv", "--buckets", "16", "mixed.bin"], 0),
+    "timeline.json": (["timeline", "--json", "--buckets", "8", "mixed.bin"], 0),
+    "ranks.txt": (["report", "--chart-height", "3", "rank2.bin", "rank0.bin", "rank1.bin"], 0),
+    "ranks.json": (["report", "--json", "rank1.bin", "rank0.bin", "rank2.bin"], 0),
+}
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--regenerate"]
+    regenerate = "--regenerate" in sys.argv[1:]
+    cli, gen, expected_dir = (os.path.abspath(a) for a in args[:3])
+    names = args[3:] or sorted(CASES)
+    work = tempfile.mkdtemp(prefix="cmt-golden-")
+    failed = []
+    try:
+        subprocess.run([gen, work], check=True)
+        env = dict(os.environ, DEBUGINFOD_URLS="", CUMEMTRACE_ANALYZER_THREADS="1")
+        for name in names:
+            argv, status = CASES[name]
+            p = subprocess.run([cli, *argv], cwd=work, env=env, capture_output=True, text=True)
+            path = os.path.join(expected_dir, name)
+            if p.returncode != status:
+                failed.append(name)
+                print(f"FAIL {name}: exit status {p.returncode}, expected {status}\n{p.stderr}")
+                continue
+            if regenerate:
+                with open(path, "w") as f:
+                    f.write(p.stdout)
+                print(f"wrote {path}")
+                continue
+            with open(path) as f:
+                want = f.read()
+            if p.stdout != want:
+                failed.append(name)
+                diff = difflib.unified_diff(want.splitlines(True), p.stdout.splitlines(True),
+                                            f"expected/{name}", f"actual/{name}")
+                sys.stdout.writelines(diff)
+                print(f"FAIL {name} (regenerate with: meson compile -C BUILD regen-goldens)")
+            else:
+                print(f"ok {name}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
