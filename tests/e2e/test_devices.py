@@ -52,8 +52,9 @@ def check_devices(program, mode, expect_events, expect_failed=0):
 
 
 # device_switch runtime: 12 rounds of 3, then 1 + 2 + 1 around push/pop, 1
-# after the reset, 1 on device 0, 3 threads of 40, and a last one.
-RUNTIME_EVENTS = 12 * 3 + 1 + 2 + 1 + 1 + 1 + 3 * 40 + 1
+# after the reset, 1 on device 0, 2 in a created context and 1 after it is
+# destroyed, 3 threads of 40, and a last one.
+RUNTIME_EVENTS = 12 * 3 + 1 + 2 + 1 + 1 + 1 + 2 + 1 + 3 * 40 + 1
 
 
 def test_runtime():
@@ -68,7 +69,7 @@ def test_static_runtime():
 def test_driver():
     """The driver API alone, including an allocation that fails because its
     context was released: recorded exactly as without the cache."""
-    check_devices("device_switch", "driver", 9 * 2 + 1 + 1 + 1 + 1, expect_failed=1)
+    check_devices("device_switch", "driver", 9 * 2 + 1 + 1 + 1 + 1 + 2 + 1, expect_failed=1)
 
 
 def test_lazy_runtime():
@@ -86,9 +87,10 @@ def test_lazy_runtime():
 
 # Allocations that find the device remembered: all but the first after each
 # switch. runtime: 12 rounds of 3 allocations (2 each); 2 between push and pop
-# (1); 3 threads of 40 (39 each); the last one, on the device main selected
-# before the threads (1). driver: 9 rounds of 2 (1 each); nothing else.
-REMEMBERED = {"runtime": 12 * 2 + 1 + 3 * 39 + 1, "driver": 9}
+# (1); 2 in the created context (1); 3 threads of 40 (39 each); the last one,
+# on the device main selected before the threads (1). driver: 9 rounds of 2
+# (1 each); 2 in the created context (1).
+REMEMBERED = {"runtime": 12 * 2 + 1 + 1 + 3 * 39 + 1, "driver": 9 + 1}
 
 
 def test_check_mode():

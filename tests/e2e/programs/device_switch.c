@@ -5,9 +5,11 @@
  * recorded on. Nothing is freed. SIMCUDA_DEVICES=3.
  *
  *   device_switch runtime   cudaSetDevice, driver context switches seen by
- *                           the runtime, push/pop, cudaDeviceReset, threads
- *   device_switch driver    the driver API alone: set, push, pop, and a
- *                           primary context released while current */
+ *                           the runtime, push/pop, cudaDeviceReset, a created
+ *                           and destroyed context, threads
+ *   device_switch driver    the driver API alone: set, push, pop, a primary
+ *                           context released while current, a created and
+ *                           destroyed context */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -108,6 +110,16 @@ static int run_runtime(void)
     if (e != cudaSuccess)
         fail("cudaSetDevice", e);
     runtime_alloc(0);
+    /* A context of the program's own, created (current at once) and
+     * destroyed (popped): the runtime follows both. */
+    CUcontext mine;
+    if ((r = cuCtxCreate(&mine, NULL, 0, 2)) != CUDA_SUCCESS)
+        fail("cuCtxCreate", r);
+    runtime_alloc(2);
+    runtime_alloc_async(2);
+    if ((r = cuCtxDestroy(mine)) != CUDA_SUCCESS)
+        fail("cuCtxDestroy", r);
+    runtime_alloc(0);
     /* Threads, each on its own device, at once. */
     pthread_t t[3];
     for (int i = 0; i < 3; i++)
@@ -152,6 +164,15 @@ static int run_driver(void)
     driver_alloc(2, CUDA_ERROR_CONTEXT_IS_DESTROYED);
     if ((r = cuCtxSetCurrent(c[1])) != CUDA_SUCCESS)
         fail("cuCtxSetCurrent", r);
+    driver_alloc(1, CUDA_SUCCESS);
+    /* Created: current at once; destroyed: popped, c[1] current again. */
+    CUcontext mine;
+    if ((r = cuCtxCreate(&mine, NULL, 0, 2)) != CUDA_SUCCESS)
+        fail("cuCtxCreate", r);
+    driver_alloc(2, CUDA_SUCCESS);
+    driver_alloc(2, CUDA_SUCCESS);
+    if ((r = cuCtxDestroy(mine)) != CUDA_SUCCESS)
+        fail("cuCtxDestroy", r);
     driver_alloc(1, CUDA_SUCCESS);
     printf("driver done\n");
     return 0;
