@@ -107,6 +107,41 @@ def test_shapes_static_runtime():
     check_shapes("stack_shapes_static")
 
 
+def truncated_shapes(depth):
+    """expected_shapes() with every stack cut at depth frames (depth <= 3).
+    The signal handler's third frame is the signal trampoline, which the
+    report folds away."""
+    sites = {}
+    for frames, (size, count) in expected_shapes().items():
+        cut = frames[:min(depth, 2)] if "on_signal" in frames else frames[:depth]
+        b, c = sites.get(cut, (0, 0))
+        sites[cut] = (b + size, c + count)
+    return sites
+
+
+def test_depth_limit():
+    """Stacks cut at the depth limit: the cache verifies only the frames it
+    keeps, so paths that differ below the cut share an id, and paths that
+    differ above it do not. Exact sites at depths 2 and 3, no wrong hit, and
+    the same ids and frames as without the cache."""
+    program = cmtest.program("stack_shapes_O0")
+    for depth in (2, 3):
+        env = {"CUMEMTRACE_STACK_DEPTH": str(depth)}
+        r, hits = run_checked([program], env)
+        check(hits >= 40, f"depth {depth}: the cache served {hits} stacks, expected at least 40")
+        rep = cmtest.report(r.trace, "--top", "1000")
+        got = {}
+        for site in rep["leaks"]["sites"]:
+            b, c = got.get(tuple(functions(site)), (0, 0))
+            got[tuple(functions(site))] = (b + site["bytes"], c + site["count"])
+        eq(got, truncated_shapes(depth), f"leak sites at depth {depth}")
+        off = cmtest.run([program], env=dict(env, CUMEMTRACE_STACK_CACHE="0"))
+        on = cmtest.run([program], env=env)
+        eq(dump(on.trace), dump(off.trace), f"stack ids and frames with and without the cache, depth {depth}")
+        for x in (r, on, off):
+            cmtest.cleanup(x)
+
+
 def nm_functions(path):
     """Sorted (address, name) of the functions of an executable."""
     out = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True).stdout
