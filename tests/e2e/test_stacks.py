@@ -142,6 +142,39 @@ def test_depth_limit():
             cmtest.cleanup(x)
 
 
+def sites_by_functions(trace):
+    got = {}
+    for site in cmtest.report(trace, "--top", "1000")["leaks"]["sites"]:
+        b, c = got.get(tuple(functions(site)), (0, 0))
+        got[tuple(functions(site))] = (b + site["bytes"], c + site["count"])
+    return got
+
+
+def test_fork():
+    """A forked child inherits the parent's cached stacks but starts a trace
+    whose stack ids restart: its path_b gets id 1 (path_a's id in the
+    parent), and its path_a, from the very frames the parent cached, a stack
+    of its own."""
+    r = cmtest.run([cmtest.program("stack_shapes_O0"), "fork"], env={"CUMEMTRACE_STACK_CACHE": "check"})
+    eq(r.proc.returncode, 0, f"exit status: {r.proc.stderr}")
+    eq(r.proc.stdout, "fork done\n", "program output")
+    checks = re.findall(r"stack cache check: (\d+) hits compared with a full unwind, (\d+) wrong", r.proc.stderr)
+    eq(len(checks), 2, f"a check line per process in {r.proc.stderr!r}")
+    eq([int(w) for _, w in checks], [0, 0], "cached stacks that differ from a full unwind")
+    eq(len(r.traces), 2, "a trace per process")
+    by_role = {}
+    for t in r.traces:
+        lines = dump(t)
+        by_role["child" if any(int(x.split()[0]) == tag(62) for x in lines) else "parent"] = (t, lines)
+    a = ("allocate", "leaf_alloc", "path_a", "run_fork", "main")
+    b = ("allocate", "leaf_alloc", "path_b", "run_fork", "main")
+    eq(sites_by_functions(by_role["parent"][0]), {a: (REPEAT * (tag(60) + tag(63)), 2 * REPEAT)}, "parent's sites")
+    eq(sites_by_functions(by_role["child"][0]), {a: (REPEAT * tag(61), REPEAT), b: (tag(62), 1)}, "child's sites")
+    eq([(int(x.split()[0]), x.split()[2]) for x in by_role["child"][1]],
+       [(tag(62), "1")] + [(tag(61), "2")] * REPEAT, "child's allocations and their stack ids")
+    cmtest.cleanup(r)
+
+
 def nm_functions(path):
     """Sorted (address, name) of the functions of an executable."""
     out = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True).stdout

@@ -10,6 +10,8 @@
  *   stack_shapes threads N       N threads running the same paths at once
  *   stack_shapes dl LIB_A LIB_B  a call site reached in LIB_A, then LIB_A
  *                                unloaded and LIB_B loaded in its place
+ *   stack_shapes fork            a path cached in the parent, taken again in
+ *                                a forked child (whose stack ids restart)
  */
 #include <alloca.h>
 #include <cuda_runtime_api.h>
@@ -21,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* External, so the optimiser keeps their names (no .constprop clones). */
 void leaf_alloc(size_t size);
@@ -50,6 +54,7 @@ void signal_caller(void);
 void run_signals(void);
 void thread_body(unsigned index);
 void call_library(void (*fn)(size_t), size_t size);
+void run_fork(void);
 
 #define REPEAT 4
 #define TAG(n) ((size_t)(n) * 4096)
@@ -333,6 +338,43 @@ static int run_library(const char *path, size_t size, void **base)
     return dlclose(h) == 0 ? 0 : 1;
 }
 
+/* --- fork: the child inherits the parent's cache, not its stack ids ------------
+ * The parent caches path_a; the child interns path_b first (its stack id 1,
+ * which is path_a's id in the parent), then takes path_a from the very same
+ * frames. */
+
+__attribute__((noinline)) void run_fork(void)
+{
+    pid_t pid = 1;
+    /* One call instruction of path_a for the parent before and after the
+     * fork and for the child. */
+    for (int round = 0; round < 2; round++) {
+        size_t size = TAG(60);
+        if (round == 1) {
+            pid = fork();
+            if (pid < 0) {
+                perror("stack_shapes: fork");
+                exit(1);
+            }
+            size = TAG(63);
+            if (pid == 0) {
+                path_b(TAG(62));
+                size = TAG(61);
+            }
+        }
+        for (int i = 0; i < REPEAT; i++)
+            path_a(size);
+    }
+    if (pid == 0)
+        exit(0);
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "stack_shapes: the forked child failed\n");
+        exit(1);
+    }
+    KEEP_FRAME();
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "threads"))
@@ -346,8 +388,13 @@ int main(int argc, char **argv)
         printf("same base: %s\n", base[0] == base[1] ? "yes" : "no");
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "fork")) {
+        run_fork();
+        printf("fork done\n");
+        return 0;
+    }
     if (argc != 1) {
-        fprintf(stderr, "usage: stack_shapes [threads N | dl LIB_A LIB_B]\n");
+        fprintf(stderr, "usage: stack_shapes [threads N | dl LIB_A LIB_B | fork]\n");
         return 2;
     }
     run_paths(1);
