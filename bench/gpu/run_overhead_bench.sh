@@ -21,10 +21,13 @@
 #   bench/gpu/run_overhead_bench.sh OUTDIR
 #
 # About five minutes on an H200. Prints the table at the end (also in
-# OUTDIR/summary.txt; every measurement in OUTDIR/results.jsonl). Uses the
-# build in $CMT_BUILD (default: build/ at the top of the tree), nvcc from
-# $CUDA_ROOT (default /usr/local/cuda) and $PYTHON (default python3) with
-# PyTorch; ROUNDS (default 4) and TORCH_ROUNDS (default 3) set the repetitions.
+# OUTDIR/summary.txt; every measurement in OUTDIR/results.jsonl). A part that
+# fails (a build, a run, a run past RUN_TIMEOUT seconds, default 180) is
+# recorded and the rest goes on. Uses the build in $CMT_BUILD (default: build/
+# at the top of the tree; built with meson if missing; the gpu bundle's
+# .gpu/build works too, without the CPU benchmark), nvcc from $CUDA_ROOT
+# (default /usr/local/cuda) and $PYTHON (default python3) with PyTorch;
+# ROUNDS (default 4) and TORCH_ROUNDS (default 3) set the repetitions.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -39,6 +42,7 @@ cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
 python="${PYTHON:-python3}"
 rounds="${ROUNDS:-4}"
 torch_rounds="${TORCH_ROUNDS:-3}"
+run_timeout="${RUN_TIMEOUT:-180}"
 shim="$build/preload/libcumemtrace.so"
 results="$out/results.jsonl"
 : >"$results"
@@ -48,8 +52,13 @@ if [ -d "$root/.gpu/lib" ]; then
   export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 if [ ! -f "$shim" ]; then
-  echo "run_overhead_bench: no shim at $shim: build first (meson setup build && meson compile -C build) or set CMT_BUILD" >&2
-  exit 1
+  echo "run_overhead_bench: no build in $build; building it (meson setup + compile)"
+  (cd "$root" && { [ -f "$build/build.ninja" ] || meson setup "$build" -Dcuda-root="$cuda_root"; } &&
+    meson compile -C "$build") >"$out/logs/build.log" 2>&1
+  if [ ! -f "$shim" ]; then
+    echo "run_overhead_bench: no shim at $shim and the build failed (see $out/logs/build.log): set CMT_BUILD" >&2
+    exit 1
+  fi
 fi
 start=$SECONDS
 part() { echo "== $* (at ${SECONDS}s)"; }
@@ -59,15 +68,22 @@ part() { echo "== $* (at ${SECONDS}s)"; }
 result() {
   local fields="$1"
   shift
-  local log="$out/logs/run$((++run_count)).log"
-  if "$@" >"$log.out" 2>"$log.err"; then
-    local line
-    line="$(tail -n 1 "$log.out")"
+  local log="$out/logs/run$((++run_count)).log" rc=0
+  timeout -k 10 "$run_timeout" "$@" >"$log.out" 2>"$log.err" || rc=$?
+  local line
+  line="$(tail -n 1 "$log.out")"
+  if [ "$rc" -eq 0 ] && [ "${line:0:1}" = "{" ]; then
     printf '{%s, "result": %s}\n' "$fields" "$line" >>"$results"
   else
-    printf '{%s, "failed": %d, "log": "%s"}\n' "$fields" $? "$log.err" >>"$results"
-    echo "  failed: $* (see $log.err)"
+    [ "$rc" -eq 124 ] && echo "timed out after ${run_timeout}s" >>"$log.err"
+    printf '{%s, "failed": %d, "log": "%s"}\n' "$fields" "$rc" "$log.err" >>"$results"
+    echo "  failed (exit $rc): $* (see $log.err)"
   fi
+}
+# failed JSON-FIELDS WHY: a part that could not run at all.
+failed() {
+  printf '{%s, "failed": -1, "log": "%s"}\n' "$1" "$2" >>"$results"
+  echo "  failed: $2"
 }
 run_count=0
 
@@ -88,14 +104,19 @@ cat "$out/machine.txt"
 
 part "build"
 nvcc="$cuda_root/bin/nvcc"
+variants=() # the runtimes whose programs built
 for variant in dynamic static; do
   flags=""
   [ "$variant" = dynamic ] && flags="-cudart shared"
   # shellcheck disable=SC2086
-  "$nvcc" -O2 -g $flags -o "$out/alloc_pairs_$variant" "$here/alloc_pairs.cu" -lcuda -ldl >"$out/logs/nvcc_$variant.log" 2>&1 ||
-    { echo "run_overhead_bench: nvcc failed, see $out/logs/nvcc_$variant.log" >&2; exit 1; }
-  "$nvcc" -O2 -g $flags -o "$out/ctx_switch_$variant" "$here/ctx_switch.cu" -lcuda >>"$out/logs/nvcc_$variant.log" 2>&1 ||
-    { echo "run_overhead_bench: nvcc failed, see $out/logs/nvcc_$variant.log" >&2; exit 1; }
+  if "$nvcc" -O2 -g $flags -o "$out/alloc_pairs_$variant" "$here/alloc_pairs.cu" -lcuda -ldl \
+      >"$out/logs/nvcc_$variant.log" 2>&1 &&
+    "$nvcc" -O2 -g $flags -o "$out/ctx_switch_$variant" "$here/ctx_switch.cu" -lcuda \
+      >>"$out/logs/nvcc_$variant.log" 2>&1; then
+    variants+=("$variant")
+  else
+    failed "\"part\": \"build\", \"variant\": \"$variant\"" "nvcc failed: $out/logs/nvcc_$variant.log"
+  fi
 done
 
 # Shim configurations: sets envs to the environment of CONFIG, traces to TRACE.
@@ -112,7 +133,7 @@ shim_env() { # CONFIG TRACE
 
 part "allocation pairs: $rounds rounds"
 for round in $(seq 1 "$rounds"); do
-  for variant in dynamic static; do
+  for variant in "${variants[@]}"; do
     for api in async plain; do
       if [ "$api" = async ]; then
         configs=("native" "no stacks" "stacks" "stacks, no cache" "stacks, no device cache")
@@ -124,6 +145,11 @@ for round in $(seq 1 "$rounds"); do
         shim_env "$config" "$out/traces/pairs.bin"
         result "\"part\": \"pairs\", \"variant\": \"$variant\", \"api\": \"$api\", \"config\": \"$config\", \"round\": $round" \
           env "${envs[@]}" "$out/alloc_pairs_$variant" pairs --api "$api"
+        # The first round's trace with stacks: its size and stack depth.
+        if [ "$round" = 1 ] && [ "$config" = stacks ] && [ -f "$out/traces/pairs.bin" ]; then
+          "$python" "$here/trace_bytes.py" "$out/traces/pairs.bin" 2>>"$out/logs/trace_bytes.err" |
+            sed "s/^{/{\"part\": \"pairs_trace\", \"variant\": \"$variant\", \"api\": \"$api\", /" >>"$results"
+        fi
       done
     done
   done
@@ -131,12 +157,12 @@ done
 rm -f "$out"/traces/pairs*.bin
 
 part "native cost of each part of an event"
-for variant in dynamic static; do
+for variant in "${variants[@]}"; do
   result "\"part\": \"parts\", \"variant\": \"$variant\"" "$out/alloc_pairs_$variant" parts
 done
 
 part "check modes"
-for variant in dynamic static; do
+for variant in "${variants[@]}"; do
   for api in async plain; do
     result "\"part\": \"check\", \"variant\": \"$variant\", \"api\": \"$api\"" \
       env LD_PRELOAD="$shim" CUMEMTRACE_OUTPUT="$out/traces/check_%p.bin" CUMEMTRACE_STACK_CACHE=check \
@@ -163,7 +189,7 @@ if "$python" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1
         result "\"part\": \"torch\", \"alloc\": \"$alloc\", \"config\": \"$config\", \"round\": $round" \
           env "${alloc_env[@]}" "${envs[@]}" "$python" "$here/torch_train.py"
         if [ "$config" = stacks ] && [ -f "$trace" ]; then
-          "$python" "$here/trace_bytes.py" "$trace" |
+          "$python" "$here/trace_bytes.py" "$trace" 2>>"$out/logs/trace_bytes.err" |
             sed "s/^{/{\"part\": \"torch_trace\", \"alloc\": \"$alloc\", \"round\": $round, /" >>"$results"
         fi
       done
@@ -180,15 +206,27 @@ else
   part "PyTorch: skipped ($python has no torch with CUDA)"
 fi
 
+if [ -f "$build/build.ninja" ] && [ ! -x "$build/bench/cpu/alloc_loop" ]; then
+  meson compile -C "$build" bench-cpu-programs >"$out/logs/bench_build.log" 2>&1 ||
+    echo "  building the CPU benchmark failed: see $out/logs/bench_build.log"
+fi
 if [ -x "$build/bench/cpu/alloc_loop" ] && [ -x "$build/bench/trace_stats" ]; then
   part "CPU benchmark on the simulated device"
-  "$python" "$root/bench/run_cpu_bench.py" --build "$build" --reps 5 --json "$out/cpu_bench.json" \
-    >"$out/cpu_bench.txt" 2>"$out/logs/cpu_bench.err" || echo "  cpu benchmark failed: see $out/logs/cpu_bench.err"
+  timeout -k 10 300 "$python" "$root/bench/run_cpu_bench.py" --build "$build" --reps 5 --json "$out/cpu_bench.json" \
+    >"$out/cpu_bench.txt" 2>"$out/logs/cpu_bench.err" || {
+    failed "\"part\": \"cpu\"" "cpu benchmark failed: $out/logs/cpu_bench.err"
+    rm -f "$out/cpu_bench.txt"
+  }
 else
   part "CPU benchmark: skipped (no bench programs in $build: meson compile -C $build bench-cpu-programs)"
 fi
 
 part "summary (${SECONDS}s in all)"
 "$python" "$here/summarize.py" "$out" | tee "$out/summary.txt"
-[ -f "$out/cpu_bench.txt" ] && cat "$out/cpu_bench.txt" | tee -a "$out/summary.txt"
-echo "run_overhead_bench: $((SECONDS - start))s; results in $out"
+if [ -f "$out/cpu_bench.txt" ]; then
+  { echo; echo "CPU benchmark (bench/run_cpu_bench.py) on this machine"; cat "$out/cpu_bench.txt"; } |
+    tee -a "$out/summary.txt"
+fi
+failures=$(grep -c '"failed"' "$results")
+echo "run_overhead_bench: $((SECONDS - start))s, $failures failed runs; results in $out"
+[ "$failures" -eq 0 ]

@@ -85,6 +85,15 @@ def main():
                              f"{verdict(target, ratio) if config != 'native' else ''}")
                 summary["pairs"][f"{variant}/{api}/{config}"] = {"ns_per_pair": value, "ratio": ratio,
                                                                   "ratio_min": lo, "ratio_max": hi, "rounds": n}
+    pair_traces = [r for r in rows if r.get("part") == "pairs_trace"]
+    if pair_traces:
+        lines.append("Traces of the first round with stacks: recorded stack depth (frames) and bytes per event")
+        summary["pairs_trace"] = {}
+        for r in pair_traces:
+            lines.append(f"  {r['variant']:<8} {r['api']:<6} {r['stacks']} stacks of at most {r['stack_frames_max']} "
+                         f"frames (median {r['stack_frames_median']}), {r['events']} events, file "
+                         f"{r['file_bytes_per_event']} B/event, event records {r['record_bytes_per_event']} B/event")
+            summary["pairs_trace"][f"{r['variant']}/{r['api']}"] = r
     lines.append("")
     parts = [r for r in rows if r.get("part") == "parts" and "result" in r]
     if parts:

@@ -3,7 +3,8 @@
 """Bytes per event of cumemtrace traces, without building anything: walks the
 chunks and records (docs/trace-format.md) and prints one JSON line per trace:
 file size, events (allocations, releases, others), the bytes of the event
-records themselves, and both divided by the events.
+records themselves, both divided by the events, and the interned stacks with
+their depth in frames.
 
     trace_bytes.py TRACE..."""
 import json
@@ -14,6 +15,7 @@ import sys
 HEADER = struct.Struct("<8sHHI")
 CHUNK = struct.Struct("<IIQIIQ")
 MAGIC_EVENTS, MAGIC_META = 0x45544D43, 0x4D544D43
+META_STACK = 4
 
 
 def varint(data, p):
@@ -35,6 +37,7 @@ def measure(path):
         raise SystemExit(f"trace_bytes: {path}: not a version 1 cumemtrace trace")
     counts = {1: 0, 2: 0}
     other = record_bytes = meta_bytes = 0
+    stack_frames = []
     off = header_size
     while off + CHUNK.size <= len(data):
         magic, size, _claim, _tid, _seq, _base = CHUNK.unpack_from(data, off)
@@ -57,13 +60,20 @@ def measure(path):
         elif magic == MAGIC_META:
             while p < end and data[p] != 0:
                 length, q = varint(data, p + 1)
+                if data[p] == META_STACK:
+                    _id, r = varint(data, q)
+                    _modules_known, r = varint(data, r)
+                    frames, _ = varint(data, r)
+                    stack_frames.append(frames)
                 meta_bytes += q + length - p
                 p = q + length
         off += size
     events = counts[1] + counts[2] + other
     return {"trace": os.path.basename(path), "file_bytes": len(data), "events": events, "allocs": counts[1],
             "frees": counts[2], "other_records": other, "event_record_bytes": record_bytes,
-            "metadata_bytes": meta_bytes,
+            "metadata_bytes": meta_bytes, "stacks": len(stack_frames),
+            "stack_frames_max": max(stack_frames, default=0),
+            "stack_frames_median": sorted(stack_frames)[len(stack_frames) // 2] if stack_frames else 0,
             "file_bytes_per_event": round(len(data) / events, 2) if events else None,
             "record_bytes_per_event": round(record_bytes / events, 2) if events else None}
 
