@@ -180,14 +180,19 @@ if "$python" -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1
   part "PyTorch training loop: $torch_rounds rounds per allocator"
   for alloc in caching no_caching; do
     alloc_env=(-u PYTORCH_NO_CUDA_MEMORY_CACHING) # any value, even 0, turns caching off
-    [ "$alloc" = no_caching ] && alloc_env=(PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+    steps=(--warmup 30 --steps 200)
+    if [ "$alloc" = no_caching ]; then
+      alloc_env=(PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+      # Each step waits for ~320 cudaMalloc/cudaFree (tens of ms): fewer steps.
+      steps=(--warmup 10 --steps 100)
+    fi
     for round in $(seq 1 "$torch_rounds"); do
       for config in native stacks; do
         trace="$out/traces/torch_${alloc}_$round.bin"
         rm -f "$trace"
         shim_env "$config" "$trace"
         result "\"part\": \"torch\", \"alloc\": \"$alloc\", \"config\": \"$config\", \"round\": $round" \
-          env "${alloc_env[@]}" "${envs[@]}" "$python" "$here/torch_train.py"
+          env "${alloc_env[@]}" "${envs[@]}" "$python" "$here/torch_train.py" "${steps[@]}"
         if [ "$config" = stacks ] && [ -f "$trace" ]; then
           "$python" "$here/trace_bytes.py" "$trace" 2>>"$out/logs/trace_bytes.err" |
             sed "s/^{/{\"part\": \"torch_trace\", \"alloc\": \"$alloc\", \"round\": $round, /" >>"$results"

@@ -111,8 +111,8 @@ def main():
         if not t:
             continue
         if not t_any:
-            lines.append("PyTorch training loop (median step time over 200 steps per process; ratio per round, "
-                         "median and range)")
+            lines.append("PyTorch training loop (median step time per process: 200 steps with caching, 100 without; "
+                         "ratio per round, median and range)")
             t_any = True
         for config, (value, ratio, lo, hi, n) in t.items():
             target = TARGETS.get(("torch", alloc, config))
