@@ -36,6 +36,19 @@ static unsigned env_uint(const char *name, unsigned dflt, unsigned max)
     return (unsigned)n;
 }
 
+/* 1 (on, the default), 0 (off) or "check": the caches' diagnostic mode. */
+static unsigned env_cache_mode(const char *name)
+{
+    const char *v = secure_getenv(name);
+    if (v && !strcmp(v, "check"))
+        return 2;
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+        cmt_log_warning("ignoring %s=%s: expected 1, 0 or check", name, v);
+        return 1;
+    }
+    return v && !strcmp(v, "0") ? 0 : 1;
+}
+
 static uint64_t env_size(const char *name, uint64_t dflt)
 {
     const char *v = secure_getenv(name);
@@ -69,6 +82,8 @@ void cmt_config_load(void)
     cmt_config.free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     cmt_config.follow_fork = env_flag("CUMEMTRACE_FOLLOW_FORK", true);
     cmt_config.stack_depth = env_uint("CUMEMTRACE_STACK_DEPTH", 64, 256);
+    cmt_config.stack_cache = env_cache_mode("CUMEMTRACE_STACK_CACHE");
+    cmt_config.device_cache = env_cache_mode("CUMEMTRACE_DEVICE_CACHE");
     cmt_config.max_size = env_size("CUMEMTRACE_MAX_SIZE", 0);
     cmt_config.sample_ms = env_uint("CUMEMTRACE_SAMPLE_MS", 100, 3600u * 1000u);
     env_string("CUMEMTRACE_OUTPUT", cmt_config.output_template, sizeof cmt_config.output_template,

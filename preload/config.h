@@ -7,6 +7,18 @@
 
 #define CMT_PATH_TEMPLATE_MAX 1024
 
+enum cmt_stack_cache_mode {
+    CMT_STACK_CACHE_OFF = 0,
+    CMT_STACK_CACHE_ON = 1,
+    CMT_STACK_CACHE_CHECK = 2 /* every hit is compared with a full unwind; counts printed at exit */
+};
+
+enum cmt_device_cache_mode {
+    CMT_DEVICE_CACHE_OFF = 0,
+    CMT_DEVICE_CACHE_ON = 1,
+    CMT_DEVICE_CACHE_CHECK = 2 /* the real function answers every time, compared with the memo */
+};
+
 /* Settings read once from the environment at load time (secure_getenv, so a
  * setuid program ignores them). Never changes afterwards: hooks read it
  * without locks. docs/environment.md lists every variable. */
@@ -16,6 +28,8 @@ struct cmt_config {
     bool free_stacks;         /* CUMEMTRACE_FREE_STACKS=1 */
     bool follow_fork;         /* CUMEMTRACE_FOLLOW_FORK (default 1) */
     unsigned stack_depth;     /* CUMEMTRACE_STACK_DEPTH (default 64, 0 = none) */
+    unsigned stack_cache;     /* CUMEMTRACE_STACK_CACHE: enum cmt_stack_cache_mode (default on) */
+    unsigned device_cache;    /* CUMEMTRACE_DEVICE_CACHE: enum cmt_device_cache_mode (default on) */
     uint64_t max_size;        /* CUMEMTRACE_MAX_SIZE bytes, 0 = unlimited */
     unsigned sample_ms;       /* CUMEMTRACE_SAMPLE_MS (default 100, 0 = only at failures/start/exit) */
     char output_template[CMT_PATH_TEMPLATE_MAX]; /* CUMEMTRACE_OUTPUT */

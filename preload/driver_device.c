@@ -3,10 +3,14 @@
 
 #include <cudaTypedefs.h>
 
+#include "device_cache.h"
 #include "real_symbols.h"
 
 int32_t cmt_driver_device(const void *sibling)
 {
+    int32_t device;
+    if (cmt_device_cache_get(CMT_DEVICE_DRIVER, &device))
+        return device;
     static PFN_cuCtxGetDevice_v2000 real;
     PFN_cuCtxGetDevice_v2000 fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
     if (!fn) {
@@ -18,6 +22,10 @@ int32_t cmt_driver_device(const void *sibling)
             return 0;
         __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
     }
-    CUdevice device = 0;
-    return fn(&device) == CUDA_SUCCESS ? (int32_t)device : 0;
+    uint32_t epoch = cmt_device_cache_epoch();
+    CUdevice answer = 0;
+    if (fn(&answer) != CUDA_SUCCESS)
+        return 0; /* no current context: not remembered */
+    cmt_device_cache_put(CMT_DEVICE_DRIVER, (int32_t)answer, epoch);
+    return (int32_t)answer;
 }

@@ -94,7 +94,8 @@ CMT_EARLY static bool same_name(const char *a, const char *b)
  * look-ups a runtime makes, and of a program's dlsym calls, do not. */
 CMT_EARLY static bool may_be_ours(const char *name)
 {
-    return starts_with(name, "cuMem") || starts_with(name, "cuArray") || starts_with(name, "cuGetProcAddress");
+    return starts_with(name, "cuMem") || starts_with(name, "cuArray") || starts_with(name, "cuGetProcAddress") ||
+           starts_with(name, "cuCtx") || starts_with(name, "cuDevicePrimaryCtx");
 }
 
 void *cmt_driver_hooks_substitute_proc(const char *symbol, void *pfn, const struct cmt_proc_resolver *resolver)

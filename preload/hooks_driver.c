@@ -20,6 +20,7 @@
 #include <cudaTypedefs.h>
 
 #include "array_bytes.h"
+#include "device_cache.h"
 #include "driver_device.h"
 #include "driver_hooks.h"
 #include "hook_record.h"
@@ -373,6 +374,75 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
     return r;
 }
 
+/* --- context hooks: pass through, then forget the remembered device ------------
+ * Nothing is recorded; device_cache.h says why these calls are hooked. */
+
+static CUresult ctx_switch(PFN_cuCtxSetCurrent_v4000 real, CUcontext ctx)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(ctx);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+static CUresult ctx_pop(PFN_cuCtxPopCurrent_v4000 real, CUcontext *pctx)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(pctx);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+static CUresult ctx_create_v2(PFN_cuCtxCreate_v3020 real, CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(pctx, flags, dev);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+static CUresult ctx_create_v3(PFN_cuCtxCreate_v11040 real, CUcontext *pctx, CUexecAffinityParam *params,
+                              int nparams, unsigned int flags, CUdevice dev)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(pctx, params, nparams, flags, dev);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+static CUresult ctx_create_v4(PFN_cuCtxCreate_v12050 real, CUcontext *pctx, CUctxCreateParams *params,
+                              unsigned int flags, CUdevice dev)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(pctx, params, flags, dev);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+/* A context that other threads may have current is destroyed or reset. */
+static CUresult ctx_destroy(PFN_cuCtxDestroy_v4000 real, CUcontext ctx)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(ctx);
+    cmt_device_cache_forget_all();
+    return r;
+}
+
+static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUdevice dev)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CUresult r = real(dev);
+    cmt_device_cache_forget_all();
+    return r;
+}
+
 /* --- the two copies of each hook, and the table ------------------------------ */
 
 #define LEGACY CU_GET_PROC_ADDRESS_LEGACY_STREAM
@@ -428,7 +498,32 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
       (CUmemoryPool * pool, const CUmemPoolProps *poolProps), pool, poolProps)                                     \
     X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , LEGACY, mem_pool_destroy, (CUmemoryPool pool), pool)            \
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , LEGACY, mem_pool_trim_to, (CUmemoryPool pool, size_t minBytesToKeep), \
-      pool, minBytesToKeep)
+      pool, minBytesToKeep) \
+    CMT_CONTEXT_HOOKS(X)
+
+/* Every ABI of the calls that change a thread's current context. */
+#define CMT_CONTEXT_HOOKS(X)                                                                                       \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                          \
+    X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                     \
+    X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                        \
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, , LEGACY, ctx_pop, (CUcontext * pctx), pctx)                      \
+    X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, , LEGACY, ctx_pop, (CUcontext * pctx), pctx)                         \
+    X(cuCtxCreate, cuCtxCreate, 2000, , LEGACY, ctx_create_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), \
+      pctx, flags, dev)                                                                                            \
+    X(cuCtxCreate_v2, cuCtxCreate, 3020, , LEGACY, ctx_create_v2,                                                  \
+      (CUcontext * pctx, unsigned int flags, CUdevice dev), pctx, flags, dev)                                      \
+    X(cuCtxCreate_v3, cuCtxCreate, 11040, , LEGACY, ctx_create_v3,                                                 \
+      (CUcontext * pctx, CUexecAffinityParam * paramsArray, int numParams, unsigned int flags, CUdevice dev),      \
+      pctx, paramsArray, numParams, flags, dev)                                                                    \
+    X(cuCtxCreate_v4, cuCtxCreate, 12050, , LEGACY, ctx_create_v4,                                                 \
+      (CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev), pctx,             \
+      ctxCreateParams, flags, dev)                                                                                 \
+    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, , LEGACY, ctx_destroy, (CUcontext ctx), ctx)                            \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, , LEGACY, ctx_destroy, (CUcontext ctx), ctx)                               \
+    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev)
 
 #define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \

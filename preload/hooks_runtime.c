@@ -5,6 +5,7 @@
  * exactly what it returned; recording happens around the call. */
 #include <cuda_runtime_api.h>
 
+#include "device_cache.h"
 #include "hook_record.h"
 #include "real_symbols.h"
 #include "runtime_device.h"
@@ -20,6 +21,8 @@ CMT_REAL_SLOT(cudaMalloc3D);
 CMT_REAL_SLOT(cudaMallocArray);
 CMT_REAL_SLOT(cudaMalloc3DArray);
 CMT_REAL_SLOT(cudaFreeArray);
+CMT_REAL_SLOT(cudaSetDevice);
+CMT_REAL_SLOT(cudaSetValidDevices);
 
 /* A symbol that cannot be found fails the call the way a missing library
  * would, rather than crashing the program. */
@@ -243,4 +246,26 @@ CMT_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
     cmt_hook_leave(&h);
     return r;
 }
+/* Device selection: passed through, nothing recorded; the thread's
+ * remembered device is forgotten (device_cache.h). */
+CMT_EXPORT cudaError_t cudaSetDevice(int device)
+{
+    __typeof__(cudaSetDevice) *real = CMT_REAL(cudaSetDevice);
+    if (!real)
+        return CMT_NO_REAL;
+    cudaError_t r = real(device);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
+CMT_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
+{
+    __typeof__(cudaSetValidDevices) *real = CMT_REAL(cudaSetValidDevices);
+    if (!real)
+        return CMT_NO_REAL;
+    cudaError_t r = real(device_arr, len);
+    cmt_device_cache_forget_thread();
+    return r;
+}
+
 #include "hooks_runtime_async.inc"

@@ -56,7 +56,7 @@ static void *find_in_object_scope(const char *name, const void *caller)
     if (!handle)
         return NULL;
     void *p = cmt_real_dlsym(handle, name);
-    dlclose(handle);
+    cmt_real_dlclose(handle);
     return p && !cmt_is_own_address(p) ? p : NULL;
 }
 

@@ -26,6 +26,11 @@
  * relative to the shim. */
 void *cmt_real_dlsym(void *handle, const char *name);
 
+/* glibc's dlclose, never the shim's (dlclose_hook.c): the shim's own
+ * RTLD_NOLOAD handles unload nothing, so they must not make it forget its
+ * stacks. */
+int cmt_real_dlclose(void *handle);
+
 /* glibc's dlsym function itself (void * to keep <dlfcn.h> out), found on
  * first use; NULL when the C library is not glibc. */
 CMT_EARLY void *cmt_glibc_dlsym(void);

@@ -38,10 +38,18 @@ extern struct cmt_recorder cmt_recorder;
  * outermost records, so cudaMalloc and the cuMemAlloc it makes inside cudart
  * are one event, and a hook reached from a signal handler that interrupted a
  * hook passes straight through. */
+struct cmt_device_memo {
+    int32_t device;
+    uint32_t epoch;   /* valid while equal to cmt_device_epoch (device_cache.h) */
+    void *context;    /* CUMEMTRACE_DEVICE_CACHE=check only: the context current then */
+};
+
 struct cmt_thread {
     uint32_t depth;
     uint32_t generation;
     struct cmt_event_stream stream;
+    /* The current device as cudaGetDevice and cuCtxGetDevice last answered. */
+    struct cmt_device_memo device_memo[2];
 };
 
 extern __thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
@@ -115,7 +123,7 @@ uint64_t cmt_stack_capture(void);
 
 /* Appends a finished event. ts must be set by the caller: before the real call
  * for releases, after it for allocations (format.h). */
-static inline void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)
+static CMT_ALWAYS_INLINE void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)
 {
     cmt_event_stream_append(&h->thread->stream, e);
 }

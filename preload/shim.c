@@ -5,9 +5,12 @@
 #include <pthread.h>
 
 #include "config.h"
+#include "device_cache.h"
+#include "log.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"
+#include "stack_cache.h"
 #include "stacks.h"
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -38,4 +41,19 @@ __attribute__((constructor)) static void cmt_shim_load(void)
 __attribute__((destructor)) static void cmt_shim_unload(void)
 {
     cmt_recorder_shutdown();
+    if (cmt_config.stack_cache == CMT_STACK_CACHE_CHECK) {
+        struct cmt_stack_cache_stats s;
+        cmt_stack_cache_stats(&s);
+        cmt_log_info("stack cache check: %llu hits compared with a full unwind, %llu wrong; %llu stacks cached, "
+                     "%llu origins uncacheable",
+                     (unsigned long long)s.checked, (unsigned long long)s.wrong, (unsigned long long)s.fills,
+                     (unsigned long long)s.uncacheable);
+    }
+    if (cmt_config.device_cache == CMT_DEVICE_CACHE_CHECK) {
+        struct cmt_device_cache_stats d;
+        cmt_device_cache_stats(&d);
+        cmt_log_info("device cache check: %llu remembered devices compared, %llu wrong, %llu context switches unseen",
+                     (unsigned long long)d.checked, (unsigned long long)d.wrong_device,
+                     (unsigned long long)d.unseen_switch);
+    }
 }

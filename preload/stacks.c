@@ -9,6 +9,7 @@
 #include "config.h"
 #include "modules.h"
 #include "recorder.h"
+#include "stack_cache.h"
 #include "unwind_gate.h"
 
 /* Open-addressing table of interned stacks. Readers never lock: an entry is
@@ -33,11 +34,28 @@ static uint64_t self_lo, self_hi;
 void cmt_stacks_init(void)
 {
     cmt_modules_self_range(&self_lo, &self_hi);
+    cmt_stack_cache_init();
 }
 
 void cmt_stacks_reset(void)
 {
     __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
+    cmt_stack_cache_invalidate();
+}
+
+void cmt_stacks_forget_code(void)
+{
+    /* Under the metadata lock so that no intern in flight adds to the table
+     * being dropped; counted as inside a hook so that a signal handler's
+     * hook passes through instead of waiting for it. */
+    cmt_thread_state.depth++;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
+    cmt_stack_cache_invalidate();
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cmt_thread_state.depth--;
 }
 
 static uint64_t hash_frames(const uint64_t *f, unsigned n)
@@ -144,14 +162,20 @@ uint64_t cmt_stack_intern(const uint64_t *frames, unsigned n)
     return id;
 }
 
-/* Frames the shim itself adds between the user's call and unw_backtrace. */
+/* Frames the shim itself adds between the user's call and the unwinder. */
 #define CMT_SHIM_FRAMES_MAX 8
 
-uint64_t cmt_stack_capture(void)
+static bool is_own_frame(uint64_t ip)
 {
-    unsigned depth = cmt_config.stack_depth;
-    if (depth == 0)
-        return 0;
+    return ip >= self_lo && ip < self_hi;
+}
+
+/* The unwind every capture used to make: libunwind's fast backtrace, the
+ * shim's frames dropped, the rest interned. Out of line, like every path
+ * with a big frame: a cache hit must not pay for their stack frames (with
+ * -fstack-clash-protection a large frame is probed page by page). */
+static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth)
+{
     void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
     cmt_unwind_gate_enter();
     int got = unw_backtrace(ips, (int)(depth + CMT_SHIM_FRAMES_MAX));
@@ -160,7 +184,7 @@ uint64_t cmt_stack_capture(void)
         return 0;
     /* Drop the shim's own frames: a stack starts at the caller of the hook. */
     int first = 0;
-    while (first < got && (uint64_t)(uintptr_t)ips[first] >= self_lo && (uint64_t)(uintptr_t)ips[first] < self_hi)
+    while (first < got && is_own_frame((uint64_t)(uintptr_t)ips[first]))
         first++;
     unsigned n = (unsigned)(got - first);
     if (n > depth)
@@ -168,4 +192,98 @@ uint64_t cmt_stack_capture(void)
     if (n == 0)
         return 0;
     return cmt_stack_intern((const uint64_t *)(ips + first), n);
+}
+
+#if defined(__x86_64__)
+
+/* The program's call into the shim, from the shim's frame-pointer chain
+ * (the shim is built with frame pointers: preload/meson.build). Reads only
+ * the shim's own frame records. */
+static bool origin_from_frame_pointers(struct cmt_stack_origin *o)
+{
+    const uint64_t *fp = __builtin_frame_address(0);
+    for (unsigned i = 0; i < 16; i++) {
+        uint64_t ra = fp[1];
+        const uint64_t *next = (const uint64_t *)(uintptr_t)fp[0];
+        if (!is_own_frame(ra)) {
+            o->ip = ra;
+            o->sp = (uint64_t)(uintptr_t)(fp + 2);
+            o->rbp = (uint64_t)(uintptr_t)next;
+            return true;
+        }
+        if (next <= fp || (uintptr_t)next - (uintptr_t)fp > (1u << 20))
+            return false;
+        fp = next;
+    }
+    return false;
+}
+
+/* A miss: unwind with libunwind's cursor, which also gives each frame's
+ * stack pointer (the cache's fill checks its own reading of the unwind rules
+ * against them), intern, and offer the result to the cache. */
+static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stack_origin *o, unsigned depth)
+{
+    enum { LIMIT = CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX + 1 };
+    uint64_t ips[LIMIT], sps[LIMIT];
+    unw_context_t context;
+    unw_cursor_t cursor;
+    unsigned limit = depth + CMT_SHIM_FRAMES_MAX + 1, got = 0;
+    bool ended = false;
+    /* Inside the fork gate only while libunwind runs: interning and the
+     * cache fill take the metadata lock, which fork_prepare holds while it
+     * waits for the gate to empty. */
+    cmt_unwind_gate_enter();
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) {
+        cmt_unwind_gate_leave();
+        return capture_by_unwinding(depth);
+    }
+    while (got < limit) {
+        unw_word_t ip, sp;
+        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0)
+            break;
+        ips[got] = ip;
+        sps[got] = sp;
+        got++;
+        int step = unw_step(&cursor);
+        if (step <= 0) {
+            ended = step == 0;
+            break;
+        }
+    }
+    cmt_unwind_gate_leave();
+    unsigned first = 0;
+    while (first < got && is_own_frame(ips[first]))
+        first++;
+    unsigned walked = got - first;
+    unsigned n = walked < depth ? walked : depth;
+    if (n == 0)
+        return 0;
+    uint64_t id = cmt_stack_intern(ips + first, n);
+    if (id)
+        cmt_stack_cache_fill(o, ips + first, sps + first, n, walked, ended, id);
+    return id;
+}
+
+#endif
+
+uint64_t cmt_stack_capture(void)
+{
+    unsigned depth = cmt_config.stack_depth;
+    if (depth == 0)
+        return 0;
+#if defined(__x86_64__)
+    struct cmt_stack_origin o;
+    if (cmt_config.stack_cache != CMT_STACK_CACHE_OFF && origin_from_frame_pointers(&o)) {
+        bool uncacheable;
+        uint64_t id = cmt_stack_cache_lookup(&o, &uncacheable);
+        if (id) {
+            if (cmt_config.stack_cache == CMT_STACK_CACHE_CHECK)
+                cmt_stack_cache_count_check(capture_by_unwinding(depth) != id);
+            return id;
+        }
+        if (!uncacheable)
+            return capture_and_fill(&o, depth);
+    }
+#endif
+    return capture_by_unwinding(depth);
 }

@@ -11,6 +11,10 @@
 void cmt_stacks_init(void);  /* once, at load: the shim's own range */
 void cmt_stacks_reset(void); /* a new trace starts: forget every id */
 
+/* A library was unloaded: stacks seen from now on are interned (and cached)
+ * anew, so an id never stands for code that is gone. Any thread. */
+void cmt_stacks_forget_code(void);
+
 /* Interns frames[0..n) (innermost first); returns the id, or 0 when the
  * stack could not be written. Exposed for tests and benchmarks. */
 uint64_t cmt_stack_intern(const uint64_t *frames, unsigned n);

@@ -12,12 +12,24 @@
 static __thread struct CUctx_st *context_stack[CONTEXT_STACK_DEPTH];
 static __thread int context_depth;
 
+/* Contexts made with cuCtxCreate: they share their device's memory (objects
+ * belong to devices here), so they are only a device to be current on. A
+ * slot is never reused, so a destroyed context stays invalid. */
+#define CREATED_CONTEXTS 16
+static struct CUctx_st created[CREATED_CONTEXTS];
+static unsigned created_count; /* under the sim lock */
+
+static bool is_created(CUcontext ctx)
+{
+    return ctx >= created && ctx < created + CREATED_CONTEXTS;
+}
+
 static bool is_context(CUcontext ctx)
 {
     for (int d = 0; d < sim.device_count; d++)
         if (ctx == &sim.devices[d].primary)
             return true;
-    return false;
+    return is_created(ctx) && __atomic_load_n(&ctx->active, __ATOMIC_ACQUIRE);
 }
 
 static CUresult activate(struct CUctx_st *ctx)
@@ -67,7 +79,7 @@ static CUresult use(struct CUctx_st *ctx)
 {
     if (ctx->active)
         return CUDA_SUCCESS;
-    if (ctx->refcount == 0)
+    if (ctx->refcount == 0 || is_created(ctx))
         return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     return activate(ctx);
 }
@@ -265,6 +277,67 @@ CUresult cuCtxSynchronize(void)
     result = sim_current_device(&device);
     if (result == CUDA_SUCCESS)
         sim_pools_release_above_threshold();
+    sim_unlock();
+    return result;
+}
+
+/* The pre-11.4 ABI, still exported by the real driver; cuda.h declares it
+ * only for its own internal use. */
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (context_depth == CONTEXT_STACK_DEPTH)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    struct sim_device *device = sim_device_at(dev);
+    if (!device) {
+        result = CUDA_ERROR_INVALID_DEVICE;
+    } else if (created_count == CREATED_CONTEXTS) {
+        result = CUDA_ERROR_OUT_OF_MEMORY;
+    } else {
+        struct CUctx_st *ctx = &created[created_count++];
+        ctx->device = dev;
+        ctx->refcount = 1;
+        ctx->flags = flags;
+        __atomic_store_n(&ctx->active, true, __ATOMIC_RELEASE);
+        /* Made current on the calling thread, as documented. */
+        context_stack[context_depth++] = ctx;
+        *pctx = ctx;
+    }
+    sim_unlock();
+    return result;
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+    if (params && (params->execAffinityParams || params->cigParams))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+/* Only created contexts can be destroyed. One current on the calling thread
+ * is popped from its stack; other threads that have it current get
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED from then on. */
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    sim_lock();
+    if (!ctx || !is_created(ctx) || !ctx->active) {
+        result = CUDA_ERROR_INVALID_CONTEXT;
+    } else {
+        __atomic_store_n(&ctx->active, false, __ATOMIC_RELEASE);
+        ctx->refcount = 0;
+        if (context_depth && context_stack[context_depth - 1] == ctx)
+            context_depth--;
+    }
     sim_unlock();
     return result;
 }

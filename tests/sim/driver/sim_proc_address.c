@@ -44,6 +44,12 @@
     D(cuDevicePrimaryCtxGetState, 7000, cuDevicePrimaryCtxGetState)     \
     L(cuDevicePrimaryCtxSetFlags, 7000)                                 \
     D(cuDevicePrimaryCtxSetFlags, 11000, cuDevicePrimaryCtxSetFlags_v2) \
+    L(cuCtxCreate, 2000)                                                \
+    D(cuCtxCreate, 3020, cuCtxCreate_v2)                                \
+    L(cuCtxCreate, 11040)                                               \
+    D(cuCtxCreate, 12050, cuCtxCreate_v4)                               \
+    L(cuCtxDestroy, 2000)                                               \
+    D(cuCtxDestroy, 4000, cuCtxDestroy_v2)                              \
     D(cuCtxGetCurrent, 4000, cuCtxGetCurrent)                           \
     D(cuCtxSetCurrent, 4000, cuCtxSetCurrent)                           \
     L(cuCtxPushCurrent, 2000)                                           \

@@ -89,6 +89,44 @@ static void contexts(void)
     CHECK_CU(cuMemFree_v2(0), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Runs with device 0's primary context current (contexts() leaves it so). */
+static void created_contexts(void)
+{
+    CUcontext primary, mine, current;
+    CUdevice device = -1;
+    CUdeviceptr dptr;
+    CHECK_CU(cuCtxGetCurrent(&primary), CUDA_SUCCESS);
+    CHECK_CU(cuCtxCreate(&mine, NULL, 0, 1), CUDA_ERROR_INVALID_DEVICE);
+    CHECK_CU(cuCtxCreate(&mine, NULL, 0, 0), CUDA_SUCCESS);
+    CHECK(mine != primary);
+    CHECK_CU(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    CHECK(current == mine);
+    CHECK_CU(cuCtxGetDevice(&device), CUDA_SUCCESS);
+    CHECK_EQ(device, 0);
+    CHECK_CU(cuMemAlloc_v2(&dptr, 4096), CUDA_SUCCESS);
+    CHECK_CU(cuMemFree_v2(dptr), CUDA_SUCCESS);
+    /* Destroying the current context pops it. */
+    CHECK_CU(cuCtxDestroy(mine), CUDA_SUCCESS);
+    CHECK_CU(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    CHECK(current == primary);
+    CHECK_CU(cuCtxDestroy(mine), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cuCtxSetCurrent(mine), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cuCtxPushCurrent_v2(mine), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cuCtxDestroy(primary), CUDA_ERROR_INVALID_CONTEXT);
+    /* Destroyed while current elsewhere in the stack: gone for good. */
+    CHECK_CU(cuCtxCreate(&mine, NULL, 0, 0), CUDA_SUCCESS);
+    CHECK_CU(cuCtxPushCurrent_v2(primary), CUDA_SUCCESS);
+    CHECK_CU(cuCtxDestroy(mine), CUDA_SUCCESS);
+    CHECK_CU(cuCtxPopCurrent_v2(&current), CUDA_SUCCESS);
+    CHECK(current == primary);
+    CHECK_CU(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    CHECK(current == mine);
+    CHECK_CU(cuMemAlloc_v2(&dptr, 4096), CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    CHECK_CU(cuCtxPopCurrent_v2(&current), CUDA_SUCCESS);
+    CHECK_CU(cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    CHECK(current == primary);
+}
+
 static void streams_and_events(void)
 {
     CUstream stream;
@@ -151,6 +189,7 @@ int main(void)
     before_init();
     devices();
     contexts();
+    created_contexts();
     streams_and_events();
     host_side_memory();
     modules();
