@@ -2,6 +2,7 @@
 #ifndef CUMEMTRACE_ANALYZER_CLI_H
 #define CUMEMTRACE_ANALYZER_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Exit statuses of the cumemtrace command (docs/cli.md). `run` passes the
@@ -20,5 +21,8 @@ int cmt_cmd_frag(int argc, char **argv);
 
 /* "cumemtrace: " + message on stderr. */
 void cmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A count option (rows, buckets, widths): decimal, 0 to 1,000,000. Returns 0,
+ * or -1 when s is not one. */
+int cmt_cli_parse_count(const char *s, size_t *out);
 
 #endif

@@ -41,16 +41,6 @@ static void frag_usage(FILE *out)
           out);
 }
 
-static int parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || s[0] == '-' || v > 1000000)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 static void render_json(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_analysis *a = r->analysis;
@@ -126,7 +116,7 @@ int cmt_cmd_frag(int argc, char **argv)
             break;
         case OPT_TOP:
         case OPT_MAX_FRAMES:
-            if (parse_count(optarg, c == OPT_TOP ? &opt.top : &opt.max_frames) != 0) {
+            if (cmt_cli_parse_count(optarg, c == OPT_TOP ? &opt.top : &opt.max_frames) != 0) {
                 cmt_cli_error("frag: %s needs a count, got '%s'", c == OPT_TOP ? "--top" : "--max-frames", optarg);
                 return CMT_EXIT_USAGE;
             }

@@ -53,16 +53,6 @@ static void report_usage(FILE *out)
           out);
 }
 
-static int parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || s[0] == '-' || v > 1000000)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 static int parse_percent(const char *s, double *out)
 {
     char *end;
@@ -137,7 +127,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                           : c == OPT_MAX_FRAMES ? &opt->max_frames
                           : c == OPT_CHART_W ? &opt->chart_width
                                              : &opt->chart_height;
-            if (parse_count(optarg, dst) != 0) {
+            if (cmt_cli_parse_count(optarg, dst) != 0) {
                 cmt_cli_error("report: %s needs a count, got '%s'", argv[optind - 1], optarg);
                 return -1;
             }

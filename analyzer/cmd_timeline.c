@@ -171,16 +171,6 @@ static void print_text(const struct cmt_analysis *a, const struct cmt_timeline_v
     }
 }
 
-static int parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || s[0] == '-' || v > 1000000)
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
 int cmt_cmd_timeline(int argc, char **argv)
 {
     enum { OPT_CSV = 256, OPT_JSON, OPT_BUCKETS, OPT_AT, OPT_CHART_W, OPT_CHART_H };
@@ -209,7 +199,7 @@ int cmt_cmd_timeline(int argc, char **argv)
         case OPT_CHART_W:
         case OPT_CHART_H: {
             size_t *dst = c == OPT_BUCKETS ? &buckets : c == OPT_CHART_W ? &width : &height;
-            if (parse_count(optarg, dst) != 0 || *dst == 0) {
+            if (cmt_cli_parse_count(optarg, dst) != 0 || *dst == 0) {
                 cmt_cli_error("timeline: %s needs a positive count, got '%s'", argv[optind - 1], optarg);
                 return CMT_EXIT_USAGE;
             }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -66,4 +67,14 @@ int main(int argc, char **argv)
     cmt_cli_error("unknown command '%s'", cmd);
     usage(stderr);
     return CMT_EXIT_USAGE;
+}
+
+int cmt_cli_parse_count(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || s[0] == '-' || v > 1000000)
+        return -1;
+    *out = (size_t)v;
+    return 0;
 }
