@@ -46,7 +46,7 @@ static bool has_aux(uint8_t ns)
 
 static size_t aux_home(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
 {
-    return (size_t)(((addr ^ ((uint64_t)ns << 59)) * m->hash_mult) >> m->hash_shift);
+    return cmt_live_set_hash(addr, ns, m->hash_mult, m->hash_shift);
 }
 
 static size_t aux_probe(const struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr, bool *found)
