@@ -101,7 +101,7 @@ void cmt_churn_free(struct cmt_churn *c)
     memset(c, 0, sizeof *c);
 }
 
-static struct cmt_churn_site *site(struct cmt_churn *c, uint32_t stack)
+struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack)
 {
     if (stack >= c->cap) {
         size_t cap = c->cap ? c->cap : 64;
@@ -115,30 +115,6 @@ static struct cmt_churn_site *site(struct cmt_churn *c, uint32_t stack)
         c->cap = cap;
     }
     return &c->sites[stack];
-}
-
-int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
-{
-    struct cmt_churn_site *s = site(c, stack);
-    if (!s)
-        return -1;
-    if (!s->allocs || size < s->min_size)
-        s->min_size = size;
-    if (size > s->max_size)
-        s->max_size = size;
-    bool repeat = s->allocs && size == s->last_size;
-    s->allocs++;
-    s->alloc_bytes += size;
-    s->last_size = size;
-    return repeat ? 0 : cmt_size_set_add(&s->sizes, size);
-}
-
-void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)
-{
-    if (stack >= c->cap)
-        return;
-    c->sites[stack].frees++;
-    c->sites[stack].lifetime_ns += lifetime_ns;
 }
 
 static int row_cmp(const void *pa, const void *pb)

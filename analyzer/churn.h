@@ -54,8 +54,34 @@ struct cmt_churn {
 
 void cmt_churn_init(struct cmt_churn *c);
 void cmt_churn_free(struct cmt_churn *c);
-int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size);
-void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns);
+/* The site's record, the table grown to hold it; NULL when out of memory. */
+struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack);
+
+/* Called for every allocation and release of a replay: inline, and only a
+ * size not seen last time at the site goes to the set. */
+static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
+{
+    struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
+    if (!s)
+        return -1;
+    if (!s->allocs || size < s->min_size)
+        s->min_size = size;
+    if (size > s->max_size)
+        s->max_size = size;
+    bool repeat = s->allocs && size == s->last_size;
+    s->allocs++;
+    s->alloc_bytes += size;
+    s->last_size = size;
+    return repeat || s->sizes.saturated ? 0 : cmt_size_set_add(&s->sizes, size);
+}
+
+static inline void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)
+{
+    if (stack >= c->cap)
+        return;
+    c->sites[stack].frees++;
+    c->sites[stack].lifetime_ns += lifetime_ns;
+}
 
 /* A ranked row: sites ordered by distinct sizes, then allocations, then the
  * key (stable output). */

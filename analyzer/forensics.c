@@ -37,7 +37,7 @@ void *cmt_series_push(struct cmt_series *s, void *points, size_t elem, bool *hal
     return (char *)points + s->n++ * elem;
 }
 
-struct cmt_device_forensics *cmt_forensics_device(struct cmt_forensics *f, int32_t device)
+struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device)
 {
     if (device < 0 || device >= CMT_MAX_DEVICES)
         return NULL;
@@ -58,9 +58,10 @@ struct cmt_device_forensics *cmt_forensics_device(struct cmt_forensics *f, int32
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     struct cmt_forensics *f = ctx;
-    if (cmt_frag_on_change(f, r, l, live) != 0 || cmt_oom_on_change(f, r, l, live) != 0)
+    if (cmt_frag_on_change(f, r, l, live) != 0)
         return -1;
-    return 0;
+    /* the failure examiner follows a thread only after its failure */
+    return f->n_watches && cmt_oom_on_change(f, r, l, live) != 0 ? -1 : 0;
 }
 
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)

@@ -246,14 +246,41 @@ int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
 /* For the parts in separate files (frag.c, oom.c, pools.c). */
 int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live);
-int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r);
+/* Checkpoint spacing, in events per live allocation examined: a walk of the
+ * ordered index costs about one step per allocation, a sort about log n. */
+#define CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
+#define CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
+
+/* Checkpoints every changed device now. */
+int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);
+/* Counts one event toward the next checkpoint: every change calls it, so
+ * the test is inline and the checkpoint is not. */
+static inline int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
+{
+    if (++f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
+        return 0;
+    uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    /* Without the index a checkpoint scans the whole live set. */
+    uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
+    if (f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
+        return 0;
+    return cmt_frag_checkpoint_changed(f, r);
+}
 /* Measures device's holes now (ts), adds the point to its series and keeps
  * it when it is the worst so far; *out (may be NULL) receives the point. */
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,
                         struct cmt_frag_point *out);
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
                              const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top);
-struct cmt_device_forensics *cmt_forensics_device(struct cmt_forensics *f, int32_t device);
+/* The device's record, created when new (its first use); NULL when out of
+ * memory or out of range. */
+struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device);
+static inline struct cmt_device_forensics *cmt_forensics_device(struct cmt_forensics *f, int32_t device)
+{
+    if (device >= 0 && device < CMT_MAX_DEVICES && f->devices[device])
+        return f->devices[device];
+    return cmt_forensics_device_new(f, device);
+}
 int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_replay_in *e);
 int cmt_oom_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live);
 void cmt_oom_on_record(struct cmt_forensics *f, const struct cmt_replay_record *e);

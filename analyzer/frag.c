@@ -7,11 +7,6 @@
 
 #include "forensics.h"
 
-/* Checkpoint spacing, in events per live allocation examined: a walk of the
- * ordered index costs about one step per allocation, a sort about log n. */
-#define CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
-#define CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
-
 static bool is_pitched(uint8_t api)
 {
     return cmt_api_is_pitched(api);
@@ -162,16 +157,8 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
     return cmt_frag_tick(f, r);
 }
 
-int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
+int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r)
 {
-    f->events_since_checkpoint++;
-    if (f->events_since_checkpoint < f->checkpoint_interval)
-        return 0;
-    uint64_t per_alloc = f->opt.track_holes ? CHECKPOINT_EVENTS_PER_ALLOC_WALK : CHECKPOINT_EVENTS_PER_ALLOC_SORT;
-    /* Without the index a checkpoint scans the whole live set. */
-    uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
-    if (f->devices_changed == 0 || f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
-        return 0;
     uint64_t ts = r->event ? r->event->ts : r->last_ts;
     for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
         if (f->devices[dv] && f->devices[dv]->changed && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)

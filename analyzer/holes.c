@@ -5,11 +5,6 @@
 
 #include "cumemtrace/format.h"
 
-bool cmt_holes_counts(const struct cmt_live *l)
-{
-    return l->ns == CMT_NS_POINTER && l->device >= 0 && (l->kind == CMT_KIND_DEVICE || l->kind == CMT_KIND_ASYNC);
-}
-
 /* Inserts h into top (k slots, *n used), largest first. */
 static void keep_largest(struct cmt_hole *top, size_t k, size_t *n, const struct cmt_hole *h)
 {

@@ -61,7 +61,10 @@ struct cmt_hole_stats {
 };
 
 /* True when s is an allocation that belongs to its device's span. */
-bool cmt_holes_counts(const struct cmt_live *l);
+static inline bool cmt_holes_counts(const struct cmt_live *l)
+{
+    return l->ns == CMT_NS_POINTER && l->device >= 0 && (l->kind == CMT_KIND_DEVICE || l->kind == CMT_KIND_ASYNC);
+}
 
 /* The region of an allocation that counts. */
 static inline uint8_t cmt_holes_region(const struct cmt_live *l)
