@@ -577,7 +577,7 @@ static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uin
     return 0;
 }
 
-static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
+static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     struct cmt_site_stats *s = &r->sites[stack];
     if (e->result != 0) {
@@ -590,6 +590,10 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_
         return 0;
     }
     r->allocs++;
+    if (e->device >= 0)
+        r->device_mask |= 1ull << e->device;
+    else
+        r->host_seen = true;
     if (!s->active && site_activate(r, stack, e) != 0)
         return -1;
     s->allocs++;
@@ -628,7 +632,7 @@ static int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_
     return apply(r, &l, true, e->ts);
 }
 
-static int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
+static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->result != 0) {
         r->failed_frees++;
@@ -676,7 +680,9 @@ static void record_of(struct cmt_replay_record *rec, const struct cmt_replay_in 
     };
 }
 
-static int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
+/* Inlined into the batch loop: a call per event cost a fifth of its
+ * instructions in saving and restoring registers (callgrind). */
+static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0;
@@ -707,12 +713,6 @@ static int replay_one(struct cmt_replay *r, const struct cmt_replay_in *e)
     if (rc != 0 || r->timeline.out_of_memory) {
         r->out_of_memory = true;
         return -1;
-    }
-    if (e->type == CMT_REC_ALLOC && e->result == 0) {
-        if (e->device >= 0)
-            r->device_mask |= 1ull << e->device;
-        else
-            r->host_seen = true;
     }
     return 0;
 }
