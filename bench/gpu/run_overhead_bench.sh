@@ -159,7 +159,7 @@ part "machine"
     echo "cumemtrace: $(tree_id) (git HEAD of $root: $build has no build-id.txt)"
   fi
   echo "shim: $shim, sha256 $(sha256sum "$shim" 2>/dev/null | cut -c1-16)"
-  echo "pinned to CPUs: ${pin_cpus:-none (no taskset, or PIN_CPUS=none)}"
+  echo "pinned to CPUs: ${pin_cpus:-none}"
 } >"$out/machine.txt"
 cat "$out/machine.txt"
 
