@@ -43,9 +43,9 @@ bool cmt_clock_tsc_on;
 
 /* Published for every thread (relaxed atomics: a reader takes either the
  * old or the new value, both valid). */
-static uint64_t published_mult;    /* 0: not calibrated yet */
-static uint64_t published_window;  /* CMT_CLOCK_WINDOW_NS in cycles */
-static uint64_t bracket_limit;     /* pairs wider than this many cycles are not used */
+static uint64_t published_mult;   /* 0: not calibrated yet */
+static uint64_t published_window; /* CMT_CLOCK_WINDOW_NS in cycles */
+static uint64_t bracket_limit;    /* pairs wider than this many cycles are not used */
 
 static uint64_t test_skew_ns; /* CUMEMTRACE_CLOCK_TEST_SKEW_NS */
 
