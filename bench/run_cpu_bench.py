@@ -33,8 +33,13 @@ CONFIGS = [
     ("no stacks", {"CUMEMTRACE_STACK_DEPTH": "0"}, "recording without stacks"),
     ("no stacks, no dev cache", {"CUMEMTRACE_STACK_DEPTH": "0", "CUMEMTRACE_DEVICE_CACHE": "0"},
      "recording without stacks, the device asked at every allocation"),
+    # The event clock (preload/clock.h): what the TSC saves, side by side.
+    ("no stacks, clock_gettime", {"CUMEMTRACE_STACK_DEPTH": "0", "CUMEMTRACE_CLOCK": "monotonic"},
+     "recording without stacks, every timestamp from clock_gettime"),
     ("8 frames", {"CUMEMTRACE_STACK_DEPTH": "8"}, "stacks of 8 frames"),
     ("32 frames", {"CUMEMTRACE_STACK_DEPTH": "32"}, "stacks of 32 frames"),
+    ("32 frames, clock_gettime", {"CUMEMTRACE_STACK_DEPTH": "32", "CUMEMTRACE_CLOCK": "monotonic"},
+     "stacks of 32 frames, every timestamp from clock_gettime"),
     ("64 frames", {"CUMEMTRACE_STACK_DEPTH": "64"}, "stacks of 64 frames"),
     ("8 frames, no cache", {"CUMEMTRACE_STACK_DEPTH": "8", "CUMEMTRACE_STACK_CACHE": "0"},
      "stacks of 8 frames, every one unwound"),
@@ -94,6 +99,8 @@ def run_once(args, env_extra, backend, threads, pairs, tmpdir):
         env["CUMEMTRACE_QUIET"] = "1"
         trace = os.path.join(tmpdir, "trace.bin")
         env["CUMEMTRACE_OUTPUT"] = trace
+        if args.clock:
+            env["CUMEMTRACE_CLOCK"] = args.clock
         env.update(env_extra)
     argv = [os.path.join(args.build, "bench", "cpu", BACKENDS[backend][0]), "--threads", str(threads), "--pairs", str(pairs),
             "--warmup", str(max(pairs // 10, 1000)), "--chain", str(args.chain)]
@@ -122,8 +129,22 @@ def main():
     ap.add_argument("--backends", default="sim,null",
                     help="what the program allocates from, comma-separated: sim (the simulated device) and null "
                          "(a runtime that does nothing, for scaling); default sim,null")
+    ap.add_argument("--clock", choices=("auto", "tsc", "monotonic"),
+                    help="CUMEMTRACE_CLOCK for every configuration under the shim that does not set its own "
+                         "(default: unset, i.e. auto)")
+    ap.add_argument("--configs",
+                    help="only these configurations, comma-separated names (native is always run: the "
+                         "overheads are differences from it)")
     ap.add_argument("--json", help="write every measurement to this file")
     args = ap.parse_args()
+    configs = CONFIGS
+    if args.configs:
+        wanted = [c.strip() for c in args.configs.split(",")]
+        unknown = [c for c in wanted if c not in [n for n, _, _ in CONFIGS]]
+        if unknown:
+            sys.exit(f"run_cpu_bench: unknown configuration(s) {unknown}: expected names from "
+                     f"{[n for n, _, _ in CONFIGS]}")
+        configs = [c for c in CONFIGS if c[0] == "native" or c[0] in wanted]
     for prog in ("cpu/alloc_loop", "cpu/alloc_loop_null", "trace_stats"):
         if not os.path.exists(os.path.join(args.build, "bench", prog)):
             sys.exit(f"run_cpu_bench: {args.build}/bench/{prog} is missing: run `meson compile -C {args.build} bench-cpu-programs`")
@@ -140,7 +161,7 @@ def main():
         for rep in range(args.reps):
             # Rotate the order each repetition so no configuration always
             # runs right after another.
-            order = CONFIGS[rep % len(CONFIGS):] + CONFIGS[:rep % len(CONFIGS)]
+            order = configs[rep % len(configs):] + configs[:rep % len(configs)]
             for backend in backends:
                 for threads in thread_counts:
                     pairs = args.pairs if threads == 1 else args.pairs_8
@@ -151,6 +172,7 @@ def main():
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     machine["load average after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    machine["CUMEMTRACE_CLOCK"] = args.clock or "unset (auto)"
 
     print("Machine:")
     for k, v in machine.items():
@@ -166,7 +188,7 @@ def main():
     table = []
     for backend, threads in [(b, t) for b in backends for t in thread_counts]:
         native = [r["cpu_ns_per_event"] for r in samples[(backend, "native", threads)]]
-        for name, env, what in CONFIGS:
+        for name, env, what in configs:
             runs = samples[(backend, name, threads)]
             cpu = [r["cpu_ns_per_event"] for r in runs]
             # Paired differences: each run minus the native run of the same
@@ -188,7 +210,8 @@ def main():
           "(native row: range of its own figure)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine, "chain": args.chain, "reps": args.reps, "table": table}, f, indent=1)
+            json.dump({"machine": machine, "chain": args.chain, "reps": args.reps, "clock": args.clock, "table": table},
+                      f, indent=1)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,20 @@ static unsigned env_cache_mode(const char *name)
     return v && !strcmp(v, "0") ? 0 : 1;
 }
 
+/* auto (the default), tsc or monotonic: the event clock (clock.h). */
+static unsigned env_clock_mode(const char *name)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v || !strcasecmp(v, "auto"))
+        return CMT_CLOCK_AUTO;
+    if (!strcasecmp(v, "tsc"))
+        return CMT_CLOCK_TSC;
+    if (!strcasecmp(v, "monotonic"))
+        return CMT_CLOCK_MONOTONIC;
+    cmt_log_warning("ignoring %s=%s: expected auto, tsc or monotonic", name, v);
+    return CMT_CLOCK_AUTO;
+}
+
 static uint64_t env_size(const char *name, uint64_t dflt)
 {
     const char *v = secure_getenv(name);
@@ -86,6 +100,8 @@ void cmt_config_load(void)
     cmt_config.device_cache = env_cache_mode("CUMEMTRACE_DEVICE_CACHE");
     cmt_config.max_size = env_size("CUMEMTRACE_MAX_SIZE", 0);
     cmt_config.sample_ms = env_uint("CUMEMTRACE_SAMPLE_MS", 100, 3600u * 1000u);
+    cmt_config.clock = env_clock_mode("CUMEMTRACE_CLOCK");
+    cmt_config.clock_test_skew_ns = env_uint("CUMEMTRACE_CLOCK_TEST_SKEW_NS", 0, 1000000000u);
     env_string("CUMEMTRACE_OUTPUT", cmt_config.output_template, sizeof cmt_config.output_template,
                "cumemtrace.%p.bin");
     env_string("CUMEMTRACE_MANIFEST", cmt_config.manifest_path, sizeof cmt_config.manifest_path, "");

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 #define CMT_PATH_TEMPLATE_MAX 1024
 
 enum cmt_stack_cache_mode {
@@ -32,6 +34,8 @@ struct cmt_config {
     unsigned device_cache;    /* CUMEMTRACE_DEVICE_CACHE: enum cmt_device_cache_mode (default on) */
     uint64_t max_size;        /* CUMEMTRACE_MAX_SIZE bytes, 0 = unlimited */
     unsigned sample_ms;       /* CUMEMTRACE_SAMPLE_MS (default 100, 0 = only at failures/start/exit) */
+    unsigned clock;           /* CUMEMTRACE_CLOCK: enum cmt_clock_mode (default auto) */
+    unsigned clock_test_skew_ns; /* CUMEMTRACE_CLOCK_TEST_SKEW_NS: tests only (clock.h) */
     char output_template[CMT_PATH_TEMPLATE_MAX]; /* CUMEMTRACE_OUTPUT */
     char manifest_path[CMT_PATH_TEMPLATE_MAX];   /* CUMEMTRACE_MANIFEST: append the trace path here */
 };

@@ -5,7 +5,8 @@ bool cmt_event_stream_claim(struct cmt_trace_file *tf, struct cmt_event_stream *
 {
     uint32_t size = s->next_chunk_size ? s->next_chunk_size : CMT_EVENT_CHUNK_FIRST_SIZE;
     uint64_t claim_ns;
-    uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_EVENTS, size, s->tid, s->chunk_seq, &claim_ns);
+    uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_EVENTS, size, s->tid, s->chunk_seq, s->prev_ts,
+                                           &claim_ns);
     if (!chunk)
         return false;
     /* Threads that allocate a lot get bigger chunks: fewer claims, less lock

@@ -34,7 +34,7 @@ static CMT_ALWAYS_INLINE void cmt_record_alloc(struct cmt_hook *h, const struct 
         .has_device = true,
         .device = a->device,
         .result = a->result,
-        .ts = cmt_now_ns(),
+        .ts = cmt_event_ts(h->thread),
         .addr = a->result == 0 ? a->addr : 0,
         .size = a->size,
         .stream = a->stream,

@@ -64,7 +64,7 @@ static void record_alloc(struct cmt_hook *h, uint8_t api, CUresult r, int32_t de
     do {                                                                                   \
         struct cmt_hook h;                                                                 \
         bool rec = cmt_hook_enter(&h) && (value) != 0;                                     \
-        uint64_t ts = rec ? cmt_now_ns() : 0;                                              \
+        uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;                                    \
         CUresult r = (call);                                                               \
         if (rec)                                                                           \
             cmt_record_free_sized(&h, api, ts, (int32_t)r, (uint64_t)(value), size, stream); \
@@ -353,7 +353,7 @@ static CUresult mem_pool_destroy(PFN_cuMemPoolDestroy_v11020 real, CUmemoryPool 
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && pool;
-    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin((uint64_t)(uintptr_t)pool) : (struct cmt_pool_destroy){0};
+    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)pool) : (struct cmt_pool_destroy){0};
     CUresult r = real(pool);
     if (rec)
         cmt_pool_hook_destroyed(&h, CMT_API_CU_MEM_POOL_DESTROY, &d, (int32_t)r, (uint64_t)(uintptr_t)pool);

@@ -72,7 +72,7 @@ CMT_EXPORT cudaError_t cudaFree(void *devPtr)
     /* cudaFree(NULL) releases nothing (programs call it to create the
      * context): not an event. */
     bool rec = cmt_hook_enter(&h) && devPtr;
-    uint64_t ts = rec ? cmt_now_ns() : 0;
+    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(devPtr);
     if (rec)
         cmt_record_free(&h, CMT_API_CUDA_FREE, ts, r, (uint64_t)(uintptr_t)devPtr, 0);
@@ -129,7 +129,7 @@ CMT_EXPORT cudaError_t cudaFreeHost(void *ptr)
         return CMT_NO_REAL;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && ptr;
-    uint64_t ts = rec ? cmt_now_ns() : 0;
+    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(ptr);
     if (rec)
         cmt_record_free(&h, CMT_API_CUDA_FREE_HOST, ts, r, (uint64_t)(uintptr_t)ptr, 0);
@@ -239,7 +239,7 @@ CMT_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
         return CMT_NO_REAL;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && array;
-    uint64_t ts = rec ? cmt_now_ns() : 0;
+    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(array);
     if (rec)
         cmt_record_free(&h, CMT_API_CUDA_FREE_ARRAY, ts, r, (uint64_t)(uintptr_t)array, 0);

@@ -36,7 +36,7 @@ CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         return cudaErrorSharedObjectSymbolNotFound;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && memPool;
-    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin((uint64_t)(uintptr_t)memPool) : (struct cmt_pool_destroy){0};
+    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)memPool) : (struct cmt_pool_destroy){0};
     cudaError_t r = real(memPool);
     if (rec)
         cmt_pool_hook_destroyed(&h, CMT_API_POOL_DESTROY, &d, r, (uint64_t)(uintptr_t)memPool);

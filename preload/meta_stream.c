@@ -15,7 +15,7 @@ uint8_t *cmt_meta_begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream
     size_t need = max_payload + CMT_META_RECORD_OVERHEAD;
     if (!m->pos || (size_t)(m->end - m->pos) < need) {
         uint64_t claim_ns;
-        uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_META, CMT_META_CHUNK_SIZE, 0, m->chunk_seq,
+        uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_META, CMT_META_CHUNK_SIZE, 0, m->chunk_seq, 0,
                                                &claim_ns);
         if (!chunk)
             return NULL;

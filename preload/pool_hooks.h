@@ -32,7 +32,7 @@ static inline void cmt_pool_hook_created(struct cmt_hook *h, uint8_t api, int32_
         .api = api,
         .result = result,
         .device = device,
-        .ts = cmt_now_ns(),
+        .ts = cmt_event_ts(h->thread),
         .pool = result == 0 ? pool : 0,
         .aux = {max_size, (uint64_t)location_type},
         .with_stack = true,
@@ -49,10 +49,10 @@ struct cmt_pool_destroy {
     int32_t device;
 };
 
-static inline struct cmt_pool_destroy cmt_pool_hook_destroy_begin(uint64_t pool)
+static inline struct cmt_pool_destroy cmt_pool_hook_destroy_begin(struct cmt_hook *h, uint64_t pool)
 {
     struct cmt_pool_destroy d = {.device = cmt_pool_device(pool)};
-    d.ts = cmt_now_ns();
+    d.ts = cmt_event_ts(h->thread);
     return d;
 }
 
@@ -82,7 +82,7 @@ static inline void cmt_pool_hook_trimmed(struct cmt_hook *h, uint8_t api, int32_
         .api = api,
         .result = result,
         .device = device,
-        .ts = cmt_now_ns(),
+        .ts = cmt_event_ts(h->thread),
         .pool = pool,
         .size = min_bytes_to_keep,
         .with_stack = true,

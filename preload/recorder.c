@@ -264,6 +264,7 @@ bool cmt_recorder_start(void)
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
+    cmt_clock_ready();
     cmt_meta_stream_init(&cmt_recorder.meta);
     cmt_recorder.next_string_id = 0;
     cmt_recorder.next_stack_id = 0;
@@ -295,6 +296,9 @@ out:
 bool cmt_recorder_thread_setup(struct cmt_thread *t)
 {
     memset(&t->stream, 0, sizeof t->stream);
+    /* A forked child's thread, or a thread of a restarted recorder: the
+     * first timestamp anchors afresh. */
+    memset(&t->clock, 0, sizeof t->clock);
     t->stream.tid = (uint32_t)syscall(SYS_gettid);
     t->generation = cmt_recorder.generation;
 
@@ -330,6 +334,21 @@ static void leave_internal(void)
     cmt_thread_state.depth--;
 }
 
+/* The END record's time: not before anything this thread recorded nor any
+ * chunk claimed (the event clock may run up to its error bound ahead of
+ * clock_gettime; docs/performance.md). */
+static uint64_t end_time(void)
+{
+    uint64_t t = cmt_trace_last_claim_ns(&cmt_recorder.tf);
+    uint64_t now = cmt_now_ns();
+    if (now > t)
+        t = now;
+    struct cmt_thread *self = &cmt_thread_state;
+    if (self->generation == cmt_recorder.generation && self->stream.prev_ts > t)
+        t = self->stream.prev_ts;
+    return t;
+}
+
 void cmt_recorder_shutdown(void)
 {
     enter_internal();
@@ -341,7 +360,7 @@ void cmt_recorder_shutdown(void)
         uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 40);
         if (payload) {
             struct cmt_payload b = {payload, payload + 40, false};
-            cmt_payload_varint(&b, cmt_now_ns());
+            cmt_payload_varint(&b, end_time());
             cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
             cmt_payload_varint(&b, __atomic_load_n(&cmt_recorder.tf.header->events_dropped, __ATOMIC_RELAXED));
             cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_END, b.p);
@@ -382,6 +401,7 @@ void cmt_recorder_fork_child(void)
 {
     cmt_unwind_gate_fork_child();
     cmt_driver_hooks_fork_child();
+    cmt_clock_fork_child();
     pthread_mutex_init(&cmt_recorder.start_lock, NULL);
     pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
     pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);

@@ -98,7 +98,7 @@ static bool append(struct cmt_thread *t, struct cmt_event *e)
 {
     if (!cmt_trace_is_active(&cmt_recorder.tf) || !cmt_event_stream_reserve(&cmt_recorder.tf, &t->stream))
         return false;
-    e->ts = cmt_now_ns();
+    e->ts = cmt_event_ts(t);
     cmt_event_stream_append(&t->stream, e);
     return true;
 }

@@ -4,6 +4,7 @@
  * program's own initialisation. Nothing heavy happens until a hooked call. */
 #include <pthread.h>
 
+#include "clock.h"
 #include "config.h"
 #include "device_cache.h"
 #include "log.h"
@@ -18,6 +19,9 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static void load(void)
 {
     cmt_config_load();
+    /* Before any hook can record: the clock is read-only from here on. */
+    cmt_clock_init((enum cmt_clock_mode)cmt_config.clock);
+    cmt_clock_set_test_skew(cmt_config.clock_test_skew_ns);
     cmt_stacks_init();
     /* Found now rather than inside the first dlsym some other library's
      * constructor makes (ours may run after theirs). */

@@ -102,6 +102,7 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     h->flags = opt->extra_flags;
     h->pid = opt->pid;
     h->start_monotonic_ns = cmt_now_ns();
+    tf->last_claim_ns = h->start_monotonic_ns;
     h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
     h->claimed_end = CMT_FILE_HEADER_SIZE;
     h->pointer_size = sizeof(void *);
@@ -172,7 +173,7 @@ static int grow_locked(struct cmt_trace_file *tf, uint32_t need)
 }
 
 uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
-                               uint32_t thread_seq, uint64_t *claim_ns)
+                               uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns)
 {
     if (!cmt_trace_is_active(tf))
         return NULL;
@@ -193,8 +194,18 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
     tf->segment_used += size;
     struct cmt_chunk_header *c = (struct cmt_chunk_header *)chunk;
     c->size = size;
-    /* Taken under the lock: claim times never decrease in file order (W2). */
-    c->claim_ns = cmt_now_ns();
+    /* Taken under the lock: claim times never decrease in file order (W2).
+     * With clock_gettime for events too, neither raise below ever applies;
+     * with the TSC event clock (clock.h) a thread's last timestamp may lie
+     * up to the clock's error bound ahead of clock_gettime, and its next
+     * chunk must not start before it. */
+    uint64_t now = cmt_now_ns();
+    if (now < tf->last_claim_ns)
+        now = tf->last_claim_ns;
+    if (now < not_before)
+        now = not_before;
+    tf->last_claim_ns = now;
+    c->claim_ns = now;
     c->tid = tid;
     c->thread_seq = thread_seq;
     c->base_addr = 0;
@@ -204,6 +215,14 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
 out:
     pthread_mutex_unlock(&tf->claim_lock);
     return chunk;
+}
+
+uint64_t cmt_trace_last_claim_ns(struct cmt_trace_file *tf)
+{
+    pthread_mutex_lock(&tf->claim_lock);
+    uint64_t t = tf->last_claim_ns;
+    pthread_mutex_unlock(&tf->claim_lock);
+    return t;
 }
 
 void cmt_trace_count_dropped(struct cmt_trace_file *tf)

@@ -43,6 +43,7 @@ struct cmt_trace_file {
     uint64_t file_size;    /* bytes reserved on disk (fallocated) */
     uint64_t max_size;     /* 0 = unlimited */
     uint64_t next_segment_size;
+    uint64_t last_claim_ns; /* the latest chunk's claim_ns (claim lock) */
     char path[PATH_MAX];
 };
 
@@ -61,9 +62,15 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
 /* Claims a chunk of size bytes (a multiple of CMT_CHUNK_ALIGN, at most
  * CMT_CHUNK_MAX_SIZE) and commits its header. Returns the chunk, or NULL when
  * recording has stopped or stops now (limit reached, disk full); *claim_ns
- * receives the chunk's claim time. Thread-safe; takes the claim lock. */
+ * receives the chunk's claim time: clock_gettime, raised when needed to
+ * not_before (the claiming thread's last timestamp) and to the previous
+ * claim, so that claims never decrease (W2) and a thread's new chunk never
+ * starts before its previous one ended. Thread-safe; takes the claim lock. */
 uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
-                               uint32_t thread_seq, uint64_t *claim_ns);
+                               uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns);
+
+/* The latest claim time handed out (the trace's start before any claim). */
+uint64_t cmt_trace_last_claim_ns(struct cmt_trace_file *tf);
 
 static inline bool cmt_trace_is_active(const struct cmt_trace_file *tf)
 {

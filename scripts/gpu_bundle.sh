@@ -18,5 +18,13 @@ for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libz
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
   [ -n "$path" ] && cp -L "$path" .gpu/lib/
 done
+# Which source the bundled shim is: bench/gpu/run_overhead_bench.sh prints it
+# (the commit, "-dirty" when tracked files had uncommitted changes; the build
+# is assumed to be of the tree as it is now).
+rev="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+if [ "$rev" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  rev="$rev-dirty"
+fi
+echo "$rev" >.gpu/build/build-id.txt
 # `cumemtrace run` finds the shim by CUMEMTRACE_SHIM.
 echo "bundle: $(du -sh .gpu | cut -f1) in .gpu/"

@@ -5,9 +5,11 @@
 #   1. alloc_pairs.cu, built with `nvcc -cudart shared` and with plain nvcc
 #      (static runtime): cudaMallocAsync+cudaFreeAsync and cudaMalloc+cudaFree
 #      pairs from a call site about 24 frames deep, natively and under the
-#      shim (no stacks; stacks; stacks without the stack cache), each
-#      configuration in its own process, alternating, ROUNDS times;
-#   2. the native cost of what the shim adds per event (clock_gettime,
+#      shim (no stacks; stacks; stacks without the stack cache; for async
+#      pairs also no stacks with CUMEMTRACE_CLOCK=monotonic, the timestamp
+#      from clock_gettime instead of the TSC), each configuration in its own
+#      process, alternating, ROUNDS times;
+#   2. the native cost of what the shim adds per event (clock_gettime, rdtsc,
 #      cudaGetDevice, cuCtxGetDevice, a 24-frame unw_backtrace);
 #   3. torch_train.py: a training loop's step time natively and under the
 #      shim, with the caching allocator and with PYTORCH_NO_CUDA_MEMORY_CACHING=1,
@@ -20,14 +22,26 @@
 #
 #   bench/gpu/run_overhead_bench.sh OUTDIR
 #
-# About five minutes on an H200. Prints the table at the end (also in
+# About six minutes on an H200 (the 4-round version took 210 s; every part's
+# start time is printed). Prints the table at the end (also in
 # OUTDIR/summary.txt; every measurement in OUTDIR/results.jsonl). A part that
 # fails (a build, a run, a run past RUN_TIMEOUT seconds, default 180) is
 # recorded and the rest goes on. Uses the build in $CMT_BUILD (default: build/
 # at the top of the tree; built with meson if missing; the gpu bundle's
 # .gpu/build works too, without the CPU benchmark), nvcc from $CUDA_ROOT
 # (default /usr/local/cuda) and $PYTHON (default python3) with PyTorch;
-# ROUNDS (default 4) and TORCH_ROUNDS (default 3) set the repetitions.
+# ROUNDS (default 8) and TORCH_ROUNDS (default 3) set the repetitions.
+#
+# Every measured process runs pinned with `taskset -c` to one fixed set of
+# CPUs (PIN_CPUS, default: the 4 highest-numbered CPUs this script may use,
+# or all of them when it may use fewer than 8; PIN_CPUS=none: no pinning; no
+# taskset: no pinning), so that the native and the shim runs of a round meet
+# the same CPUs, caches and interrupt load. machine.txt says which.
+#
+# machine.txt's "cumemtrace:" line names the shim measured: the build id
+# recorded in $CMT_BUILD/build-id.txt (git commit, "-dirty" when the tree had
+# uncommitted changes) by scripts/gpu_bundle.sh or by this script when it
+# builds; else the git HEAD of this tree, marked as such.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -40,7 +54,7 @@ out="$(mkdir -p "$1" && cd "$1" && pwd)"
 build="${CMT_BUILD:-$root/build}"
 cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
 python="${PYTHON:-python3}"
-rounds="${ROUNDS:-4}"
+rounds="${ROUNDS:-8}"
 torch_rounds="${TORCH_ROUNDS:-3}"
 run_timeout="${RUN_TIMEOUT:-180}"
 shim="$build/preload/libcumemtrace.so"
@@ -51,6 +65,14 @@ mkdir -p "$out/traces" "$out/logs"
 if [ -d "$root/.gpu/lib" ]; then
   export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+# The source a tree is at: commit, "-dirty" with uncommitted changes to
+# tracked files; "unknown" outside git.
+tree_id() {
+  local rev
+  rev="$(git -C "$root" rev-parse HEAD 2>/dev/null)" || { echo unknown; return; }
+  [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] && rev="$rev-dirty"
+  echo "$rev"
+}
 if [ ! -f "$shim" ]; then
   echo "run_overhead_bench: no build in $build; building it (meson setup + compile)"
   (cd "$root" && { [ -f "$build/build.ninja" ] || meson setup "$build" -Dcuda-root="$cuda_root"; } &&
@@ -58,6 +80,36 @@ if [ ! -f "$shim" ]; then
   if [ ! -f "$shim" ]; then
     echo "run_overhead_bench: no shim at $shim and the build failed (see $out/logs/build.log): set CMT_BUILD" >&2
     exit 1
+  fi
+  tree_id >"$build/build-id.txt"
+fi
+# The CPUs every measured process is pinned to (see the top).
+pin=()
+pin_cpus="${PIN_CPUS-}"
+if [ "$pin_cpus" != none ] && command -v taskset >/dev/null 2>&1; then
+  if [ -z "$pin_cpus" ]; then
+    # The CPUs this script may run on, from its own affinity list ("0-3,8").
+    allowed="$(taskset -pc $$ 2>/dev/null | sed 's/.*: *//')"
+    cpus=()
+    IFS=, read -r -a ranges <<<"$allowed"
+    for r in "${ranges[@]}"; do
+      if [[ "$r" =~ ^([0-9]+)-([0-9]+)$ ]]; then
+        for ((c = BASH_REMATCH[1]; c <= BASH_REMATCH[2]; c++)); do cpus+=("$c"); done
+      elif [[ "$r" =~ ^[0-9]+$ ]]; then
+        cpus+=("$r")
+      fi
+    done
+    if [ "${#cpus[@]}" -ge 8 ]; then
+      pin_cpus="$(IFS=,; echo "${cpus[*]: -4}")"
+    elif [ "${#cpus[@]}" -gt 0 ]; then
+      pin_cpus="$(IFS=,; echo "${cpus[*]}")"
+    fi
+  fi
+  if [ -n "$pin_cpus" ] && taskset -c "$pin_cpus" true 2>/dev/null; then
+    pin=(taskset -c "$pin_cpus")
+  else
+    echo "run_overhead_bench: cannot pin to CPUs '$pin_cpus'; running unpinned" >&2
+    pin_cpus=""
   fi
 fi
 start=$SECONDS
@@ -69,7 +121,7 @@ result() {
   local fields="$1"
   shift
   local log="$out/logs/run$((++run_count)).log" rc=0
-  timeout -k 10 "$run_timeout" "$@" >"$log.out" 2>"$log.err" || rc=$?
+  timeout -k 10 "$run_timeout" "${pin[@]}" "$@" >"$log.out" 2>"$log.err" || rc=$?
   local line
   line="$(tail -n 1 "$log.out")"
   if [ "$rc" -eq 0 ] && [ "${line:0:1}" = "{" ]; then
@@ -96,9 +148,18 @@ part "machine"
   lscpu 2>/dev/null | grep -E "^(Model name|CPU\(s\)|Thread|Socket|NUMA node\(s\))"
   echo "kernel: $(uname -r)"
   echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+  # What CUMEMTRACE_CLOCK=auto needs for the TSC: an invariant TSC (the
+  # kernel's constant_tsc and nonstop_tsc flags) and clocksource tsc.
+  echo "tsc flags: $(grep -m1 -o -w -E 'constant_tsc|nonstop_tsc' /proc/cpuinfo 2>/dev/null | tr '\n' ' ')"
   "$cuda_root/bin/nvcc" --version 2>&1 | tail -n 1
   "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -n 1
-  echo "cumemtrace: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo 'not a git tree')"
+  if [ -s "$build/build-id.txt" ]; then
+    echo "cumemtrace: $(head -n 1 "$build/build-id.txt") (build id of $build)"
+  else
+    echo "cumemtrace: $(tree_id) (git HEAD of $root: $build has no build-id.txt)"
+  fi
+  echo "shim: $shim, sha256 $(sha256sum "$shim" 2>/dev/null | cut -c1-16)"
+  echo "pinned to CPUs: ${pin_cpus:-none}"
 } >"$out/machine.txt"
 cat "$out/machine.txt"
 
@@ -128,6 +189,7 @@ shim_env() { # CONFIG TRACE
     "no stacks") envs+=(CUMEMTRACE_STACK_DEPTH=0) ;;
     "stacks, no cache") envs+=(CUMEMTRACE_STACK_CACHE=0) ;;
     "stacks, no device cache") envs+=(CUMEMTRACE_DEVICE_CACHE=0) ;;
+    "no stacks, clock_gettime") envs+=(CUMEMTRACE_STACK_DEPTH=0 CUMEMTRACE_CLOCK=monotonic) ;;
   esac
 }
 
@@ -136,7 +198,8 @@ for round in $(seq 1 "$rounds"); do
   for variant in "${variants[@]}"; do
     for api in async plain; do
       if [ "$api" = async ]; then
-        configs=("native" "no stacks" "stacks" "stacks, no cache" "stacks, no device cache")
+        configs=("native" "no stacks" "no stacks, clock_gettime" "stacks" "stacks, no cache"
+          "stacks, no device cache")
       else
         configs=("native" "no stacks" "stacks")
       fi
@@ -217,7 +280,8 @@ if [ -f "$build/build.ninja" ] && [ ! -x "$build/bench/cpu/alloc_loop" ]; then
 fi
 if [ -x "$build/bench/cpu/alloc_loop" ] && [ -x "$build/bench/trace_stats" ]; then
   part "CPU benchmark on the simulated device"
-  timeout -k 10 300 "$python" "$root/bench/run_cpu_bench.py" --build "$build" --reps 5 --json "$out/cpu_bench.json" \
+  timeout -k 10 300 "${pin[@]}" "$python" "$root/bench/run_cpu_bench.py" --build "$build" --reps 5 \
+    --json "$out/cpu_bench.json" \
     >"$out/cpu_bench.txt" 2>"$out/logs/cpu_bench.err" || {
     failed "\"part\": \"cpu\"" "cpu benchmark failed: $out/logs/cpu_bench.err"
     rm -f "$out/cpu_bench.txt"

@@ -57,6 +57,28 @@ def ratios(rows, key, figure, native_config="native"):
     return table
 
 
+def timestamp_saving(rows):
+    """Per runtime: ns per pair saved by the TSC clock (no stacks against no
+    stacks with clock_gettime, each round's pair of runs), median and range,
+    and the ratio of the two."""
+    lines = []
+    for variant in ("dynamic", "static"):
+        by_round = {}
+        for r in rows:
+            if (r.get("part"), r.get("variant"), r.get("api")) == ("pairs", variant, "async") and "result" in r:
+                by_round.setdefault(r["round"], {})[r["config"]] = r["result"]["median_ns_per_pair"]
+        pairs = [(rd["no stacks, clock_gettime"], rd["no stacks"]) for rd in by_round.values()
+                 if "no stacks" in rd and "no stacks, clock_gettime" in rd]
+        if not pairs:
+            continue
+        saved = [g - t for g, t in pairs]
+        ratio = [t / g for g, t in pairs]
+        lines.append(f"  {variant:<8} saved {statistics.median(saved):.1f} ns per pair (range {min(saved):.1f}.."
+                     f"{max(saved):.1f}, {len(pairs)} rounds); TSC / clock_gettime {statistics.median(ratio):.3f} "
+                     f"({min(ratio):.3f}..{max(ratio):.3f})")
+    return lines
+
+
 def verdict(target, ratio):
     if target is None or ratio is None:
         return ""
@@ -85,6 +107,11 @@ def main():
                              f"{verdict(target, ratio) if config != 'native' else ''}")
                 summary["pairs"][f"{variant}/{api}/{config}"] = {"ns_per_pair": value, "ratio": ratio,
                                                                   "ratio_min": lo, "ratio_max": hi, "rounds": n}
+    clock_lines = timestamp_saving(rows)
+    if clock_lines:
+        lines.append("The event clock on async pairs without stacks: TSC (the default where the kernel uses it) "
+                     "against clock_gettime (CUMEMTRACE_CLOCK=monotonic), same rounds")
+        lines.extend(clock_lines)
     pair_traces = [r for r in rows if r.get("part") == "pairs_trace"]
     if pair_traces:
         lines.append("Traces of the first round with stacks: recorded stack depth (frames) and bytes per event")
@@ -100,7 +127,8 @@ def main():
         lines.append("Native cost of what the shim adds per event (ns)")
         for r in parts:
             p = r["result"]
-            lines.append(f"  {r['variant']:<8} clock_gettime {p['clock_gettime_ns']:.1f}, cudaGetDevice "
+            rdtsc = f", rdtsc {p['rdtsc_ns']:.1f}" if p.get("rdtsc_ns", -1) >= 0 else ""
+            lines.append(f"  {r['variant']:<8} clock_gettime {p['clock_gettime_ns']:.1f}{rdtsc}, cudaGetDevice "
                          f"{p['cudaGetDevice_ns']:.1f}, cuCtxGetDevice {p['cuCtxGetDevice_ns']:.1f}, unw_backtrace of "
                          f"{p['unw_backtrace_frames']} frames {p['unw_backtrace_ns']:.1f}")
             summary["parts"][r["variant"]] = p
