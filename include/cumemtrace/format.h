@@ -23,8 +23,12 @@
  *   W2  claim_ns never decreases from one chunk to the next in file order;
  *   W3  records inside one event chunk have non-decreasing ts.
  * A free's timestamp is taken before the real free runs and an allocation's
- * after the real allocation returns, so a free of address A always sorts
- * before a later allocation that reuses A, whichever threads made them.
+ * after the real allocation returns, so a free of address A sorts before a
+ * later allocation that reuses A. Within a thread always; across threads
+ * when the two timestamps are further apart than the clock's error between
+ * threads: none with CUMEMTRACE_CLOCK=monotonic, tens of nanoseconds
+ * (at most about 3 us) with the TSC event clock (docs/performance.md), far
+ * below what a real release and allocation take between them.
  *
  * Compiles as C99, C11 and C++ (tests/meson.build builds it all three ways).
  */
