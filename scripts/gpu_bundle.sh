@@ -18,6 +18,21 @@ for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libz
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
   [ -n "$path" ] && cp -L "$path" .gpu/lib/
 done
+# The CPU benchmark's programs and the analyzer benchmark's generator, when
+# built (bench/run_cpu_bench.py --build .gpu/build and bench/analyzer_throughput.py
+# --gen .gpu/build/bench/bench_gen_trace run from the bundle; the programs'
+# libraries are found through LD_LIBRARY_PATH=.gpu/build/bench/cpu there).
+for f in bench/cpu/alloc_loop bench/cpu/alloc_loop_null bench/cpu/libcmt_null_cudart.so bench/trace_stats \
+  bench/bench_gen_trace; do
+  if [ -e "$build/$f" ]; then
+    mkdir -p ".gpu/build/$(dirname "$f")"
+    cp -L "$build/$f" ".gpu/build/$f"
+  fi
+done
+if [ -d "$build/tests/sim" ]; then
+  mkdir -p .gpu/build/tests/sim
+  find "$build/tests/sim" -maxdepth 1 \( -type f -o -type l \) -name 'lib*.so*' -exec cp -P {} .gpu/build/tests/sim/ \;
+fi
 # Which source the bundled shim is: bench/gpu/run_overhead_bench.sh prints it
 # (the commit, "-dirty" when tracked files had uncommitted changes; the build
 # is assumed to be of the tree as it is now).
