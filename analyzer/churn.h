@@ -57,13 +57,11 @@ void cmt_churn_free(struct cmt_churn *c);
 /* The site's record, the table grown to hold it; NULL when out of memory. */
 struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack);
 
-/* Called for every allocation and release of a replay: inline, and only a
- * size not seen last time at the site goes to the set. */
-static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
+/* Counts an allocation of size at site s. Returns true when size must go to
+ * the site's set: it differs from the site's last size and the set is not
+ * saturated (most sites repeat one size: no set probe then). */
+static inline bool cmt_churn_site_alloc(struct cmt_churn_site *s, uint64_t size)
 {
-    struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
-    if (!s)
-        return -1;
     if (!s->allocs || size < s->min_size)
         s->min_size = size;
     if (size > s->max_size)
@@ -72,15 +70,29 @@ static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t 
     s->allocs++;
     s->alloc_bytes += size;
     s->last_size = size;
-    return repeat || s->sizes.saturated ? 0 : cmt_size_set_add(&s->sizes, size);
+    return !repeat && !s->sizes.saturated;
+}
+
+static inline void cmt_churn_site_release(struct cmt_churn_site *s, uint64_t lifetime_ns)
+{
+    s->frees++;
+    s->lifetime_ns += lifetime_ns;
+}
+
+/* Called for every allocation and release of a replay: inline, and only a
+ * size not seen last time at the site goes to the set. */
+static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t size)
+{
+    struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
+    if (!s)
+        return -1;
+    return cmt_churn_site_alloc(s, size) ? cmt_size_set_add(&s->sizes, size) : 0;
 }
 
 static inline void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)
 {
-    if (stack >= c->cap)
-        return;
-    c->sites[stack].frees++;
-    c->sites[stack].lifetime_ns += lifetime_ns;
+    if (stack < c->cap)
+        cmt_churn_site_release(&c->sites[stack], lifetime_ns);
 }
 
 /* A ranked row: sites ordered by distinct sizes, then allocations, then the

@@ -55,15 +55,6 @@ struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, i
     return d;
 }
 
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
-{
-    struct cmt_forensics *f = ctx;
-    if (cmt_frag_on_change(f, r, l, live) != 0)
-        return -1;
-    /* the failure examiner follows a thread only after its failure */
-    return f->n_watches && cmt_oom_on_change(f, r, l, live) != 0 ? -1 : 0;
-}
-
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     return cmt_oom_on_failure(ctx, r, e);
@@ -112,7 +103,7 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
         f->opt = *opt;
     f->observer = (struct cmt_replay_observer){
         .ctx = f,
-        .on_change = on_change,
+        .on_change = cmt_forensics_on_change,
         .on_failure = on_failure,
         .on_record = on_record,
     };

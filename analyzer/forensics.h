@@ -244,28 +244,29 @@ void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r);
  * Returns 0, or -1 when out of memory. */
 int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
+/* The observer's on_change (frag.c): every allocation and release. */
+int cmt_forensics_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+
 /* For the parts in separate files (frag.c, oom.c, pools.c). */
-int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live);
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
  * ordered index costs about one step per allocation, a sort about log n. */
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
 
-/* Checkpoints every changed device now. */
-int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);
-/* Counts one event toward the next checkpoint: every change calls it, so
- * the test is inline and the checkpoint is not. */
-static inline int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
+/* True when the checkpoint clock (events_since_checkpoint, which every
+ * change advances) says every changed device is due a checkpoint. */
+static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
 {
-    if (++f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
-        return 0;
+    if (f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
+        return false;
     uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
     /* Without the index a checkpoint scans the whole live set. */
     uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
-    if (f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
-        return 0;
-    return cmt_frag_checkpoint_changed(f, r);
+    return f->events_since_checkpoint >= per_alloc * examined * f->devices_changed;
 }
+/* Checkpoints every changed device now. Returns 0, or -1 when out of
+ * memory. */
+int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);
 /* Measures device's holes now (ts), adds the point to its series and keeps
  * it when it is the worst so far; *out (may be NULL) receives the point. */
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,

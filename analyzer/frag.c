@@ -62,6 +62,28 @@ static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t ele
     return a;
 }
 
+/* The rounding waste of a plain allocation (round > 0) that comes or goes;
+ * live: waste[stack] is there (waste_cap > stack). */
+static void note_round_waste(struct cmt_forensics *f, struct cmt_device_forensics *d, uint32_t stack, uint64_t round,
+                             bool live, uint64_t ts)
+{
+    if (!live) {
+        d->round_waste_live -= round;
+        return;
+    }
+    f->waste[stack].round_bytes += round;
+    d->round_waste_live += round;
+    /* what note_waste does with no pitch waste: the pitch peak is compared too */
+    if (d->pitch_waste_live > d->pitch_waste_peak) {
+        d->pitch_waste_peak = d->pitch_waste_live;
+        d->pitch_waste_peak_ts = ts;
+    }
+    if (d->round_waste_live > d->round_waste_peak) {
+        d->round_waste_peak = d->round_waste_live;
+        d->round_waste_peak_ts = ts;
+    }
+}
+
 static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
                       const struct cmt_live *l, bool live, uint64_t ts)
 {
@@ -111,7 +133,25 @@ static int note_opened(struct cmt_forensics *f, const struct cmt_addr_removal *r
     return 0;
 }
 
-int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+/* The ordered index of a device's span allocations (track_holes): each
+ * release knows the hole it opens. */
+static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d, const struct cmt_live *l, bool live,
+                        uint64_t ts)
+{
+    if (live) {
+        struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
+                                 .stack = l->stack, .region = cmt_holes_region(l)};
+        return cmt_addr_index_insert(&d->index, &v);
+    }
+    struct cmt_addr_removal rm;
+    cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
+    return rm.found ? note_opened(f, &rm) : 0;
+}
+
+/* A change of any kind, whatever the state: a pitched allocation's waste,
+ * the first allocation of a device or call site, a failure being watched. */
+static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                       const struct cmt_live *l, bool live)
 {
     const struct cmt_replay_in *e = r->event;
     uint64_t ts = e ? e->ts : l->ts;
@@ -123,38 +163,97 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
             cmt_churn_release(&f->churn, l->stack, ts > l->ts ? ts - l->ts : 0);
         }
     }
-    if (!cmt_holes_counts(l))
-        return cmt_frag_tick(f, r);
-    struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
-    if (!d)
-        return -1;
-    if (note_waste(f, r, d, l, live, ts) != 0)
-        return -1;
-    if (live) {
-        d->span_count++;
-        f->span_total++;
-    } else {
-        d->span_count--;
-        f->span_total--;
-    }
-    if (!d->changed) {
-        d->changed = true;
-        f->devices_changed++;
-    }
-    if (f->opt.track_holes) {
+    if (cmt_holes_counts(l)) {
+        struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
+        if (!d)
+            return -1;
+        if (note_waste(f, r, d, l, live, ts) != 0)
+            return -1;
         if (live) {
-            struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
-                                     .stack = l->stack, .region = cmt_holes_region(l)};
-            if (cmt_addr_index_insert(&d->index, &v) != 0)
-                return -1;
+            d->span_count++;
+            f->span_total++;
         } else {
-            struct cmt_addr_removal rm;
-            cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
-            if (rm.found && note_opened(f, &rm) != 0)
-                return -1;
+            d->span_count--;
+            f->span_total--;
+        }
+        if (!d->changed) {
+            d->changed = true;
+            f->devices_changed++;
+        }
+        if (f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
+            return -1;
+    }
+    f->events_since_checkpoint++;
+    if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
+        return -1;
+    /* the failure examiner follows a thread only after its failure */
+    return f->n_watches && cmt_oom_on_change(f, r, l, live) != 0 ? -1 : 0;
+}
+
+/* The rest of a common change, when there is any: a size new to the site,
+ * the ordered index, a checkpoint. */
+static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                    const struct cmt_live *l, bool live,
+                                                    struct cmt_device_forensics *d, bool new_size)
+{
+    uint64_t ts = r->event ? r->event->ts : l->ts;
+    if (new_size && cmt_size_set_add(&f->churn.sites[l->stack].sizes, l->size) != 0)
+        return -1;
+    if (d && f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
+        return -1;
+    return cmt_frag_checkpoint_due(f, r) ? cmt_frag_checkpoint_changed(f, r) : 0;
+}
+
+/* The observer's on_change, called for every allocation and release: what
+ * on_change_general does, for the common changes only (a plain or pool
+ * allocation of a device already seen, pinned host or managed memory, at a
+ * call site already seen, no failure watched), with the rare work out of
+ * line so that this path keeps few registers. */
+int cmt_forensics_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    struct cmt_forensics *f = ctx;
+    uint32_t stack = l->stack;
+    if (__builtin_expect(f->n_watches || stack >= f->churn.cap || !cmt_kind_holds_memory(l->kind) ||
+                             is_pitched(l->api), 0))
+        return on_change_general(f, r, l, live);
+    struct cmt_device_forensics *d = NULL;
+    uint64_t round = 0;
+    if (cmt_holes_counts(l)) {
+        if (__builtin_expect(l->device >= CMT_MAX_DEVICES || !f->devices[l->device], 0))
+            return on_change_general(f, r, l, live);
+        d = f->devices[l->device];
+        round = round_waste(l);
+        if (__builtin_expect(round && live && stack >= f->waste_cap, 0))
+            return on_change_general(f, r, l, live);
+    }
+    const struct cmt_replay_in *e = r->event;
+    uint64_t ts = e ? e->ts : l->ts;
+    struct cmt_churn_site *s = &f->churn.sites[stack];
+    bool new_size = false;
+    if (live)
+        new_size = cmt_churn_site_alloc(s, l->size);
+    else
+        cmt_churn_site_release(s, ts > l->ts ? ts - l->ts : 0);
+    if (d) {
+        if (__builtin_expect(round != 0, 0))
+            note_round_waste(f, d, stack, round, live, ts);
+        if (live) {
+            d->span_count++;
+            f->span_total++;
+        } else {
+            d->span_count--;
+            f->span_total--;
+        }
+        if (!d->changed) {
+            d->changed = true;
+            f->devices_changed++;
         }
     }
-    return cmt_frag_tick(f, r);
+    f->events_since_checkpoint++;
+    bool due = cmt_frag_checkpoint_due(f, r);
+    if (__builtin_expect(new_size || due || (d && f->opt.track_holes), 0))
+        return on_change_rest(f, r, l, live, d, new_size);
+    return 0;
 }
 
 int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r)
