@@ -360,20 +360,26 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
     struct cmt_device_forensics *d = cmt_forensics_device(f, device);
     if (!d)
         return -1;
-    long n = f->opt.track_holes ? cmt_addr_index_copy(&d->index, &f->scratch, &f->scratch_cap)
-                                : cmt_intervals_of_device(&r->live, device, &f->scratch, &f->scratch_cap);
+    struct cmt_interval *v = NULL;
+    long n = -1;
+    if (f->opt.track_holes) {
+        n = cmt_addr_index_copy(&d->index, &f->scratch, &f->scratch_cap);
+        v = f->scratch;
+    } else {
+        n = cmt_intervals_of_device(&r->live, device, &f->scratch, &f->scratch_cap, &v);
+    }
     if (n < 0)
         return -1;
     const struct cmt_account *a = cmt_replay_account(r, device, CMT_CLASS_DEVICE);
     struct cmt_frag_point p = {.ts = ts, .live = a ? a->live : 0};
     size_t n_top = 0;
-    cmt_holes_scan(f->scratch, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
+    cmt_holes_scan(v, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
     bool halved;
     struct cmt_frag_point *slot = cmt_series_push(&d->point_series, d->points, sizeof *d->points, &halved);
     *slot = p;
     if (halved && f->checkpoint_interval < (UINT64_MAX >> 1))
         f->checkpoint_interval *= 2;
-    cmt_frag_consider_worst(f, device, &p, f->scratch, (size_t)n, f->scratch_holes, n_top);
+    cmt_frag_consider_worst(f, device, &p, v, (size_t)n, f->scratch_holes, n_top);
     d->last_point = p;
     if (d->changed) {
         d->changed = false;
