@@ -57,7 +57,9 @@ struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, i
 
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
-    return cmt_oom_on_failure(ctx, r, e);
+    int rc = cmt_oom_on_failure(ctx, r, e);
+    cmt_frag_sync_fast(ctx); /* a failure is watched now */
+    return rc;
 }
 
 static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *e)
@@ -103,12 +105,13 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
         f->opt = *opt;
     f->observer = (struct cmt_replay_observer){
         .ctx = f,
-        .on_change = cmt_forensics_on_change,
+        /* on_change: cmt_frag_init */
         .on_failure = on_failure,
         .on_record = on_record,
     };
     f->checkpoint_interval = 1;
     cmt_churn_init(&f->churn);
+    cmt_frag_init(f);
     if (cmt_live_set_init(&f->pitched) != 0) {
         cmt_churn_free(&f->churn);
         free(f);

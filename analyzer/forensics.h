@@ -109,7 +109,6 @@ struct cmt_device_forensics {
     bool seen;
     /* fragmentation */
     struct cmt_addr_index index; /* track_holes */
-    uint64_t span_count;         /* live span allocations */
     bool changed;                /* since the last checkpoint */
     struct cmt_frag_point points[CMT_SERIES_MAX];
     struct cmt_series point_series;
@@ -208,12 +207,17 @@ struct cmt_forensics {
     struct cmt_replay_observer observer;
     struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
     /* checkpoint clock */
-    uint64_t events_since_checkpoint, checkpoint_interval, span_total;
+    uint64_t events_since_checkpoint, checkpoint_interval;
+    uint64_t span_total; /* live span allocations of every device (kept with track_holes only) */
     uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
+    /* the common path of on_change (frag.c): classes of kinds and APIs, and
+     * the call sites it serves (cmt_frag_sync_fast) */
+    uint8_t kind_class[256], api_class[256];
+    size_t fast_stack_limit;
     /* per raw stack id */
     struct cmt_churn churn;
     struct cmt_waste_site *waste;
@@ -244,8 +248,15 @@ void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r);
  * Returns 0, or -1 when out of memory. */
 int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
-/* The observer's on_change (frag.c): every allocation and release. */
-int cmt_forensics_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+/* Sets up the fragmentation part (frag.c): the observer's on_change. */
+void cmt_frag_init(struct cmt_forensics *f);
+/* After a change that may move n_watches or the churn table's size: the
+ * common path of on_change (frag.c) serves call sites below
+ * fast_stack_limit, none while a failure is watched. */
+static inline void cmt_frag_sync_fast(struct cmt_forensics *f)
+{
+    f->fast_stack_limit = f->n_watches ? 0 : f->churn.cap;
+}
 
 /* For the parts in separate files (frag.c, oom.c, pools.c). */
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
@@ -254,15 +265,20 @@ int cmt_forensics_on_change(void *ctx, const struct cmt_replay *r, const struct 
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
 
 /* True when the checkpoint clock (events_since_checkpoint, which every
- * change advances) says every changed device is due a checkpoint. */
-static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
+ * change advances) says every changed device is due a checkpoint; indexed
+ * is opt.track_holes. */
+static inline bool cmt_frag_checkpoint_due_as(const struct cmt_forensics *f, const struct cmt_replay *r, bool indexed)
 {
     if (f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
         return false;
-    uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    uint64_t per_alloc = indexed ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
     /* Without the index a checkpoint scans the whole live set. */
-    uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
+    uint64_t examined = indexed ? f->span_total : r->live.count;
     return f->events_since_checkpoint >= per_alloc * examined * f->devices_changed;
+}
+static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
+{
+    return cmt_frag_checkpoint_due_as(f, r, f->opt.track_holes);
 }
 /* Checkpoints every changed device now. Returns 0, or -1 when out of
  * memory. */

@@ -62,28 +62,6 @@ static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t ele
     return a;
 }
 
-/* The rounding waste of a plain allocation (round > 0) that comes or goes;
- * live: waste[stack] is there (waste_cap > stack). */
-static void note_round_waste(struct cmt_forensics *f, struct cmt_device_forensics *d, uint32_t stack, uint64_t round,
-                             bool live, uint64_t ts)
-{
-    if (!live) {
-        d->round_waste_live -= round;
-        return;
-    }
-    f->waste[stack].round_bytes += round;
-    d->round_waste_live += round;
-    /* what note_waste does with no pitch waste: the pitch peak is compared too */
-    if (d->pitch_waste_live > d->pitch_waste_peak) {
-        d->pitch_waste_peak = d->pitch_waste_live;
-        d->pitch_waste_peak_ts = ts;
-    }
-    if (d->round_waste_live > d->round_waste_peak) {
-        d->round_waste_peak = d->round_waste_live;
-        d->round_waste_peak_ts = ts;
-    }
-}
-
 static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
                       const struct cmt_live *l, bool live, uint64_t ts)
 {
@@ -139,10 +117,12 @@ static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d,
                         uint64_t ts)
 {
     if (live) {
+        f->span_total++;
         struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
                                  .stack = l->stack, .region = cmt_holes_region(l)};
         return cmt_addr_index_insert(&d->index, &v);
     }
+    f->span_total--;
     struct cmt_addr_removal rm;
     cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
     return rm.found ? note_opened(f, &rm) : 0;
@@ -169,13 +149,6 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
             return -1;
         if (note_waste(f, r, d, l, live, ts) != 0)
             return -1;
-        if (live) {
-            d->span_count++;
-            f->span_total++;
-        } else {
-            d->span_count--;
-            f->span_total--;
-        }
         if (!d->changed) {
             d->changed = true;
             f->devices_changed++;
@@ -187,73 +160,113 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
     if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
         return -1;
     /* the failure examiner follows a thread only after its failure */
-    return f->n_watches && cmt_oom_on_change(f, r, l, live) != 0 ? -1 : 0;
+    if (f->n_watches && cmt_oom_on_change(f, r, l, live) != 0)
+        return -1;
+    cmt_frag_sync_fast(f);
+    return 0;
 }
 
-/* The rest of a common change, when there is any: a size new to the site,
- * the ordered index, a checkpoint. */
+/* What on_change_fast needs of an allocation's kind and API, one table
+ * lookup each (struct cmt_forensics's kind_class and api_class). */
+enum {
+    CLASS_SPAN = 1,    /* plain or pool: in its device's span (cmt_holes_counts) when of a device */
+    CLASS_ROUND = 2,   /* plain: rounding waste (round_waste) */
+    CLASS_GENERAL = 4, /* no memory (VMM reservations, mappings), pitched: on_change_general */
+};
+
+/* What is left of a common change after on_change_fast. */
+enum {
+    REST_NEW_SIZE = 1, /* a size the site's last one was not */
+    REST_ROUND = 2,    /* a plain allocation with rounding waste */
+};
+
+/* The rest of a common change, when there is any: rounding waste, a size
+ * new to the site, the ordered index, a checkpoint. */
 static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, const struct cmt_replay *r,
                                                     const struct cmt_live *l, bool live,
-                                                    struct cmt_device_forensics *d, bool new_size)
+                                                    struct cmt_device_forensics *d, unsigned rest)
 {
     uint64_t ts = r->event ? r->event->ts : l->ts;
-    if (new_size && cmt_size_set_add(&f->churn.sites[l->stack].sizes, l->size) != 0)
+    if ((rest & REST_ROUND) && note_waste(f, r, d, l, live, ts) != 0)
+        return -1;
+    if ((rest & REST_NEW_SIZE) && cmt_size_set_add(&f->churn.sites[l->stack].sizes, l->size) != 0)
         return -1;
     if (d && f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
         return -1;
     return cmt_frag_checkpoint_due(f, r) ? cmt_frag_checkpoint_changed(f, r) : 0;
 }
 
-/* The observer's on_change, called for every allocation and release: what
- * on_change_general does, for the common changes only (a plain or pool
- * allocation of a device already seen, pinned host or managed memory, at a
- * call site already seen, no failure watched), with the rare work out of
- * line so that this path keeps few registers. */
-int cmt_forensics_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+/* on_change for the common changes (a plain or pool allocation of a device
+ * already seen, pinned host or managed memory, at a call site already seen,
+ * no failure watched), live and indexed (opt.track_holes) constants. The
+ * same as on_change_general, with the rare work out of line (tail calls) so
+ * that this path keeps few registers. */
+static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                                const struct cmt_live *l, const bool live,
+                                                                const bool indexed)
 {
-    struct cmt_forensics *f = ctx;
     uint32_t stack = l->stack;
-    if (__builtin_expect(f->n_watches || stack >= f->churn.cap || !cmt_kind_holds_memory(l->kind) ||
-                             is_pitched(l->api), 0))
+    unsigned cls = f->kind_class[l->kind] | f->api_class[l->api];
+    if (__builtin_expect(stack >= f->fast_stack_limit || (cls & CLASS_GENERAL), 0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
-    uint64_t round = 0;
-    if (cmt_holes_counts(l)) {
-        if (__builtin_expect(l->device >= CMT_MAX_DEVICES || !f->devices[l->device], 0))
+    unsigned rest = 0;
+    if (cls & CLASS_SPAN) {
+        /* ns POINTER and a device of 0 to 63 in one test; the rest is rare */
+        uint32_t device = (uint32_t)l->device | (uint32_t)l->ns << 8;
+        if (__builtin_expect(device >= CMT_MAX_DEVICES || !f->devices[device], 0))
             return on_change_general(f, r, l, live);
-        d = f->devices[l->device];
-        round = round_waste(l);
-        if (__builtin_expect(round && live && stack >= f->waste_cap, 0))
-            return on_change_general(f, r, l, live);
-    }
-    const struct cmt_replay_in *e = r->event;
-    uint64_t ts = e ? e->ts : l->ts;
-    struct cmt_churn_site *s = &f->churn.sites[stack];
-    bool new_size = false;
-    if (live)
-        new_size = cmt_churn_site_alloc(s, l->size);
-    else
-        cmt_churn_site_release(s, ts > l->ts ? ts - l->ts : 0);
-    if (d) {
-        if (__builtin_expect(round != 0, 0))
-            note_round_waste(f, d, stack, round, live, ts);
-        if (live) {
-            d->span_count++;
-            f->span_total++;
-        } else {
-            d->span_count--;
-            f->span_total--;
-        }
+        d = f->devices[device];
+        if ((cls & CLASS_ROUND) && __builtin_expect(l->size % CMT_HOLE_MIN_BYTES != 0, 0))
+            rest |= REST_ROUND;
         if (!d->changed) {
             d->changed = true;
             f->devices_changed++;
         }
     }
+    struct cmt_churn_site *s = &f->churn.sites[stack];
+    if (live) {
+        if (cmt_churn_site_alloc(s, l->size))
+            rest |= REST_NEW_SIZE;
+    } else {
+        const struct cmt_replay_in *e = r->event;
+        uint64_t ts = e ? e->ts : l->ts;
+        cmt_churn_site_release(s, ts > l->ts ? ts - l->ts : 0);
+    }
     f->events_since_checkpoint++;
-    bool due = cmt_frag_checkpoint_due(f, r);
-    if (__builtin_expect(new_size || due || (d && f->opt.track_holes), 0))
-        return on_change_rest(f, r, l, live, d, new_size);
+    /* With the index, a span change moves span_total: the rest decides. */
+    bool due = cmt_frag_checkpoint_due_as(f, r, indexed);
+    if (__builtin_expect(due || rest || (indexed && d), 0)) {
+        if (!indexed && !due && rest == REST_NEW_SIZE)
+            return cmt_size_set_add(&s->sizes, l->size);
+        return on_change_rest(f, r, l, live, d, rest);
+    }
     return 0;
+}
+
+/* The observer's on_change, called for every allocation and release. */
+static int on_change_plain(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? on_change_fast(ctx, r, l, true, false) : on_change_fast(ctx, r, l, false, false);
+}
+
+/* The same with the ordered index (opt.track_holes). */
+static int on_change_indexed(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? on_change_fast(ctx, r, l, true, true) : on_change_fast(ctx, r, l, false, true);
+}
+
+void cmt_frag_init(struct cmt_forensics *f)
+{
+    for (unsigned k = 0; k < 256; k++)
+        f->kind_class[k] = !cmt_kind_holds_memory(k) ? CLASS_GENERAL
+                           : k == CMT_KIND_DEVICE    ? CLASS_SPAN | CLASS_ROUND
+                           : k == CMT_KIND_ASYNC     ? CLASS_SPAN
+                                                     : 0;
+    for (unsigned a = 0; a < 256; a++)
+        f->api_class[a] = is_pitched((uint8_t)a) ? CLASS_GENERAL : 0;
+    f->observer.on_change = f->opt.track_holes ? on_change_indexed : on_change_plain;
+    cmt_frag_sync_fast(f);
 }
 
 int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r)
