@@ -58,7 +58,7 @@ struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, i
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     int rc = cmt_oom_on_failure(ctx, r, e);
-    cmt_frag_sync_fast(ctx); /* a failure is watched now */
+    cmt_frag_clock_set(ctx); /* a failure is watched now */
     return rc;
 }
 

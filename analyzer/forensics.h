@@ -208,16 +208,15 @@ struct cmt_forensics {
     struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
     /* checkpoint clock */
     uint64_t events_since_checkpoint, checkpoint_interval;
+    uint64_t clock_floor, clock_step; /* the common path's test (cmt_frag_clock_set) */
     uint64_t span_total; /* live span allocations of every device (kept with track_holes only) */
     uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
-    /* the common path of on_change (frag.c): classes of kinds and APIs, and
-     * the call sites it serves (cmt_frag_sync_fast) */
+    /* the common path of on_change (frag.c): classes of kinds and APIs */
     uint8_t kind_class[256], api_class[256];
-    size_t fast_stack_limit;
     /* per raw stack id */
     struct cmt_churn churn;
     struct cmt_waste_site *waste;
@@ -250,36 +249,40 @@ int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
 /* Sets up the fragmentation part (frag.c): the observer's on_change. */
 void cmt_frag_init(struct cmt_forensics *f);
-/* After a change that may move n_watches or the churn table's size: the
- * common path of on_change (frag.c) serves call sites below
- * fast_stack_limit, none while a failure is watched. */
-static inline void cmt_frag_sync_fast(struct cmt_forensics *f)
-{
-    f->fast_stack_limit = f->n_watches ? 0 : f->churn.cap;
-}
-
 /* For the parts in separate files (frag.c, oom.c, pools.c). */
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
  * ordered index costs about one step per allocation, a sort about log n. */
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
 
-/* True when the checkpoint clock (events_since_checkpoint, which every
- * change advances) says every changed device is due a checkpoint; indexed
- * is opt.track_holes. */
-static inline bool cmt_frag_checkpoint_due_as(const struct cmt_forensics *f, const struct cmt_replay *r, bool indexed)
+/* True when the changed devices are due a checkpoint: at least
+ * checkpoint_interval events (events_since_checkpoint: every change counts)
+ * went by since the last, and at least per_alloc events per live
+ * allocation examined for each changed device. */
+static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
 {
     if (f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
         return false;
-    uint64_t per_alloc = indexed ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
     /* Without the index a checkpoint scans the whole live set. */
-    uint64_t examined = indexed ? f->span_total : r->live.count;
+    uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
     return f->events_since_checkpoint >= per_alloc * examined * f->devices_changed;
 }
-static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
+
+/* The common path of on_change (frag.c) leaves a change to the rest, which
+ * tests the clock exactly (cmt_frag_checkpoint_due), once
+ * events_since_checkpoint reaches clock_floor and clock_step per allocation
+ * examined: two numbers kept from checkpoint_interval, devices_changed and
+ * n_watches. Never while no device changed (UINT64_MAX: the counter cannot
+ * reach it), always while a failure is watched (the rest follows the
+ * failing thread: cmt_oom_on_change). Call after any of the three moved. */
+static inline void cmt_frag_clock_set(struct cmt_forensics *f)
 {
-    return cmt_frag_checkpoint_due_as(f, r, f->opt.track_holes);
+    uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    f->clock_floor = f->n_watches ? 0 : f->devices_changed ? f->checkpoint_interval : UINT64_MAX;
+    f->clock_step = f->n_watches ? 0 : per_alloc * f->devices_changed;
 }
+
 /* Checkpoints every changed device now. Returns 0, or -1 when out of
  * memory. */
 int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);

@@ -152,6 +152,7 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
         if (!d->changed) {
             d->changed = true;
             f->devices_changed++;
+            cmt_frag_clock_set(f);
         }
         if (f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
             return -1;
@@ -162,7 +163,7 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
     /* the failure examiner follows a thread only after its failure */
     if (f->n_watches && cmt_oom_on_change(f, r, l, live) != 0)
         return -1;
-    cmt_frag_sync_fast(f);
+    cmt_frag_clock_set(f); /* a watch may have ended */
     return 0;
 }
 
@@ -174,72 +175,73 @@ enum {
     CLASS_GENERAL = 4, /* no memory (VMM reservations, mappings), pitched: on_change_general */
 };
 
-/* What is left of a common change after on_change_fast. */
-enum {
-    REST_NEW_SIZE = 1, /* a size the site's last one was not */
-    REST_ROUND = 2,    /* a plain allocation with rounding waste */
-};
-
-/* The rest of a common change, when there is any: rounding waste, a size
- * new to the site, the ordered index, a checkpoint. */
+/* The rest of a common change, when there is any: a size new to the site,
+ * the ordered index, a checkpoint, a failure watched. */
 static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, const struct cmt_replay *r,
-                                                    const struct cmt_live *l, bool live,
-                                                    struct cmt_device_forensics *d, unsigned rest)
+                                                    const struct cmt_live *l, bool live, bool new_size)
 {
-    uint64_t ts = r->event ? r->event->ts : l->ts;
-    if ((rest & REST_ROUND) && note_waste(f, r, d, l, live, ts) != 0)
+    if (new_size && cmt_size_set_add(&f->churn.sites[l->stack].sizes, l->size) != 0)
         return -1;
-    if ((rest & REST_NEW_SIZE) && cmt_size_set_add(&f->churn.sites[l->stack].sizes, l->size) != 0)
+    /* on_change_fast found the device's record */
+    if (f->opt.track_holes && cmt_holes_counts(l) && index_change(f, f->devices[l->device], l, live, r->event->ts) != 0)
         return -1;
-    if (d && f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
+    if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
         return -1;
-    return cmt_frag_checkpoint_due(f, r) ? cmt_frag_checkpoint_changed(f, r) : 0;
+    if (f->n_watches) {
+        if (cmt_oom_on_change(f, r, l, live) != 0)
+            return -1;
+        cmt_frag_clock_set(f); /* a watch may have ended */
+    }
+    return 0;
 }
 
-/* on_change for the common changes (a plain or pool allocation of a device
- * already seen, pinned host or managed memory, at a call site already seen,
- * no failure watched), live and indexed (opt.track_holes) constants. The
- * same as on_change_general, with the rare work out of line (tail calls) so
- * that this path keeps few registers. */
+/* on_change for the common changes, live and indexed (opt.track_holes)
+ * constants: a plain allocation in whole 512-byte steps or a pool one, of
+ * a device already seen, pinned host or managed memory, at a call site
+ * already seen. The same as on_change_general, with the rare work out of
+ * line (tail calls) so that this path keeps few registers. */
 static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
                                                                 const struct cmt_live *l, const bool live,
                                                                 const bool indexed)
 {
     uint32_t stack = l->stack;
     unsigned cls = f->kind_class[l->kind] | f->api_class[l->api];
-    if (__builtin_expect(stack >= f->fast_stack_limit || (cls & CLASS_GENERAL), 0))
+    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || !r->event, 0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
-    unsigned rest = 0;
     if (cls & CLASS_SPAN) {
         /* ns POINTER and a device of 0 to 63 in one test; the rest is rare */
         uint32_t device = (uint32_t)l->device | (uint32_t)l->ns << 8;
         if (__builtin_expect(device >= CMT_MAX_DEVICES || !f->devices[device], 0))
             return on_change_general(f, r, l, live);
-        d = f->devices[device];
+        /* rounding waste (round_waste): rare, most sizes are whole steps */
         if ((cls & CLASS_ROUND) && __builtin_expect(l->size % CMT_HOLE_MIN_BYTES != 0, 0))
-            rest |= REST_ROUND;
-        if (!d->changed) {
+            return on_change_general(f, r, l, live);
+        d = f->devices[device];
+        if (__builtin_expect(!d->changed, 0)) {
             d->changed = true;
             f->devices_changed++;
+            cmt_frag_clock_set(f);
         }
     }
     struct cmt_churn_site *s = &f->churn.sites[stack];
+    bool new_size = false;
     if (live) {
-        if (cmt_churn_site_alloc(s, l->size))
-            rest |= REST_NEW_SIZE;
+        new_size = cmt_churn_site_alloc(s, l->size);
     } else {
-        const struct cmt_replay_in *e = r->event;
-        uint64_t ts = e ? e->ts : l->ts;
-        cmt_churn_site_release(s, ts > l->ts ? ts - l->ts : 0);
+        uint64_t ts = r->event->ts, lifetime = ts - l->ts;
+        if (__builtin_expect(ts < l->ts, 0))
+            lifetime = 0;
+        cmt_churn_site_release(s, lifetime);
     }
-    f->events_since_checkpoint++;
+    uint64_t ev = ++f->events_since_checkpoint;
     /* With the index, a span change moves span_total: the rest decides. */
-    bool due = cmt_frag_checkpoint_due_as(f, r, indexed);
-    if (__builtin_expect(due || rest || (indexed && d), 0)) {
-        if (!indexed && !due && rest == REST_NEW_SIZE)
-            return cmt_size_set_add(&s->sizes, l->size);
-        return on_change_rest(f, r, l, live, d, rest);
+    uint64_t examined = indexed ? f->span_total : r->live.count;
+    bool due = ev >= f->clock_floor && ev >= f->clock_step * examined;
+    if (__builtin_expect(due || new_size || (indexed && d), 0)) {
+        if (!indexed && !due)
+            return cmt_size_set_add(&s->sizes, l->size); /* new_size */
+        return on_change_rest(f, r, l, live, new_size);
     }
     return 0;
 }
@@ -266,7 +268,7 @@ void cmt_frag_init(struct cmt_forensics *f)
     for (unsigned a = 0; a < 256; a++)
         f->api_class[a] = is_pitched((uint8_t)a) ? CLASS_GENERAL : 0;
     f->observer.on_change = f->opt.track_holes ? on_change_indexed : on_change_plain;
-    cmt_frag_sync_fast(f);
+    cmt_frag_clock_set(f);
 }
 
 int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r)
@@ -398,6 +400,7 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
         d->changed = false;
         f->devices_changed--;
     }
+    cmt_frag_clock_set(f); /* checkpoint_interval or devices_changed moved */
     f->checkpoints++;
     if (out)
         *out = p;
