@@ -27,11 +27,27 @@ struct cmt_size_set {
     uint64_t *slots; /* 0 = empty; size 0 is stored as UINT64_MAX */
     uint32_t cap, count;
     bool saturated;  /* more than CMT_CHURN_MAX_SIZES sizes were seen */
+    bool pooled;     /* slots come from a cmt_slot_pool: not freed alone */
 };
+
+/* Zeroed slot tables for many sets, carved from large blocks and freed
+ * together: the sets of a trace's call sites, thousands of which grow a
+ * table each (a calloc and a free cost more than the dozens of adds that
+ * fill it). */
+struct cmt_slot_pool {
+    void **blocks;
+    size_t n_blocks, blocks_cap;
+    char *next; /* free space of the last block */
+    size_t left;
+};
+
+void cmt_slot_pool_free(struct cmt_slot_pool *p);
 
 void cmt_size_set_free(struct cmt_size_set *s);
 /* Returns 0, or -1 when out of memory. */
 int cmt_size_set_add(struct cmt_size_set *s, uint64_t size);
+/* The same with the tables from pool (the set must use that pool only). */
+int cmt_size_set_add_pooled(struct cmt_size_set *s, uint64_t size, struct cmt_slot_pool *pool);
 bool cmt_size_set_contains(const struct cmt_size_set *s, uint64_t size);
 /* Adds every size of from into into (call sites merged by the report). */
 int cmt_size_set_merge(struct cmt_size_set *into, const struct cmt_size_set *from);
@@ -50,6 +66,7 @@ struct cmt_churn_site {
 struct cmt_churn {
     struct cmt_churn_site *sites;
     size_t cap;
+    struct cmt_slot_pool pool; /* the sites' size tables */
 };
 
 void cmt_churn_init(struct cmt_churn *c);
@@ -86,7 +103,7 @@ static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t 
     struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
     if (!s)
         return -1;
-    return cmt_churn_site_alloc(s, size) ? cmt_size_set_add(&s->sizes, size) : 0;
+    return cmt_churn_site_alloc(s, size) ? cmt_size_set_add_pooled(&s->sizes, size, &c->pool) : 0;
 }
 
 static inline void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)

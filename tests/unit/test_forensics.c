@@ -354,6 +354,40 @@ static void test_size_set(void)
     cmt_size_set_free(&u);
 }
 
+static void test_size_set_pooled(void)
+{
+    /* 2000 sets from one pool (tables of 8 slots, then 128: more than one
+     * 64 KiB block), set i seeing i % 100 + 1 sizes twice each: exact
+     * counts up to 64, saturation past it, every size found again. */
+    enum { SETS = 2000 };
+    static struct cmt_size_set sets[SETS];
+    struct cmt_slot_pool pool = {0};
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < SETS; i++)
+            for (uint64_t k = 0; k <= i % 100; k++)
+                CHECK(cmt_size_set_add_pooled(&sets[i], (i * 1000 + k) * 512, &pool) == 0);
+    CHECK(pool.n_blocks > 1);
+    for (size_t i = 0; i < SETS; i++) {
+        uint64_t sizes = i % 100 + 1;
+        CHECK_EQ_U64(sets[i].count, sizes < CMT_CHURN_MAX_SIZES ? sizes : CMT_CHURN_MAX_SIZES);
+        CHECK(sets[i].saturated == (sizes > CMT_CHURN_MAX_SIZES));
+        CHECK(sets[i].pooled == (sizes > 0));
+        for (uint64_t k = 0; k < sizes && k < CMT_CHURN_MAX_SIZES; k++)
+            CHECK(cmt_size_set_contains(&sets[i], (i * 1000 + k) * 512));
+        CHECK(!cmt_size_set_contains(&sets[i], (i * 1000 + 999) * 512));
+    }
+    /* a merge into a set of its own (not pooled) */
+    struct cmt_size_set merged = {0};
+    CHECK(cmt_size_set_merge(&merged, &sets[10]) == 0);
+    CHECK(cmt_size_set_merge(&merged, &sets[20]) == 0);
+    CHECK_EQ_U64(merged.count, 11 + 21);
+    CHECK(!merged.pooled);
+    cmt_size_set_free(&merged);
+    for (size_t i = 0; i < SETS; i++)
+        cmt_size_set_free(&sets[i]);
+    cmt_slot_pool_free(&pool);
+}
+
 static void test_churn_ranking(void)
 {
     struct cmt_churn c;
@@ -561,6 +595,7 @@ int main(void)
     test_addr_index_order();
     test_addr_index_openers();
     test_size_set();
+    test_size_set_pooled();
     test_churn_ranking();
     test_series();
     test_verdicts();
