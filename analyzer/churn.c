@@ -81,7 +81,7 @@ bool cmt_size_set_contains(const struct cmt_size_set *s, uint64_t size)
 #define SIZE_SET_SMALL 8u
 #define SIZE_SET_LARGE 128u
 
-static __attribute__((noinline)) int grow(struct cmt_size_set *s, struct cmt_slot_pool *pool)
+static int grow(struct cmt_size_set *s, struct cmt_slot_pool *pool)
 {
     uint32_t cap = !s->cap ? SIZE_SET_SMALL : s->cap < SIZE_SET_LARGE ? SIZE_SET_LARGE : s->cap * 2;
     uint64_t *slots = pool ? slot_pool_take(pool, cap * sizeof *slots) : calloc(cap, sizeof *slots);
@@ -104,6 +104,19 @@ static __attribute__((noinline)) int grow(struct cmt_size_set *s, struct cmt_slo
     return 0;
 }
 
+/* Inserts key, not in s, into a larger table. */
+static __attribute__((noinline)) int grow_and_insert(struct cmt_size_set *s, uint64_t key, struct cmt_slot_pool *pool)
+{
+    if (grow(s, pool) != 0)
+        return -1;
+    uint32_t i = slot_of(key, s->cap);
+    while (s->slots[i])
+        i = (i + 1) & (s->cap - 1);
+    s->slots[i] = key;
+    s->count++;
+    return 0;
+}
+
 static inline int size_set_add(struct cmt_size_set *s, uint64_t size, struct cmt_slot_pool *pool)
 {
     /* Past the limit the answer ("at least") cannot change: no probe. A
@@ -123,12 +136,8 @@ static inline int size_set_add(struct cmt_size_set *s, uint64_t size, struct cmt
         s->saturated = true;
         return 0;
     }
-    if ((s->count + 1) * 4 > s->cap * 3) {
-        if (grow(s, pool) != 0)
-            return -1;
-        for (i = slot_of(key, s->cap); s->slots[i];)
-            i = (i + 1) & (s->cap - 1);
-    }
+    if ((s->count + 1) * 4 > s->cap * 3)
+        return grow_and_insert(s, key, pool); /* out of line: the path above keeps few registers */
     s->slots[i] = key;
     s->count++;
     return 0;
