@@ -215,8 +215,9 @@ struct cmt_forensics {
     struct cmt_interval *scratch;
     size_t scratch_cap;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
-    /* the common path of on_change (frag.c): classes of kinds and APIs */
-    uint8_t kind_class[256], api_class[256];
+    /* the common path of on_change (frag.c): classes of namespaces and
+     * kinds ([ns | kind << 8]), and of APIs */
+    uint8_t ns_kind_class[1 << 16], api_class[256];
     /* per raw stack id */
     struct cmt_churn churn;
     struct cmt_waste_site *waste;

@@ -205,13 +205,13 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
                                                                 const bool indexed)
 {
     uint32_t stack = l->stack;
-    unsigned cls = f->kind_class[l->kind] | f->api_class[l->api];
+    unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
     if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || !r->event, 0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
     if (cls & CLASS_SPAN) {
-        /* ns POINTER and a device of 0 to 63 in one test; the rest is rare */
-        uint32_t device = (uint32_t)l->device | (uint32_t)l->ns << 8;
+        /* a device of 0 to 63 already seen; the rest is rare */
+        uint32_t device = (uint32_t)l->device;
         if (__builtin_expect(device >= CMT_MAX_DEVICES || !f->devices[device], 0))
             return on_change_general(f, r, l, live);
         /* rounding waste (round_waste): rare, most sizes are whole steps */
@@ -260,11 +260,16 @@ static int on_change_indexed(void *ctx, const struct cmt_replay *r, const struct
 
 void cmt_frag_init(struct cmt_forensics *f)
 {
+    /* cmt_holes_counts but for the device, round_waste but for the API */
     for (unsigned k = 0; k < 256; k++)
-        f->kind_class[k] = !cmt_kind_holds_memory(k) ? CLASS_GENERAL
-                           : k == CMT_KIND_DEVICE    ? CLASS_SPAN | CLASS_ROUND
-                           : k == CMT_KIND_ASYNC     ? CLASS_SPAN
-                                                     : 0;
+        memset(&f->ns_kind_class[k << 8], cmt_kind_holds_memory(k) ? 0 : CLASS_GENERAL, 256);
+    for (unsigned ns = 0; ns < 256; ns++) {
+        for (unsigned k = CMT_KIND_DEVICE; k <= CMT_KIND_ASYNC; k++) {
+            struct cmt_live l = {.ns = (uint8_t)ns, .kind = (uint8_t)k, .device = 0};
+            if (cmt_holes_counts(&l))
+                f->ns_kind_class[ns | k << 8] = k == CMT_KIND_DEVICE ? CLASS_SPAN | CLASS_ROUND : CLASS_SPAN;
+        }
+    }
     for (unsigned a = 0; a < 256; a++)
         f->api_class[a] = is_pitched((uint8_t)a) ? CLASS_GENERAL : 0;
     f->observer.on_change = f->opt.track_holes ? on_change_indexed : on_change_plain;
