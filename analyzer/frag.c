@@ -183,7 +183,8 @@ static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, con
     if (new_size && cmt_size_set_add_pooled(&f->churn.sites[l->stack].sizes, l->size, &f->churn.pool) != 0)
         return -1;
     /* on_change_fast found the device's record */
-    if (f->opt.track_holes && cmt_holes_counts(l) && index_change(f, f->devices[l->device], l, live, r->event->ts) != 0)
+    if (f->opt.track_holes && cmt_holes_counts(l) &&
+        index_change(f, f->devices[l->device], l, live, r->event ? r->event->ts : l->ts) != 0)
         return -1;
     if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
         return -1;
@@ -206,7 +207,8 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
 {
     uint32_t stack = l->stack;
     unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
-    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || !r->event, 0))
+    /* (a release's lifetime needs the event's time) */
+    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || (!live && !r->event), 0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
     if (cls & CLASS_SPAN) {
