@@ -207,8 +207,9 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
 {
     uint32_t stack = l->stack;
     unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
-    /* (a release's lifetime needs the event's time) */
-    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || (!live && !r->event), 0))
+    /* a release's lifetime: from the event's time, not before the allocation */
+    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || (!live && (!r->event || r->event->ts < l->ts)),
+                         0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
     if (cls & CLASS_SPAN) {
@@ -231,10 +232,7 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
     if (live) {
         new_size = cmt_churn_site_alloc(s, l->size);
     } else {
-        uint64_t ts = r->event->ts, lifetime = ts - l->ts;
-        if (__builtin_expect(ts < l->ts, 0))
-            lifetime = 0;
-        cmt_churn_site_release(s, lifetime);
+        cmt_churn_site_release(s, r->event->ts - l->ts);
     }
     uint64_t ev = ++f->events_since_checkpoint;
     /* With the index, a span change moves span_total: the rest decides. */
