@@ -21,10 +21,11 @@
  * with live allocations and call sites only.
  *
  * Costs per event: a counter for the checkpoint clock, the churn and waste
- * tallies (a hash-set probe); with track_holes also one ordered insert or
- * remove. Checkpoints walk (track_holes) or sort (otherwise) one device's
- * live allocations, and are spaced so that this stays a few steps per event
- * on average. */
+ * tallies (a hash-set probe for a size new to the call site); with
+ * track_holes also one ordered insert or remove. Checkpoints walk
+ * (track_holes) or sort (otherwise) one device's live allocations, and are
+ * spaced so that this stays a few steps per event on average
+ * (docs/fragmentation.md, "Cost in the analyzer", has the figures). */
 
 #define CMT_SERIES_MAX 256
 #define CMT_POOL_SERIES_MAX 128

@@ -129,7 +129,8 @@ static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d,
 }
 
 /* A change of any kind, whatever the state: a pitched allocation's waste,
- * the first allocation of a device or call site, a failure being watched. */
+ * rounding waste, the first change of a device or at a call site, a
+ * release dated before its allocation, VMM reservations and mappings. */
 static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, const struct cmt_replay *r,
                                                        const struct cmt_live *l, bool live)
 {
@@ -167,8 +168,9 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
     return 0;
 }
 
-/* What on_change_fast needs of an allocation's kind and API, one table
- * lookup each (struct cmt_forensics's kind_class and api_class). */
+/* What on_change_fast needs of a change's namespace and kind, and of its
+ * API: one table lookup each (struct cmt_forensics's ns_kind_class and
+ * api_class, filled by cmt_frag_init). */
 enum {
     CLASS_SPAN = 1,    /* plain or pool: in its device's span (cmt_holes_counts) when of a device */
     CLASS_ROUND = 2,   /* plain: rounding waste (round_waste) */
@@ -198,17 +200,18 @@ static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, con
 
 /* on_change for the common changes, live and indexed (opt.track_holes)
  * constants: a plain allocation in whole 512-byte steps or a pool one, of
- * a device already seen, pinned host or managed memory, at a call site
- * already seen. The same as on_change_general, with the rare work out of
- * line (tail calls) so that this path keeps few registers. */
+ * a device already seen, pinned host or managed memory, at a call site the
+ * churn table holds. The same as on_change_general, with the rare work out
+ * of line (tail calls) so that this path saves no registers. */
 static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
                                                                 const struct cmt_live *l, const bool live,
                                                                 const bool indexed)
 {
     uint32_t stack = l->stack;
     unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
-    /* a release's lifetime: from the event's time, not before the allocation */
-    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) || (!live && (!r->event || r->event->ts < l->ts)),
+    /* (a release's lifetime: from the event's time, not before the allocation) */
+    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) ||
+                             (!live && (!r->event || r->event->ts < l->ts)),
                          0))
         return on_change_general(f, r, l, live);
     struct cmt_device_forensics *d = NULL;
