@@ -110,7 +110,6 @@ struct cmt_device_forensics {
     bool seen;
     /* fragmentation */
     struct cmt_addr_index index; /* track_holes */
-    bool changed;                /* since the last checkpoint */
     struct cmt_frag_point points[CMT_SERIES_MAX];
     struct cmt_series point_series;
     struct cmt_frag_worst worst;
@@ -207,6 +206,7 @@ struct cmt_forensics {
     struct cmt_forensics_options opt;
     struct cmt_replay_observer observer;
     struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
+    bool changed[CMT_MAX_DEVICES]; /* span changed since the device's last checkpoint (a record then) */
     /* checkpoint clock */
     uint64_t events_since_checkpoint, checkpoint_interval;
     uint64_t clock_floor, clock_step; /* the common path's test (cmt_frag_clock_set) */

@@ -150,8 +150,8 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
             return -1;
         if (note_waste(f, r, d, l, live, ts) != 0)
             return -1;
-        if (!d->changed) {
-            d->changed = true;
+        if (!f->changed[l->device]) {
+            f->changed[l->device] = true;
             f->devices_changed++;
             cmt_frag_clock_set(f);
         }
@@ -214,18 +214,20 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
                              (!live && (!r->event || r->event->ts < l->ts)),
                          0))
         return on_change_general(f, r, l, live);
-    struct cmt_device_forensics *d = NULL;
-    if (cls & CLASS_SPAN) {
-        /* a device of 0 to 63 already seen; the rest is rare */
+    bool span = cls & CLASS_SPAN;
+    if (span) {
+        /* a device of 0 to 63; rounding waste (round_waste) is rare: most
+         * sizes are whole steps */
         uint32_t device = (uint32_t)l->device;
-        if (__builtin_expect(device >= CMT_MAX_DEVICES || !f->devices[device], 0))
+        if (__builtin_expect(device >= CMT_MAX_DEVICES ||
+                                 ((cls & CLASS_ROUND) && l->size % CMT_HOLE_MIN_BYTES != 0),
+                             0))
             return on_change_general(f, r, l, live);
-        /* rounding waste (round_waste): rare, most sizes are whole steps */
-        if ((cls & CLASS_ROUND) && __builtin_expect(l->size % CMT_HOLE_MIN_BYTES != 0, 0))
-            return on_change_general(f, r, l, live);
-        d = f->devices[device];
-        if (__builtin_expect(!d->changed, 0)) {
-            d->changed = true;
+        /* changed since its last checkpoint: it has a record */
+        if (__builtin_expect(!f->changed[device], 0)) {
+            if (!f->devices[device])
+                return on_change_general(f, r, l, live);
+            f->changed[device] = true;
             f->devices_changed++;
             cmt_frag_clock_set(f);
         }
@@ -241,7 +243,7 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
     /* With the index, a span change moves span_total: the rest decides. */
     uint64_t examined = indexed ? f->span_total : r->live.count;
     bool due = ev >= f->clock_floor && ev >= f->clock_step * examined;
-    if (__builtin_expect(due || new_size || (indexed && d), 0)) {
+    if (__builtin_expect(due || new_size || (indexed && span), 0)) {
         if (!indexed && !due)
             return cmt_size_set_add_pooled(&s->sizes, l->size, &f->churn.pool); /* new_size */
         return on_change_rest(f, r, l, live, new_size);
@@ -283,7 +285,7 @@ int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay
 {
     uint64_t ts = r->event ? r->event->ts : r->last_ts;
     for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
-        if (f->devices[dv] && f->devices[dv]->changed && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)
+        if (f->changed[dv] && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)
             return -1;
     f->events_since_checkpoint = 0;
     return 0;
@@ -404,8 +406,8 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
         f->checkpoint_interval *= 2;
     cmt_frag_consider_worst(f, device, &p, v, (size_t)n, f->scratch_holes, n_top);
     d->last_point = p;
-    if (d->changed) {
-        d->changed = false;
+    if (f->changed[device]) {
+        f->changed[device] = false;
         f->devices_changed--;
     }
     cmt_frag_clock_set(f); /* checkpoint_interval or devices_changed moved */
