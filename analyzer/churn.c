@@ -187,6 +187,8 @@ struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack)
         if (!s)
             return NULL;
         memset(s + c->cap, 0, (cap - c->cap) * sizeof *s);
+        for (size_t i = c->cap; i < cap; i++)
+            s[i].min_size = UINT64_MAX;
         c->sites = s;
         c->cap = cap;
     }

@@ -56,7 +56,7 @@ struct cmt_churn_site {
     uint64_t allocs;
     uint64_t frees;          /* released during the run: short-lived */
     uint64_t alloc_bytes;
-    uint64_t min_size, max_size;
+    uint64_t min_size, max_size; /* min_size: UINT64_MAX before the first allocation */
     uint64_t lifetime_ns;    /* summed over the released ones */
     uint64_t last_size;      /* most sites repeat one size: no set probe then */
     struct cmt_size_set sizes;
@@ -79,15 +79,17 @@ struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack);
  * saturated (most sites repeat one size: no set probe then). */
 static inline bool cmt_churn_site_alloc(struct cmt_churn_site *s, uint64_t size)
 {
-    if (!s->allocs || size < s->min_size)
+    uint64_t allocs = s->allocs;
+    s->allocs = allocs + 1;
+    s->alloc_bytes += size;
+    if (size == s->last_size && allocs)
+        return false; /* min_size and max_size hold it already */
+    if (size < s->min_size) /* UINT64_MAX before the first (cmt_churn_site_grow) */
         s->min_size = size;
     if (size > s->max_size)
         s->max_size = size;
-    bool repeat = s->allocs && size == s->last_size;
-    s->allocs++;
-    s->alloc_bytes += size;
     s->last_size = size;
-    return !repeat && !s->sizes.saturated;
+    return !s->sizes.saturated;
 }
 
 static inline void cmt_churn_site_release(struct cmt_churn_site *s, uint64_t lifetime_ns)

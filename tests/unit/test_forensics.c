@@ -407,6 +407,24 @@ static void test_churn_ranking(void)
     CHECK_EQ_U64(c.sites[3].max_size, 10 * MiB);
     CHECK_EQ_U64(c.sites[3].lifetime_ns, 20000);
     CHECK_EQ_U64(c.sites[9].sizes.count, 1);
+    CHECK_EQ_U64(c.sites[9].alloc_bytes, 100 * MiB);
+    /* A first size of 0 is a size and the smallest; a size near the
+     * largest there is; repeats count as allocations, not sizes. */
+    const uint64_t huge = UINT64_MAX - 511, sizes[] = {0, 0, huge, huge, 512, 0};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        CHECK(cmt_churn_alloc(&c, 40, sizes[i]) == 0);
+    CHECK_EQ_U64(c.sites[40].allocs, 6);
+    CHECK_EQ_U64(c.sites[40].sizes.count, 3);
+    CHECK_EQ_U64(c.sites[40].min_size, 0);
+    CHECK_EQ_U64(c.sites[40].max_size, huge);
+    CHECK(cmt_churn_alloc(&c, 41, UINT64_MAX) == 0);
+    CHECK_EQ_U64(c.sites[41].min_size, UINT64_MAX);
+    CHECK_EQ_U64(c.sites[41].max_size, UINT64_MAX);
+    CHECK_EQ_U64(c.sites[41].sizes.count, 1);
+    CHECK(cmt_churn_alloc(&c, 42, 4096) == 0);
+    CHECK(cmt_churn_alloc(&c, 42, 4096) == 0);
+    CHECK_EQ_U64(c.sites[42].min_size, 4096);
+    CHECK_EQ_U64(c.sites[42].sizes.count, 1);
     cmt_churn_free(&c);
 
     struct cmt_churn_row rows[] = {
