@@ -46,7 +46,9 @@ void cmt_slot_pool_free(struct cmt_slot_pool *p);
 void cmt_size_set_free(struct cmt_size_set *s);
 /* Returns 0, or -1 when out of memory. */
 int cmt_size_set_add(struct cmt_size_set *s, uint64_t size);
-/* The same with the tables from pool (the set must use that pool only). */
+/* The same with the tables from pool (the set must use that pool only). A
+ * saturated set is probed all the same, to no effect: callers test
+ * saturated first (cmt_churn_site_alloc). */
 int cmt_size_set_add_pooled(struct cmt_size_set *s, uint64_t size, struct cmt_slot_pool *pool);
 bool cmt_size_set_contains(const struct cmt_size_set *s, uint64_t size);
 /* Adds every size of from into into (call sites merged by the report). */

@@ -117,11 +117,9 @@ long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struc
     if (device < 0)
         return 0; /* no span: cmt_holes_counts */
     size_t n = 0;
-    const struct cmt_live_slot *slots = s->slots;
-    const size_t slot_count = s->cap;
-    for (size_t i = 0; i < slot_count; i++) {
+    const struct cmt_live_slot *end = s->slots + s->cap;
+    for (const struct cmt_live_slot *e = s->slots; e < end; e++) {
         /* cmt_holes_counts on the slot itself: no copy of the others */
-        const struct cmt_live_slot *e = &slots[i];
         if (e->tag != CMT_NS_POINTER + 1 || e->device != device ||
             (e->kind != CMT_KIND_DEVICE && e->kind != CMT_KIND_ASYNC))
             continue;
