@@ -27,11 +27,29 @@ struct cmt_size_set {
     uint64_t *slots; /* 0 = empty; size 0 is stored as UINT64_MAX */
     uint32_t cap, count;
     bool saturated;  /* more than CMT_CHURN_MAX_SIZES sizes were seen */
+    bool pooled;     /* slots come from a cmt_slot_pool: not freed alone */
 };
+
+/* Zeroed slot tables for many sets, carved from large blocks and freed
+ * together: the sets of a trace's call sites, thousands of which grow a
+ * table each (a calloc and a free cost more than the dozens of adds that
+ * fill it). */
+struct cmt_slot_pool {
+    void **blocks;
+    size_t n_blocks, blocks_cap;
+    char *next; /* free space of the last block */
+    size_t left;
+};
+
+void cmt_slot_pool_free(struct cmt_slot_pool *p);
 
 void cmt_size_set_free(struct cmt_size_set *s);
 /* Returns 0, or -1 when out of memory. */
 int cmt_size_set_add(struct cmt_size_set *s, uint64_t size);
+/* The same with the tables from pool (the set must use that pool only). A
+ * saturated set is probed all the same, to no effect: callers test
+ * saturated first (cmt_churn_site_alloc). */
+int cmt_size_set_add_pooled(struct cmt_size_set *s, uint64_t size, struct cmt_slot_pool *pool);
 bool cmt_size_set_contains(const struct cmt_size_set *s, uint64_t size);
 /* Adds every size of from into into (call sites merged by the report). */
 int cmt_size_set_merge(struct cmt_size_set *into, const struct cmt_size_set *from);
@@ -40,7 +58,7 @@ struct cmt_churn_site {
     uint64_t allocs;
     uint64_t frees;          /* released during the run: short-lived */
     uint64_t alloc_bytes;
-    uint64_t min_size, max_size;
+    uint64_t min_size, max_size; /* min_size: UINT64_MAX before the first allocation */
     uint64_t lifetime_ns;    /* summed over the released ones */
     uint64_t last_size;      /* most sites repeat one size: no set probe then */
     struct cmt_size_set sizes;
@@ -50,12 +68,37 @@ struct cmt_churn_site {
 struct cmt_churn {
     struct cmt_churn_site *sites;
     size_t cap;
+    struct cmt_slot_pool pool; /* the sites' size tables */
 };
 
 void cmt_churn_init(struct cmt_churn *c);
 void cmt_churn_free(struct cmt_churn *c);
 /* The site's record, the table grown to hold it; NULL when out of memory. */
 struct cmt_churn_site *cmt_churn_site_grow(struct cmt_churn *c, uint32_t stack);
+
+/* Counts an allocation of size at site s. Returns true when size must go to
+ * the site's set: it differs from the site's last size and the set is not
+ * saturated (most sites repeat one size: no set probe then). */
+static inline bool cmt_churn_site_alloc(struct cmt_churn_site *s, uint64_t size)
+{
+    uint64_t allocs = s->allocs;
+    s->allocs = allocs + 1;
+    s->alloc_bytes += size;
+    if (size == s->last_size && allocs)
+        return false; /* min_size and max_size hold it already */
+    if (size < s->min_size) /* UINT64_MAX before the first (cmt_churn_site_grow) */
+        s->min_size = size;
+    if (size > s->max_size)
+        s->max_size = size;
+    s->last_size = size;
+    return !s->sizes.saturated;
+}
+
+static inline void cmt_churn_site_release(struct cmt_churn_site *s, uint64_t lifetime_ns)
+{
+    s->frees++;
+    s->lifetime_ns += lifetime_ns;
+}
 
 /* Called for every allocation and release of a replay: inline, and only a
  * size not seen last time at the site goes to the set. */
@@ -64,23 +107,13 @@ static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t 
     struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
     if (!s)
         return -1;
-    if (!s->allocs || size < s->min_size)
-        s->min_size = size;
-    if (size > s->max_size)
-        s->max_size = size;
-    bool repeat = s->allocs && size == s->last_size;
-    s->allocs++;
-    s->alloc_bytes += size;
-    s->last_size = size;
-    return repeat || s->sizes.saturated ? 0 : cmt_size_set_add(&s->sizes, size);
+    return cmt_churn_site_alloc(s, size) ? cmt_size_set_add_pooled(&s->sizes, size, &c->pool) : 0;
 }
 
 static inline void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)
 {
-    if (stack >= c->cap)
-        return;
-    c->sites[stack].frees++;
-    c->sites[stack].lifetime_ns += lifetime_ns;
+    if (stack < c->cap)
+        cmt_churn_site_release(&c->sites[stack], lifetime_ns);
 }
 
 /* A ranked row: sites ordered by distinct sizes, then allocations, then the

@@ -55,18 +55,11 @@ struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, i
     return d;
 }
 
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
-{
-    struct cmt_forensics *f = ctx;
-    if (cmt_frag_on_change(f, r, l, live) != 0)
-        return -1;
-    /* the failure examiner follows a thread only after its failure */
-    return f->n_watches && cmt_oom_on_change(f, r, l, live) != 0 ? -1 : 0;
-}
-
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
-    return cmt_oom_on_failure(ctx, r, e);
+    int rc = cmt_oom_on_failure(ctx, r, e);
+    cmt_frag_clock_set(ctx); /* a failure is watched now */
+    return rc;
 }
 
 static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *e)
@@ -112,12 +105,13 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
         f->opt = *opt;
     f->observer = (struct cmt_replay_observer){
         .ctx = f,
-        .on_change = on_change,
+        /* on_change: cmt_frag_init */
         .on_failure = on_failure,
         .on_record = on_record,
     };
     f->checkpoint_interval = 1;
     cmt_churn_init(&f->churn);
+    cmt_frag_init(f);
     if (cmt_live_set_init(&f->pitched) != 0) {
         cmt_churn_free(&f->churn);
         free(f);

@@ -21,10 +21,11 @@
  * with live allocations and call sites only.
  *
  * Costs per event: a counter for the checkpoint clock, the churn and waste
- * tallies (a hash-set probe); with track_holes also one ordered insert or
- * remove. Checkpoints walk (track_holes) or sort (otherwise) one device's
- * live allocations, and are spaced so that this stays a few steps per event
- * on average. */
+ * tallies (a hash-set probe for a size new to the call site); with
+ * track_holes also one ordered insert or remove. Checkpoints walk
+ * (track_holes) or sort (otherwise) one device's live allocations, and are
+ * spaced so that this stays a few steps per event on average
+ * (docs/fragmentation.md, "Cost in the analyzer", has the figures). */
 
 #define CMT_SERIES_MAX 256
 #define CMT_POOL_SERIES_MAX 128
@@ -109,8 +110,6 @@ struct cmt_device_forensics {
     bool seen;
     /* fragmentation */
     struct cmt_addr_index index; /* track_holes */
-    uint64_t span_count;         /* live span allocations */
-    bool changed;                /* since the last checkpoint */
     struct cmt_frag_point points[CMT_SERIES_MAX];
     struct cmt_series point_series;
     struct cmt_frag_worst worst;
@@ -207,13 +206,19 @@ struct cmt_forensics {
     struct cmt_forensics_options opt;
     struct cmt_replay_observer observer;
     struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
+    bool changed[CMT_MAX_DEVICES]; /* span changed since the device's last checkpoint (a record then) */
     /* checkpoint clock */
-    uint64_t events_since_checkpoint, checkpoint_interval, span_total;
+    uint64_t events_since_checkpoint, checkpoint_interval;
+    uint64_t clock_floor, clock_step; /* the common path's test (cmt_frag_clock_set) */
+    uint64_t span_total; /* live span allocations of every device (kept with track_holes only) */
     uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
+    /* the common path of on_change (frag.c): classes of namespaces and
+     * kinds ([ns | kind << 8]), and of APIs */
+    uint8_t ns_kind_class[1 << 16], api_class[256];
     /* per raw stack id */
     struct cmt_churn churn;
     struct cmt_waste_site *waste;
@@ -244,28 +249,45 @@ void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r);
  * Returns 0, or -1 when out of memory. */
 int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
+/* Sets up the fragmentation part (frag.c): the observer's on_change. */
+void cmt_frag_init(struct cmt_forensics *f);
 /* For the parts in separate files (frag.c, oom.c, pools.c). */
-int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live);
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
  * ordered index costs about one step per allocation, a sort about log n. */
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT 32
 
-/* Checkpoints every changed device now. */
-int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);
-/* Counts one event toward the next checkpoint: every change calls it, so
- * the test is inline and the checkpoint is not. */
-static inline int cmt_frag_tick(struct cmt_forensics *f, const struct cmt_replay *r)
+/* True when the changed devices are due a checkpoint: at least
+ * checkpoint_interval events (events_since_checkpoint: every change counts)
+ * went by since the last, and at least per_alloc events per live
+ * allocation examined for each changed device. */
+static inline bool cmt_frag_checkpoint_due(const struct cmt_forensics *f, const struct cmt_replay *r)
 {
-    if (++f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
-        return 0;
+    if (f->events_since_checkpoint < f->checkpoint_interval || f->devices_changed == 0)
+        return false;
     uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
     /* Without the index a checkpoint scans the whole live set. */
     uint64_t examined = f->opt.track_holes ? f->span_total : r->live.count;
-    if (f->events_since_checkpoint < per_alloc * examined * f->devices_changed)
-        return 0;
-    return cmt_frag_checkpoint_changed(f, r);
+    return f->events_since_checkpoint >= per_alloc * examined * f->devices_changed;
 }
+
+/* The common path of on_change (frag.c) leaves a change to the rest, which
+ * tests the clock exactly (cmt_frag_checkpoint_due), once
+ * events_since_checkpoint reaches clock_floor and clock_step per allocation
+ * examined: two numbers kept from checkpoint_interval, devices_changed and
+ * n_watches. Never while no device changed (UINT64_MAX: the counter cannot
+ * reach it), always while a failure is watched (the rest follows the
+ * failing thread: cmt_oom_on_change). Call after any of the three moved. */
+static inline void cmt_frag_clock_set(struct cmt_forensics *f)
+{
+    uint64_t per_alloc = f->opt.track_holes ? CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK : CMT_CHECKPOINT_EVENTS_PER_ALLOC_SORT;
+    f->clock_floor = f->n_watches ? 0 : f->devices_changed ? f->checkpoint_interval : UINT64_MAX;
+    f->clock_step = f->n_watches ? 0 : per_alloc * f->devices_changed;
+}
+
+/* Checkpoints every changed device now. Returns 0, or -1 when out of
+ * memory. */
+int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r);
 /* Measures device's holes now (ts), adds the point to its series and keeps
  * it when it is the worst so far; *out (may be NULL) receives the point. */
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,

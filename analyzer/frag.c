@@ -111,7 +111,28 @@ static int note_opened(struct cmt_forensics *f, const struct cmt_addr_removal *r
     return 0;
 }
 
-int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+/* The ordered index of a device's span allocations (track_holes): each
+ * release knows the hole it opens. */
+static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d, const struct cmt_live *l, bool live,
+                        uint64_t ts)
+{
+    if (live) {
+        f->span_total++;
+        struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
+                                 .stack = l->stack, .region = cmt_holes_region(l)};
+        return cmt_addr_index_insert(&d->index, &v);
+    }
+    f->span_total--;
+    struct cmt_addr_removal rm;
+    cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
+    return rm.found ? note_opened(f, &rm) : 0;
+}
+
+/* A change of any kind, whatever the state: a pitched allocation's waste,
+ * rounding waste, the first change of a device or at a call site, a
+ * release dated before its allocation, VMM reservations and mappings. */
+static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                       const struct cmt_live *l, bool live)
 {
     const struct cmt_replay_in *e = r->event;
     uint64_t ts = e ? e->ts : l->ts;
@@ -123,45 +144,148 @@ int cmt_frag_on_change(struct cmt_forensics *f, const struct cmt_replay *r, cons
             cmt_churn_release(&f->churn, l->stack, ts > l->ts ? ts - l->ts : 0);
         }
     }
-    if (!cmt_holes_counts(l))
-        return cmt_frag_tick(f, r);
-    struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
-    if (!d)
-        return -1;
-    if (note_waste(f, r, d, l, live, ts) != 0)
-        return -1;
-    if (live) {
-        d->span_count++;
-        f->span_total++;
-    } else {
-        d->span_count--;
-        f->span_total--;
+    if (cmt_holes_counts(l)) {
+        struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
+        if (!d)
+            return -1;
+        if (note_waste(f, r, d, l, live, ts) != 0)
+            return -1;
+        if (!f->changed[l->device]) {
+            f->changed[l->device] = true;
+            f->devices_changed++;
+            cmt_frag_clock_set(f);
+        }
+        if (f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
+            return -1;
     }
-    if (!d->changed) {
-        d->changed = true;
-        f->devices_changed++;
+    f->events_since_checkpoint++;
+    if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
+        return -1;
+    /* the failure examiner follows a thread only after its failure */
+    if (f->n_watches && cmt_oom_on_change(f, r, l, live) != 0)
+        return -1;
+    cmt_frag_clock_set(f); /* a watch may have ended */
+    return 0;
+}
+
+/* What on_change_fast needs of a change's namespace and kind, and of its
+ * API: one table lookup each (struct cmt_forensics's ns_kind_class and
+ * api_class, filled by cmt_frag_init). */
+enum {
+    CLASS_SPAN = 1,    /* plain or pool: in its device's span (cmt_holes_counts) when of a device */
+    CLASS_ROUND = 2,   /* plain: rounding waste (round_waste) */
+    CLASS_GENERAL = 4, /* no memory (VMM reservations, mappings), pitched: on_change_general */
+};
+
+/* The rest of a common change, when there is any: a size new to the site,
+ * the ordered index, a checkpoint, a failure watched. */
+static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                    const struct cmt_live *l, bool live, bool new_size)
+{
+    if (new_size && cmt_size_set_add_pooled(&f->churn.sites[l->stack].sizes, l->size, &f->churn.pool) != 0)
+        return -1;
+    /* on_change_fast found the device's record */
+    if (f->opt.track_holes && cmt_holes_counts(l) &&
+        index_change(f, f->devices[l->device], l, live, r->event ? r->event->ts : l->ts) != 0)
+        return -1;
+    if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
+        return -1;
+    if (f->n_watches) {
+        if (cmt_oom_on_change(f, r, l, live) != 0)
+            return -1;
+        cmt_frag_clock_set(f); /* a watch may have ended */
     }
-    if (f->opt.track_holes) {
-        if (live) {
-            struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
-                                     .stack = l->stack, .region = cmt_holes_region(l)};
-            if (cmt_addr_index_insert(&d->index, &v) != 0)
-                return -1;
-        } else {
-            struct cmt_addr_removal rm;
-            cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
-            if (rm.found && note_opened(f, &rm) != 0)
-                return -1;
+    return 0;
+}
+
+/* on_change for the common changes, live and indexed (opt.track_holes)
+ * constants: a plain allocation in whole 512-byte steps or a pool one, of
+ * a device already seen, pinned host or managed memory, at a call site the
+ * churn table holds. The same as on_change_general, with the rare work out
+ * of line (tail calls) so that this path saves no registers. */
+static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                                const struct cmt_live *l, const bool live,
+                                                                const bool indexed)
+{
+    uint32_t stack = l->stack;
+    unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
+    /* (a release's lifetime: from the event's time, not before the allocation) */
+    if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) ||
+                             (!live && (!r->event || r->event->ts < l->ts)),
+                         0))
+        return on_change_general(f, r, l, live);
+    bool span = cls & CLASS_SPAN;
+    if (span) {
+        /* a device of 0 to 63; rounding waste (round_waste) is rare: most
+         * sizes are whole steps */
+        uint32_t device = (uint32_t)l->device;
+        if (__builtin_expect(device >= CMT_MAX_DEVICES ||
+                                 ((cls & CLASS_ROUND) && l->size % CMT_HOLE_MIN_BYTES != 0),
+                             0))
+            return on_change_general(f, r, l, live);
+        /* changed since its last checkpoint: it has a record */
+        if (__builtin_expect(!f->changed[device], 0)) {
+            if (!f->devices[device])
+                return on_change_general(f, r, l, live);
+            f->changed[device] = true;
+            f->devices_changed++;
+            cmt_frag_clock_set(f);
         }
     }
-    return cmt_frag_tick(f, r);
+    struct cmt_churn_site *s = &f->churn.sites[stack];
+    bool new_size = false;
+    if (live) {
+        new_size = cmt_churn_site_alloc(s, l->size);
+    } else {
+        cmt_churn_site_release(s, r->event->ts - l->ts);
+    }
+    uint64_t ev = ++f->events_since_checkpoint;
+    /* With the index, a span change moves span_total: the rest decides. */
+    uint64_t examined = indexed ? f->span_total : r->live.count;
+    bool due = ev >= f->clock_floor && ev >= f->clock_step * examined;
+    if (__builtin_expect(due || new_size || (indexed && span), 0)) {
+        if (!indexed && !due)
+            return cmt_size_set_add_pooled(&s->sizes, l->size, &f->churn.pool); /* new_size */
+        return on_change_rest(f, r, l, live, new_size);
+    }
+    return 0;
+}
+
+/* The observer's on_change, called for every allocation and release. */
+static int on_change_plain(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? on_change_fast(ctx, r, l, true, false) : on_change_fast(ctx, r, l, false, false);
+}
+
+/* The same with the ordered index (opt.track_holes). */
+static int on_change_indexed(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? on_change_fast(ctx, r, l, true, true) : on_change_fast(ctx, r, l, false, true);
+}
+
+void cmt_frag_init(struct cmt_forensics *f)
+{
+    /* cmt_holes_counts but for the device, round_waste but for the API */
+    for (unsigned k = 0; k < 256; k++)
+        memset(&f->ns_kind_class[k << 8], cmt_kind_holds_memory(k) ? 0 : CLASS_GENERAL, 256);
+    for (unsigned ns = 0; ns < 256; ns++) {
+        for (unsigned k = CMT_KIND_DEVICE; k <= CMT_KIND_ASYNC; k++) {
+            struct cmt_live l = {.ns = (uint8_t)ns, .kind = (uint8_t)k, .device = 0};
+            if (cmt_holes_counts(&l))
+                f->ns_kind_class[ns | k << 8] = k == CMT_KIND_DEVICE ? CLASS_SPAN | CLASS_ROUND : CLASS_SPAN;
+        }
+    }
+    for (unsigned a = 0; a < 256; a++)
+        f->api_class[a] = is_pitched((uint8_t)a) ? CLASS_GENERAL : 0;
+    f->observer.on_change = f->opt.track_holes ? on_change_indexed : on_change_plain;
+    cmt_frag_clock_set(f);
 }
 
 int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay *r)
 {
     uint64_t ts = r->event ? r->event->ts : r->last_ts;
     for (int dv = 0; dv < CMT_MAX_DEVICES; dv++)
-        if (f->devices[dv] && f->devices[dv]->changed && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)
+        if (f->changed[dv] && cmt_frag_checkpoint(f, r, dv, ts, NULL) != 0)
             return -1;
     f->events_since_checkpoint = 0;
     return 0;
@@ -261,25 +385,32 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
     struct cmt_device_forensics *d = cmt_forensics_device(f, device);
     if (!d)
         return -1;
-    long n = f->opt.track_holes ? cmt_addr_index_copy(&d->index, &f->scratch, &f->scratch_cap)
-                                : cmt_intervals_of_device(&r->live, device, &f->scratch, &f->scratch_cap);
+    struct cmt_interval *v = NULL;
+    long n = -1;
+    if (f->opt.track_holes) {
+        n = cmt_addr_index_copy(&d->index, &f->scratch, &f->scratch_cap);
+        v = f->scratch;
+    } else {
+        n = cmt_intervals_of_device(&r->live, device, &f->scratch, &f->scratch_cap, &v);
+    }
     if (n < 0)
         return -1;
     const struct cmt_account *a = cmt_replay_account(r, device, CMT_CLASS_DEVICE);
     struct cmt_frag_point p = {.ts = ts, .live = a ? a->live : 0};
     size_t n_top = 0;
-    cmt_holes_scan(f->scratch, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
+    cmt_holes_scan(v, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
     bool halved;
     struct cmt_frag_point *slot = cmt_series_push(&d->point_series, d->points, sizeof *d->points, &halved);
     *slot = p;
     if (halved && f->checkpoint_interval < (UINT64_MAX >> 1))
         f->checkpoint_interval *= 2;
-    cmt_frag_consider_worst(f, device, &p, f->scratch, (size_t)n, f->scratch_holes, n_top);
+    cmt_frag_consider_worst(f, device, &p, v, (size_t)n, f->scratch_holes, n_top);
     d->last_point = p;
-    if (d->changed) {
-        d->changed = false;
+    if (f->changed[device]) {
+        f->changed[device] = false;
         f->devices_changed--;
     }
+    cmt_frag_clock_set(f); /* checkpoint_interval or devices_changed moved */
     f->checkpoints++;
     if (out)
         *out = p;

@@ -97,9 +97,15 @@ static inline uint64_t cmt_holes_stranded(const struct cmt_hole_stats *st)
     return st->total - st->largest;
 }
 
-/* The span allocations of device in s, sorted by address, into *buf (grown
- * as needed; the caller frees it). Returns how many, or -1 when out of
- * memory. */
-long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struct cmt_interval **buf, size_t *cap);
+/* The span allocations of device in s, sorted by address: *sorted points
+ * at them, inside *buf (grown as needed, to twice their count for the sort;
+ * the caller frees it). Returns how many, or -1 when out of memory. */
+long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struct cmt_interval **buf, size_t *cap,
+                             struct cmt_interval **sorted);
+
+/* Sorts v[0..n) by address, stably, with tmp (room for n) as the second
+ * buffer; returns the one that holds the result (v or tmp). A radix sort:
+ * checkpoints sort a device's live allocations, thousands at a time. */
+struct cmt_interval *cmt_intervals_sort_by_addr(struct cmt_interval *v, struct cmt_interval *tmp, size_t n);
 
 #endif

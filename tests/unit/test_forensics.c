@@ -160,22 +160,78 @@ static void test_intervals_of_device(void)
     CHECK(cmt_live_set_put(&s, &other, NULL) == 0);
     other.addr = 0x2200, other.kind = CMT_KIND_VMM_MAP, other.ns = CMT_NS_VMM_MAP;
     CHECK(cmt_live_set_put(&s, &other, NULL) == 0);
+    /* device memory of no device (-1) has no span either */
+    other.addr = 0x2300, other.kind = CMT_KIND_DEVICE, other.ns = CMT_NS_POINTER, other.device = -1;
+    CHECK(cmt_live_set_put(&s, &other, NULL) == 0);
     struct cmt_live pool = l;
     pool.addr = 0x4000, pool.kind = CMT_KIND_ASYNC;
     CHECK(cmt_live_set_put(&s, &pool, NULL) == 0);
-    struct cmt_interval *buf = NULL;
+    struct cmt_interval *buf = NULL, *v = NULL;
     size_t cap = 0;
-    long n = cmt_intervals_of_device(&s, 0, &buf, &cap);
+    long n = cmt_intervals_of_device(&s, 0, &buf, &cap, &v);
     CHECK_EQ_U64(n, 4);
-    CHECK_EQ_U64(buf[0].addr, 0x1000);
-    CHECK_EQ_U64(buf[1].addr, 0x3000);
-    CHECK_EQ_U64(buf[2].addr, 0x4000);
-    CHECK_EQ_U64(buf[3].addr, 0x5000);
-    CHECK_EQ_U64(buf[3].end, 0x5800);
-    CHECK_EQ_U64(buf[1].region, CMT_REGION_PLAIN);
-    CHECK_EQ_U64(buf[2].region, CMT_REGION_POOL);
+    CHECK(v >= buf && v + n <= buf + cap);
+    CHECK_EQ_U64(v[0].addr, 0x1000);
+    CHECK_EQ_U64(v[1].addr, 0x3000);
+    CHECK_EQ_U64(v[2].addr, 0x4000);
+    CHECK_EQ_U64(v[3].addr, 0x5000);
+    CHECK_EQ_U64(v[3].end, 0x5800);
+    CHECK_EQ_U64(v[1].region, CMT_REGION_PLAIN);
+    CHECK_EQ_U64(v[2].region, CMT_REGION_POOL);
+    /* device 1 has one allocation; the host (-1) none that counts */
+    n = cmt_intervals_of_device(&s, 1, &buf, &cap, &v);
+    CHECK_EQ_U64(n, 1);
+    CHECK_EQ_U64(v[0].addr, 0x2000);
+    CHECK_EQ_U64(cmt_intervals_of_device(&s, -1, &buf, &cap, &v), 0);
     free(buf);
     cmt_live_set_free(&s);
+}
+
+static uint64_t sort_rng = 88172645463325252ull;
+
+static uint64_t sort_rand(void)
+{
+    sort_rng ^= sort_rng << 13;
+    sort_rng ^= sort_rng >> 7;
+    sort_rng ^= sort_rng << 17;
+    return sort_rng;
+}
+
+static int interval_addr_ts_cmp(const void *pa, const void *pb)
+{
+    const struct cmt_interval *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+static void test_sort_by_addr(void)
+{
+    /* Addresses differing in every byte, in one byte only (one pass: the
+     * result is in tmp), in two (back in v), repeated ones (stable: input
+     * order kept, ts says which came first), and lengths 0 to 5000. */
+    const uint64_t masks[] = {~0ull, 0xff00ull, 0xff0000000000ull | 0xfe00ull, 0x3ull << 20, 0};
+    const size_t lengths[] = {0, 1, 2, 3, 17, 256, 5000};
+    enum { MAX = 5000 };
+    static struct cmt_interval v[MAX], tmp[MAX], want[MAX];
+    for (size_t m = 0; m < sizeof masks / sizeof *masks; m++) {
+        for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+            size_t n = lengths[k];
+            for (size_t i = 0; i < n; i++) {
+                uint64_t a = 0x7e0000000000ull | (sort_rand() & masks[m]);
+                v[i] = (struct cmt_interval){.addr = a, .end = a + 1, .ts = i, .stack = (uint32_t)(sort_rand() >> 40)};
+                want[i] = v[i];
+            }
+            qsort(want, n, sizeof *want, interval_addr_ts_cmp);
+            struct cmt_interval *got = cmt_intervals_sort_by_addr(v, tmp, n);
+            CHECK(got == v || got == tmp);
+            for (size_t i = 0; i < n; i++) {
+                CHECK_EQ_U64(got[i].addr, want[i].addr);
+                CHECK_EQ_U64(got[i].ts, want[i].ts);
+                CHECK_EQ_U64(got[i].stack, want[i].stack);
+            }
+        }
+    }
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -298,6 +354,40 @@ static void test_size_set(void)
     cmt_size_set_free(&u);
 }
 
+static void test_size_set_pooled(void)
+{
+    /* 2000 sets from one pool (tables of 8 slots, then 128: more than one
+     * 64 KiB block), set i seeing i % 100 + 1 sizes twice each: exact
+     * counts up to 64, saturation past it, every size found again. */
+    enum { SETS = 2000 };
+    static struct cmt_size_set sets[SETS];
+    struct cmt_slot_pool pool = {0};
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < SETS; i++)
+            for (uint64_t k = 0; k <= i % 100; k++)
+                CHECK(cmt_size_set_add_pooled(&sets[i], (i * 1000 + k) * 512, &pool) == 0);
+    CHECK(pool.n_blocks > 1);
+    for (size_t i = 0; i < SETS; i++) {
+        uint64_t sizes = i % 100 + 1;
+        CHECK_EQ_U64(sets[i].count, sizes < CMT_CHURN_MAX_SIZES ? sizes : CMT_CHURN_MAX_SIZES);
+        CHECK(sets[i].saturated == (sizes > CMT_CHURN_MAX_SIZES));
+        CHECK(sets[i].pooled == (sizes > 0));
+        for (uint64_t k = 0; k < sizes && k < CMT_CHURN_MAX_SIZES; k++)
+            CHECK(cmt_size_set_contains(&sets[i], (i * 1000 + k) * 512));
+        CHECK(!cmt_size_set_contains(&sets[i], (i * 1000 + 999) * 512));
+    }
+    /* a merge into a set of its own (not pooled) */
+    struct cmt_size_set merged = {0};
+    CHECK(cmt_size_set_merge(&merged, &sets[10]) == 0);
+    CHECK(cmt_size_set_merge(&merged, &sets[20]) == 0);
+    CHECK_EQ_U64(merged.count, 11 + 21);
+    CHECK(!merged.pooled);
+    cmt_size_set_free(&merged);
+    for (size_t i = 0; i < SETS; i++)
+        cmt_size_set_free(&sets[i]);
+    cmt_slot_pool_free(&pool);
+}
+
 static void test_churn_ranking(void)
 {
     struct cmt_churn c;
@@ -317,6 +407,24 @@ static void test_churn_ranking(void)
     CHECK_EQ_U64(c.sites[3].max_size, 10 * MiB);
     CHECK_EQ_U64(c.sites[3].lifetime_ns, 20000);
     CHECK_EQ_U64(c.sites[9].sizes.count, 1);
+    CHECK_EQ_U64(c.sites[9].alloc_bytes, 100 * MiB);
+    /* A first size of 0 is a size and the smallest; a size near the
+     * largest there is; repeats count as allocations, not sizes. */
+    const uint64_t huge = UINT64_MAX - 511, sizes[] = {0, 0, huge, huge, 512, 0};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        CHECK(cmt_churn_alloc(&c, 40, sizes[i]) == 0);
+    CHECK_EQ_U64(c.sites[40].allocs, 6);
+    CHECK_EQ_U64(c.sites[40].sizes.count, 3);
+    CHECK_EQ_U64(c.sites[40].min_size, 0);
+    CHECK_EQ_U64(c.sites[40].max_size, huge);
+    CHECK(cmt_churn_alloc(&c, 41, UINT64_MAX) == 0);
+    CHECK_EQ_U64(c.sites[41].min_size, UINT64_MAX);
+    CHECK_EQ_U64(c.sites[41].max_size, UINT64_MAX);
+    CHECK_EQ_U64(c.sites[41].sizes.count, 1);
+    CHECK(cmt_churn_alloc(&c, 42, 4096) == 0);
+    CHECK(cmt_churn_alloc(&c, 42, 4096) == 0);
+    CHECK_EQ_U64(c.sites[42].min_size, 4096);
+    CHECK_EQ_U64(c.sites[42].sizes.count, 1);
     cmt_churn_free(&c);
 
     struct cmt_churn_row rows[] = {
@@ -501,9 +609,11 @@ int main(void)
     test_hole_scan();
     test_hole_regions();
     test_intervals_of_device();
+    test_sort_by_addr();
     test_addr_index_order();
     test_addr_index_openers();
     test_size_set();
+    test_size_set_pooled();
     test_churn_ranking();
     test_series();
     test_verdicts();
