@@ -38,30 +38,31 @@ static void next_allocation(struct cmt_forensics *f, uint32_t tid, uint64_t size
     drop_watch(f, w);
 }
 
-static void top_sites(struct cmt_oom_case *c, const struct cmt_account *a)
+static void keep_top_site(void *ctx, uint32_t s, const struct cmt_site_cell *cell)
+{
+    struct cmt_oom_case *c = ctx;
+    if (!cell->count)
+        return;
+    size_t at = c->n_top;
+    /* Cells come in no useful order: ties go to the lower stack id, so the
+     * listing does not depend on the tables' random seeds. */
+    while (at > 0 && (c->top[at - 1].bytes < cell->bytes ||
+                      (c->top[at - 1].bytes == cell->bytes && c->top[at - 1].stack > s)))
+        at--;
+    if (at >= CMT_OOM_TOP_SITES)
+        return;
+    size_t last = c->n_top < CMT_OOM_TOP_SITES ? c->n_top : CMT_OOM_TOP_SITES - 1;
+    memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
+    c->top[at] = (struct cmt_oom_site){s, cell->bytes, cell->count};
+    if (c->n_top < CMT_OOM_TOP_SITES)
+        c->n_top++;
+}
+
+static void top_sites(struct cmt_oom_case *c, const struct cmt_replay *r, const struct cmt_account *a)
 {
     c->n_top = 0;
-    if (!a)
-        return;
-    for (size_t i = 0; i < a->sites_cap; i++) {
-        int64_t s = cmt_account_site_stack(a, i);
-        const struct cmt_site_cell *cell = &a->sites[i].live;
-        if (s < 0 || !cell->count)
-            continue;
-        size_t at = c->n_top;
-        /* Slots are in hash order: ties go to the lower stack id, so the
-         * listing does not depend on the table's random seed. */
-        while (at > 0 && (c->top[at - 1].bytes < cell->bytes ||
-                          (c->top[at - 1].bytes == cell->bytes && c->top[at - 1].stack > (uint64_t)s)))
-            at--;
-        if (at >= CMT_OOM_TOP_SITES)
-            continue;
-        size_t last = c->n_top < CMT_OOM_TOP_SITES ? c->n_top : CMT_OOM_TOP_SITES - 1;
-        memmove(c->top + at + 1, c->top + at, (last - at) * sizeof *c->top);
-        c->top[at] = (struct cmt_oom_site){(uint32_t)s, cell->bytes, cell->count};
-        if (c->n_top < CMT_OOM_TOP_SITES)
-            c->n_top++;
-    }
+    if (a)
+        cmt_replay_account_cells(r, a, keep_top_site, c);
 }
 
 int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_replay_in *e)
@@ -91,7 +92,7 @@ int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, cons
         for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
             c->live_by_kind[k] = a->live_by_kind[k];
     }
-    top_sites(c, a);
+    top_sites(c, r, a);
     if (e->device >= 0) {
         struct cmt_frag_point p;
         if (cmt_frag_checkpoint(f, r, e->device, e->ts, &p) != 0)

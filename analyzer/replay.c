@@ -86,6 +86,7 @@ void cmt_replay_free(struct cmt_replay *r)
     free(r->active_sites);
     cmt_timeline_free(&r->timeline);
     free(r->sites);
+    free(r->home_peak);
     free(r->site_extra);
     memset(r, 0, sizeof *r);
 }
@@ -106,15 +107,17 @@ static inline size_t account_site_home(const struct cmt_account *a, uint32_t key
 }
 
 /* Allocates the site table at cap slots and moves the old one's sites in;
- * the dirty list is rebuilt for the new slots. */
+ * the dirty list is rebuilt for the new slots (home entries kept). It has
+ * room for every slot and every home site: each is listed once at most. */
 static int account_resize_sites(struct cmt_account *a, size_t cap)
 {
     void *mem = NULL;
-    if (cap > UINT32_MAX || posix_memalign(&mem, 64, cap * sizeof(struct cmt_account_site)) != 0)
+    if (cap > UINT32_MAX / 2 || posix_memalign(&mem, 64, cap * sizeof(struct cmt_account_site)) != 0)
         return -1;
     struct cmt_account_site *sites = mem;
     struct cmt_site_cell *peak = calloc(cap, sizeof *peak);
-    uint32_t *dirty = malloc(cap * sizeof *dirty);
+    size_t dirty_cap = cap + a->n_home;
+    uint32_t *dirty = malloc(dirty_cap * sizeof *dirty);
     if (!peak || !dirty) {
         free(sites);
         free(peak);
@@ -129,7 +132,12 @@ static int account_resize_sites(struct cmt_account *a, size_t cap)
     a->site_peak = peak;
     a->sites_cap = cap;
     a->hash_shift = 64 - cmt_log2_pow2(cap);
-    a->n_dirty = 0;
+    size_t n_dirty = 0;
+    for (size_t k = 0; k < a->n_dirty; k++)
+        if (a->dirty_list[k] & CMT_DIRTY_HOME)
+            dirty[n_dirty++] = a->dirty_list[k];
+    a->n_dirty = n_dirty;
+    a->dirty_cap = dirty_cap;
     for (size_t k = 0; k < old_cap; k++) {
         if (!old[k].key)
             continue;
@@ -175,6 +183,21 @@ static inline size_t account_site(struct cmt_account *a, uint32_t stack)
     }
 }
 
+/* One more site makes a its home: room for it in the dirty list. */
+static int account_add_home(struct cmt_account *a)
+{
+    if (a->sites_cap + a->n_home + 1 > a->dirty_cap) {
+        size_t cap = a->dirty_cap * 2;
+        uint32_t *d = realloc(a->dirty_list, cap * sizeof *d);
+        if (!d)
+            return -1;
+        a->dirty_list = d;
+        a->dirty_cap = cap;
+    }
+    a->n_home++;
+    return 0;
+}
+
 static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, unsigned cls)
 {
     struct cmt_account *a = calloc(1, sizeof *a);
@@ -182,6 +205,7 @@ static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, uns
         return NULL;
     a->device = device;
     a->cls = (uint8_t)cls;
+    a->index = cmt_account_index(device, cls);
     a->seen = true;
     a->hash_mult = cmt_hash_multiplier();
     if (account_resize_sites(a, 64) != 0) {
@@ -213,13 +237,20 @@ static int site_stats_grow(struct cmt_replay *r, uint32_t site)
         free(s);
         return -1;
     }
+    r->site_extra = x;
+    struct cmt_site_cell *hp = realloc(r->home_peak, cap * sizeof *hp);
+    if (!hp) {
+        free(s);
+        return -1;
+    }
+    r->home_peak = hp;
     if (old)
         memcpy(s, r->sites, old * sizeof *s);
     memset(s + old, 0, (cap - old) * sizeof *s);
     memset(x + old, 0, (cap - old) * sizeof *x);
+    memset(hp + old, 0, (cap - old) * sizeof *hp);
     free(r->sites);
     r->sites = s;
-    r->site_extra = x;
     r->sites_cap = cap;
     return 0;
 }
@@ -305,40 +336,148 @@ static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_
 
 /* ---- accounts ------------------------------------------------------------------ */
 
-static inline __attribute__((always_inline)) void account_change(struct cmt_account *a, size_t slot, unsigned kind,
-                                                                 uint64_t bytes, bool add, uint64_t ts)
+/* A new peak of account a: the cells changed since the last one are what
+ * was live at it. */
+static __attribute__((noinline)) void account_new_peak(struct cmt_replay *r, struct cmt_account *a, uint64_t ts)
 {
-    struct cmt_account_site *site = &a->sites[slot];
-    struct cmt_site_cell *cell = &site->live;
+    for (size_t i = 0; i < a->n_dirty; i++) {
+        uint32_t d = a->dirty_list[i];
+        if (d & CMT_DIRTY_HOME) {
+            struct cmt_site_stats *s = &r->sites[d & ~CMT_DIRTY_HOME];
+            r->home_peak[d & ~CMT_DIRTY_HOME] = (struct cmt_site_cell){s->home_bytes, s->home_count};
+            s->home &= (uint8_t)~CMT_SITE_HOME_DIRTY;
+        } else {
+            a->site_peak[d] = a->sites[d].live;
+            a->sites[d].dirty = 0;
+        }
+    }
+    a->n_dirty = 0;
+    a->peak = a->live;
+    a->peak_ts = ts;
+    a->peak_count = a->live_count;
+    memcpy(a->peak_by_kind, a->live_by_kind, sizeof a->peak_by_kind);
+}
+
+/* The account's totals; its call-site cell is the caller's. */
+static inline __attribute__((always_inline)) void account_change(struct cmt_replay *r, struct cmt_account *a,
+                                                                 unsigned kind, uint64_t bytes, bool add, uint64_t ts)
+{
     if (add) {
         a->live += bytes;
         a->live_count++;
         a->live_by_kind[kind & 7] += bytes;
-        cell->bytes += bytes;
-        cell->count++;
+        if (a->live > a->peak)
+            account_new_peak(r, a, ts);
     } else {
         a->live -= bytes;
         a->live_count--;
         a->live_by_kind[kind & 7] -= bytes;
-        cell->bytes -= bytes;
-        cell->count--;
+    }
+}
+
+/* The site's cell in its home account, in its own record. */
+static inline __attribute__((always_inline)) void home_cell_change(struct cmt_account *a, struct cmt_site_stats *s,
+                                                                   uint32_t stack, uint64_t bytes, bool add)
+{
+    if (add) {
+        s->home_bytes += bytes;
+        s->home_count++;
+    } else {
+        s->home_bytes -= bytes;
+        s->home_count--;
+    }
+    if (!(s->home & CMT_SITE_HOME_DIRTY)) {
+        s->home |= CMT_SITE_HOME_DIRTY;
+        a->dirty_list[a->n_dirty++] = stack | CMT_DIRTY_HOME;
+    }
+}
+
+/* The site's cell in another account: that account's table. Returns -1
+ * when out of memory. */
+static __attribute__((noinline)) int table_cell_change(struct cmt_account *a, uint32_t stack, uint64_t bytes, bool add)
+{
+    size_t slot = account_site(a, stack);
+    if (slot == SIZE_MAX)
+        return -1;
+    struct cmt_account_site *site = &a->sites[slot];
+    if (add) {
+        site->live.bytes += bytes;
+        site->live.count++;
+    } else {
+        site->live.bytes -= bytes;
+        site->live.count--;
     }
     if (!site->dirty) {
         site->dirty = 1;
         a->dirty_list[a->n_dirty++] = (uint32_t)slot;
     }
-    if (add && a->live > a->peak) {
-        for (size_t i = 0; i < a->n_dirty; i++) {
-            uint32_t s = a->dirty_list[i];
-            a->site_peak[s] = a->sites[s].live;
-            a->sites[s].dirty = 0;
-        }
-        a->n_dirty = 0;
-        a->peak = a->live;
-        a->peak_ts = ts;
-        a->peak_count = a->live_count;
-        memcpy(a->peak_by_kind, a->live_by_kind, sizeof a->peak_by_kind);
+    return 0;
+}
+
+bool cmt_replay_site_cells(const struct cmt_replay *r, const struct cmt_account *a, uint32_t stack,
+                           struct cmt_site_cell *live, struct cmt_site_cell *peak)
+{
+    if (!r->home_cells_merged && stack < r->sites_cap &&
+        (r->sites[stack].home & ~CMT_SITE_HOME_DIRTY) == a->index + 1u) {
+        const struct cmt_site_stats *s = &r->sites[stack];
+        *live = (struct cmt_site_cell){s->home_bytes, s->home_count};
+        /* a clean cell is what it was at the last peak */
+        *peak = (s->home & CMT_SITE_HOME_DIRTY) ? r->home_peak[stack] : *live;
+        return true;
     }
+    for (size_t i = 0; i < a->sites_cap; i++) {
+        if (a->sites[i].key == stack + 1) {
+            *live = a->sites[i].live;
+            *peak = a->site_peak[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_account *a,
+                              void (*fn)(void *ctx, uint32_t stack, const struct cmt_site_cell *live), void *ctx)
+{
+    for (size_t i = 0; i < a->sites_cap; i++)
+        if (a->sites[i].key)
+            fn(ctx, a->sites[i].key - 1, &a->sites[i].live);
+    if (r->home_cells_merged)
+        return;
+    for (size_t i = 0; i < r->n_active; i++) {
+        uint32_t stack = r->active_sites[i];
+        const struct cmt_site_stats *s = &r->sites[stack];
+        if ((s->home & ~CMT_SITE_HOME_DIRTY) == a->index + 1u) {
+            struct cmt_site_cell cell = {s->home_bytes, s->home_count};
+            fn(ctx, stack, &cell);
+        }
+    }
+}
+
+/* After the replay: every home cell goes to its account's table, so that
+ * the tables list every site (report.c, tests). Returns -1 when out of
+ * memory. */
+static int merge_home_cells(struct cmt_replay *r)
+{
+    if (r->home_cells_merged)
+        return 0;
+    r->home_cells_merged = true;
+    for (size_t i = 0; i < r->n_active; i++) {
+        uint32_t stack = r->active_sites[i];
+        struct cmt_site_stats *s = &r->sites[stack];
+        unsigned home = s->home & ~CMT_SITE_HOME_DIRTY;
+        if (!home)
+            continue;
+        unsigned index = home - 1;
+        struct cmt_account *a = r->accounts[index / CMT_CLASS_COUNT][index % CMT_CLASS_COUNT];
+        size_t slot = a ? account_site(a, stack) : SIZE_MAX;
+        if (slot == SIZE_MAX)
+            return -1;
+        a->sites[slot].live = (struct cmt_site_cell){s->home_bytes, s->home_count};
+        /* a clean cell is what it was at the last peak */
+        a->site_peak[slot] = (s->home & CMT_SITE_HOME_DIRTY) ? r->home_peak[stack] : a->sites[slot].live;
+        a->sites[slot].dirty = (s->home & CMT_SITE_HOME_DIRTY) != 0;
+    }
+    return 0;
 }
 
 static void stat_change(uint64_t *live, uint64_t *peak, uint64_t *count, uint64_t bytes, bool add)
@@ -393,18 +532,21 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
     if (!a)
         return -1;
-    /* The site's slot in the account, from the hint the site record keeps
-     * (right unless the site was last counted elsewhere or the table grew):
-     * cheaper than hashing, and the record is read below anyway. */
+    /* The site's cell first (a new peak copies it), in its record when this
+     * is its home account (struct cmt_site_stats). */
     struct cmt_site_stats *s = &r->sites[l->stack];
-    size_t slot = s->account_slot;
-    if (__builtin_expect(slot >= a->sites_cap || a->sites[slot].key != l->stack + 1, 0)) {
-        slot = account_site(a, l->stack);
-        if (slot == SIZE_MAX)
+    unsigned home = s->home & ~CMT_SITE_HOME_DIRTY;
+    if (__builtin_expect(home == a->index + 1u, 1)) {
+        home_cell_change(a, s, l->stack, l->size, add);
+    } else if (!home) {
+        if (account_add_home(a) != 0)
             return -1;
-        s->account_slot = (uint32_t)slot;
+        s->home = (uint8_t)(a->index + 1);
+        home_cell_change(a, s, l->stack, l->size, add);
+    } else if (table_cell_change(a, l->stack, l->size, add) != 0) {
+        return -1;
     }
-    account_change(a, slot, l->kind, l->size, add, ts);
+    account_change(r, a, l->kind, l->size, add, ts);
     struct cmt_timeline *tl = &r->timeline;
     if (__builtin_expect(!a->tl_kind[l->kind], 0)) {
         /* host memory is one set of series, whatever device was current */
@@ -724,6 +866,8 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts)
     r->end_ts = end_ts;
     cmt_timeline_finish(&r->timeline, end_ts);
     if (r->growth.started && growth_advance(r, end_ts) != 0)
+        r->out_of_memory = true;
+    if (merge_home_cells(r) != 0)
         r->out_of_memory = true;
 }
 

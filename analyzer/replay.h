@@ -67,14 +67,23 @@ struct cmt_account {
     struct cmt_site_cell *site_peak;
     size_t sites_cap; /* power of two */
     size_t n_sites;
-    uint32_t *dirty_list; /* slots, sites_cap of them */
-    size_t n_dirty;
+    /* Cells changed since the last peak: table slots, and (with
+     * CMT_DIRTY_HOME set) stack ids of sites whose home this account is. */
+    uint32_t *dirty_list;
+    size_t n_dirty, dirty_cap;
+    uint32_t n_home;  /* sites whose home account this is (struct cmt_site_stats) */
+    uint8_t index;    /* cmt_account_index() */
     uint64_t hash_mult;
     unsigned hash_shift; /* 64 - log2(sites_cap) */
 };
 
+#define CMT_DIRTY_HOME (1u << 31)
+
 /* The stack id held in slot i of an account's site table, or -1 when the
- * slot is empty. Slots are in no useful order: sort what you list. */
+ * slot is empty. Slots are in no useful order: sort what you list. During
+ * the replay a site's cell in its home account (struct cmt_site_stats) is
+ * not in the table: cmt_replay_account_cell reads either; after
+ * cmt_replay_finish the tables hold every cell. */
 static inline int64_t cmt_account_site_stack(const struct cmt_account *a, size_t i)
 {
     return a->sites[i].key ? (int64_t)a->sites[i].key - 1 : -1;
@@ -98,21 +107,31 @@ struct cmt_growth_clock {
     uint64_t next_ts; /* absolute end of the interval in progress */
 };
 
-/* Per stack id, what every event of the site touches: one cache line. */
+/* Per stack id, what every event of the site touches: one cache line.
+ *
+ * That line also holds the site's cell in its home account (the first
+ * account it was counted in; most sites only ever count in one): a cell
+ * in the account's own table was a second cache miss per event, a third
+ * of the replay's time on bench/gen_trace's 50 million events (perf).
+ * Cells in other accounts are in those accounts' tables. Live counts are
+ * 32-bit: each live allocation takes an entry of the live set. */
 struct cmt_site_stats {
     uint64_t allocs;
     uint64_t alloc_bytes;
     uint64_t frees;
     uint64_t live_bytes; /* live now, every device and kind that holds memory */
-    uint64_t live_count;
     uint64_t floor;      /* lowest live_bytes since the last checkpoint */
+    uint64_t home_bytes; /* live in the home account */
+    uint32_t live_count;
+    uint32_t home_count;
     uint32_t first_cp;   /* checkpoint interval of its first allocation */
     uint8_t api;         /* API of the first allocation made here */
     uint8_t kind;
     bool active;         /* allocated at least once (it is in active_sites) */
-    uint8_t reserved;
-    uint32_t account_slot; /* hint: its slot in the site table of the account it was last counted in */
+    uint8_t home;        /* home account: cmt_account_index() + 1; 0: none yet; bit 7: changed since its last peak */
 } __attribute__((aligned(64)));
+
+#define CMT_SITE_HOME_DIRTY 0x80u
 
 /* Per stack id, what is rarely touched. */
 struct cmt_site_extra {
@@ -193,6 +212,8 @@ struct cmt_replay {
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_map_index maps;
     struct cmt_site_stats *sites;      /* by stack id, below stack_id_limit */
+    struct cmt_site_cell *home_peak;   /* by stack id: its home cell at its home account's last peak */
+    bool home_cells_merged;            /* cmt_replay_finish moved the home cells into the tables */
     struct cmt_site_extra *site_extra; /* by stack id */
     size_t sites_cap;                  /* at most stack_id_limit */
     uint32_t stack_id_limit;           /* larger ids count as "no stack": cmt_replay_bound_stacks */
@@ -352,6 +373,22 @@ static inline bool cmt_kind_holds_memory(unsigned kind)
 {
     return kind != CMT_KIND_VMM_RESERVE && kind != CMT_KIND_VMM_MAP;
 }
+
+/* An account's number, below (CMT_MAX_DEVICES + 1) * CMT_CLASS_COUNT. */
+static inline uint8_t cmt_account_index(int32_t device, unsigned cls)
+{
+    return (uint8_t)((device + 1) * CMT_CLASS_COUNT + cls);
+}
+
+/* Account a's cells for stack: live now and at a's last peak. False when a
+ * has none for it (never counted there). Mid-replay or after it. */
+bool cmt_replay_site_cells(const struct cmt_replay *r, const struct cmt_account *a, uint32_t stack,
+                           struct cmt_site_cell *live, struct cmt_site_cell *peak);
+
+/* Calls fn for every call site with a live cell in account a (its count may
+ * be 0), in no useful order: mid-replay or after it. */
+void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_account *a,
+                              void (*fn)(void *ctx, uint32_t stack, const struct cmt_site_cell *live), void *ctx);
 
 static inline struct cmt_account *cmt_replay_account(const struct cmt_replay *r, int32_t device, unsigned cls)
 {

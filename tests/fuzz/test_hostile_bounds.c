@@ -56,9 +56,33 @@ static void release(struct cmt_replay *r, uint64_t addr)
     event(r, CMT_REC_FREE, CMT_API_CUDA_FREE, 0, addr, 0, 0);
 }
 
+static struct cmt_replay *current; /* the replay the helpers below read */
+
 /* What the account holds for this stack, now and at its peak (zero cells,
- * and a failure, when it has no slot for it). */
+ * and a failure, when it has none for it): mid-replay, a site's cell in its
+ * home account is in its own record, the others in the account's table. */
 static struct cmt_site_cell peak_of(const struct cmt_account *a, uint32_t stack)
+{
+    struct cmt_site_cell live, peak;
+    if (cmt_replay_site_cells(current, a, stack, &live, &peak))
+        return peak;
+    fprintf(stderr, "stack %u has no cell\n", stack);
+    failures++;
+    return (struct cmt_site_cell){0, 0};
+}
+
+static struct cmt_site_cell live_of(const struct cmt_account *a, uint32_t stack)
+{
+    struct cmt_site_cell live, peak;
+    if (cmt_replay_site_cells(current, a, stack, &live, &peak))
+        return live;
+    fprintf(stderr, "stack %u has no cell\n", stack);
+    failures++;
+    return (struct cmt_site_cell){0, 0};
+}
+
+/* After cmt_replay_finish every cell is in the table: read it there. */
+static struct cmt_site_cell table_peak_of(const struct cmt_account *a, uint32_t stack)
 {
     for (size_t i = 0; i < a->sites_cap; i++)
         if (cmt_account_site_stack(a, i) == stack)
@@ -68,7 +92,7 @@ static struct cmt_site_cell peak_of(const struct cmt_account *a, uint32_t stack)
     return (struct cmt_site_cell){0, 0};
 }
 
-static struct cmt_site_cell live_of(const struct cmt_account *a, uint32_t stack)
+static struct cmt_site_cell table_live_of(const struct cmt_account *a, uint32_t stack)
 {
     for (size_t i = 0; i < a->sites_cap; i++)
         if (cmt_account_site_stack(a, i) == stack)
@@ -86,6 +110,7 @@ static void test_undefinable_ids(void)
     struct cmt_replay r;
     if (cmt_replay_init(&r) != 0)
         exit(1);
+    current = &r;
     cmt_replay_bound_stacks(&r, 4096);
     CHECK_EQ(r.stack_id_limit, 4096 / 5 + 1);
     uint64_t addr = 0x10000;
@@ -98,19 +123,19 @@ static void test_undefinable_ids(void)
     CHECK_EQ(r.sites_cap, 4096 / 5 + 1); /* not rounded up past the bound */
     const struct cmt_account *a = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
     CHECK_EQ(a->sites_cap, 64);
-    CHECK_EQ(a->n_sites, 2);
+    CHECK_EQ(a->n_sites + a->n_home, 2); /* cells held: table entries and home sites */
     CHECK_EQ(peak_of(a, 0).bytes, 64 + 8);
     CHECK_EQ(peak_of(a, 4096 / 5).bytes, 16);
     for (int32_t d = 0; d < CMT_MAX_DEVICES; d++) {
         const struct cmt_account *m = cmt_replay_account(&r, d, CMT_CLASS_MANAGED);
         CHECK_EQ(m->sites_cap, 64);
-        CHECK_EQ(m->n_sites, 1);
+        CHECK_EQ(m->n_sites + m->n_home, 1);
         CHECK_EQ(peak_of(m, 0).count, 1);
     }
     /* Device -1 is host memory whatever the kind: both land there. */
     const struct cmt_account *host = cmt_replay_account(&r, -1, CMT_CLASS_HOST);
     CHECK_EQ(host->sites_cap, 64);
-    CHECK_EQ(host->n_sites, 1);
+    CHECK_EQ(host->n_sites + host->n_home, 1);
     CHECK_EQ(peak_of(host, 0).bytes, 64 + 32);
     CHECK_EQ(peak_of(host, 0).count, 2);
     cmt_replay_free(&r);
@@ -123,13 +148,14 @@ static void test_sparse_ids(void)
     struct cmt_replay r;
     if (cmt_replay_init(&r) != 0)
         exit(1);
+    current = &r;
     cmt_replay_bound_stacks(&r, 2 << 20);
     alloc(&r, 1, 0x1000, 100, 3);
     alloc(&r, 1, 0x2000, 200, 3);
     alloc(&r, 1, 0x3000, 300, 200000);
     const struct cmt_account *a = cmt_replay_account(&r, 1, CMT_CLASS_DEVICE);
     CHECK_EQ(a->sites_cap, 64);
-    CHECK_EQ(a->n_sites, 2);
+    CHECK_EQ(a->n_sites + a->n_home, 2);
     CHECK_EQ(peak_of(a, 3).bytes, 300);
     CHECK_EQ(peak_of(a, 3).count, 2);
     CHECK_EQ(peak_of(a, 200000).bytes, 300);
@@ -138,30 +164,39 @@ static void test_sparse_ids(void)
 }
 
 /* Sites changed since the last peak survive the table growing under them:
- * after a big allocation is freed, 1000 new sites make the table grow twice
- * over before the live total passes the old peak; the new peak snapshot must
- * hold every site's bytes at that instant. */
+ * after a big allocation is freed, 1000 sites counted first on device 1
+ * (their home account) come to device 0, whose table grows twice over
+ * before the live total passes the old peak; a site at home on device 0
+ * changed before the growth is listed apart. The new peak snapshot must
+ * hold every site's bytes at that instant, and after cmt_replay_finish the
+ * table must hold every cell. */
 static void test_peak_across_growth(void)
 {
     struct cmt_replay r;
     if (cmt_replay_init(&r) != 0)
         exit(1);
+    current = &r;
     cmt_replay_bound_stacks(&r, 1 << 20);
     alloc(&r, 0, 0x100, 1000000, 5000); /* peak 1,000,000 */
     release(&r, 0x100);
-    uint64_t live = 0;
+    alloc(&r, 0, 0x800000, 7, 4500); /* at home on device 0, changed since the peak */
+    uint64_t live = 7;
     for (uint32_t s = 1; s <= 1000; s++) {
+        alloc(&r, 1, 0x40000000 + s * 0x100, 1, s); /* home: device 1 */
+        release(&r, 0x40000000 + s * 0x100);
         alloc(&r, 0, 0x100000 + s * 0x100, s, s);
         live += s;
     }
-    CHECK_EQ(live, 500500);
-    alloc(&r, 0, 0x900000, 600000, 4000); /* new peak: 1,100,500 */
+    CHECK_EQ(live, 500507);
+    alloc(&r, 0, 0x900000, 600000, 4000); /* new peak: 1,100,507 */
     const struct cmt_account *a = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
-    CHECK_EQ(a->peak, 1100500);
-    CHECK_EQ(a->n_sites, 1002);
+    CHECK_EQ(a->peak, 1100507);
+    CHECK_EQ(a->n_sites, 1000);   /* sites 1..1000, in the table */
+    CHECK_EQ(a->n_home, 3);       /* 5000, 4500, 4000 */
     CHECK_EQ(a->sites_cap, 2048); /* at most half full */
     CHECK_EQ(peak_of(a, 5000).bytes, 0);
     CHECK_EQ(peak_of(a, 5000).count, 0);
+    CHECK_EQ(peak_of(a, 4500).bytes, 7);
     CHECK_EQ(peak_of(a, 4000).bytes, 600000);
     uint64_t sum = 0;
     for (uint32_t s = 1; s <= 1000; s++) {
@@ -173,8 +208,32 @@ static void test_peak_across_growth(void)
     CHECK_EQ(sum, 500500);
     /* Later changes below the peak leave the snapshot alone. */
     release(&r, 0x900000);
+    release(&r, 0x100000 + 10 * 0x100);
     CHECK_EQ(peak_of(a, 4000).bytes, 600000);
     CHECK_EQ(live_of(a, 4000).bytes, 0);
+    CHECK_EQ(peak_of(a, 10).bytes, 10);
+    CHECK_EQ(live_of(a, 10).bytes, 0);
+    /* Device 1's cells: each site allocated and released there. */
+    const struct cmt_account *d1 = cmt_replay_account(&r, 1, CMT_CLASS_DEVICE);
+    CHECK_EQ(d1->n_home, 1000);
+    CHECK_EQ(d1->n_sites, 0);
+    CHECK_EQ(live_of(d1, 77).count, 0);
+    /* After the replay the tables hold every cell, home ones included,
+     * with the same live and peak figures. */
+    cmt_replay_finish(&r, now);
+    CHECK_EQ(a->n_sites, 1003);
+    CHECK_EQ(d1->n_sites, 1000);
+    CHECK_EQ(table_peak_of(a, 4000).bytes, 600000);
+    CHECK_EQ(table_live_of(a, 4000).bytes, 0);
+    CHECK_EQ(table_peak_of(a, 4500).bytes, 7);
+    CHECK_EQ(table_live_of(a, 4500).bytes, 7);
+    CHECK_EQ(table_peak_of(a, 5000).bytes, 0);
+    CHECK_EQ(table_peak_of(a, 10).bytes, 10);
+    CHECK_EQ(table_live_of(a, 10).bytes, 0);
+    CHECK_EQ(table_live_of(d1, 77).count, 0);
+    /* device 1 held one at a time: its peak was the first, site 1's */
+    CHECK_EQ(table_peak_of(d1, 1).count, 1);
+    CHECK_EQ(table_peak_of(d1, 77).count, 0);
     cmt_replay_free(&r);
 }
 
@@ -187,6 +246,7 @@ static void test_checkpoints_at_end_of_time(void)
     struct cmt_replay r;
     if (cmt_replay_init(&r) != 0)
         exit(1);
+    current = &r;
     cmt_replay_set_origin(&r, 0);
     struct cmt_event_in e = {.type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC, .kind = CMT_KIND_DEVICE,
                              .ts = 1000, .addr = 0x1000, .size = 64, .stack = 1};
