@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Where the shim's time goes on cudaMallocAsync+cudaFreeAsync pairs
+# (docs/performance.md, "GPU figures"): the same program (alloc_pairs.cu,
+# dynamic runtime) natively and under the shim switched on step by step,
+# each configuration in its own process, ROUNDS rounds alternating:
+#
+#   native               no shim
+#   disabled             shim loaded, CUMEMTRACE_DISABLE=1: interposition only
+#   no stacks            recording, CUMEMTRACE_STACK_DEPTH=0
+#   no stacks, no sampler  the same with CUMEMTRACE_SAMPLE_MS=0
+#   no stacks, shm       the same with the trace on /dev/shm
+#   stacks               recording with stacks (default depth)
+#
+#   bench/gpu/async_pair_ablation.sh OUTDIR
+#
+# On the H200 a process's pairs run in one of two speeds (about 650-800 and
+# 1,100-1,500 ns per pair, whatever the configuration, decided per process),
+# so the summary gives, besides the median ratio to the native process of the
+# same round, each configuration's fastest process: a comparison within the
+# fast mode. About 40 seconds with the defaults. Uses $CMT_BUILD (default
+# build/; the GPU bundle's .gpu/build works), nvcc from $CUDA_ROOT (default
+# /usr/local/cuda), ROUNDS (default 16), BLOCKS (timed blocks of 2,000 pairs
+# per process, default 15) and PIN_CPUS (default: the 4 highest-numbered
+# CPUs this script may use; none: no pinning).
+set -uo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 2
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+out="$(mkdir -p "$1" && cd "$1" && pwd)"
+build="${CMT_BUILD:-$root/build}"
+cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
+rounds="${ROUNDS:-16}"
+blocks="${BLOCKS:-15}"
+shim="$build/preload/libcumemtrace.so"
+if [ ! -f "$shim" ]; then
+  echo "async_pair_ablation: no shim at $shim: set CMT_BUILD" >&2
+  exit 1
+fi
+if [ -d "$root/.gpu/lib" ]; then
+  export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+pin=()
+if command -v taskset >/dev/null && [ "${PIN_CPUS:-}" != none ]; then
+  cpus="${PIN_CPUS:-$(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' |
+    awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }' | sort -n | tail -4 | paste -sd,)}"
+  pin=(taskset -c "$cpus")
+fi
+program="$out/alloc_pairs_dynamic"
+if ! "$cuda_root/bin/nvcc" -O2 -g -cudart shared -o "$program" "$here/alloc_pairs.cu" -lcuda -ldl \
+  >"$out/nvcc.log" 2>&1; then
+  echo "async_pair_ablation: nvcc failed: $out/nvcc.log" >&2
+  exit 1
+fi
+results="$out/ablation.jsonl"
+: >"$results"
+trace="$out/ablation-trace.bin"
+shm_trace="/dev/shm/cumemtrace-ablation-$$.bin"
+configs=("native" "disabled" "no stacks" "no stacks, no sampler" "no stacks, shm" "stacks")
+for round in $(seq 1 "$rounds"); do
+  for config in "${configs[@]}"; do
+    base=("LD_PRELOAD=$shim" CUMEMTRACE_QUIET=1 "CUMEMTRACE_OUTPUT=$trace")
+    case "$config" in
+      native) envs=() ;;
+      disabled) envs=("${base[@]}" CUMEMTRACE_DISABLE=1) ;;
+      "no stacks") envs=("${base[@]}" CUMEMTRACE_STACK_DEPTH=0) ;;
+      "no stacks, no sampler") envs=("${base[@]}" CUMEMTRACE_STACK_DEPTH=0 CUMEMTRACE_SAMPLE_MS=0) ;;
+      "no stacks, shm") envs=("LD_PRELOAD=$shim" CUMEMTRACE_QUIET=1 "CUMEMTRACE_OUTPUT=$shm_trace"
+        CUMEMTRACE_STACK_DEPTH=0) ;;
+      stacks) envs=("${base[@]}") ;;
+    esac
+    line="$(env "${envs[@]}" "${pin[@]}" timeout 120 "$program" pairs --api async --blocks "$blocks" | tail -n 1)"
+    if [ "${line:0:1}" = "{" ]; then
+      printf '{"round": %d, "config": "%s", "result": %s}\n' "$round" "$config" "$line" >>"$results"
+    else
+      printf '{"round": %d, "config": "%s", "failed": 1}\n' "$round" "$config" >>"$results"
+    fi
+    rm -f "$trace" "$shm_trace"
+  done
+done
+python3 - "$results" <<'EOF' | tee "$out/summary.txt"
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+order = []
+by = {}
+for r in rows:
+    if r["config"] not in order:
+        order.append(r["config"])
+    if "result" in r:
+        by.setdefault(r["config"], {})[r["round"]] = r["result"]["median_ns_per_pair"]
+native = by.get("native", {})
+print("cudaMallocAsync+cudaFreeAsync pairs, dynamic runtime; ns per pair per process (its median block)")
+print(f"{'configuration':24} {'median':>8} {'fastest':>8} {'ratio':>7} {'q1..q3':>13} {'fastest - native fastest':>25}")
+fast_native = min(native.values()) if native else None
+for c in order:
+    v = by.get(c, {})
+    if not v:
+        print(f"{c:24} failed")
+        continue
+    ratios = sorted(v[k] / native[k] for k in v if k in native)
+    q = lambda p: ratios[min(len(ratios) - 1, int(p * len(ratios)))]
+    fast = min(v.values())
+    print(f"{c:24} {statistics.median(v.values()):8.0f} {fast:8.0f} {statistics.median(ratios):7.3f} "
+          f"{q(0.25):6.3f}..{q(0.75):.3f} {fast - fast_native:+25.0f}")
+failed = sum(1 for r in rows if "failed" in r)
+print(f"{len(rows)} processes, {failed} failed")
+EOF
