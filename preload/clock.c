@@ -159,8 +159,20 @@ out:
     __atomic_store_n(&cal.calib_busy, 0, __ATOMIC_RELEASE);
 }
 
-uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t floor)
+uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t tsc, uint64_t floor)
 {
+    /* Where no pair is ever narrow enough (under valgrind; a clock_gettime
+     * slower than the bracket allows), trying at every read cost up to
+     * CMT_CLOCK_PAIR_TRIES clock_gettime calls per event: after a failure
+     * the reads of the back-off period are clock_gettime's alone. Unsigned
+     * difference: a counter that went back ends the back-off. */
+    if (a->failed_tsc && a->window == 0) {
+        uint64_t window = __atomic_load_n(&published_window, __ATOMIC_RELAXED);
+        if (tsc - a->failed_tsc < (window ? window : CMT_CLOCK_BACKOFF_CYCLES)) {
+            uint64_t v = cmt_now_ns();
+            return v > floor ? v : floor;
+        }
+    }
     uint64_t limit = __atomic_load_n(&bracket_limit, __ATOMIC_RELAXED);
     struct clock_pair p = read_good_pair(CMT_CLOCK_PAIR_TRIES, limit);
     if (p.bracket <= limit) {
@@ -176,10 +188,14 @@ uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t floor)
             a->tsc = p.tsc;
             a->mult = mult;
             a->window = __atomic_load_n(&published_window, __ATOMIC_RELAXED);
+            a->failed_tsc = 0;
             return p.ns > floor ? p.ns : floor;
         }
     }
-    a->window = 0; /* no anchor: this read is clock_gettime's, and so is the next */
+    /* No anchor: this read is clock_gettime's, and so are the next ones
+     * until the back-off ends. */
+    a->window = 0;
+    a->failed_tsc = p.tsc ? p.tsc : 1;
     return p.ns > floor ? p.ns : floor;
 }
 
@@ -216,8 +232,9 @@ void cmt_clock_ready(void)
 {
 }
 
-uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t floor)
+uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t tsc, uint64_t floor)
 {
+    (void)tsc;
     a->window = 0;
     uint64_t v = cmt_now_ns();
     return v > floor ? v : floor;

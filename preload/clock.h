@@ -61,14 +61,22 @@ struct cmt_clock_anchor {
     uint64_t ns;     /* CLOCK_MONOTONIC at the same instant */
     uint64_t mult;   /* ns per cycle << CMT_CLOCK_SHIFT, the calibration when anchored */
     uint64_t window; /* cycles the anchor serves; 0: none, the next read anchors */
+    uint64_t failed_tsc; /* TSC of the last failed attempt to anchor; 0: none */
 };
+
+/* After a failed attempt to anchor (no pair narrow enough), this many cycles
+ * of reads take clock_gettime alone before the next attempt, when the rate
+ * is not known yet (else a window's worth). */
+#define CMT_CLOCK_BACKOFF_CYCLES (1ull << 21)
 
 /* Set once by cmt_clock_init, read-only afterwards. */
 extern bool cmt_clock_tsc_on;
 
-/* The slow path: takes a fresh pair, anchors a on it when the calibration
- * allows, returns that clock_gettime value (never below floor). */
-uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t floor);
+/* The slow path, at counter value tsc: takes a fresh pair, anchors a on it
+ * when the calibration allows, returns that clock_gettime value (never
+ * below floor). Within the back-off after a failed attempt, only
+ * clock_gettime. */
+uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t tsc, uint64_t floor);
 
 #if defined(__x86_64__)
 /* Not ordered (no lfence): the read may run a few dozen instructions early,
@@ -88,7 +96,7 @@ static inline __attribute__((always_inline)) uint64_t cmt_clock_ns_at(struct cmt
      * compare catches both an expired window and a TSC that went back. */
     uint64_t d = tsc - a->tsc;
     if (__builtin_expect(d >= a->window, 0))
-        return cmt_clock_reanchor(a, floor);
+        return cmt_clock_reanchor(a, tsc, floor);
     /* d < window (about 1 ms of cycles, < 2^25) and mult < 2^36 (calibration
      * accepts 100 MHz to 20 GHz): the product fits in 64 bits. */
     uint64_t v = a->ns + ((d * a->mult) >> CMT_CLOCK_SHIFT);
