@@ -169,18 +169,27 @@ static __attribute__((noinline)) size_t account_site_insert(struct cmt_account *
     return i;
 }
 
-/* The slot of this stack in the account's site table, added when new;
- * SIZE_MAX when out of memory. */
-static inline size_t account_site(struct cmt_account *a, uint32_t stack)
+/* The slot holding this stack in the account's site table, or the empty
+ * slot that ends its probe run (*found false). */
+static inline size_t account_site_probe(const struct cmt_account *a, uint32_t stack, bool *found)
 {
     uint32_t key = stack + 1;
     size_t mask = a->sites_cap - 1;
     for (size_t i = account_site_home(a, key);; i = (i + 1) & mask) {
-        if (a->sites[i].key == key)
+        if (a->sites[i].key == key || !a->sites[i].key) {
+            *found = a->sites[i].key == key;
             return i;
-        if (!a->sites[i].key)
-            return account_site_insert(a, key);
+        }
     }
+}
+
+/* The slot of this stack in the account's site table, added when new;
+ * SIZE_MAX when out of memory. */
+static inline size_t account_site(struct cmt_account *a, uint32_t stack)
+{
+    bool found;
+    size_t i = account_site_probe(a, stack, &found);
+    return found ? i : account_site_insert(a, stack + 1);
 }
 
 /* One more site makes a its home: room for it in the dirty list. */
@@ -336,6 +345,20 @@ static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_
 
 /* ---- accounts ------------------------------------------------------------------ */
 
+/* The site's home account (cmt_account_index() + 1), 0 when it has none yet. */
+static inline unsigned site_home(const struct cmt_site_stats *s)
+{
+    return s->home & ~CMT_SITE_HOME_DIRTY;
+}
+
+/* The site's home cell at its home account's last peak: a cell not changed
+ * since is what it is now. */
+static inline struct cmt_site_cell home_cell_at_peak(const struct cmt_replay *r, uint32_t stack)
+{
+    const struct cmt_site_stats *s = &r->sites[stack];
+    return (s->home & CMT_SITE_HOME_DIRTY) ? r->home_peak[stack] : (struct cmt_site_cell){s->home_bytes, s->home_count};
+}
+
 /* A new peak of account a: the cells changed since the last one are what
  * was live at it. */
 static __attribute__((noinline)) void account_new_peak(struct cmt_replay *r, struct cmt_account *a, uint64_t ts)
@@ -417,22 +440,19 @@ static __attribute__((noinline)) int table_cell_change(struct cmt_account *a, ui
 bool cmt_replay_site_cells(const struct cmt_replay *r, const struct cmt_account *a, uint32_t stack,
                            struct cmt_site_cell *live, struct cmt_site_cell *peak)
 {
-    if (!r->home_cells_merged && stack < r->sites_cap &&
-        (r->sites[stack].home & ~CMT_SITE_HOME_DIRTY) == a->index + 1u) {
+    if (!r->home_cells_merged && stack < r->sites_cap && site_home(&r->sites[stack]) == a->index + 1u) {
         const struct cmt_site_stats *s = &r->sites[stack];
         *live = (struct cmt_site_cell){s->home_bytes, s->home_count};
-        /* a clean cell is what it was at the last peak */
-        *peak = (s->home & CMT_SITE_HOME_DIRTY) ? r->home_peak[stack] : *live;
+        *peak = home_cell_at_peak(r, stack);
         return true;
     }
-    for (size_t i = 0; i < a->sites_cap; i++) {
-        if (a->sites[i].key == stack + 1) {
-            *live = a->sites[i].live;
-            *peak = a->site_peak[i];
-            return true;
-        }
+    bool found;
+    size_t i = account_site_probe(a, stack, &found);
+    if (found) {
+        *live = a->sites[i].live;
+        *peak = a->site_peak[i];
     }
-    return false;
+    return found;
 }
 
 void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_account *a,
@@ -446,7 +466,7 @@ void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_accou
     for (size_t i = 0; i < r->n_active; i++) {
         uint32_t stack = r->active_sites[i];
         const struct cmt_site_stats *s = &r->sites[stack];
-        if ((s->home & ~CMT_SITE_HOME_DIRTY) == a->index + 1u) {
+        if (site_home(s) == a->index + 1u) {
             struct cmt_site_cell cell = {s->home_bytes, s->home_count};
             fn(ctx, stack, &cell);
         }
@@ -464,7 +484,7 @@ static int merge_home_cells(struct cmt_replay *r)
     for (size_t i = 0; i < r->n_active; i++) {
         uint32_t stack = r->active_sites[i];
         struct cmt_site_stats *s = &r->sites[stack];
-        unsigned home = s->home & ~CMT_SITE_HOME_DIRTY;
+        unsigned home = site_home(s);
         if (!home)
             continue;
         unsigned index = home - 1;
@@ -473,8 +493,7 @@ static int merge_home_cells(struct cmt_replay *r)
         if (slot == SIZE_MAX)
             return -1;
         a->sites[slot].live = (struct cmt_site_cell){s->home_bytes, s->home_count};
-        /* a clean cell is what it was at the last peak */
-        a->site_peak[slot] = (s->home & CMT_SITE_HOME_DIRTY) ? r->home_peak[stack] : a->sites[slot].live;
+        a->site_peak[slot] = home_cell_at_peak(r, stack);
         a->sites[slot].dirty = (s->home & CMT_SITE_HOME_DIRTY) != 0;
     }
     return 0;
@@ -535,7 +554,7 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     /* The site's cell first (a new peak copies it), in its record when this
      * is its home account (struct cmt_site_stats). */
     struct cmt_site_stats *s = &r->sites[l->stack];
-    unsigned home = s->home & ~CMT_SITE_HOME_DIRTY;
+    unsigned home = site_home(s);
     if (__builtin_expect(home == a->index + 1u, 1)) {
         home_cell_change(a, s, l->stack, l->size, add);
     } else if (!home) {
