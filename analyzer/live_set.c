@@ -204,9 +204,9 @@ static int grow(struct cmt_live_set *s)
 int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cmt_live *replaced)
 {
     /* At most half full: at three quarters, probe runs (and the backward
-     * shifts of every release) were long enough to cost 10 more
-     * instructions per event (callgrind, bench/gen_trace) for half the
-     * memory, which is 64 bytes per live allocation at worst. */
+     * shifts of every release) cost about 20 more instructions per event
+     * (callgrind, bench/gen_trace) and 15% more replay time, for half the
+     * memory: 64 to 128 bytes per live allocation now. */
     if (__builtin_expect((s->count + 1) * 2 > s->cap, 0) && grow(s) != 0)
         return -1;
     bool found;

@@ -108,10 +108,10 @@ bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *ou
  * more than that: on bench/gen_trace's addresses some multipliers piled
  * keys into long runs, and the same trace took twice the instructions to
  * replay depending on the seed (callgrind, 4 million events: 1,250
- * instructions of probing per event instead of about 100). Folding the high half of the product down and multiplying
- * again (the second round of splitmix64's finalizer) spreads every input
- * bit over the slot bits; the random multiplier still keeps crafted
- * addresses from sharing a probe run. */
+ * instructions of probing per event instead of about 100). Folding the
+ * high half of the product down and multiplying again (the second round of
+ * splitmix64's finalizer) spreads every input bit over the slot bits; the
+ * random multiplier still keeps crafted addresses from sharing a probe run. */
 static inline size_t cmt_live_set_hash(uint64_t addr, uint8_t ns, uint64_t mult, unsigned shift)
 {
     uint64_t x = (addr ^ ((uint64_t)ns << 59)) * mult;
