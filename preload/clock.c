@@ -166,12 +166,10 @@ uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t tsc, uint64_t f
      * CMT_CLOCK_PAIR_TRIES clock_gettime calls per event: after a failure
      * the reads of the back-off period are clock_gettime's alone. Unsigned
      * difference: a counter that went back ends the back-off. */
-    if (a->failed_tsc && a->window == 0) {
+    if (a->failed_tsc) {
         uint64_t window = __atomic_load_n(&published_window, __ATOMIC_RELAXED);
-        if (tsc - a->failed_tsc < (window ? window : CMT_CLOCK_BACKOFF_CYCLES)) {
-            uint64_t v = cmt_now_ns();
-            return v > floor ? v : floor;
-        }
+        if (tsc - a->failed_tsc < (window ? window : CMT_CLOCK_BACKOFF_CYCLES))
+            return cmt_now_ns_at_least(floor);
     }
     uint64_t limit = __atomic_load_n(&bracket_limit, __ATOMIC_RELAXED);
     struct clock_pair p = read_good_pair(CMT_CLOCK_PAIR_TRIES, limit);
@@ -236,8 +234,7 @@ uint64_t cmt_clock_reanchor(struct cmt_clock_anchor *a, uint64_t tsc, uint64_t f
 {
     (void)tsc;
     a->window = 0;
-    uint64_t v = cmt_now_ns();
-    return v > floor ? v : floor;
+    return cmt_now_ns_at_least(floor);
 }
 
 #endif

@@ -43,6 +43,14 @@ static inline uint64_t cmt_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* clock_gettime's value, never below floor: the event clock where it does
+ * not read the TSC. */
+static inline uint64_t cmt_now_ns_at_least(uint64_t floor)
+{
+    uint64_t v = cmt_now_ns();
+    return v > floor ? v : floor;
+}
+
 enum cmt_clock_mode {
     CMT_CLOCK_AUTO = 0,     /* the TSC where trustworthy, else clock_gettime */
     CMT_CLOCK_TSC = 1,      /* the TSC whenever x86-64 with an invariant TSC */
@@ -61,7 +69,7 @@ struct cmt_clock_anchor {
     uint64_t ns;     /* CLOCK_MONOTONIC at the same instant */
     uint64_t mult;   /* ns per cycle << CMT_CLOCK_SHIFT, the calibration when anchored */
     uint64_t window; /* cycles the anchor serves; 0: none, the next read anchors */
-    uint64_t failed_tsc; /* TSC of the last failed attempt to anchor; 0: none */
+    uint64_t failed_tsc; /* TSC of the last failed attempt to anchor (only while window is 0); 0: none */
 };
 
 /* After a failed attempt to anchor (no pair narrow enough), this many cycles
@@ -111,8 +119,7 @@ static inline __attribute__((always_inline)) uint64_t cmt_clock_ns(struct cmt_cl
         return cmt_clock_ns_at(a, cmt_rdtsc(), floor);
 #endif
     (void)a;
-    uint64_t v = cmt_now_ns();
-    return v > floor ? v : floor;
+    return cmt_now_ns_at_least(floor);
 }
 
 /* What decides the clock, gathered by cmt_clock_init (a parameter so that
