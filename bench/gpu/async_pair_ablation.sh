@@ -21,8 +21,9 @@
 # fast mode. About 40 seconds with the defaults. Uses $CMT_BUILD (default
 # build/; the GPU bundle's .gpu/build works), nvcc from $CUDA_ROOT (default
 # /usr/local/cuda), ROUNDS (default 16), BLOCKS (timed blocks of 2,000 pairs
-# per process, default 15) and PIN_CPUS (default: the 4 highest-numbered
-# CPUs this script may use; none: no pinning).
+# per process, default 15) and PIN_CPUS (as run_overhead_bench.sh: default
+# the 4 highest-numbered CPUs this script may use, or all of them when it
+# may use fewer than 8; none: no pinning).
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -41,15 +42,9 @@ if [ ! -f "$shim" ]; then
   echo "async_pair_ablation: no shim at $shim: set CMT_BUILD" >&2
   exit 1
 fi
-if [ -d "$root/.gpu/lib" ]; then
-  export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-pin=()
-if command -v taskset >/dev/null && [ "${PIN_CPUS:-}" != none ]; then
-  cpus="${PIN_CPUS:-$(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' |
-    awk -F- '{ if (NF == 2) for (i = $1; i <= $2; i++) print i; else print $1 }' | sort -n | tail -4 | paste -sd,)}"
-  pin=(taskset -c "$cpus")
-fi
+# shellcheck source=bench/gpu/lib.sh
+. "$here/lib.sh"
+gpu_bench_pin async_pair_ablation
 program="$out/alloc_pairs_dynamic"
 if ! "$cuda_root/bin/nvcc" -O2 -g -cudart shared -o "$program" "$here/alloc_pairs.cu" -lcuda -ldl \
   >"$out/nvcc.log" 2>&1; then

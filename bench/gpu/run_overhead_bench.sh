@@ -61,10 +61,8 @@ shim="$build/preload/libcumemtrace.so"
 results="$out/results.jsonl"
 : >"$results"
 mkdir -p "$out/traces" "$out/logs"
-# The gpu bundle (scripts/gpu_bundle.sh) carries libunwind and elfutils.
-if [ -d "$root/.gpu/lib" ]; then
-  export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# shellcheck source=bench/gpu/lib.sh
+. "$here/lib.sh"
 # The source a tree is at: commit, "-dirty" with uncommitted changes to
 # tracked files; "unknown" outside git.
 tree_id() {
@@ -84,34 +82,7 @@ if [ ! -f "$shim" ]; then
   tree_id >"$build/build-id.txt"
 fi
 # The CPUs every measured process is pinned to (see the top).
-pin=()
-pin_cpus="${PIN_CPUS-}"
-if [ "$pin_cpus" != none ] && command -v taskset >/dev/null 2>&1; then
-  if [ -z "$pin_cpus" ]; then
-    # The CPUs this script may run on, from its own affinity list ("0-3,8").
-    allowed="$(taskset -pc $$ 2>/dev/null | sed 's/.*: *//')"
-    cpus=()
-    IFS=, read -r -a ranges <<<"$allowed"
-    for r in "${ranges[@]}"; do
-      if [[ "$r" =~ ^([0-9]+)-([0-9]+)$ ]]; then
-        for ((c = BASH_REMATCH[1]; c <= BASH_REMATCH[2]; c++)); do cpus+=("$c"); done
-      elif [[ "$r" =~ ^[0-9]+$ ]]; then
-        cpus+=("$r")
-      fi
-    done
-    if [ "${#cpus[@]}" -ge 8 ]; then
-      pin_cpus="$(IFS=,; echo "${cpus[*]: -4}")"
-    elif [ "${#cpus[@]}" -gt 0 ]; then
-      pin_cpus="$(IFS=,; echo "${cpus[*]}")"
-    fi
-  fi
-  if [ -n "$pin_cpus" ] && taskset -c "$pin_cpus" true 2>/dev/null; then
-    pin=(taskset -c "$pin_cpus")
-  else
-    echo "run_overhead_bench: cannot pin to CPUs '$pin_cpus'; running unpinned" >&2
-    pin_cpus=""
-  fi
-fi
+gpu_bench_pin run_overhead_bench
 start=$SECONDS
 part() { echo "== $* (at ${SECONDS}s)"; }
 
