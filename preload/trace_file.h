@@ -18,6 +18,9 @@
 #define CMT_FIRST_SEGMENT_SIZE (1u << 20)
 #define CMT_MAX_SEGMENT_SIZE (64u << 20)
 #define CMT_SMALL_SEGMENT_SIZE (64u << 10) /* tried when the disk is nearly full */
+/* How far past the last claimed byte the pages are made writable ahead of
+ * use (trace_file.c, populate_ahead). */
+#define CMT_POPULATE_AHEAD (512u << 10)
 
 enum cmt_trace_state {
     CMT_TRACE_UNOPENED = 0,
@@ -44,6 +47,8 @@ struct cmt_trace_file {
     uint64_t max_size;     /* 0 = unlimited */
     uint64_t next_segment_size;
     uint64_t last_claim_ns; /* the latest chunk's claim_ns (claim lock) */
+    uint64_t populated;     /* bytes of the last segment made writable ahead of use */
+    bool populate_off;      /* the kernel refused MADV_POPULATE_WRITE: pages fault in one by one */
     char path[PATH_MAX];
 };
 

@@ -4,6 +4,7 @@
  * damage or truncation never costs the events before it. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -393,6 +394,87 @@ static void test_size_limit(void)
     CHECK_EQ_U64(got.n, written);
 }
 
+/* How many of the pages in [from, to) are mapped in this process's page
+ * tables (/proc/self/pagemap, bit 63): what populating does and a fault
+ * does for the page it hits. (Page-cache residency would not tell: the
+ * kernel's read-ahead brings pages into the cache that are not mapped.)
+ * -1 when pagemap cannot be read. */
+static int present_pages(const uint8_t *from, const uint8_t *to)
+{
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    if (fd < 0)
+        return -1;
+    int n = 0;
+    for (uintptr_t a = (uintptr_t)from; a < (uintptr_t)to; a += 4096) {
+        uint64_t entry;
+        if (pread(fd, &entry, sizeof entry, (off_t)(a / 4096 * sizeof entry)) != (ssize_t)sizeof entry) {
+            n = -1;
+            break;
+        }
+        n += (int)(entry >> 63);
+    }
+    close(fd);
+    return n;
+}
+
+/* 6b. Each claim makes the pages up to CMT_POPULATE_AHEAD past it writable
+ * before they are written (trace_file.c, populate_ahead_locked), within the
+ * segment, in every segment; with populating refused, nothing is, and the
+ * trace is the same either way. */
+static void claim_chunks(struct cmt_trace_file *tf, bool populating)
+{
+    uint64_t segment_offset = 0;
+    for (unsigned i = 0; i < 700; i++) {
+        uint64_t claim_ns;
+        uint8_t *c = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_EVENTS, 4096, 9, i, 0, &claim_ns);
+        CHECK(c != NULL);
+        const struct cmt_segment *seg = &tf->segments[tf->n_segments - 1];
+        if (seg->offset != segment_offset) {
+            /* A new segment: the file grew, its pages start unpopulated. */
+            segment_offset = seg->offset;
+            CHECK(c == seg->base);
+        }
+        uint64_t want = tf->segment_used + CMT_POPULATE_AHEAD / 2;
+        if (want > seg->size)
+            want = seg->size;
+        const uint8_t *next = seg->base + tf->segment_used;
+        if (!populating) {
+            /* (Which pages past it are mapped is the kernel's choice here:
+             * fault-around maps neighbours of a page that a read faulted.) */
+            CHECK_EQ_U64(tf->populated, 0);
+            continue;
+        }
+        CHECK(tf->populated >= want);
+        CHECK(tf->populated <= seg->size);
+        CHECK(tf->populated <= tf->segment_used + CMT_POPULATE_AHEAD);
+        CHECK_EQ_U64(tf->populated % 4096, 0);
+        int pages = (int)((tf->populated - tf->segment_used) / 4096);
+        int present = present_pages(next, seg->base + tf->populated);
+        CHECK(present == pages || present == -1);
+    }
+    CHECK(tf->n_segments >= 2);
+}
+
+static void test_populate_ahead(void)
+{
+    struct cmt_trace_file tf;
+    make_trace(&tf, "populate.bin", 0);
+    if (tf.populate_off) {
+        printf("populate ahead: MADV_POPULATE_WRITE refused by this kernel, checked without\n");
+    } else {
+        claim_chunks(&tf, true);
+        CHECK(!tf.populate_off);
+    }
+    cmt_trace_close(&tf);
+    CHECK(read_file(tf.path, true) == 0);
+
+    make_trace(&tf, "no-populate.bin", 0);
+    tf.populate_off = true;
+    claim_chunks(&tf, false);
+    cmt_trace_close(&tf);
+    CHECK(read_file(tf.path, true) == 0);
+}
+
 /* 7. Files that are not traces, or are of a newer format. */
 static void expect_open_error(const void *data, size_t len, const char *expect)
 {
@@ -462,6 +544,7 @@ int main(void)
     test_damaged_chunk();
     test_uncommitted_record();
     test_size_limit();
+    test_populate_ahead();
     test_bad_files();
     test_no_clobber();
     char cmd[128];
