@@ -41,5 +41,24 @@ if [ "$rev" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 
   rev="$rev-dirty"
 fi
 echo "$rev" >.gpu/build/build-id.txt
+# With CMT_BUNDLE_PERF=1, this machine's perf with every library it loads,
+# glibc and its loader included, for GPU machines without perf
+# (bench/gpu/profile_async_pair.sh: PERF=$PWD/.gpu/perf/perf). Started through
+# the carried loader, it does not depend on the other machine's glibc; the
+# programs it starts use their own. About 33 MB.
+if [ "${CMT_BUNDLE_PERF:-0}" = 1 ]; then
+  perf_bin="$(readlink -f "$(command -v perf)")"
+  mkdir -p .gpu/perf/lib
+  cp -L "$perf_bin" .gpu/perf/perf.bin
+  ldd "$perf_bin" | awk '$3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | while read -r lib; do
+    cp -L "$lib" .gpu/perf/lib/
+  done
+  cat >.gpu/perf/perf <<'WRAPPER'
+#!/bin/sh
+here="$(dirname "$(readlink -f "$0")")"
+exec "$here/lib/ld-linux-x86-64.so.2" --library-path "$here/lib" "$here/perf.bin" "$@"
+WRAPPER
+  chmod +x .gpu/perf/perf
+fi
 # `cumemtrace run` finds the shim by CUMEMTRACE_SHIM.
 echo "bundle: $(du -sh .gpu | cut -f1) in .gpu/"

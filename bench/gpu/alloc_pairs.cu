@@ -12,11 +12,13 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <vector>
@@ -40,6 +42,35 @@ static void must(cudaError_t r, const char *what)
 {
     if (r != cudaSuccess) {
         fprintf(stderr, "alloc_pairs: %s: %s\n", what, cudaGetErrorString(r));
+        exit(1);
+    }
+}
+
+// Under `perf record -D -1 --control fifo:CTL,ACK` (profile_async_pair.sh),
+// CMT_PERF_CTL and CMT_PERF_ACK name those fifos: the samples are then taken
+// in the timed blocks only, not in start-up or the synchronisations.
+static int perf_ctl = -1, perf_ack = -1;
+
+static void perf_control(const char *command)
+{
+    if (perf_ctl < 0)
+        return;
+    char ack[16];
+    if (write(perf_ctl, command, strlen(command)) < 0 || read(perf_ack, ack, sizeof ack) <= 0) {
+        fprintf(stderr, "alloc_pairs: perf control '%s' failed\n", command);
+        exit(1);
+    }
+}
+
+static void perf_control_open()
+{
+    const char *ctl = getenv("CMT_PERF_CTL"), *ack = getenv("CMT_PERF_ACK");
+    if (!ctl || !ack)
+        return;
+    perf_ctl = open(ctl, O_WRONLY);
+    perf_ack = open(ack, O_RDONLY);
+    if (perf_ctl < 0 || perf_ack < 0) {
+        fprintf(stderr, "alloc_pairs: cannot open the perf control fifos %s, %s\n", ctl, ack);
         exit(1);
     }
 }
@@ -72,18 +103,24 @@ __attribute__((noinline)) static void pairs_loop()
         one_pair();
     must(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     std::vector<double> blocks;
+    double total_ns = 0;
     for (unsigned b = 0; b < opt_blocks; b++) {
+        perf_control("enable\n");
         uint64_t t0 = now_ns();
         for (unsigned i = 0; i < per_block; i++)
             one_pair();
         uint64_t t1 = now_ns();
+        perf_control("disable\n");
         blocks.push_back((double)(t1 - t0) / per_block);
+        total_ns += (double)(t1 - t0);
         // Outside the timed region: the stream-ordered frees complete.
         must(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     }
     printf("{\"api\": \"%s\", \"pairs_per_block\": %u, \"blocks\": %u, \"size\": %zu, \"chain\": %u, "
-           "\"median_ns_per_pair\": %.1f, \"min_ns_per_pair\": %.1f, \"max_ns_per_pair\": %.1f}\n",
+           "\"median_ns_per_pair\": %.1f, \"mean_ns_per_pair\": %.1f, \"min_ns_per_pair\": %.1f, "
+           "\"max_ns_per_pair\": %.1f}\n",
            opt_plain ? "plain" : "async", per_block, opt_blocks, opt_size, opt_chain, median(blocks),
+           total_ns / ((double)per_block * opt_blocks),
            *std::min_element(blocks.begin(), blocks.end()), *std::max_element(blocks.begin(), blocks.end()));
 }
 
@@ -197,6 +234,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "alloc_pairs: --blocks must be at least 1\n");
         return 2;
     }
+    perf_control_open();
     must(cudaSetDevice(0), "cudaSetDevice");
     must(cudaFree(0), "cudaFree(0)");
     must(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
