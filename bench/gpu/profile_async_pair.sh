@@ -19,7 +19,8 @@
 # (default perf; scripts/gpu_bundle.sh with CMT_BUNDLE_PERF=1 carries one to
 # .gpu/perf/perf); CMT_BUILD, CUDA_ROOT and PIN_CPUS as in
 # run_overhead_bench.sh; ROUNDS (default 3), BLOCKS (timed blocks of 2,000
-# pairs, default 400), PERIOD_NS (default 20000). About a minute.
+# pairs, default 400), PERIOD_NS (default 20000); API=plain profiles
+# cudaMalloc+cudaFree pairs instead (blocks of 40 pairs). About a minute.
 set -uo pipefail
 
 if [ $# -ne 1 ]; then
@@ -35,6 +36,7 @@ perf="${PERF:-perf}"
 rounds="${ROUNDS:-3}"
 blocks="${BLOCKS:-400}"
 period="${PERIOD_NS:-20000}"
+api="${API:-async}"
 shim="$build/preload/libcumemtrace.so"
 if [ ! -f "$shim" ]; then
   echo "profile_async_pair: no shim at $shim: set CMT_BUILD" >&2
@@ -73,7 +75,7 @@ for round in $(seq 1 "$rounds"); do
     data="$out/record-$name.data"
     env "${envs[@]}" CMT_PERF_CTL="$ctl" CMT_PERF_ACK="$ack" "${pin[@]}" \
       "$perf" record -q -D -1 --control "fifo:$ctl,$ack" -e cpu-clock -c "$period" -o "$data" -- \
-      "$program" pairs --api async --blocks "$blocks" 2>"$out/record-$name.log" | tail -n 1 >"$out/result-$name.json"
+      "$program" pairs --api "$api" --blocks "$blocks" 2>"$out/record-$name.log" | tail -n 1 >"$out/result-$name.json"
     rm -f "$trace"
     "$perf" report -i "$data" --stdio -F overhead,sample,dso,sym --sort dso,sym -t, --percent-limit 0 \
       2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/samples-$name.csv"
@@ -83,5 +85,5 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 rm -f "$ctl" "$ack"
-python3 "$here/profile_summary.py" "$out" "$blocks" "$period" | tee "$out/summary.txt"
+python3 "$here/profile_summary.py" "$out" "$period" | tee "$out/summary.txt"
 (cd "$out" && tar -czf profile.tar.gz summary.txt samples-*.csv shim-samples-*.txt result-*.json)

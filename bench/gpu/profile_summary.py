@@ -3,9 +3,10 @@
 """The tables of bench/gpu/profile_async_pair.sh: time per pair in each
 library and function, for each configuration's fastest process.
 
-    profile_summary.py OUTDIR BLOCKS PERIOD_NS
+    profile_summary.py OUTDIR PERIOD_NS
 
-Reads OUTDIR/result-CONFIG-ROUND.json (the program's line) and
+Reads OUTDIR/result-CONFIG-ROUND.json (the program's line: the API, the
+pairs timed and their mean) and
 OUTDIR/samples-CONFIG-ROUND.csv (perf report -F overhead,sample,dso,sym -t,).
 """
 import csv
@@ -15,7 +16,6 @@ import os
 import sys
 
 CONFIGS = ["native", "disabled", "nostacks", "stacks"]
-PAIRS_PER_BLOCK = 2000
 
 
 def load(out, name, period, pairs):
@@ -38,17 +38,19 @@ def load(out, name, period, pairs):
 
 
 def main():
-    out, blocks, period = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    pairs = blocks * PAIRS_PER_BLOCK
+    out, period = sys.argv[1], int(sys.argv[2])
     speed, by_dso, by_sym = {}, {}, {}
+    api, pairs = "async", 0
     for c in CONFIGS:
         for path in sorted(glob.glob(os.path.join(out, f"result-{c}-*.json"))):
             name = os.path.basename(path)[len("result-"):-len(".json")]
             try:
                 with open(path) as f:
-                    # The mean: the samples cover every block, the rare
-                    # costly ones (a chunk claim, page faults) included.
-                    speed.setdefault(c, {})[name] = json.load(f)["mean_ns_per_pair"]
+                    r = json.load(f)
+                # The mean: the samples cover every block, the rare costly
+                # ones (a chunk claim, page faults) included.
+                speed.setdefault(c, {})[name] = r["mean_ns_per_pair"]
+                api, pairs = r["api"], r["pairs_per_block"] * r["blocks"]
             except (ValueError, KeyError):
                 continue
             by_dso[name], by_sym[name] = load(out, name, period, pairs)
@@ -57,7 +59,8 @@ def main():
         print("no process gave a result")
         return 1
     names = list(chosen.values())
-    print("cudaMallocAsync+cudaFreeAsync pairs, dynamic runtime, samples in the timed blocks only;")
+    what = "cudaMalloc+cudaFree" if api == "plain" else "cudaMallocAsync+cudaFreeAsync"
+    print(f"{what} pairs, dynamic runtime, samples in the timed blocks only;")
     print(f"ns per pair = samples x {period} ns / {pairs} pairs, in each configuration's fastest process")
     print("processes (ns per pair, mean over the timed blocks): " + "; ".join(
         f"{c} " + " ".join(f"{v:.0f}" for v in speed[c].values()) for c in chosen))
