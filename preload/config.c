@@ -63,6 +63,21 @@ static unsigned env_clock_mode(const char *name)
     return CMT_CLOCK_AUTO;
 }
 
+/* thread (the default), inline or off: who makes the trace's pages writable
+ * ahead of use (page_populate.h). */
+static unsigned env_populate_mode(const char *name)
+{
+    const char *v = secure_getenv(name);
+    if (!v || !*v || !strcasecmp(v, "thread"))
+        return CMT_POPULATE_THREAD;
+    if (!strcasecmp(v, "inline"))
+        return CMT_POPULATE_INLINE;
+    if (!strcasecmp(v, "off"))
+        return CMT_POPULATE_OFF;
+    cmt_log_warning("ignoring %s=%s: expected thread, inline or off", name, v);
+    return CMT_POPULATE_THREAD;
+}
+
 static uint64_t env_size(const char *name, uint64_t dflt)
 {
     const char *v = secure_getenv(name);
@@ -101,6 +116,7 @@ void cmt_config_load(void)
     cmt_config.max_size = env_size("CUMEMTRACE_MAX_SIZE", 0);
     cmt_config.sample_ms = env_uint("CUMEMTRACE_SAMPLE_MS", 100, 3600u * 1000u);
     cmt_config.clock = env_clock_mode("CUMEMTRACE_CLOCK");
+    cmt_config.populate = env_populate_mode("CUMEMTRACE_POPULATE");
     cmt_config.clock_test_skew_ns = env_uint("CUMEMTRACE_CLOCK_TEST_SKEW_NS", 0, 1000000000u);
     env_string("CUMEMTRACE_OUTPUT", cmt_config.output_template, sizeof cmt_config.output_template,
                "cumemtrace.%p.bin");

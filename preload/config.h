@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "clock.h"
+#include "page_populate.h"
 
 #define CMT_PATH_TEMPLATE_MAX 1024
 
@@ -36,6 +37,7 @@ struct cmt_config {
     unsigned sample_ms;       /* CUMEMTRACE_SAMPLE_MS (default 100, 0 = only at failures/start/exit) */
     unsigned clock;           /* CUMEMTRACE_CLOCK: enum cmt_clock_mode (default auto) */
     unsigned clock_test_skew_ns; /* CUMEMTRACE_CLOCK_TEST_SKEW_NS: tests only (clock.h) */
+    unsigned populate;        /* CUMEMTRACE_POPULATE: enum cmt_populate_mode (default thread) */
     char output_template[CMT_PATH_TEMPLATE_MAX]; /* CUMEMTRACE_OUTPUT */
     char manifest_path[CMT_PATH_TEMPLATE_MAX];   /* CUMEMTRACE_MANIFEST: append the trace path here */
 };

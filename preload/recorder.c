@@ -15,6 +15,7 @@
 #include "config.h"
 #include "log.h"
 #include "modules.h"
+#include "page_populate.h"
 #include "path_template.h"
 #include "sampler.h"
 #include "shim.h"
@@ -257,6 +258,7 @@ bool cmt_recorder_start(void)
         .max_size = cmt_config.max_size,
         .pid = (uint32_t)getpid(),
         .extra_flags = cmt_recorder.forked_child ? CMT_FILE_FLAG_FORKED_CHILD : 0,
+        .populate = cmt_config.populate,
     };
     int rc = cmt_trace_create(&cmt_recorder.tf, path, &opt);
     if (rc != 0) {
@@ -402,6 +404,7 @@ void cmt_recorder_fork_child(void)
     cmt_unwind_gate_fork_child();
     cmt_driver_hooks_fork_child();
     cmt_clock_fork_child();
+    cmt_populate_fork_child();
     pthread_mutex_init(&cmt_recorder.start_lock, NULL);
     pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
     pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);

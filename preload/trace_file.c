@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "page_populate.h"
 #include "path_template.h"
 
 #define CMT_MAX_NAME_SUFFIX 1000u
@@ -69,6 +70,7 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     tf->fd = -1;
     pthread_mutex_init(&tf->claim_lock, NULL);
     tf->max_size = opt->max_size;
+    tf->populate_mode = opt->populate;
     int fd = open_exclusive(tf, path);
     if (fd < 0)
         return fd;
@@ -173,17 +175,11 @@ static int grow_locked(struct cmt_trace_file *tf, uint32_t need)
     return 0;
 }
 
-/* The first write to each page of a shared file mapping faults: the kernel
- * allocates a page-cache page, zeroes it, asks the file system for leave to
- * write it (page_mkwrite) and maps it. One page at a time, that costs 4.3 us
- * per 4 KiB on an ext4 file here, 20 ns per 20-byte event on the thread that
- * happens to cross the page; on the H200 machine the kernel's share of a
- * recorded cudaMallocAsync pair was 23 ns (bench/gpu/profile_async_pair.sh).
- * MADV_POPULATE_WRITE (Linux 5.14) does the same for many pages in one call,
- * about 1 us per page: so each claim makes the pages up to
- * CMT_POPULATE_AHEAD past it writable, in the claiming thread, outside the
- * claim lock. Returns the range to populate (len 0: none) and advances
- * tf->populated under the lock, so ranges never overlap. */
+/* Each claim asks for the pages up to CMT_POPULATE_AHEAD past it to be made
+ * writable before they are written (page_populate.h: by a helper thread, or
+ * inline in one call instead of a fault per page). Returns the range (len 0:
+ * none) and advances tf->populated under the claim lock, so ranges never
+ * overlap; the caller hands it over after the lock is released. */
 struct populate_range {
     uint8_t *addr;
     size_t len;
@@ -193,7 +189,7 @@ static struct populate_range populate_ahead_locked(struct cmt_trace_file *tf, co
                                                    uint64_t chunk_offset)
 {
     struct populate_range r = {NULL, 0};
-    if (__atomic_load_n(&tf->populate_off, __ATOMIC_RELAXED) ||
+    if (tf->populate_mode == CMT_POPULATE_OFF || cmt_populate_refused() ||
         tf->segment_used + CMT_POPULATE_AHEAD / 2 <= tf->populated)
         return r;
     const uint64_t page = 4096;
@@ -209,17 +205,6 @@ static struct populate_range populate_ahead_locked(struct cmt_trace_file *tf, co
     r.addr = s->base + from;
     r.len = to - from;
     return r;
-}
-
-static void populate(struct cmt_trace_file *tf, struct populate_range r)
-{
-#if defined(MADV_POPULATE_WRITE)
-    if (r.len && madvise(r.addr, r.len, MADV_POPULATE_WRITE) != 0)
-        __atomic_store_n(&tf->populate_off, true, __ATOMIC_RELAXED);
-#else
-    (void)tf;
-    (void)r;
-#endif
 }
 
 uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
@@ -267,9 +252,9 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
     __atomic_store_n(&tf->header->claimed_end, s->offset + tf->segment_used, __ATOMIC_RELEASE);
 out:
     pthread_mutex_unlock(&tf->claim_lock);
-    /* Segments stay mapped while the trace is open (only a fork child,
-     * single-threaded, unmaps them), so the range outlives the lock. */
-    populate(tf, ahead);
+    /* Segments stay mapped until the process ends (only a fork child,
+     * single-threaded and without the helper, unmaps them). */
+    cmt_populate_request(tf->populate_mode, ahead.addr, ahead.len);
     return chunk;
 }
 

@@ -19,7 +19,7 @@
 #define CMT_MAX_SEGMENT_SIZE (64u << 20)
 #define CMT_SMALL_SEGMENT_SIZE (64u << 10) /* tried when the disk is nearly full */
 /* How far past the last claimed byte the pages are made writable ahead of
- * use (trace_file.c, populate_ahead). */
+ * use (trace_file.c, populate_ahead_locked; page_populate.h). */
 #define CMT_POPULATE_AHEAD (512u << 10)
 
 enum cmt_trace_state {
@@ -47,8 +47,8 @@ struct cmt_trace_file {
     uint64_t max_size;     /* 0 = unlimited */
     uint64_t next_segment_size;
     uint64_t last_claim_ns; /* the latest chunk's claim_ns (claim lock) */
-    uint64_t populated;     /* bytes of the last segment made writable ahead of use */
-    bool populate_off;      /* the kernel refused MADV_POPULATE_WRITE: pages fault in one by one */
+    uint64_t populated;     /* bytes of the last segment asked to be made writable ahead of use */
+    unsigned populate_mode; /* enum cmt_populate_mode (page_populate.h) */
     char path[PATH_MAX];
 };
 
@@ -56,6 +56,7 @@ struct cmt_trace_create_options {
     uint64_t max_size; /* 0 = unlimited */
     uint32_t pid;
     uint32_t extra_flags; /* e.g. CMT_FILE_FLAG_FORKED_CHILD */
+    unsigned populate;    /* enum cmt_populate_mode: who makes pages writable ahead (0: a helper thread) */
 };
 
 /* Creates a new trace at path (mode 0600, O_EXCL|O_NOFOLLOW: an existing file

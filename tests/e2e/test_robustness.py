@@ -78,6 +78,30 @@ def test_signal_handler():
         cmtest.cleanup(r)
 
 
+def test_signals_reach_program_threads():
+    """The shim's page-populating helper thread (CUMEMTRACE_POPULATE=thread,
+    the default) never takes a signal sent to the process; it is one thread,
+    not inherited by a fork child, which starts its own; inline and off
+    start none."""
+    n = scale(200, 50)
+    for mode, helpers, child_helpers in ((None, 1, "0 1"), ("thread", 1, "0 1"), ("inline", 0, "0 0"),
+                                         ("off", 0, "0 0"), ("sideways", 1, "0 1")):
+        env = threaded_fork_env({"CUMEMTRACE_POPULATE": mode} if mode else None)
+        r = run_with_pid([cmtest.program("signal_target"), str(n)], env=env)
+        eq(r.proc.returncode, 0, f"exit status ({mode}): {r.err}")
+        eq(r.out, f"signals {n} on-receiver {n} elsewhere 0 helpers {helpers}\nchild helpers {child_helpers}\n",
+           f"output ({mode})")
+        if mode == "sideways":
+            check("ignoring CUMEMTRACE_POPULATE=sideways: expected thread, inline or off" in r.err,
+                  f"a warning for a bad value: {r.err}")
+        parent, children = reports_by_role(r)
+        eq(parent["events_by_api"], {"cudaMalloc": 1000 + 10 * n, "cudaFree": 1000 + 10 * n},
+           f"the parent's events ({mode})")
+        eq(len(children), 1, "one child trace")
+        eq(children[0]["events_by_api"], {"cudaMalloc": 1000, "cudaFree": 1000}, f"the child's events ({mode})")
+        cmtest.cleanup(r)
+
+
 def reports_by_role(r):
     """(parent report, [child reports]) of a run that forked."""
     reps = [cmtest.report(t, "--no-symbols") for t in r.traces]

@@ -4,13 +4,15 @@
  * damage or truncation never costs the events before it. */
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/mman.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "event_stream.h"
 #include "meta_stream.h"
+#include "page_populate.h"
 #include "test_util.h"
 #include "trace_file.h"
 #include "trace_reader.h"
@@ -417,11 +419,25 @@ static int present_pages(const uint8_t *from, const uint8_t *to)
     return n;
 }
 
-/* 6b. Each claim makes the pages up to CMT_POPULATE_AHEAD past it writable
- * before they are written (trace_file.c, populate_ahead_locked), within the
- * segment, in every segment; with populating refused, nothing is, and the
- * trace is the same either way. */
-static void claim_chunks(struct cmt_trace_file *tf, bool populating)
+/* Waits up to 5 s for the helper thread to map [from, to). */
+static bool wait_present(const uint8_t *from, const uint8_t *to)
+{
+    int want = (int)((to - from) / 4096);
+    for (int i = 0; i < 5000; i++) {
+        int n = present_pages(from, to);
+        if (n == want || n == -1)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+/* 6b. Each claim asks for the pages up to CMT_POPULATE_AHEAD past it to be
+ * made writable before they are written (trace_file.c,
+ * populate_ahead_locked), within the segment, in every segment: inline, at
+ * once; by the helper thread, soon after; with populating off, never. The
+ * trace reads back the same either way. */
+static void claim_chunks(struct cmt_trace_file *tf, enum cmt_populate_mode mode)
 {
     uint64_t segment_offset = 0;
     for (unsigned i = 0; i < 700; i++) {
@@ -438,7 +454,7 @@ static void claim_chunks(struct cmt_trace_file *tf, bool populating)
         if (want > seg->size)
             want = seg->size;
         const uint8_t *next = seg->base + tf->segment_used;
-        if (!populating) {
+        if (mode == CMT_POPULATE_OFF) {
             /* (Which pages past it are mapped is the kernel's choice here:
              * fault-around maps neighbours of a page that a read faulted.) */
             CHECK_EQ_U64(tf->populated, 0);
@@ -448,31 +464,84 @@ static void claim_chunks(struct cmt_trace_file *tf, bool populating)
         CHECK(tf->populated <= seg->size);
         CHECK(tf->populated <= tf->segment_used + CMT_POPULATE_AHEAD);
         CHECK_EQ_U64(tf->populated % 4096, 0);
-        int pages = (int)((tf->populated - tf->segment_used) / 4096);
-        int present = present_pages(next, seg->base + tf->populated);
-        CHECK(present == pages || present == -1);
+        if (mode == CMT_POPULATE_INLINE) {
+            int pages = (int)((tf->populated - tf->segment_used) / 4096);
+            int present = present_pages(next, seg->base + tf->populated);
+            CHECK(present == pages || present == -1);
+        } else if (i % 50 == 0) {
+            CHECK(wait_present(next, seg->base + tf->populated));
+        }
     }
     CHECK(tf->n_segments >= 2);
 }
 
+/* The helper thread: named, and deaf to every signal a program may send to
+ * the process (they must reach the program's own threads). */
+static void check_helper_thread(void)
+{
+    CHECK(cmt_populate_helper_running());
+    DIR *d = opendir("/proc/self/task");
+    CHECK(d != NULL);
+    int found = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[320], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = '\0';
+        fclose(f);
+        if (strncmp(comm, "cumemtrace-pop", 14) != 0)
+            continue;
+        found++;
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", de->d_name);
+        f = fopen(path, "r");
+        CHECK(f != NULL);
+        char line[256];
+        unsigned long long blocked = 0;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "SigBlk: %llx", &blocked) == 1)
+                break;
+        fclose(f);
+        const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGPROF, SIGRTMIN};
+        for (unsigned k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
+            CHECK(blocked & (1ull << (sigs[k] - 1)));
+    }
+    closedir(d);
+    CHECK_EQ_U64(found, 1);
+}
+
 static void test_populate_ahead(void)
 {
-    struct cmt_trace_file tf;
-    make_trace(&tf, "populate.bin", 0);
-    if (tf.populate_off) {
-        printf("populate ahead: MADV_POPULATE_WRITE refused by this kernel, checked without\n");
-    } else {
-        claim_chunks(&tf, true);
-        CHECK(!tf.populate_off);
+    static const struct {
+        const char *name;
+        enum cmt_populate_mode mode;
+    } runs[] = {
+        {"populate-inline.bin", CMT_POPULATE_INLINE},
+        {"populate-thread.bin", CMT_POPULATE_THREAD},
+        {"populate-off.bin", CMT_POPULATE_OFF},
+    };
+    for (unsigned r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        struct cmt_trace_file tf;
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, runs[r].name);
+        struct cmt_trace_create_options opt = {.pid = 77, .populate = runs[r].mode};
+        CHECK(cmt_trace_create(&tf, path, &opt) == 0);
+        if (cmt_populate_refused() && runs[r].mode != CMT_POPULATE_OFF) {
+            printf("populate ahead: MADV_POPULATE_WRITE refused by this kernel, %s not checked\n", runs[r].name);
+        } else {
+            claim_chunks(&tf, runs[r].mode);
+            CHECK(!cmt_populate_refused());
+            if (runs[r].mode == CMT_POPULATE_THREAD)
+                check_helper_thread();
+        }
+        cmt_trace_close(&tf);
+        CHECK(read_file(tf.path, true) == 0);
     }
-    cmt_trace_close(&tf);
-    CHECK(read_file(tf.path, true) == 0);
-
-    make_trace(&tf, "no-populate.bin", 0);
-    tf.populate_off = true;
-    claim_chunks(&tf, false);
-    cmt_trace_close(&tf);
-    CHECK(read_file(tf.path, true) == 0);
 }
 
 /* 7. Files that are not traces, or are of a newer format. */
