@@ -10,6 +10,9 @@
 #   no stacks            recording, CUMEMTRACE_STACK_DEPTH=0
 #   no stacks, no sampler  the same with CUMEMTRACE_SAMPLE_MS=0
 #   no stacks, shm       the same with the trace on /dev/shm
+#   no stacks, populate inline / off   the trace's pages made writable by the
+#                        recording thread / not ahead at all (CUMEMTRACE_POPULATE;
+#                        the default is the shim's helper thread)
 #   stacks               recording with stacks (default depth)
 #
 #   bench/gpu/async_pair_ablation.sh OUTDIR
@@ -20,7 +23,7 @@
 # same round, each configuration's fastest process: a comparison within the
 # fast mode. Two tables: by each process's median block, and by its mean over
 # all blocks, which includes what happens once per many pairs (chunk claims,
-# the trace file's page faults). About 40 seconds with the defaults. Uses $CMT_BUILD (default
+# the trace file's page faults). About a minute with the defaults. Uses $CMT_BUILD (default
 # build/; the GPU bundle's .gpu/build works), nvcc from $CUDA_ROOT (default
 # /usr/local/cuda), ROUNDS (default 16), BLOCKS (timed blocks of 2,000 pairs
 # per process, default 15) and PIN_CPUS (as run_overhead_bench.sh: default
@@ -57,7 +60,8 @@ results="$out/ablation.jsonl"
 : >"$results"
 trace="$out/ablation-trace.bin"
 shm_trace="/dev/shm/cumemtrace-ablation-$$.bin"
-configs=("native" "disabled" "no stacks" "no stacks, no sampler" "no stacks, shm" "stacks")
+configs=("native" "disabled" "no stacks" "no stacks, no sampler" "no stacks, shm" "no stacks, populate inline"
+  "no stacks, populate off" "stacks")
 for round in $(seq 1 "$rounds"); do
   for config in "${configs[@]}"; do
     base=("LD_PRELOAD=$shim" CUMEMTRACE_QUIET=1 "CUMEMTRACE_OUTPUT=$trace")
@@ -68,6 +72,8 @@ for round in $(seq 1 "$rounds"); do
       "no stacks, no sampler") envs=("${base[@]}" CUMEMTRACE_STACK_DEPTH=0 CUMEMTRACE_SAMPLE_MS=0) ;;
       "no stacks, shm") envs=("LD_PRELOAD=$shim" CUMEMTRACE_QUIET=1 "CUMEMTRACE_OUTPUT=$shm_trace"
         CUMEMTRACE_STACK_DEPTH=0) ;;
+      "no stacks, populate inline") envs=("${base[@]}" CUMEMTRACE_STACK_DEPTH=0 CUMEMTRACE_POPULATE=inline) ;;
+      "no stacks, populate off") envs=("${base[@]}" CUMEMTRACE_STACK_DEPTH=0 CUMEMTRACE_POPULATE=off) ;;
       stacks) envs=("${base[@]}") ;;
     esac
     line="$(env "${envs[@]}" "${pin[@]}" timeout 120 "$program" pairs --api async --blocks "$blocks" | tail -n 1)"

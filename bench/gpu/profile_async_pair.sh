@@ -12,7 +12,8 @@
 # fifos): start-up and synchronisations are left out. The summary gives, for
 # each configuration's fastest process (the H200's processes run in one of
 # two speeds), the time per pair in each library and in the top functions:
-# samples x period / pairs. Writes summary.txt, the samples per library and
+# samples x period / pairs; the shim's own helper thread (cumemtrace-pop,
+# page_populate.h) in rows of its own. Writes summary.txt, the samples per library and
 # function of every process (samples-CONFIG-ROUND.csv), the shim's samples by
 # function offset (shim-samples-CONFIG-ROUND.txt, for addr2line against the
 # same build) and profile.tar.gz holding them all. PERF is the perf to run
@@ -77,7 +78,7 @@ for round in $(seq 1 "$rounds"); do
       "$perf" record -q -D -1 --control "fifo:$ctl,$ack" -e cpu-clock -c "$period" -o "$data" -- \
       "$program" pairs --api "$api" --blocks "$blocks" 2>"$out/record-$name.log" | tail -n 1 >"$out/result-$name.json"
     rm -f "$trace"
-    "$perf" report -i "$data" --stdio -F overhead,sample,dso,sym --sort dso,sym -t, --percent-limit 0 \
+    "$perf" report -i "$data" --stdio -F overhead,sample,comm,dso,sym --sort comm,dso,sym -t, --percent-limit 0 \
       2>/dev/null | grep -v '^#' | grep -v '^$' >"$out/samples-$name.csv"
     "$perf" script -i "$data" -F ip,sym,symoff,dso 2>/dev/null | grep libcumemtrace |
       awk '{print $2}' | sort | uniq -c | sort -rn >"$out/shim-samples-$name.txt"

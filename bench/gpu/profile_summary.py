@@ -7,7 +7,7 @@ library and function, for each configuration's fastest process.
 
 Reads OUTDIR/result-CONFIG-ROUND.json (the program's line: the API, the
 pairs timed and their mean) and
-OUTDIR/samples-CONFIG-ROUND.csv (perf report -F overhead,sample,dso,sym -t,).
+OUTDIR/samples-CONFIG-ROUND.csv (perf report -F overhead,sample,comm,dso,sym -t,).
 """
 import csv
 import glob
@@ -18,21 +18,27 @@ import sys
 CONFIGS = ["native", "disabled", "nostacks", "stacks"]
 
 
+HELPER = "cumemtrace-pop"  # the shim's page-populating thread (page_populate.h)
+
+
 def load(out, name, period, pairs):
-    """ns per pair in each library and in each library's functions."""
+    """ns per pair in each library and in each library's functions; the
+    shim's helper thread's samples under "helper thread: LIBRARY"."""
     dso, sym = {}, {}
     with open(os.path.join(out, f"samples-{name}.csv")) as f:
         for row in csv.reader(f):
-            if len(row) < 4:
+            if len(row) < 5:
                 continue
             try:
                 n = int(row[1].strip())
             except ValueError:
                 continue
             ns = n * period / pairs
-            d = os.path.basename(row[2].strip())
+            d = os.path.basename(row[3].strip())
+            if row[2].strip() == HELPER:
+                d = f"helper thread: {d}"
             dso[d] = dso.get(d, 0) + ns
-            key = f"{d}: {row[3].strip()}"
+            key = f"{d}: {row[4].strip()}"
             sym[key] = sym.get(key, 0) + ns
     return dso, sym
 
