@@ -60,10 +60,47 @@ void cmt_json_end_object(struct cmt_json *j) { close_scope(j, '}'); }
 void cmt_json_begin_array(struct cmt_json *j) { open_scope(j, '['); }
 void cmt_json_end_array(struct cmt_json *j) { close_scope(j, ']'); }
 
+/* Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when p starts none. */
+static int utf8_sequence(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    int n;
+    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong below U+0800 */
+        else if (c == 0xed)
+            hi = 0x9f; /* surrogates U+D800..U+DFFF */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90; /* overlong below U+10000 */
+        else if (c == 0xf4)
+            hi = 0x8f; /* above U+10FFFF */
+    } else {
+        return 0; /* a continuation byte, 0xc0, 0xc1 or 0xf5..0xff */
+    }
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0; /* also stops at the terminating NUL */
+    return n;
+}
+
+/* JSON text is UTF-8 (RFC 8259): trace strings are bytes (paths, symbol
+ * names, a crafted trace's anything), so each byte that does not start a
+ * well-formed sequence is written as U+FFFD, as a strict parser would need. */
 static void write_escaped(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
         switch (*p) {
         case '"': fputs("\\\"", out); break;
         case '\\': fputs("\\\\", out); break;
@@ -71,11 +108,21 @@ static void write_escaped(FILE *out, const char *s)
         case '\r': fputs("\\r", out); break;
         case '\t': fputs("\\t", out); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20) {
                 fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
+            } else {
+                int n = utf8_sequence(p);
+                if (n == 0) {
+                    fputs("\\ufffd", out);
+                    n = 1;
+                } else {
+                    fwrite(p, 1, (size_t)n, out);
+                }
+                p += n;
+                continue;
+            }
         }
+        p++;
     }
     fputc('"', out);
 }
