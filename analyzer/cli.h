@@ -25,4 +25,10 @@ void cmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * or -1 when s is not one. */
 int cmt_cli_parse_count(const char *s, size_t *out);
 
+struct cmt_analysis;
+/* After a command printed what it could of a damaged or truncated trace:
+ * says so on stderr (what: "report", "timeline", "output": what covers the
+ * events before the damage) and returns CMT_EXIT_USAGE; else CMT_EXIT_OK. */
+int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what);
+
 #endif

@@ -186,14 +186,7 @@ int cmt_cmd_frag(int argc, char **argv)
     else
         render_text(&r, stdout);
     fflush(stdout);
-    int status = CMT_EXIT_OK;
-    if (a.damaged) {
-        cmt_cli_error("%s: %s; the output covers the events before it", path, a.message);
-        status = CMT_EXIT_USAGE;
-    } else if (cmt_reader_truncated(a.reader)) {
-        cmt_cli_error("%s: trace is truncated; the output covers the events before the cut", path);
-        status = CMT_EXIT_USAGE;
-    }
+    int status = cmt_cli_damage_status(path, &a, "output");
     cmt_report_free(&r);
     cmt_analysis_free(&a);
     return status;

@@ -190,20 +190,6 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     return optind;
 }
 
-/* Problems that make the exit status 2 although a report was printed. */
-static int trace_status(const char *path, const struct cmt_analysis *a)
-{
-    if (a->damaged) {
-        cmt_cli_error("%s: %s; the report covers the events before it", path, a->message);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_reader_truncated(a->reader)) {
-        cmt_cli_error("%s: trace is truncated; the report covers the events before the cut", path);
-        return CMT_EXIT_USAGE;
-    }
-    return CMT_EXIT_OK;
-}
-
 /* Analyses one trace and renders it: as text to stdout, or as a JSON value
  * into j. With summary, also fills it. Returns the exit status. */
 static int report_one(const char *path, const struct report_cli *cli, struct cmt_json *j,
@@ -236,7 +222,7 @@ static int report_one(const char *path, const struct report_cli *cli, struct cmt
     fflush(stdout);
     if (summary)
         cmt_summary_from_report(&r, path, summary);
-    int status = trace_status(path, &a);
+    int status = cmt_cli_damage_status(path, &a, "report");
     cmt_report_free(&r);
     cmt_analysis_free(&a);
     return status;

@@ -246,14 +246,7 @@ int cmt_cmd_timeline(int argc, char **argv)
     else
         print_text(&a, &v, width, height);
     fflush(stdout);
-    int status = CMT_EXIT_OK;
-    if (a.damaged) {
-        cmt_cli_error("%s: %s; the timeline covers the events before it", path, a.message);
-        status = CMT_EXIT_USAGE;
-    } else if (cmt_reader_truncated(a.reader)) {
-        cmt_cli_error("%s: trace is truncated; the timeline covers the events before the cut", path);
-        status = CMT_EXIT_USAGE;
-    }
+    int status = cmt_cli_damage_status(path, &a, "timeline");
     cmt_timeline_view_free(&v);
     cmt_analysis_free(&a);
     return status;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cli.h"
 
 #ifndef CMT_VERSION
@@ -18,6 +19,19 @@ void cmt_cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what)
+{
+    if (a->damaged) {
+        cmt_cli_error("%s: %s; the %s covers the events before it", path, a->message, what);
+        return CMT_EXIT_USAGE;
+    }
+    if (cmt_reader_truncated(a->reader)) {
+        cmt_cli_error("%s: trace is truncated; the %s covers the events before the cut", path, what);
+        return CMT_EXIT_USAGE;
+    }
+    return CMT_EXIT_OK;
 }
 
 static void usage(FILE *out)

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 
@@ -177,6 +178,25 @@ def test_bad_traces():
     import json
     rep = json.loads(p.stdout)
     check(rep["events"] > 0, "events before the cut are analysed")
+    # Every command that prints an analysis says the same of the cut, after it.
+    for command, what in (("timeline", "timeline"), ("frag", "output")):
+        p = cmtest.cli(command, cut)
+        eq(p.returncode, 2, f"{command}: status for a truncated trace")
+        eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the {what} covers the events before the cut\n",
+           f"{command}: message for a truncated trace")
+        check(p.stdout != "", f"{command}: output for the events before the cut")
+    # A damaged chunk header (the second chunk's size not a multiple of 64).
+    off = 4096
+    off += struct.unpack_from("<I", data, off + 4)[0]
+    bad = os.path.join(r.dir, "damaged.bin")
+    with open(bad, "wb") as f:
+        f.write(data[: off + 4] + struct.pack("<I", 12345) + data[off + 8:])
+    for command, what in (("report", "report"), ("timeline", "timeline"), ("frag", "output")):
+        p = cmtest.cli(command, bad)
+        eq(p.returncode, 2, f"{command}: status for a damaged trace")
+        eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}; the {what} covers the events "
+                     "before it\n", f"{command}: message for a damaged trace")
+        check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
     with open(newer, "wb") as f:
