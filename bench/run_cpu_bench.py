@@ -73,6 +73,14 @@ def machine_description(build):
             info[key] = subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
         except OSError:
             pass
+    # A bundle (scripts/gpu_bundle.sh) says which commit its build is; the
+    # git HEAD of the tree it was copied into may be another one.
+    try:
+        with open(os.path.join(build, "build-id.txt")) as f:
+            info["commit"] = f.read().strip()[:12] + " (the build's build-id.txt)"
+    except OSError:
+        if info.get("commit"):
+            info["commit"] += " (git HEAD of the tree)"
     info["load average"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     info["build"] = os.path.abspath(build)
     return info
