@@ -218,6 +218,12 @@ def test_crash_trials():
         p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
         eq(p.stdout.readline(), b"running\n", "started")
+        # The random moment is counted from the trace's creation (the first
+        # allocation): on a loaded machine, under a sanitizer, the threads'
+        # first calls can come later than the shortest delay.
+        deadline = time.monotonic() + 120
+        while not any(x.endswith(".bin") for x in os.listdir(tmpdir)) and time.monotonic() < deadline:
+            time.sleep(0.001)
         time.sleep(rng.uniform(0.005, 0.08) * (20 if cmtest.VALGRIND else 1))
         sig = sigs[trial % 3]
         os.kill(p.pid, sig)
