@@ -37,25 +37,14 @@ if [ $# -ne 1 ]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="$(mkdir -p "$1" && cd "$1" && pwd)"
-build="${CMT_BUILD:-$root/build}"
-cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
 rounds="${ROUNDS:-16}"
 blocks="${BLOCKS:-15}"
-shim="$build/preload/libcumemtrace.so"
-if [ ! -f "$shim" ]; then
-  echo "async_pair_ablation: no shim at $shim: set CMT_BUILD" >&2
-  exit 1
-fi
 # shellcheck source=bench/gpu/lib.sh
 . "$here/lib.sh"
+gpu_bench_paths "$1"
+gpu_bench_need_shim async_pair_ablation
 gpu_bench_pin async_pair_ablation
-program="$out/alloc_pairs_dynamic"
-if ! "$cuda_root/bin/nvcc" -O2 -g -cudart shared -o "$program" "$here/alloc_pairs.cu" -lcuda -ldl \
-  >"$out/nvcc.log" 2>&1; then
-  echo "async_pair_ablation: nvcc failed: $out/nvcc.log" >&2
-  exit 1
-fi
+gpu_bench_alloc_pairs async_pair_ablation
 results="$out/ablation.jsonl"
 : >"$results"
 trace="$out/ablation-trace.bin"

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: MIT
-# Sourced by the GPU benchmarks (run_overhead_bench.sh, async_pair_ablation.sh):
-# what both need the same way. Expects $root (the top of the tree).
-# shellcheck disable=SC2154,SC2034 # root comes from the caller, pin goes back to it
+# Sourced by the GPU benchmarks (run_overhead_bench.sh, async_pair_ablation.sh,
+# profile_async_pair.sh, profile_torch.sh): what they need the same way.
+# Expects $here (bench/gpu) and $root (the top of the tree).
+# shellcheck disable=SC2154,SC2034 # here and root come from the caller; the variables set go back to it
 
 # The GPU bundle (scripts/gpu_bundle.sh) carries libunwind and elfutils.
 if [ -d "$root/.gpu/lib" ]; then
@@ -46,5 +47,35 @@ gpu_bench_pin() {
   else
     echo "$1: cannot pin to CPUs '$pin_cpus'; running unpinned" >&2
     pin_cpus=""
+  fi
+}
+
+# gpu_bench_paths OUTDIR: out (OUTDIR, created, absolute), build
+# ($CMT_BUILD, default build/ at the top), cuda_root ($CUDA_ROOT, default
+# /usr/local/cuda) and shim (the build's libcumemtrace.so).
+gpu_bench_paths() {
+  out="$(mkdir -p "$1" && cd "$1" && pwd)"
+  build="${CMT_BUILD:-$root/build}"
+  cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
+  shim="$build/preload/libcumemtrace.so"
+}
+
+# gpu_bench_need_shim NAME: exits with a message when the build has no shim.
+gpu_bench_need_shim() {
+  if [ ! -f "$shim" ]; then
+    echo "$1: no shim at $shim: set CMT_BUILD" >&2
+    exit 1
+  fi
+}
+
+# gpu_bench_alloc_pairs NAME: builds alloc_pairs.cu with the dynamic runtime
+# into $out/alloc_pairs_dynamic (program; nvcc's output in $out/nvcc.log);
+# exits with a message when nvcc fails.
+gpu_bench_alloc_pairs() {
+  program="$out/alloc_pairs_dynamic"
+  if ! "$cuda_root/bin/nvcc" -O2 -g -cudart shared -o "$program" "$here/alloc_pairs.cu" -lcuda -ldl \
+    >"$out/nvcc.log" 2>&1; then
+    echo "$1: nvcc failed: $out/nvcc.log" >&2
+    exit 1
   fi
 }

@@ -30,33 +30,22 @@ if [ $# -ne 1 ]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="$(mkdir -p "$1" && cd "$1" && pwd)"
-build="${CMT_BUILD:-$root/build}"
-cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
 perf="${PERF:-perf}"
 rounds="${ROUNDS:-3}"
 blocks="${BLOCKS:-400}"
 period="${PERIOD_NS:-20000}"
 api="${API:-async}"
-shim="$build/preload/libcumemtrace.so"
-if [ ! -f "$shim" ]; then
-  echo "profile_async_pair: no shim at $shim: set CMT_BUILD" >&2
-  exit 1
-fi
+# shellcheck source=bench/gpu/lib.sh
+. "$here/lib.sh"
+gpu_bench_paths "$1"
+gpu_bench_need_shim profile_async_pair
 if ! "$perf" record -q -e cpu-clock -o "$out/perf-check.data" -- true 2>"$out/perf-check.log"; then
   echo "profile_async_pair: '$perf record' does not run here: $out/perf-check.log" >&2
   exit 1
 fi
 rm -f "$out/perf-check.data"
-# shellcheck source=bench/gpu/lib.sh
-. "$here/lib.sh"
 gpu_bench_pin profile_async_pair
-program="$out/alloc_pairs_dynamic"
-if ! "$cuda_root/bin/nvcc" -O2 -g -cudart shared -o "$program" "$here/alloc_pairs.cu" -lcuda -ldl \
-  >"$out/nvcc.log" 2>&1; then
-  echo "profile_async_pair: nvcc failed: $out/nvcc.log" >&2
-  exit 1
-fi
+gpu_bench_alloc_pairs profile_async_pair
 trace="$out/profile-trace.bin"
 configs=(native disabled nostacks stacks)
 ctl="$out/perf-ctl.fifo"

@@ -25,19 +25,14 @@ if [ $# -ne 1 ]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="$(mkdir -p "$1" && cd "$1" && pwd)"
-build="${CMT_BUILD:-$root/build}"
 perf="${PERF:-perf}"
 python="${PYTHON:-python3}"
 rounds="${ROUNDS:-3}"
 period="${PERIOD_NS:-50000}"
-shim="$build/preload/libcumemtrace.so"
-if [ ! -f "$shim" ]; then
-  echo "profile_torch: no shim at $shim: set CMT_BUILD" >&2
-  exit 1
-fi
 # shellcheck source=bench/gpu/lib.sh
 . "$here/lib.sh"
+gpu_bench_paths "$1"
+gpu_bench_need_shim profile_torch
 gpu_bench_pin profile_torch
 trace="$out/profile-torch-trace.bin"
 for round in $(seq 1 "$rounds"); do

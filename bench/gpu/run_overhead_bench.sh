@@ -50,19 +50,16 @@ if [ $# -ne 1 ]; then
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-out="$(mkdir -p "$1" && cd "$1" && pwd)"
-build="${CMT_BUILD:-$root/build}"
-cuda_root="${CUDA_ROOT:-/usr/local/cuda}"
 python="${PYTHON:-python3}"
 rounds="${ROUNDS:-8}"
 torch_rounds="${TORCH_ROUNDS:-3}"
 run_timeout="${RUN_TIMEOUT:-180}"
-shim="$build/preload/libcumemtrace.so"
+# shellcheck source=bench/gpu/lib.sh
+. "$here/lib.sh"
+gpu_bench_paths "$1"
 results="$out/results.jsonl"
 : >"$results"
 mkdir -p "$out/traces" "$out/logs"
-# shellcheck source=bench/gpu/lib.sh
-. "$here/lib.sh"
 # The source a tree is at: commit, "-dirty" with uncommitted changes to
 # tracked files; "unknown" outside git.
 tree_id() {
