@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,7 +61,20 @@ static void *find_in_object_scope(const char *name, const void *caller)
     return p && !cmt_is_own_address(p) ? p : NULL;
 }
 
-void *cmt_find_real(const char *name, const void *caller)
+/* A resolution runs glibc's dlsym, whose per-thread error state is not
+ * async-signal-safe: a signal handler calling a hook whose real function its
+ * own thread is resolving (the hook's first call) would run dlsym inside
+ * dlsym, and glibc frees that state twice (found by the signal handler test
+ * under ASan). Signals wait for the microseconds of a resolution, which
+ * happens once per name. */
+static void block_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static void *find_real_unblocked(const char *name, const void *caller)
 {
     void *p = cmt_real_dlsym(RTLD_NEXT, name);
     if (p && !cmt_is_own_address(p))
@@ -71,8 +85,22 @@ void *cmt_find_real(const char *name, const void *caller)
     return p;
 }
 
+void *cmt_find_real(const char *name, const void *caller)
+{
+    sigset_t old;
+    block_signals(&old);
+    void *p = find_real_unblocked(name, caller);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return p;
+}
+
 void *cmt_find_sibling(const char *name, const void *sibling)
 {
+    sigset_t old;
+    block_signals(&old);
     void *p = find_in_object_scope(name, sibling);
-    return p ? p : cmt_find_real(name, NULL);
+    if (!p)
+        p = find_real_unblocked(name, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return p;
 }
