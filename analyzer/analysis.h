@@ -49,6 +49,14 @@ int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t sto
                           const struct cmt_analysis_options *opt);
 void cmt_analysis_free(struct cmt_analysis *a);
 
+/* What the file says of itself once read: "damaged" (the read stopped at
+ * damage, a->message says where), "truncated" (the file ends before its
+ * last chunk), "incomplete" (read whole, but the process did not exit
+ * normally: killed, crashed, _exit), or "complete". */
+const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* True for "complete". */
+bool cmt_analysis_complete(const struct cmt_analysis *a);
+
 /* The rank the trace's process recorded (-1 when none), read from the
  * metadata at the start of the trace only. Returns 0, or -1 when the file
  * cannot be opened as a trace. */

@@ -531,7 +531,9 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     judge_peaks(c, t);
     judge_failures(c, t);
     order_findings(t);
-    if (t->n_errors)
+    if (damaged)
+        t->status = CMT_TRACE_ERROR; /* could not check: whatever was found before the damage is listed */
+    else if (t->n_errors)
         t->status = CMT_TRACE_FAIL;
     else if (!t->leaks_checked)
         t->status = CMT_TRACE_ERROR;
@@ -561,6 +563,7 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
+        c->n_damaged++; /* unreadable: could not be checked */
         trace_name(c, t);
         return 0;
     }
@@ -569,6 +572,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return -1;
     trace_name(c, t);
     judge(c, t);
+    if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))
+        c->n_damaged++;
     if (t->status == CMT_TRACE_FAIL)
         c->n_fail++;
     else if (t->status == CMT_TRACE_ERROR)
@@ -580,6 +585,10 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
 
 int cmt_check_status(const struct cmt_check *c)
 {
+    /* A damaged or truncated trace could not be checked, whatever the
+     * others say: a violation found in it may be an artefact of the damage. */
+    if (c->n_damaged)
+        return 2;
     if (c->n_fail)
         return c->opt->violation_status;
     if (c->n_error)

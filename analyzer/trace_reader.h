@@ -68,6 +68,9 @@ struct cmt_end_in {
     uint64_t ts;
     uint64_t reason;
     uint64_t events_dropped;
+    uint64_t flags;       /* the header's final flags */
+    uint64_t claimed_end; /* the header's final claimed_end */
+    uint64_t chunks;      /* chunks claimed, padding excluded */
 };
 
 /* Every callback may be NULL. Returning nonzero from on_event stops the read
@@ -93,6 +96,7 @@ struct cmt_trace_info {
     uint64_t start_realtime_ns;
     uint64_t events_dropped;
     uint64_t file_size;
+    uint64_t claimed_end; /* where the header says the claimed chunks end */
 };
 
 #define CMT_READER_MESSAGE_MAX 512

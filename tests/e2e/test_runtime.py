@@ -173,19 +173,22 @@ def test_bad_traces():
         f.write(data[: len(data) - 200])
     p = cmtest.cli("report", "--json", cut)
     eq(p.returncode, 2, "status for a truncated trace")
-    eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the report covers the events before the cut\n",
-       "message for a truncated trace")
+    eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the report "
+                 "covers the events before the cut\n", "message for a truncated trace")
     import json
     rep = json.loads(p.stdout)
     check(rep["events"] > 0, "events before the cut are analysed")
+    eq(rep["complete"], False, "a truncated trace is not complete")
+    eq(rep["trace_state"], "truncated", "state of a truncated trace")
     # Every command that prints an analysis says the same of the cut, after it.
     for command, what in (("timeline", "timeline"), ("frag", "output")):
         p = cmtest.cli(command, cut)
         eq(p.returncode, 2, f"{command}: status for a truncated trace")
-        eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the {what} covers the events before the cut\n",
-           f"{command}: message for a truncated trace")
+        eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the "
+                     f"{what} covers the events before the cut\n", f"{command}: message for a truncated trace")
         check(p.stdout != "", f"{command}: output for the events before the cut")
-    # A damaged chunk header (the second chunk's size not a multiple of 64).
+    # A damaged chunk header (the second chunk's size not a multiple of 64):
+    # its checksum no longer matches.
     off = 4096
     off += struct.unpack_from("<I", data, off + 4)[0]
     bad = os.path.join(r.dir, "damaged.bin")
@@ -194,17 +197,26 @@ def test_bad_traces():
     for command, what in (("report", "report"), ("timeline", "timeline"), ("frag", "output")):
         p = cmtest.cli(command, bad)
         eq(p.returncode, 2, f"{command}: status for a damaged trace")
-        eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}; the {what} covers the events "
-                     "before it\n", f"{command}: message for a damaged trace")
+        eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}: its checksum does not match; the "
+                     f"{what} covers the events before it\n", f"{command}: message for a damaged trace")
         check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
     with open(newer, "wb") as f:
-        f.write(data[:8] + bytes([2, 0]) + data[10:])
+        f.write(data[:8] + bytes([3, 0]) + data[10:])
     p = cmtest.cli("report", newer)
     eq(p.returncode, 2, "status for a newer trace")
-    eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 2.0); this analyzer reads "
-                 "format 1.x: upgrade cumemtrace\n", "message for a newer trace")
+    eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 3.0); this analyzer reads "
+                 "format 2.x: upgrade cumemtrace\n", "message for a newer trace")
+    # Format 1 (no checksums): refused with what to do.
+    older = os.path.join(r.dir, "older.bin")
+    with open(older, "wb") as f:
+        f.write(data[:8] + bytes([1, 0]) + data[10:])
+    p = cmtest.cli("report", older)
+    eq(p.returncode, 2, "status for a format-1 trace")
+    eq(p.stderr, f"cumemtrace: {older}: trace format 1.0 has no checksums and is no longer read (this analyzer "
+                 "reads format 2.x): record it again, or read it with the cumemtrace that wrote it\n",
+       "message for a format-1 trace")
     # Empty.
     empty = os.path.join(r.dir, "empty.bin")
     open(empty, "wb").close()
