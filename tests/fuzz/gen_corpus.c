@@ -551,7 +551,8 @@ static size_t compact(const uint8_t *in, size_t len, uint8_t *out)
 {
     struct cmt_file_header h;
     memcpy(&h, in, sizeof h);
-    size_t n = h.claimed_end < len ? (size_t)h.claimed_end : len;
+    uint64_t claimed = h.claimed_end & CMT_CHECKED_VALUE_MASK;
+    size_t n = claimed < len ? (size_t)claimed : len;
     memcpy(out, in, n);
     return n;
 }
