@@ -322,6 +322,17 @@ static void mutate(const char *name, const char *path, uint64_t seed, int expect
         memcpy(m, orig, len);
         memset(m + off, 0, 4);
         try_mutant(m, len, "magic of the chunk at offset %zu zeroed", off);
+        /* The chunk's last records zeroed, k bytes back from where its
+         * commit word says they end: one of these zeroes exactly its last
+         * record, which then looks like the uncommitted tail a killed
+         * writer leaves. */
+        uint32_t commit_end = (uint32_t)c.commit;
+        for (uint32_t k = 1; c.magic != CMT_CHUNK_MAGIC_PAD && k <= 24 && k + CMT_CHUNK_HEADER_SIZE <= commit_end;
+             k++) {
+            memcpy(m, orig, len);
+            memset(m + off + commit_end - k, 0, k);
+            try_mutant(m, len, "%u bytes before the commit end of the chunk at offset %zu zeroed", k, off);
+        }
         memcpy(m, orig, len);
         uint32_t bigger = c.size + CMT_CHUNK_ALIGN;
         memcpy(m + off + 4, &bigger, 4);
