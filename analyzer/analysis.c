@@ -289,6 +289,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
                   : cmt_reader_open(path, &a->reader, err, sizeof err);
     if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
+        a->open_error = rc;
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);

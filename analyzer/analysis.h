@@ -19,6 +19,7 @@ struct cmt_analysis {
     struct cmt_trace_model model;
     struct cmt_replay replay;
     bool damaged;             /* the read stopped at damage */
+    int open_error;           /* why the file could not be opened (trace_reader.h), 0 when it was */
     char message[600];        /* why the trace could not be opened, or where it is damaged */
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;

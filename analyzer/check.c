@@ -511,11 +511,16 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     bool stopped = flags & (CMT_FILE_FLAG_SIZE_LIMIT | CMT_FILE_FLAG_WRITE_ERROR);
     t->complete = !damaged && clean_exit && !stopped;
     t->leaks_checked = !damaged && (t->complete || c->opt->check_incomplete);
-    if (damaged)
+    if (damaged && a->damaged)
         snprintf(t->error, sizeof t->error,
-                 "%s: leaks were not checked; peaks and failed allocations were checked up to %s",
-                 truncated && !a->damaged ? "the trace is truncated" : "the trace is damaged",
-                 truncated && !a->damaged ? "the cut" : "the damage");
+                 "the trace is damaged (%s): it could not be checked; leaks were not checked, peaks and failed "
+                 "allocations only up to the damage",
+                 a->message);
+    else if (damaged)
+        snprintf(t->error, sizeof t->error,
+                 "the trace is truncated (the file ends at offset %llu): it could not be checked; leaks were not "
+                 "checked, peaks and failed allocations only up to the cut",
+                 (unsigned long long)a->info.file_size);
     else if (!t->leaks_checked && stopped)
         snprintf(t->error, sizeof t->error,
                  "recording stopped early (%s): leaks were not checked (--check-incomplete checks what was live "
@@ -563,7 +568,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
-        c->n_damaged++; /* unreadable: could not be checked */
+        if (t->analysis.open_error == -EBADMSG)
+            c->n_damaged++; /* a trace whose header is damaged or cut */
         trace_name(c, t);
         return 0;
     }

@@ -147,7 +147,7 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
         snprintf(err, errlen,
                  "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
                  r->size, CMT_FILE_HEADER_SIZE);
-        return -EINVAL;
+        return -EBADMSG;
     }
     struct cmt_file_header h;
     memcpy(&h, r->data, sizeof h);
@@ -177,17 +177,17 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
                  "(version %u.%u, header size %u, pid %u)",
                  offsetof(struct cmt_file_header, header_check), h.header_check, check, h.version_major,
                  h.version_minor, h.header_size, h.pid);
-        return -EINVAL;
+        return -EBADMSG;
     }
     if (h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN || h.header_size > (1u << 20)) {
         snprintf(err, errlen, "damaged trace header (header size %u)", h.header_size);
-        return -EINVAL;
+        return -EBADMSG;
     }
     if (r->size < h.header_size) {
         snprintf(err, errlen,
                  "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
                  r->size, h.header_size);
-        return -EINVAL;
+        return -EBADMSG;
     }
     /* The words that change while the process runs carry their own check. */
     bool flags_ok = cmt_checked_flags(h.flags) == h.flags;

@@ -105,7 +105,9 @@ struct cmt_trace_info {
 struct cmt_reader;
 
 /* Opens and validates path. On failure returns a negative errno-style value
- * and writes a one-line reason (without the file name) into err. */
+ * and writes a one-line reason (without the file name) into err: -EBADMSG
+ * when the file is a trace whose header is damaged or cut, -EPROTONOSUPPORT
+ * for another format version, -EINVAL when it is no trace. */
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen);
 
 /* Same, over bytes in memory (tests, fuzzing). The buffer must outlive the
