@@ -296,7 +296,19 @@ enum cmt_meta_type {
      *          record of a trace whose process exited; the header's
      *          clean-exit flag is set just before it is written. */
     CMT_META_END = 9,
+    /* payload: varint ts, varint source (enum cmt_note_source),
+     *          varint text string id. Something the writer could not do and
+     *          wants the report to say once (an interpreter version it does
+     *          not know, NVTX ranges it cannot record...). */
+    CMT_META_NOTE = 10,
     CMT_META_TYPE_COUNT
+};
+
+/* Who wrote a NOTE record. Values are part of the format: append only. */
+enum cmt_note_source {
+    CMT_NOTE_OTHER = 0,
+    CMT_NOTE_PYTHON = 1, /* Python frame capture */
+    CMT_NOTE_NVTX = 2    /* NVTX injection */
 };
 
 enum cmt_end_reason {

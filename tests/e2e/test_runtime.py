@@ -216,7 +216,7 @@ def test_bad_traces():
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
     with open(newer, "wb") as f:
-        f.write(data[:8] + bytes([3, 0]) + data[10:])
+        f.write(data[:8] + bytes([3, 0, 0, 0]) + data[12:])
     p = cmtest.cli("report", newer)
     eq(p.returncode, 2, "status for a newer trace")
     eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 3.0); this analyzer reads "
@@ -224,7 +224,7 @@ def test_bad_traces():
     # Format 1 (no checksums): refused with what to do.
     older = os.path.join(r.dir, "older.bin")
     with open(older, "wb") as f:
-        f.write(data[:8] + bytes([1, 0]) + data[10:])
+        f.write(data[:8] + bytes([1, 0, 0, 0]) + data[12:])
     p = cmtest.cli("report", older)
     eq(p.returncode, 2, "status for a format-1 trace")
     eq(p.stderr, f"cumemtrace: {older}: trace format 1.0 has no checksums and is no longer read (this analyzer "
