@@ -29,6 +29,8 @@ struct cmt_frames {
     size_t canon_cap, canon_count;
     uint64_t canon_mult; /* random odd: hash_seed.h (stacks can be crafted to collide in low bits) */
     unsigned canon_shift;
+    char **op_names; /* operation names shown, interned */
+    size_t n_op_names, cap_op_names;
 };
 
 const char *cmt_basename(const char *path)
@@ -57,6 +59,8 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     }
     for (size_t i = 0; i < opt->n_fold_patterns; i++)
         cmt_fold_rules_add(f->fold, opt->fold_patterns[i]);
+    for (size_t i = 0; i < opt->n_keep_patterns; i++)
+        cmt_fold_rules_keep(f->fold, opt->keep_patterns[i]);
     for (uint32_t id = 1; id < model->n_modules; id++) {
         const struct cmt_module_def *m = &model->modules[id];
         struct cmt_module_info info = {
@@ -114,20 +118,49 @@ static void describe_synthetic(const struct cmt_frames *f, const struct cmt_synt
     out->line = sf->line <= INT32_MAX ? (int)sf->line : 0;
 }
 
-static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cmt_stack_frames *dst)
+/* One frame of a stack with what the rules say of it. */
+struct classified {
+    struct cmt_frame frame;
+    uint8_t category; /* enum cmt_frame_category */
+    bool python;
+    int op_rank;      /* cmt_frame_operation; 0: not an operation */
+};
+
+static const char *intern_op(struct cmt_frames *f, const char *name)
 {
-    const struct cmt_stack_def *st = cmt_model_stack(f->model, id);
-    size_t cap = st ? (size_t)st->n * 2 + 4 : 1;
-    struct cmt_frame *frames = malloc(cap * sizeof *frames);
-    if (!frames)
-        return -1;
-    size_t n = 0;
+    for (size_t i = 0; i < f->n_op_names; i++)
+        if (strcmp(f->op_names[i], name) == 0)
+            return f->op_names[i];
+    if (f->n_op_names == f->cap_op_names) {
+        size_t cap = f->cap_op_names ? f->cap_op_names * 2 : 16;
+        char **more = realloc(f->op_names, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        f->op_names = more;
+        f->cap_op_names = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    f->op_names[f->n_op_names++] = copy;
+    return copy;
+}
+
+/* Every frame of a stack, inline chains expanded, classified. */
+static struct classified *classify_stack(struct cmt_frames *f, const struct cmt_stack_def *st, size_t *count)
+{
+    size_t cap = st ? (size_t)st->n * 2 + 4 : 4, n = 0;
+    struct classified *all = malloc(cap * sizeof *all);
+    if (!all)
+        return NULL;
     for (uint32_t i = 0; st && i < st->n; i++) {
         struct cmt_frame tmp[MAX_INLINE_DEPTH];
         size_t got;
+        bool python = false;
         const struct cmt_synthetic_frame *sf = cmt_model_synthetic_frame(f->model, st->frames[i]);
         if (sf) {
             describe_synthetic(f, sf, st->frames[i], &tmp[0]);
+            python = sf->language == 1;
             got = 1;
         } else if (f->no_symbols) {
             describe_raw(f, st->frames[i], st->modules_known, &tmp[0]);
@@ -136,20 +169,117 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cm
             got = cmt_symbolizer_resolve(f->sym, st->frames[i], st->modules_known, tmp, MAX_INLINE_DEPTH);
         }
         for (size_t k = 0; k < got; k++) {
-            if (fold && cmt_fold_rules_match(f->fold, &tmp[k]))
-                continue;
             if (n == cap) {
                 cap *= 2;
-                struct cmt_frame *more = realloc(frames, cap * sizeof *frames);
+                struct classified *more = realloc(all, cap * sizeof *all);
                 if (!more) {
-                    free(frames);
-                    return -1;
+                    free(all);
+                    return NULL;
                 }
-                frames = more;
+                all = more;
             }
-            frames[n++] = tmp[k];
+            struct classified *c = &all[n++];
+            c->frame = tmp[k];
+            c->python = python;
+            c->category = (uint8_t)cmt_fold_rules_classify(f->fold, &tmp[k]);
+            c->op_rank = 0;
+            if (c->category == CMT_FRAME_OPERATION) {
+                char name[8];
+                c->op_rank = cmt_frame_operation(tmp[k].function, name, sizeof name);
+                if (c->op_rank == 0)
+                    c->category = CMT_FRAME_FRAMEWORK; /* at::cuda::getCurrentCUDABlasHandle */
+            }
         }
     }
+    *count = n;
+    return all;
+}
+
+/* Where the call site is named (frames.h), over every frame: the frame's
+ * index, or -1. *op gets the operation frame kept (-1 when none): of those
+ * inside the site (or anywhere without one), the one that best names what
+ * the program asked for (cmt_frame_operation's rank), the innermost of
+ * equals. */
+static ptrdiff_t find_site(const struct classified *all, size_t n, ptrdiff_t *op)
+{
+    ptrdiff_t user_py = -1, user_native = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].category != CMT_FRAME_USER)
+            continue;
+        if (all[i].python && user_py < 0)
+            user_py = (ptrdiff_t)i;
+        if (!all[i].python && user_native < 0)
+            user_native = (ptrdiff_t)i;
+    }
+    ptrdiff_t site = user_py >= 0 ? user_py : user_native;
+    size_t limit = site >= 0 ? (size_t)site : n;
+    int best = 0;
+    *op = -1;
+    for (size_t i = 0; i < limit; i++)
+        if (all[i].category == CMT_FRAME_OPERATION && all[i].op_rank > best) {
+            best = all[i].op_rank;
+            *op = (ptrdiff_t)i;
+        }
+    return site;
+}
+
+static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cmt_stack_frames *dst)
+{
+    size_t n_all = 0;
+    struct classified *all = classify_stack(f, cmt_model_stack(f->model, id), &n_all);
+    if (!all)
+        return -1;
+    struct cmt_frame *frames = malloc((n_all ? n_all : 1) * sizeof *frames);
+    if (!frames) {
+        free(all);
+        return -1;
+    }
+    ptrdiff_t op;
+    ptrdiff_t site = find_site(all, n_all, &op);
+    bool any_user = false;
+    for (size_t i = 0; i < n_all; i++)
+        any_user = any_user || all[i].category == CMT_FRAME_USER;
+    /* Nothing of the user's and no operation: the framework's frames are
+     * the best there is. */
+    bool show_framework = !any_user && op < 0;
+    size_t n = 0;
+    dst->site = SIZE_MAX;
+    for (size_t i = 0; i < n_all; i++) {
+        const struct classified *c = &all[i];
+        bool shown = !fold || c->category == CMT_FRAME_USER || (ptrdiff_t)i == op ||
+                     (show_framework && c->category == CMT_FRAME_FRAMEWORK);
+        if (!shown)
+            continue;
+        frames[n] = c->frame;
+        if (fold && (ptrdiff_t)i == op) {
+            char name[256];
+            cmt_frame_operation(c->frame.function, name, sizeof name);
+            const char *interned = intern_op(f, name);
+            if (interned) {
+                frames[n].function = interned;
+                frames[n].file = NULL; /* the operation, not where libtorch implements it */
+                frames[n].line = 0;
+                frames[n].column = 0;
+            }
+        }
+        if ((ptrdiff_t)i == site || (site < 0 && (ptrdiff_t)i == op))
+            dst->site = n;
+        n++;
+    }
+    if (dst->site == SIZE_MAX) {
+        /* the first frame shown that is not folded plumbing */
+        dst->site = n;
+        for (size_t i = 0, k = 0; i < n_all && dst->site == n; i++) {
+            bool shown = !fold || all[i].category == CMT_FRAME_USER || (ptrdiff_t)i == op ||
+                         (show_framework && all[i].category == CMT_FRAME_FRAMEWORK);
+            if (!shown)
+                continue;
+            if (all[i].category != CMT_FRAME_FOLD)
+                dst->site = k;
+            k++;
+        }
+    }
+    free(all);
     dst->frames = frames;
     dst->n = n;
     return 0;
@@ -157,7 +287,7 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cm
 
 const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id)
 {
-    static const struct cmt_stack_frames empty = {0, NULL};
+    static const struct cmt_stack_frames empty = {0, NULL, 0};
     if (stack_id == 0 || stack_id >= f->cache_cap)
         return &empty;
     struct cmt_stack_frames *c = &f->cache[stack_id];
@@ -168,7 +298,7 @@ const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t sta
 
 const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id)
 {
-    static const struct cmt_stack_frames empty = {0, NULL};
+    static const struct cmt_stack_frames empty = {0, NULL, 0};
     if (f->full)
         return cmt_frames_get(f, stack_id);
     if (stack_id == 0 || stack_id >= f->cache_cap)
@@ -255,6 +385,9 @@ void cmt_frames_free(struct cmt_frames *f)
     if (f->sym)
         cmt_symbolizer_free(f->sym);
     cmt_module_index_free(f->modules);
+    for (size_t i = 0; i < f->n_op_names; i++)
+        free(f->op_names[i]);
+    free(f->op_names);
     if (f->fold)
         cmt_fold_rules_free(f->fold);
     free(f);
