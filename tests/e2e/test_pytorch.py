@@ -51,6 +51,30 @@ def line_of(source, text):
     raise cmtest.Failure(f"{text!r} not in {source}")
 
 
+def line_of_gen(text):
+    with open(os.path.join(os.path.dirname(__file__), "gen_pytorch_trace.c")) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise cmtest.Failure(f"{text!r} not in gen_pytorch_trace.c")
+
+
+# The C extension's leak: a native frame with a line inside the Python line
+# that names the site.
+def ext_rows(prefix):
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_pytorch_trace.c")
+    return [f"{prefix}ext_alloc at {gen}:{line_of_gen('void *ext_alloc(void *f) { return f; }')}",
+            f"{prefix}load at /home/u/proj/data.py:12", f"{prefix}<module> at {SCRIPT}:80"]
+
+
+def first_row(text):
+    """The frames of the first row of a leaks section."""
+    lines = text.splitlines()[3:]
+    end = next((i for i, line in enumerate(lines) if line.startswith("    ") and not line.startswith("      ")),
+               len(lines))
+    return [line for line in lines[:end] if line]
+
+
 def section(text, start, end):
     """The lines of text from the one starting with start up to (not
     including) the next one starting with end."""
@@ -136,12 +160,15 @@ def test_python_sites():
        + forward_site(30)
        + "    8.0 MiB (8388608 B) in 1 segment (device, cudaMalloc)\n"
        "        AddmmBackward0 in libtorch_cpu.so\n\n", "held section")
-    eq(section(out, "Leaks", "Growing"),
-       "Leaks (live at exit): 1.0 MiB (1048576 B) in 1 allocation\n"
-       "  allocated once (the call site allocated a single time: start-up buffers, never freed): "
-       "1.0 MiB (1048576 B) in 1 allocation\n"
-       "    1.0 MiB (1048576 B) in 1 allocation (device, cudaMalloc)\n"
-       + forward_site(42) + "\n", "leaks")
+    leaks = section(out, "Leaks", "Growing")
+    check(leaks.startswith("Leaks (live at exit): 1.5 MiB (1572864 B) in 2 allocations\n"
+                           "  allocated once (the call site allocated a single time: start-up buffers, never freed): "
+                           "1.5 MiB (1572864 B) in 2 allocations\n"
+                           "    1.0 MiB (1048576 B) in 1 allocation (device, cudaMalloc)\n"
+                           + forward_site(42)
+                           + "    512.0 KiB (524288 B) in 1 allocation (device, cudaMalloc)\n"), leaks)
+    eq([re.sub(r"at /\S*/tests/e2e/", "at TESTS/", x) for x in leaks.splitlines()[8:11]],
+       [re.sub(r"at /\S*/tests/e2e/", "at TESTS/", x) for x in ext_rows("        ")], "the extension's leak")
     for plumbing in ("_PyEval_EvalFrameDefault", "PyObject_Vectorcall", "CachingAllocator", "at::_ops",
                      "Dispatcher", "VariableType", "THPVariable", "pybind11", "_call_impl", "runpy", "frozen",
                      "python3.12+"):
@@ -163,9 +190,10 @@ def test_python_sites():
        "frames of the held forward site")
     eq(fwd["site_frame"], 1, "the site is named by forward at model.py:30")
     eq(held[0]["sites"][1]["site_frame"], 0, "autograd's thread: named by its operation")
-    eq(rep["leaks"]["bytes"], 1 * MiB, "leaked bytes")
-    eq(rep["leaks"]["count"], 1, "leaked allocations")
+    eq(rep["leaks"]["bytes"], 1 * MiB + 512 * 1024, "leaked bytes")
+    eq(rep["leaks"]["count"], 2, "leaked allocations")
     eq(rep["leaks"]["sites"][0]["site_frame"], 1, "leak named by forward at model.py:42")
+    eq(rep["leaks"]["sites"][1]["site_frame"], 1, "the extension's leak named by load at data.py:12")
     d.done()
 
 
@@ -173,7 +201,7 @@ def test_python_full_fold_unfold():
     d = Scratch()
     trace = python_trace(d)
     full = section(text_report(trace, "--full-stacks", "--max-frames", "0"), "Leaks", "Growing")
-    eq([line for line in full.splitlines()[3:] if line],
+    eq(first_row(full),
        ["        c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long) in "
         "libc10_cuda.so",
         "        at::detail::empty_generic(unsigned long) in libtorch_cpu.so",
@@ -183,9 +211,9 @@ def test_python_full_fold_unfold():
         "        at::_ops::addmm::call(unsigned long) in libtorch_cpu.so",
         "        torch::autograd::THPVariable_addmm(unsigned long) in libtorch_cpu.so",
         "        pybind11::cpp_function::dispatcher(unsigned long) in libtorch_cpu.so"]
-       + [line for line in full.splitlines()[11:] if line],
+       + first_row(full)[8:],
        "full stack: every native frame, named as the symbol table names it")
-    rest = "\n".join(full.splitlines()[11:])
+    rest = "\n".join(first_row(full)[8:])
     for frame in ("PyObject_Vectorcall at", "_PyEval_EvalFrameDefault at", f"forward at {MODEL}:42",
                   "_call_impl at /home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py:1750",
                   f"train_step at {SCRIPT}:55", "_call_with_frames_removed at <frozen importlib._bootstrap>:488",
@@ -200,7 +228,7 @@ def test_python_full_fold_unfold():
                               f"    #2 <module> at {SCRIPT}:80\n"), p.stdout)
     # --unfold: nn.Module's frame is shown; the innermost user line still names the site.
     out = section(text_report(trace, "--unfold", "*/torch/nn/*"), "Leaks", "Growing")
-    eq(out.splitlines()[3:-1],
+    eq(first_row(out),
        ["        aten::addmm in libtorch_cpu.so", f"        forward at {MODEL}:42",
         "        _call_impl at /home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py:1750",
         f"        train_step at {SCRIPT}:55", f"        <module> at {SCRIPT}:80"], "--unfold")
@@ -216,25 +244,29 @@ def test_python_check_locations():
     trace = python_trace(d)
     p = cli_check(trace)
     eq(p.returncode, 1, f"check: {p.stderr}")
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_pytorch_trace.c")
     eq(findings(p, trace),
        f"{MODEL}:42: error: leaked 1.0 MiB in 1 allocation (cudaMalloc) [leak]\n"
        "    #0 aten::addmm in libtorch_cpu.so\n"
        f"    #1 forward at {MODEL}:42\n"
        f"    #2 train_step at {SCRIPT}:55\n"
-       f"    #3 <module> at {SCRIPT}:80\n", "check text")
+       f"    #3 <module> at {SCRIPT}:80\n"
+       "/home/u/proj/data.py:12: error: leaked 512.0 KiB in 1 allocation (cudaMalloc) [leak]\n"
+       + "".join(f"    #{i} {f.strip()}\n" for i, f in enumerate(ext_rows("")))
+       .replace(f"at {gen}", "at tests/e2e/gen_pytorch_trace.c"), "check text")
     check("note: PyTorch held 28.0 MiB in 2 segments at exit: its cache, not checked as leaks (--include-cached "
           "checks them;" in said(p), said(p))
-    check(said(p).endswith("FAIL " + trace + " (python3 train.py, pid 4242): 1 violation; leaked 1.0 MiB in 1 "
-                           "allocation; peak 69.0 MiB on device 0\n"), said(p))
+    check(said(p).endswith("FAIL " + trace + " (python3 train.py, pid 4242): 2 violations; leaked 1.5 MiB in 2 "
+                           "allocations; peak 69.0 MiB on device 0\n"), said(p))
     sarif = json.loads(cli_check(trace, "--format", "sarif").stdout)
     results = sarif["runs"][0]["results"]
     eq([(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
          r["locations"][0]["physicalLocation"]["region"]["startLine"],
          r["locations"][0]["logicalLocations"][0]["name"]) for r in results],
-       [("file://" + MODEL, 42, "forward")], "SARIF locations")
+       [("file://" + MODEL, 42, "forward"), ("file:///home/u/proj/data.py", 12, "load")], "SARIF locations")
     junit = ET.fromstring(cli_check(trace, "--format", "junit").stdout)
     failures = junit.findall(".//failure")
-    eq(len(failures), 1, "one JUnit failure")
+    eq(len(failures), 1, "one JUnit failure (the trace is one test case)")
     check(failures[0].text.startswith(f"{MODEL}:42: error: leaked 1.0 MiB"), failures[0].text)
     # --include-cached: the cache's segments are leaks of their user sites.
     p = cli_check(trace, "--include-cached")
@@ -242,11 +274,12 @@ def test_python_check_locations():
     eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
        [(f"{MODEL}:30", "20.0 MiB in 1 allocation (cudaMalloc)"),
         ("libtorch_cpu.so", "8.0 MiB in 1 allocation (cudaMalloc)"),
-        (f"{MODEL}:42", "1.0 MiB in 1 allocation (cudaMalloc)")], "--include-cached findings")
+        (f"{MODEL}:42", "1.0 MiB in 1 allocation (cudaMalloc)"),
+        ("/home/u/proj/data.py:12", "512.0 KiB in 1 allocation (cudaMalloc)")], "--include-cached findings")
     check("PyTorch held" not in said(p), said(p))
     rep = cmtest.report(trace, "--no-forensics", "--include-cached")
     check("held_at_exit" not in rep, "report --include-cached sets nothing aside")
-    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (29 * MiB, 3), "report --include-cached leaks")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (29 * MiB + 512 * 1024, 4), "report --include-cached leaks")
     d.done()
 
 
