@@ -285,8 +285,6 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             return -1;
         }
         cmt_forensics_attach(a->forensics, &a->replay);
-    } else if (opt && opt->observer) {
-        cmt_replay_set_observer(&a->replay, opt->observer);
     }
     char err[CMT_READER_MESSAGE_MAX];
     int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
@@ -335,12 +333,6 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
     /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
     static const uint8_t no_bytes[1];
     return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, NULL);
-}
-
-int cmt_analysis_rerun(const struct cmt_analysis *a, struct cmt_analysis *again,
-                       const struct cmt_analysis_options *opt)
-{
-    return analyse(again, a->path, a->data, a->data_size, a->stop_at_ns, opt);
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)

@@ -23,7 +23,7 @@ struct cmt_analysis {
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
-    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file */
+    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };
 
@@ -32,8 +32,6 @@ struct cmt_analysis_options {
      * (forensics.h): report and frag do, check and timeline need not. */
     bool forensics;
     struct cmt_forensics_options forensics_opt;
-    /* Watches the replay (without forensics only: they are its observer). */
-    const struct cmt_replay_observer *observer;
 };
 
 /* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
@@ -52,11 +50,6 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
 int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
                           const struct cmt_analysis_options *opt);
 void cmt_analysis_free(struct cmt_analysis *a);
-
-/* Reads the trace a analysed once more, from the same file or bytes and up
- * to the same time, into again (freed by the caller), with opt. */
-int cmt_analysis_rerun(const struct cmt_analysis *a, struct cmt_analysis *again,
-                       const struct cmt_analysis_options *opt);
 
 /* The rank the trace's process recorded (-1 when none), read from the
  * metadata at the start of the trace only. Returns 0, or -1 when the file

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forensics_report.h"
+#include "holder_peaks.h"
 #include "size_parse.h"
 
 const char *cmt_class_name(unsigned cls)
@@ -159,71 +160,6 @@ const char *cmt_holder_cache_advice(enum cmt_holder h)
     default:
         return "";
     }
-}
-
-/* Each holder's own peak per device account: the trace read a second time,
- * following every change of what is live (the first reading cannot know
- * holders: they come from symbolized frames, which need the whole trace's
- * modules). */
-struct own_peak_run {
-    struct cmt_report *r;
-    uint64_t live[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-    uint64_t live_count[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-    struct cmt_holder_peak peak[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-};
-
-static int own_peak_change(void *ctx, const struct cmt_replay *rp, const struct cmt_live *l, bool live)
-{
-    struct own_peak_run *run = ctx;
-    if (l->device < 0 || l->device >= CMT_MAX_DEVICES || !cmt_kind_holds_memory(l->kind) ||
-        cmt_class_of_allocation(l->kind, l->device) != CMT_CLASS_DEVICE)
-        return 0;
-    enum cmt_holder h = cmt_report_holder(run->r, l->stack);
-    uint64_t *v = &run->live[l->device][h], *c = &run->live_count[l->device][h];
-    if (live) {
-        *v += l->size;
-        *c += 1;
-        struct cmt_holder_peak *p = &run->peak[l->device][h];
-        if (*v > p->bytes)
-            *p = (struct cmt_holder_peak){*v, *c, rp->event ? rp->event->ts : 0};
-    } else {
-        *v -= *v < l->size ? *v : l->size;
-        *c -= *c ? 1 : 0;
-    }
-    return 0;
-}
-
-static int build_own_peaks(struct cmt_report *r)
-{
-    const struct cmt_replay *rp = &r->analysis->replay;
-    bool any = false;
-    for (size_t i = 0; i < rp->n_active && !any; i++)
-        any = cmt_report_holder(r, rp->active_sites[i]) != CMT_HOLDER_OTHER;
-    if (!any)
-        return 0;
-    struct own_peak_run *run = calloc(1, sizeof *run);
-    if (!run)
-        return -1;
-    run->r = r;
-    struct cmt_replay_observer obs = {.ctx = run, .on_change = own_peak_change};
-    struct cmt_analysis_options aopt = {.observer = &obs};
-    struct cmt_analysis again;
-    int rc = cmt_analysis_rerun(r->analysis, &again, &aopt);
-    /* A trace damaged the first time is damaged the same way now: what came
-     * before the damage still counts. */
-    if (rc == 0 || again.damaged) {
-        for (size_t i = 0; i < r->n_accounts; i++) {
-            struct cmt_account_view *v = &r->accounts[i];
-            int d = v->account->device;
-            if (v->account->cls != CMT_CLASS_DEVICE || d < 0 || d >= CMT_MAX_DEVICES)
-                continue;
-            v->has_own_peaks = true;
-            memcpy(v->own_peak, run->peak[d], sizeof v->own_peak);
-        }
-    }
-    cmt_analysis_free(&again);
-    free(run);
-    return 0;
 }
 
 /* Rows and call tree of what an account held: its peak cells, or (at_peak
@@ -658,7 +594,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     free(totals);
     if (rc != 0)
         return -1;
-    if (opt->holder_peaks && build_own_peaks(r) != 0)
+    if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
         return -1;
     if (a->forensics) {
         r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance

@@ -223,7 +223,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
         return;
     cmt_json_key(j, "own_peaks");
     cmt_json_begin_object(j);
-    for (unsigned h = 0; h < CMT_HOLDER_COUNT; h++) {
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         const struct cmt_holder_peak *p = &v->own_peak[h];
         cmt_json_key(j, cmt_holder_key(h));
         cmt_json_begin_object(j);

@@ -134,7 +134,7 @@ def test_python_sites():
        "Device 0: peak 69.0 MiB (72351744 B) in 4 allocations at 0.006 s\n"
        "  by holder (at the device peak; each holder's own peak):\n"
        "    PyTorch  29.0 MiB (30408704 B); own peak 34.0 MiB (35651584 B) in 3 allocations at 0.003 s\n"
-       "    other    40.0 MiB (41943040 B); own peak 40.0 MiB (41943040 B) in 1 allocation at 0.006 s\n"
+       "    other    40.0 MiB (41943040 B)\n"
        "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
        "torch.cuda.max_memory_reserved())\n", "device header")
     eq(section(out, "  call sites live at the peak:", "  call tree"),
@@ -179,7 +179,7 @@ def test_python_sites():
     eq(dev["peak_by_holder"], {"other": 40 * MiB, "pytorch": 29 * MiB, "cupy": 0, "xla": 0, "rmm": 0,
                                "cublas": 0, "cudnn": 0, "nccl": 0}, "peak_by_holder")
     eq(dev["own_peaks"]["pytorch"], {"bytes": 34 * MiB, "count": 3, "time_ns": 3000000}, "PyTorch's own peak")
-    eq(dev["own_peaks"]["other"], {"bytes": 40 * MiB, "count": 1, "time_ns": 6000000}, "the rest's own peak")
+    check("other" not in dev["own_peaks"], "no own peak for the rest: it is not followed")
     eq(dev["own_peaks"]["cublas"], {"bytes": 0, "count": 0, "time_ns": None}, "no cuBLAS")
     held = rep["held_at_exit"]
     eq([(h["holder"], h["bytes"], h["segments"], [s["bytes"] for s in h["sites"]]) for h in held],
@@ -305,7 +305,7 @@ def test_caching_allocator():
        "  by holder (at the device peak; each holder's own peak):\n"
        "    PyTorch  28.0 MiB (29360128 B); own peak 34.0 MiB (35651584 B) in 3 allocations at T s\n"
        "    cuBLAS   2.0 MiB (2097152 B); own peak 2.0 MiB (2097152 B) in 1 allocation at T s\n"
-       "    other    41.0 MiB (42991616 B); own peak 41.0 MiB (42991616 B) in 2 allocations at T s\n"
+       "    other    41.0 MiB (42991616 B)\n"
        "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
        "torch.cuda.max_memory_reserved())\n", "by holder")
     held = section(out, "Held by PyTorch at exit", "Leaks")
