@@ -20,7 +20,13 @@
  *   7.5 ms 512 KiB by a C extension of the program's (ext_alloc, a frame
  *          with a line) called from load at data.py:12             (a leak)
  *   8 ms  end; held by PyTorch at exit 28 MiB in 2 segments, leaked 1.5 MiB
- *          in 2 allocations. */
+ *          in 2 allocations.
+ *
+ * gen_pytorch_trace OUT.bin --churn: instead, 4,000 segments of the forward
+ * stack at addresses that crowd the analyzer's tables, released in a
+ * shuffled order while others are made; prints the bytes, count and time (ns
+ * since the start) of the most ever live at once, computed here by plain
+ * sums, for the test to hold the report's PyTorch own peak against. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -126,10 +132,48 @@ static void event(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_t
         fail("event");
 }
 
+/* Segments made and released in a shuffled order (an LCG: the same trace
+ * every run); the most live at once is summed here. */
+static void churn(uint32_t stack)
+{
+    enum { N = 4000 };
+    static uint64_t addr[N], size[N];
+    static bool live[N];
+    uint64_t seed = 12345, ts = 1 * MS, bytes = 0, count = 0, best = 0, best_count = 0, best_ts = 0;
+    for (unsigned i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        /* 2 MiB apart: the low bits alike, as segments are */
+        addr[i] = 0x7f0000000000ull + (uint64_t)i * (2u << 20);
+        size[i] = (2u << 20) * (1 + (seed >> 60));
+        event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, ts++, addr[i], size[i], stack);
+        live[i] = true;
+        bytes += size[i];
+        count++;
+        if (bytes > best) {
+            best = bytes;
+            best_count = count;
+            best_ts = ts - 1;
+        }
+        /* release one or two earlier ones, picked at random */
+        for (unsigned k = 0; k < 1 + ((seed >> 40) & 1); k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned j = (unsigned)((seed >> 33) % (i + 1));
+            if (!live[j])
+                continue;
+            event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, ts++, addr[j], 0, 0);
+            live[j] = false;
+            bytes -= size[j];
+            count--;
+        }
+    }
+    printf("%llu %llu %llu\n", (unsigned long long)best, (unsigned long long)best_count,
+           (unsigned long long)best_ts);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin\n");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "--churn"))) {
+        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -186,6 +230,13 @@ int main(int argc, char **argv)
     uint64_t ext_stack[] = {ret((void *)ext_alloc), call, eval, load, eval, module, eval, frozen, runpy, py_main};
     uint32_t s_ext = cmt_tb_stack(b, ext_stack, 10);
 
+    if (argc == 3) {
+        churn(s_fwd30);
+        cmt_tb_end(b, START + 100 * MS, CMT_END_EXIT);
+        if (cmt_tb_close(b) != 0)
+            fail("close");
+        return 0;
+    }
     const uint64_t A = 0x7f0000000000ull, B = 0x7f0002000000ull, C = 0x7f0004000000ull, L = 0x7f0006000000ull,
                    S = 0x7f0008000000ull, E = 0x7f000c000000ull;
     event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS, A, 20 * MiB, s_fwd30);

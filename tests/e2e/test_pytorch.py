@@ -283,6 +283,21 @@ def test_python_check_locations():
     d.done()
 
 
+def test_own_peak_churn():
+    """PyTorch's own peak over 4,000 segments made and released in a shuffled
+    order, against the generator's plain sums."""
+    d = Scratch()
+    out = d("churn.bin")
+    p = subprocess.run([GEN, out, "--churn"], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace --churn: {p.stderr}")
+    best, count, ts = (int(x) for x in p.stdout.split())
+    own = cmtest.device(cmtest.report(out, "--no-forensics"), 0)["own_peaks"]["pytorch"]
+    eq(own, {"bytes": best, "count": count, "time_ns": ts}, "PyTorch's own peak")
+    rep = cmtest.report(out, "--no-forensics")
+    eq(cmtest.device(rep, 0)["peak_bytes"], best, "every allocation is PyTorch's: its peak is the device's")
+    d.done()
+
+
 # ---- a caching allocator under the shim ------------------------------------
 
 def run_train(env=None):
