@@ -428,7 +428,12 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
  * --include-cached), with what this cannot tell apart. */
 static void print_held(const struct cmt_report *r, FILE *out)
 {
-    char b1[64];
+    char b1[64], when[48] = "at exit";
+    if (r->opt->at_set) {
+        char at[32];
+        cmt_format_duration(r->opt->at_ns, at, sizeof at);
+        snprintf(when, sizeof when, "at %s", at);
+    }
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         bool rows = false;
         for (size_t i = 0; i < r->n_held && !rows; i++)
@@ -436,9 +441,9 @@ static void print_held(const struct cmt_report *r, FILE *out)
         if (!rows)
             continue;
         const char *name = cmt_holder_name(h);
-        fprintf(out, "\nHeld by %s at exit (its cache, not counted as leaks; --include-cached counts it): %s in "
+        fprintf(out, "\nHeld by %s %s (its cache, not counted as leaks; --include-cached counts it): %s in "
                      "%" PRIu64 " %s\n",
-                name, bytes_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
+                name, when, bytes_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
                 plural(r->held_count[h], "segment", "segments"));
         fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
                      "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks the "

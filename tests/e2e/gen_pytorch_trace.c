@@ -72,6 +72,7 @@ __attribute__((noinline, used)) void *PyObject_Vectorcall(void *f) { return f; }
 #define PYTHON_LO 0x10000000ull
 
 static struct cmt_trace_builder *b;
+static const uint8_t no_build_id[1]; /* none recorded: the first file found is used */
 
 static void fail(const char *what)
 {
@@ -105,7 +106,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *ctx)
             hi = a + ph->p_memsz;
     }
     if (hi > lo && path[0] == '/')
-        cmt_tb_module(b, path, info->dlpi_addr, lo, hi, NULL, 0);
+        cmt_tb_module(b, path, info->dlpi_addr, lo, hi, no_build_id, 0);
     return 0;
 }
 
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
     cmt_tb_thread(b, 4242, "python3");
     cmt_tb_thread(b, 4250, "pt_autograd_0");
     dl_iterate_phdr(add_module, NULL);
-    cmt_tb_module(b, PYTHON_MODULE, 0, PYTHON_LO, PYTHON_LO + 0x1000000, NULL, 0);
+    cmt_tb_module(b, PYTHON_MODULE, 0, PYTHON_LO, PYTHON_LO + 0x1000000, no_build_id, 0);
 
     uint64_t eval = ret((void *)_PyEval_EvalFrameDefault), call = ret((void *)PyObject_Vectorcall);
     uint64_t py_main = PYTHON_LO + 0x54caed; /* an anonymous frame of the interpreter */
