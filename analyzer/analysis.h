@@ -24,6 +24,8 @@ struct cmt_analysis {
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
+    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
+    size_t data_size;
 };
 
 struct cmt_analysis_options {
