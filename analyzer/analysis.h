@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "forensics.h"
+#include "phases.h"
 #include "replay.h"
 #include "trace_model.h"
 #include "trace_reader.h"
@@ -23,6 +24,7 @@ struct cmt_analysis {
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
+    struct cmt_phases *phases;       /* NULL when not asked for */
 };
 
 struct cmt_analysis_options {
@@ -30,6 +32,8 @@ struct cmt_analysis_options {
      * (forensics.h): report and frag do, check and timeline need not. */
     bool forensics;
     struct cmt_forensics_options forensics_opt;
+    /* Follow the phases and steps the program named (phases.h). */
+    bool phases;
 };
 
 /* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
