@@ -421,6 +421,9 @@ static void print_steps(const struct cmt_report *r, FILE *out)
         cmt_format_size(total.rate > 0 ? (uint64_t)(total.rate + 0.5) : 0, rate, sizeof rate);
         fprintf(out, "  live bytes at step ends grow: +%s per step (trend %.2f over %zu step ends)\n", rate,
                 total.trend, total.n);
+    } else if (total.n < CMT_GROWTH_MIN_SAMPLES) {
+        fprintf(out, "  growth per step: %zu step %s, too few to judge (%d needed)\n", total.n,
+                total.n == 1 ? "end" : "ends", CMT_GROWTH_MIN_SAMPLES);
     } else {
         fprintf(out, "  live bytes at step ends do not keep rising (%zu step ends)\n", total.n);
     }
@@ -560,8 +563,10 @@ static void json_growth_verdict(struct cmt_json *j, const struct cmt_growth_verd
 {
     cmt_json_key(j, "growing");
     cmt_json_bool(j, v->candidate);
+    /* whole bytes: a double in the JSON keeps 6 digits, and a leak per step
+     * is a whole number of bytes */
     cmt_json_key(j, "rate_bytes_per_step");
-    cmt_json_double(j, v->candidate ? v->rate : 0);
+    cmt_json_uint(j, v->candidate && v->rate > 0 ? (uint64_t)(v->rate + 0.5) : 0);
     cmt_json_key(j, "trend");
     cmt_json_double(j, v->trend);
     cmt_json_key(j, "samples");

@@ -23,7 +23,7 @@
 #include "config.h"
 #include "log.h"
 #include "nvtx_injection.h"
-#include "phases.h"
+#include "phase_record.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cumemtrace/format.h"
-#include "phases.h"
+#include "phase_record.h"
 #include "real_symbols.h"
 
 CMT_EXPORT void cumemtrace_phase_push(const char *name);

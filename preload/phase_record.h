@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef CUMEMTRACE_PRELOAD_PHASES_H
-#define CUMEMTRACE_PRELOAD_PHASES_H
+#ifndef CUMEMTRACE_PRELOAD_PHASE_RECORD_H
+#define CUMEMTRACE_PRELOAD_PHASE_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The recording side of phases, marks and steps (phases.h). */
-#include "phases.h"
+/* The recording side of phases, marks and steps (phase_record.h). */
+#include "phase_record.h"
 
 #include <string.h>
 
