@@ -350,8 +350,11 @@ static int sample_step_end(struct cmt_phases *p, const struct cmt_replay *r, uin
 static void close_range(struct cmt_phases *p, const struct open_range *o, uint64_t ts, bool closed)
 {
     struct cmt_phase_node *n = &p->nodes[o->node];
-    if (!closed)
+    if (!closed) {
         n->open_at_end++;
+        n->open_retained_bytes += o->net_bytes;
+        n->open_retained_count += o->net_count;
+    }
     n->alloc_bytes += o->alloc_bytes;
     n->alloc_count += o->alloc_count;
     n->retained_bytes += o->net_bytes;
@@ -757,8 +760,11 @@ int cmt_phases_finish(struct cmt_phases *p, const struct cmt_replay *r, uint64_t
         struct open_range o = p->global.v[--p->global.n];
         close_range(p, &o, end_ts, false);
         /* the last cumemtrace_step step ends with the trace: not left open */
-        if (o.step && p->steps[o.step - 1].from_call)
+        if (o.step && p->steps[o.step - 1].from_call) {
             p->nodes[o.node].open_at_end--;
+            p->nodes[o.node].open_retained_bytes -= o.net_bytes;
+            p->nodes[o.node].open_retained_count -= o.net_count;
+        }
     }
     p->n_active = 0;
     return p->out_of_memory ? -1 : 0;

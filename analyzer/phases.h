@@ -53,6 +53,7 @@ struct cmt_phase_node {
     uint32_t peak_step;    /* step index + 1 of the instance that saw it; 0: none */
     uint64_t alloc_bytes, alloc_count;       /* allocated while open, nested phases included */
     uint64_t retained_bytes, retained_count; /* of those, still live when the instance closed */
+    uint64_t open_retained_bytes, open_retained_count; /* the part of retained of the instances open at the end */
     uint64_t failures;                       /* failed allocations with this as innermost phase */
     uint64_t total_ns;
 };

@@ -363,13 +363,14 @@ static void print_phases(const struct cmt_report *r, FILE *out)
     for (uint32_t i = 0; i < n_nodes; i++)
         open += nodes[i].open_at_end != 0;
     if (open) {
-        fprintf(out, "  open at the end (the trace ended inside them):\n");
+        fprintf(out, "  open at the end (the program crashed or was killed inside them, or --at stopped the replay there):\n");
         for (uint32_t i = 0; i < n_nodes; i++) {
             if (!nodes[i].open_at_end)
                 continue;
             node_path(r, i, 0, path, sizeof path);
-            fprintf(out, "    %s: %" PRIu64 " open; %s allocated in it still live\n", path, nodes[i].open_at_end,
-                    size_str(nodes[i].retained_bytes, b1, sizeof b1));
+            fprintf(out, "    %s: %" PRIu64 " open; what %s allocated and is still live: %s in %" PRIu64 "\n",
+                    path, nodes[i].open_at_end, nodes[i].open_at_end == 1 ? "it" : "they",
+                    size_str(nodes[i].open_retained_bytes, b1, sizeof b1), nodes[i].open_retained_count);
         }
     }
     uint64_t marks = cmt_phases_marks(r->analysis->phases), unmatched = cmt_phases_unmatched(r->analysis->phases);
@@ -493,6 +494,10 @@ static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_uint(j, nd->instances);
         cmt_json_key(j, "open_at_end");
         cmt_json_uint(j, nd->open_at_end);
+        cmt_json_key(j, "open_left_live_bytes");
+        cmt_json_uint(j, nd->open_retained_bytes);
+        cmt_json_key(j, "open_left_live_count");
+        cmt_json_uint(j, nd->open_retained_count);
         cmt_json_key(j, "peak_bytes");
         cmt_json_uint(j, nd->peak);
         cmt_json_key(j, "peak_time_ns");

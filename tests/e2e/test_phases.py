@@ -92,12 +92,13 @@ def test_crash_inside_range():
     eq([s["closed"] for s in steps], [True, True, True, False], "the last step is open at the end")
     eq(steps[3]["left_live_bytes"], 64 * MiB, "step 3 holds its activations")
     fw = phase(rep, "<step> > forward [trainer]")
-    eq((fw["instances"], fw["open_at_end"], fw["left_live_bytes"]), (4, 1, 4 * 64 * MiB), "forward open at the end")
+    eq((fw["instances"], fw["open_at_end"], fw["left_live_bytes"], fw["open_left_live_bytes"],
+        fw["open_left_live_count"]), (4, 1, 4 * 64 * MiB, 64 * MiB, 2), "forward open at the end")
     eq(phase(rep, "<step>")["open_at_end"], 1, "one step open at the end")
     eq(device(rep, 0)["peak_phase"]["path"], "step 3 > forward [trainer] > layer 2", "phase at the peak")
     text = cli("report", r.trace).stdout
-    check("open at the end (the trace ended inside them):" in text, "text: open at the end")
-    check("<step> > forward [trainer]: 1 open; 256.0 MiB allocated in it still live" in text, text)
+    check("open at the end (the program crashed or was killed inside them" in text, "text: open at the end")
+    check("<step> > forward [trainer]: 1 open; what it allocated and is still live: 64.0 MiB in 2" in text, text)
     cleanup(r)
 
 
