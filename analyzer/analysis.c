@@ -346,12 +346,18 @@ int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t sto
     return analyse(a, path, NULL, 0, stop_at_ns, opt);
 }
 
-int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
-                            uint64_t stop_at_ns)
+int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt)
 {
     /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
     static const uint8_t no_bytes[1];
-    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, NULL);
+    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, opt);
+}
+
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns)
+{
+    return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)

@@ -48,6 +48,9 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
  * reports. The bytes must outlive the analysis. */
 int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
                             uint64_t stop_at_ns);
+/* The same over bytes with options (the fuzz target follows phases too). */
+int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt);
 /* The same with options (NULL: the defaults, no forensics). */
 int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
                           const struct cmt_analysis_options *opt);
