@@ -341,16 +341,37 @@ static void fill_module(const NvtxExportTableCallbacks *cb, NvtxCallbackModule m
             *table[slots[i].index] = slots[i].fn;
 }
 
+CMT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+
+/* Whether the shim is in the process's global scope (preloaded, or linked
+ * in): only then are its hooks in place. A process that inherited
+ * NVTX_INJECTION64_PATH but not LD_PRELOAD has NVTX dlopen us on our own;
+ * recording ranges there would write a trace of phases with no allocation
+ * in it. */
+static bool preloaded(void)
+{
+    typedef void *(*dlsym_fn)(void *, const char *);
+    dlsym_fn real = (dlsym_fn)cmt_glibc_dlsym();
+    /* The main program's handle searches what was loaded at start-up (the
+     * preloads among it) and RTLD_GLOBAL objects, not NVTX's RTLD_LOCAL
+     * dlopen of us; RTLD_DEFAULT would search our own scope too. */
+    void *main_program = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+    bool found = real && main_program &&
+                 real(main_program, "InitializeInjectionNvtx2") == (void *)InitializeInjectionNvtx2;
+    if (main_program)
+        dlclose(main_program);
+    return found;
+}
+
 /* Each NVTX instance calls this once, from whichever of its threads made
  * the first NVTX call (the instance makes its other threads wait); several
  * instances may call it at once. Everything it touches is the calling
  * instance's own table, so it needs no lock and may run any number of
  * times. Returns 0 (no tool: NVTX stays no-ops) when recording is off. */
-CMT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
 CMT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
     cmt_shim_ensure_loaded();
-    if (cmt_config.disabled || !get_export_table)
+    if (cmt_config.disabled || !get_export_table || !preloaded())
         return 0;
     const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
     if (!cb || cb->struct_size < offsetof(NvtxExportTableCallbacks, GetModuleFunctionTable) +

@@ -166,6 +166,14 @@ def test_other_nvtx_tool():
     cleanup(r)
 
 
+def test_injection_without_preload():
+    # NVTX_INJECTION64_PATH inherited without LD_PRELOAD: NVTX loads the shim
+    # on its own; it declines (no hooks there), the program runs untouched
+    r = run([program("nvtx_phases")], env=NVTX, preload=False)
+    eq((r.proc.returncode, r.proc.stdout, r.traces), (0, "nvtx_phases done\n", []), f"not preloaded: {r.proc.stderr}")
+    cleanup(r)
+
+
 def test_run_sets_injection():
     out = tempfile.mkdtemp(prefix="cmt-e2e-")
     p = subprocess.run([CLI, "run", "-o", os.path.join(out, "t.%p.bin"), program("nvtx_phases")],
