@@ -7,7 +7,8 @@
  *     decode" allocates 4 + 2 MiB and frees them; then the 64 MiB model.
  *   step 0 .. step 9 (nvtxRangePushA "step N"):
  *     forward (domain "trainer", registered string, nvtxDomainRangePushEx)
- *       layer 1 (nvtxRangePushA): 32 MiB activation
+ *       layer 1 (nvtxRangePushA in libcmt_nvtx_lib.so, a second NVTX
+ *         instance): 32 MiB activation
  *       layer 2 (nvtxRangePushEx, ascii): 32 MiB activation; in step 7 a
  *         1 TiB allocation that fails
  *     backward (nvtxRangePushW): the activations freed; a helper thread with
@@ -31,6 +32,10 @@
 #include <unistd.h>
 
 #define MiB (1024u * 1024u)
+
+/* programs/nvtx_lib.c: NVTX calls from another object, another NVTX instance */
+void nvtx_lib_push(const char *name);
+void nvtx_lib_pop(void);
 
 static void check(cudaError_t r, const char *what)
 {
@@ -104,9 +109,9 @@ int main(int argc, char **argv)
         fw.message.registered = forward_name;
         nvtxDomainRangePushEx(trainer, &fw);
         void *act1, *act2;
-        nvtxRangePushA("layer 1");
+        nvtx_lib_push("layer 1"); /* the library's own NVTX instance */
         check(cudaMalloc(&act1, 32 * MiB), "layer 1");
-        nvtxRangePop();
+        nvtx_lib_pop();
         nvtxEventAttributes_t l2 = attributes();
         l2.messageType = NVTX_MESSAGE_TYPE_ASCII;
         l2.message.ascii = "layer 2";
