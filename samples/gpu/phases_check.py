@@ -7,7 +7,8 @@ script read from PyTorch (its --json figures):
             max_memory_allocated, or max_memory_reserved with the caching
             allocator: what it asks the device for);
   PASS/FAIL the steps the report found are the script's steps;
-  PASS/FAIL the growth per step is 16 MiB per step (the history tensor);
+  PASS/FAIL the growth per step is 16 MiB per step (the history tensor;
+            with the caching allocator a NOTE: it may serve it from its cache);
   NOTE      per phase, the report's peak next to PyTorch's.
 
     python phases_check.py NAME REPORT_JSON FIGURES_JSON allocated|reserved"""
@@ -43,9 +44,13 @@ def main():
     verdict(steps == want, f"steps: report {len(steps)}, script {len(want)}")
     g = rep["phases"].get("step_growth", {})
     rate = g.get("rate_bytes_per_step", 0)
-    verdict(g.get("growing") and abs(rate - fig["keep_bytes"]) <= fig["keep_bytes"] // 100,
-            f"growth per step: report {rate / MiB:.2f} MiB per step over {g.get('samples')} step ends, "
+    text = (f"growth per step: report {rate / MiB:.2f} MiB per step over {g.get('samples')} step ends, "
             f"the script keeps {fig['keep_bytes'] / MiB:.0f} MiB per step")
+    if measure == "allocated":
+        verdict(g.get("growing") and abs(rate - fig["keep_bytes"]) <= fig["keep_bytes"] // 100, text)
+    else:
+        # the caching allocator may serve the kept tensor from its cache: a figure to read
+        print(f"NOTE  {name}: {text} (caching allocator: segments, not tensors)")
     by_path = {p["path"]: p for p in rep["phases"].get("list", [])}
     for phase in ("forward", "backward", "optimizer"):
         p = by_path.get(f"<step> > {phase}")
