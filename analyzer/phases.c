@@ -40,7 +40,8 @@ struct thread_slot {
 struct alloc_tag {
     uint64_t addr;
     uint64_t seq;
-    uint32_t slot; /* thread slot + 1; 0: none (process-wide ranges only) */
+    uint32_t slot;      /* thread slot + 1; 0: none (process-wide ranges only) */
+    uint32_t step_slot; /* slot + 1 of another thread's step it counts in too; 0: none */
     uint8_t ns;
     uint8_t used;
 };
@@ -268,6 +269,25 @@ static uint32_t global_step(const struct cmt_phases *p)
     return 0;
 }
 
+/* The step of the process when a thread's own stack has none: a
+ * process-wide step, else the step of the thread that most recently opened
+ * a range still open (PyTorch's autograd threads under emit_nvtx have
+ * ranges of their own, inside the main thread's step). */
+static uint32_t ambient_step(const struct cmt_phases *p)
+{
+    uint32_t step = global_step(p);
+    uint64_t seq = 0;
+    for (size_t i = 0; !step && i < p->n_active; i++) {
+        const struct range_stack *s = &p->slots[p->active_slots[i]].stack;
+        const struct open_range *top = &s->v[s->n - 1];
+        if (top->in_step && top->seq > seq) {
+            seq = top->seq;
+            step = top->in_step;
+        }
+    }
+    return step;
+}
+
 static struct cmt_phase_where where_of(struct cmt_phases *p, uint32_t tid)
 {
     struct cmt_phase_where w = {.node = CMT_PHASE_NONE, .global = CMT_PHASE_NONE};
@@ -278,7 +298,7 @@ static struct cmt_phase_where where_of(struct cmt_phases *p, uint32_t tid)
         w.step = top->in_step;
     }
     if (!w.step)
-        w.step = global_step(p);
+        w.step = ambient_step(p);
     for (size_t i = p->global.n; i-- > 0;)
         if (!p->global.v[i].step) {
             w.global = p->global.v[i].node;
@@ -415,6 +435,8 @@ static int on_push(struct cmt_phases *p, const struct cmt_replay_record *rec)
         in_step = global_step(p);
     /* the outermost step-named range is the step; one inside a step is a phase */
     bool is_step = (rec->aux[3] >> 63) && !in_step;
+    if (!is_step && !in_step)
+        in_step = ambient_step(p); /* a helper thread's range inside another thread's step */
     uint32_t node = node_get(p, top ? top->node : CMT_PHASE_NONE, is_step ? CMT_PHASE_STEP_NAME : name, domain, false);
     if (node == CMT_PHASE_NONE)
         return -1;
@@ -608,6 +630,32 @@ static void release_in(struct range_stack *s, uint64_t seq, uint64_t size)
     }
 }
 
+static struct open_range *step_entry(struct range_stack *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].step)
+            return &s->v[i];
+    return NULL;
+}
+
+/* Steps are the whole process's: an allocation on a thread whose stack has
+ * no step (a helper thread with ranges of its own) counts in the step open
+ * on another thread. That thread's slot, or NULL when the allocation's own
+ * stack or a process-wide step covers it, or no step is open. */
+static struct thread_slot *other_step_slot(struct cmt_phases *p, struct thread_slot *own)
+{
+    if ((own && step_entry(&own->stack)) || global_step(p))
+        return NULL;
+    uint32_t step = ambient_step(p);
+    for (size_t i = 0; step && i < p->n_active; i++) {
+        struct thread_slot *c = &p->slots[p->active_slots[i]];
+        struct open_range *e = step_entry(&c->stack);
+        if (e && e->step == step)
+            return c;
+    }
+    return NULL;
+}
+
 static void update_peaks(struct cmt_phases *p, uint64_t ts)
 {
     for (size_t i = 0; i < p->n_active; i++) {
@@ -647,9 +695,21 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
                 if (s)
                     count_in(&s->stack, l->size);
                 count_in(&p->global, l->size);
+                struct thread_slot *ss = other_step_slot(p, s);
+                if (ss) {
+                    struct open_range *e = step_entry(&ss->stack);
+                    e->alloc_bytes += l->size;
+                    e->alloc_count++;
+                    e->net_bytes += l->size;
+                    e->net_count++;
+                }
                 update_peaks(p, ts);
-                struct alloc_tag tag = {.addr = l->addr, .seq = p->seq, .slot = s ? (uint32_t)(s - p->slots) + 1 : 0,
-                                        .ns = l->ns, .used = 1};
+                struct alloc_tag tag = {.addr = l->addr,
+                                        .seq = p->seq,
+                                        .slot = s ? (uint32_t)(s - p->slots) + 1 : 0,
+                                        .step_slot = ss ? (uint32_t)(ss - p->slots) + 1 : 0,
+                                        .ns = l->ns,
+                                        .used = 1};
                 if (tag_put(p, &tag) != 0)
                     return -1;
             }
@@ -661,6 +721,11 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
                 if (tag.slot)
                     release_in(&p->slots[tag.slot - 1].stack, tag.seq, l->size);
                 release_in(&p->global, tag.seq, l->size);
+                struct open_range *e = tag.step_slot ? step_entry(&p->slots[tag.step_slot - 1].stack) : NULL;
+                if (e && e->seq <= tag.seq) {
+                    e->net_bytes -= l->size;
+                    e->net_count--;
+                }
             }
         }
     }

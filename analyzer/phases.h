@@ -19,8 +19,10 @@
  * thread; a thread with none open (PyTorch's autograd threads run backward
  * for the main thread) borrows the stack of the thread that most recently
  * opened a range still open. It belongs to every open process-wide range as
- * well. Figures are device-resident bytes (the report's "Device N"
- * accounts), summed over devices.
+ * well. Steps are the process's: an allocation on a thread whose stack
+ * has no step counts in the step open on another thread. Figures are
+ * device-resident bytes (the report's "Device N" accounts), summed over
+ * devices.
  *
  * Phases are aggregated by name path, steps left out: "forward > layer 7"
  * gathers that phase of every step. A step is the outermost range on a
