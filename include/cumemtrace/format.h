@@ -30,7 +30,7 @@
  * (at most about 3 us) with the TSC event clock (docs/performance.md), far
  * below what a real release and allocation take between them.
  *
- * Compiles as C99, C11 and C++ (tests/meson.build builds it all three ways).
+ * Compiles as C99, C11 and C++ (tests/headers/meson.build builds it all three ways).
  */
 #ifndef CUMEMTRACE_FORMAT_H
 #define CUMEMTRACE_FORMAT_H
