@@ -281,6 +281,8 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
 {
     memset(a, 0, sizeof *a);
     a->path = path;
+    a->data = data;
+    a->data_size = size;
     a->stop_at_ns = stop_at_ns;
     cmt_model_init(&a->model);
     if (cmt_replay_init(&a->replay) != 0) {

@@ -25,6 +25,8 @@ struct cmt_analysis {
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
     struct cmt_phases *phases;       /* NULL when not asked for */
+    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
+    size_t data_size;
 };
 
 struct cmt_analysis_options {
