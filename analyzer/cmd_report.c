@@ -218,7 +218,7 @@ static int report_one(const char *path, const struct report_cli *cli, struct cmt
                       struct cmt_process_summary *summary)
 {
     struct cmt_analysis a;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics};
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
     if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         if (summary)

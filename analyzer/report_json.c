@@ -5,6 +5,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "phases_report.h"
 #include "json_writer.h"
 #include "report.h"
 
@@ -255,6 +256,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
+    cmt_phases_json_peak(r, acc, j);
     if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
@@ -504,6 +506,7 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_string(j, cmt_verdict_name(v->verdict.verdict));
         else
             cmt_json_null(j);
+        cmt_phases_json_failure(r, g->first_index, j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
         json_frames(r, j, g->stack);
@@ -592,6 +595,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_leaks(r, j);
     json_growth(r, j);
     json_failures(r, j);
+    cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");
     cmt_json_begin_array(j);

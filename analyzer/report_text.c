@@ -7,6 +7,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "phases_report.h"
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
@@ -352,6 +353,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
         print_holders(r, v, out);
+    cmt_phases_text_peak(r, acc, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -573,6 +575,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
             fprintf(out, ", %" PRIu64 " times", g->count);
         fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
                 bytes_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }
     if (rp->failed_allocs > CMT_MAX_FAILURES_KEPT)
@@ -587,6 +590,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_virtual(r, out);
     print_leaks(r, out);
     print_growth(r, out);
+    cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
