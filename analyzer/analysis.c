@@ -310,6 +310,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
                   : cmt_reader_open(path, &a->reader, err, sizeof err);
     if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
+        a->open_error = rc;
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);
@@ -321,6 +322,9 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         a->damaged = true;
         snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
     }
+    /* What the whole read established (the END record's figures, a
+     * clean-exit flag without its END record) replaces the header's word. */
+    a->info = *cmt_reader_info(a->reader);
     uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
     if (a->stopped_early || (a->stop_at_ns && end > a->info.start_monotonic_ns + a->stop_at_ns))
         end = a->info.start_monotonic_ns + a->stop_at_ns;
@@ -360,6 +364,22 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
                             uint64_t stop_at_ns)
 {
     return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
+}
+
+const char *cmt_analysis_state(const struct cmt_analysis *a)
+{
+    if (a->damaged)
+        return "damaged";
+    if (a->reader && cmt_reader_truncated(a->reader))
+        return "truncated";
+    if (!(a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT))
+        return "incomplete";
+    return "complete";
+}
+
+bool cmt_analysis_complete(const struct cmt_analysis *a)
+{
+    return !strcmp(cmt_analysis_state(a), "complete");
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)

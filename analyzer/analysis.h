@@ -20,6 +20,7 @@ struct cmt_analysis {
     struct cmt_trace_model model;
     struct cmt_replay replay;
     bool damaged;             /* the read stopped at damage */
+    int open_error;           /* why the file could not be opened (trace_reader.h), 0 when it was */
     char message[600];        /* why the trace could not be opened, or where it is damaged */
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
@@ -57,6 +58,14 @@ int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_
 int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
                           const struct cmt_analysis_options *opt);
 void cmt_analysis_free(struct cmt_analysis *a);
+
+/* What the file says of itself once read: "damaged" (the read stopped at
+ * damage, a->message says where), "truncated" (the file ends before its
+ * last chunk), "incomplete" (read whole, but the process did not exit
+ * normally: killed, crashed, _exit), or "complete". */
+const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* True for "complete". */
+bool cmt_analysis_complete(const struct cmt_analysis *a);
 
 /* The rank the trace's process recorded (-1 when none), read from the
  * metadata at the start of the trace only. Returns 0, or -1 when the file

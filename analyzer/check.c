@@ -526,11 +526,16 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     bool stopped = flags & (CMT_FILE_FLAG_SIZE_LIMIT | CMT_FILE_FLAG_WRITE_ERROR);
     t->complete = !damaged && clean_exit && !stopped;
     t->leaks_checked = !damaged && (t->complete || c->opt->check_incomplete);
-    if (damaged)
+    if (damaged && a->damaged)
         snprintf(t->error, sizeof t->error,
-                 "%s: leaks were not checked; peaks and failed allocations were checked up to %s",
-                 truncated && !a->damaged ? "the trace is truncated" : "the trace is damaged",
-                 truncated && !a->damaged ? "the cut" : "the damage");
+                 "the trace is damaged (%s): it could not be checked; leaks were not checked, peaks and failed "
+                 "allocations only up to the damage",
+                 a->message);
+    else if (damaged)
+        snprintf(t->error, sizeof t->error,
+                 "the trace is truncated (the file ends at offset %llu): it could not be checked; leaks were not "
+                 "checked, peaks and failed allocations only up to the cut",
+                 (unsigned long long)a->info.file_size);
     else if (!t->leaks_checked && stopped)
         snprintf(t->error, sizeof t->error,
                  "recording stopped early (%s): leaks were not checked (--check-incomplete checks what was live "
@@ -546,7 +551,9 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     judge_peaks(c, t);
     judge_failures(c, t);
     order_findings(t);
-    if (t->n_errors)
+    if (damaged)
+        t->status = CMT_TRACE_ERROR; /* could not check: whatever was found before the damage is listed */
+    else if (t->n_errors)
         t->status = CMT_TRACE_FAIL;
     else if (!t->leaks_checked)
         t->status = CMT_TRACE_ERROR;
@@ -576,6 +583,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
+        if (t->analysis.open_error == -EBADMSG)
+            c->n_damaged++; /* a trace whose header is damaged or cut */
         trace_name(c, t);
         return 0;
     }
@@ -584,6 +593,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return -1;
     trace_name(c, t);
     judge(c, t);
+    if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))
+        c->n_damaged++;
     if (t->status == CMT_TRACE_FAIL)
         c->n_fail++;
     else if (t->status == CMT_TRACE_ERROR)
@@ -595,6 +606,10 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
 
 int cmt_check_status(const struct cmt_check *c)
 {
+    /* A damaged or truncated trace could not be checked, whatever the
+     * others say: a violation found in it may be an artefact of the damage. */
+    if (c->n_damaged)
+        return 2;
     if (c->n_fail)
         return c->opt->violation_status;
     if (c->n_error)

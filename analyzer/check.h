@@ -148,6 +148,7 @@ struct cmt_check {
     struct cmt_check_trace **traces; /* each allocated apart: reports point into them */
     size_t n_traces, cap_traces;
     size_t n_pass, n_fail, n_error;
+    size_t n_damaged; /* of them, damaged or truncated traces: the check exits 2 */
     char source_root[PATH_MAX];
     const struct cmt_check_program *program; /* NULL for `check` */
 };

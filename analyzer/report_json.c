@@ -557,7 +557,11 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_string(j, v);
     json_process(r, j);
     cmt_json_key(j, "complete");
-    cmt_json_bool(j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
+    cmt_json_bool(j, cmt_analysis_complete(a));
+    cmt_json_key(j, "trace_state");
+    cmt_json_string(j, cmt_analysis_state(a));
+    cmt_json_key(j, "damage");
+    cmt_json_string(j, a->damaged ? a->message : NULL);
     cmt_json_key(j, "clean_exit");
     cmt_json_bool(j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
     cmt_json_key(j, "start_realtime_ns");

@@ -53,6 +53,14 @@ static void print_header(const struct cmt_report *r, FILE *out)
     const struct cmt_trace_model *m = &a->model;
     const struct cmt_replay *rp = &a->replay;
     fprintf(out, "cumemtrace report of %s\n", a->path);
+    const char *state = cmt_analysis_state(a);
+    if (!strcmp(state, "damaged"))
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", a->message);
+    else if (!strcmp(state, "truncated"))
+        fprintf(out,
+                "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
+                "; the figures below cover the events before the cut\n",
+                a->info.file_size, a->info.claimed_end > a->info.file_size ? a->info.claimed_end : a->info.file_size);
     if (m->has_process) {
         fprintf(out, "  program:  ");
         if (m->argc == 0)
@@ -75,8 +83,11 @@ static void print_header(const struct cmt_report *r, FILE *out)
     uint64_t end_ts = m->has_end ? m->end.ts : rp->last_ts;
     double dur = (double)cmt_report_rel_ns(r, end_ts) / 1e9;
     bool clean = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
-    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur,
-            clean ? "process exited normally" : "process did not exit normally");
+    const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
+                      : !strcmp(state, "truncated") ? "trace truncated (see above)"
+                      : clean                       ? "process exited normally"
+                                                    : "process did not exit normally";
+    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
     fprintf(out, "  events:   %" PRIu64, rp->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {

@@ -381,18 +381,9 @@ void cmt_recorder_shutdown(void)
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
-        pthread_mutex_lock(&cmt_recorder.meta.lock);
         int reason = cmt_trace_stop_reason(&cmt_recorder.tf);
-        uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 40);
-        if (payload) {
-            struct cmt_payload b = {payload, payload + 40, false};
-            cmt_payload_varint(&b, end_time());
-            cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
-            cmt_payload_varint(&b, __atomic_load_n(&cmt_recorder.tf.header->events_dropped, __ATOMIC_RELAXED));
-            cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_END, b.p);
-        }
-        pthread_mutex_unlock(&cmt_recorder.meta.lock);
-        cmt_trace_close(&cmt_recorder.tf);
+        uint64_t ts = end_time();
+        cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
     leave_internal();
