@@ -128,7 +128,7 @@ static bool layout_from_debug_offsets(struct cmt_python_layout *l, uint64_t vers
 static void set_unknown(const char *why)
 {
     scan_state = SCAN_UNKNOWN;
-    snprintf(note_text, sizeof note_text, "python: %s: native frames only", why);
+    snprintf(note_text, sizeof note_text, "%s: native frames only", why);
     __atomic_store_n(&cmt_python_note_due, 1, __ATOMIC_RELEASE);
 }
 
@@ -151,6 +151,11 @@ void cmt_python_scan_module_locked(const struct dl_phdr_info *info)
     l->major = (unsigned)(v >> 24) & 0xff;
     l->minor = (unsigned)(v >> 16) & 0xff;
     l->runtime = runtime.address;
+    if (l->major != 3 || l->minor < 11 || l->minor > 14) {
+        snprintf(why, sizeof why, "interpreter version %u.%u not known", l->major, l->minor);
+        set_unknown(why);
+        return;
+    }
     if (!cmt_elf_find_symbol(info, "PyGILState_GetThisThreadState", &tstate) ||
         !cmt_elf_find_symbol(info, "_PyEval_EvalFrameDefault", &eval) ||
         !cmt_elf_find_symbol(info, "PyCode_Type", &code_type) ||
@@ -163,18 +168,13 @@ void cmt_python_scan_module_locked(const struct dl_phdr_info *info)
     l->co_size = 16, l->ob_type = 8;
     l->bytes_size = 16, l->bytes_data = 32;
     l->str_length = 16, l->str_state = 32;
-    bool known = false;
-    if (l->major == 3 && l->minor == 11) {
+    if (l->minor == 11) {
         layout_3_11(l);
-        known = true;
-    } else if (l->major == 3 && l->minor == 12) {
+    } else if (l->minor == 12) {
         layout_3_12(l);
-        known = true;
-    } else if (l->major == 3 && (l->minor == 13 || l->minor == 14)) {
-        known = layout_from_debug_offsets(l, v);
-    }
-    if (!known) {
-        snprintf(why, sizeof why, "interpreter version %u.%u not known", l->major, l->minor);
+    } else if (!layout_from_debug_offsets(l, v)) {
+        snprintf(why, sizeof why, "interpreter %u.%u: its debug offsets are not the layout the shim knows",
+                 l->major, l->minor);
         set_unknown(why);
         return;
     }
