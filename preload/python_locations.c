@@ -35,9 +35,11 @@ struct line_table {
 static struct key_table *keys;
 static struct line_table *lines;
 static uint32_t next_frame_id;
+uint32_t cmt_python_locations_epoch = 1;
 
 void cmt_python_locations_reset(void)
 {
+    __atomic_fetch_add(&cmt_python_locations_epoch, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&keys, NULL, __ATOMIC_RELEASE);
     lines = NULL;
     next_frame_id = 0;

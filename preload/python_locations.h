@@ -33,4 +33,7 @@ uint32_t cmt_python_location_add_locked(const struct cmt_python_code_key *k, con
 /* A new trace starts: FRAME ids restart. */
 void cmt_python_locations_reset(void);
 
+/* Bumped by each reset: what a thread remembers of ids from before is void. */
+extern uint32_t cmt_python_locations_epoch;
+
 #endif
