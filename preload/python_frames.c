@@ -126,6 +126,40 @@ __attribute__((no_sanitize("address"))) static uint32_t line_of(const uint8_t *t
     return 0;
 }
 
+/* 3.10's co_linetable: (address delta in bytes, signed line delta) pairs,
+ * -128 meaning no line for that range (PEP 626). */
+__attribute__((no_sanitize("address"))) static uint32_t line_of_310(const uint8_t *table, size_t len, int first,
+                                                                   int byte_offset)
+{
+    int line = first, end = 0;
+    for (size_t i = 0; i + 1 < len; i += 2) {
+        int start = end;
+        end += table[i];
+        int delta = (int8_t)table[i + 1];
+        int here = -1;
+        if (delta != -128)
+            here = line += delta;
+        if (byte_offset >= start && byte_offset < end)
+            return here < 0 ? 0 : (uint32_t)here;
+    }
+    return 0;
+}
+
+/* 3.9's co_lnotab: (address increment, signed line increment) pairs, each
+ * line increment applying from its address on. */
+__attribute__((no_sanitize("address"))) static uint32_t line_of_39(const uint8_t *table, size_t len, int first,
+                                                                  int byte_offset)
+{
+    int line = first, addr = 0;
+    for (size_t i = 0; i + 1 < len; i += 2) {
+        addr += table[i];
+        if (addr > byte_offset)
+            break;
+        line += (int8_t)table[i + 1];
+    }
+    return line < 0 ? 0 : (uint32_t)line;
+}
+
 /* ---- strings ------------------------------------------------------------ */
 
 static size_t put_utf8(char *out, size_t at, size_t cap, uint32_t c)
@@ -189,9 +223,15 @@ __attribute__((no_sanitize("address"))) static uint32_t resolve(const struct cmt
     uint32_t line = 0;
     if (plausible(k->linetable)) {
         uint64_t len = read64(k->linetable + l->bytes_size);
-        if (len < LINE_TABLE_MAX)
-            line = line_of((const uint8_t *)(uintptr_t)(k->linetable + l->bytes_data), len, k->firstlineno,
-                           k->offset);
+        const uint8_t *table = (const uint8_t *)(uintptr_t)(k->linetable + l->bytes_data);
+        if (len >= LINE_TABLE_MAX)
+            line = 0;
+        else if (l->line_format == CMT_PY_LINES_LINETABLE)
+            line = line_of_310(table, len, k->firstlineno, 2 * k->offset);
+        else if (l->line_format == CMT_PY_LINES_LNOTAB)
+            line = line_of_39(table, len, k->firstlineno, 2 * k->offset);
+        else
+            line = line_of(table, len, k->firstlineno, k->offset);
     }
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     size_t file_len = read_string(l, k->filename, file, sizeof file);
@@ -217,8 +257,21 @@ __attribute__((no_sanitize("address"))) static uint32_t frame_location(const str
     uint64_t code = read64(frame + l->fr_code) & ~(uint64_t)7;
     if (!plausible(code) || read64(code + l->ob_type) != l->code_type)
         return 0;
-    int64_t units = (int64_t)read64(code + l->co_size);
-    int64_t offset = ((int64_t)read64(frame + l->fr_instr) - (int64_t)(code + l->co_code)) / 2;
+    int64_t units, offset;
+    if (l->frame_objects) {
+        /* 3.9, 3.10: the code's bytes object and the frame's f_lasti. */
+        uint64_t bytes = read64(code + l->co_code);
+        if (!plausible(bytes))
+            return 0;
+        units = (int64_t)read64(bytes + l->bytes_size) / 2;
+        int32_t lasti = (int32_t)read32(frame + l->fr_lasti);
+        if (lasti < 0)
+            return 0; /* not started */
+        offset = l->lasti_in_bytes ? lasti / 2 : lasti;
+    } else {
+        units = (int64_t)read64(code + l->co_size);
+        offset = ((int64_t)read64(frame + l->fr_instr) - (int64_t)(code + l->co_code)) / 2;
+    }
     if (offset < 0 || offset >= units)
         return 0;
     struct cmt_python_code_key k = {
@@ -279,6 +332,16 @@ __attribute__((no_sanitize("address"))) void cmt_python_collect(struct cmt_py_st
     for (unsigned walked = 0; frame && walked < WALK_LIMIT && s->n < max; walked++) {
         if (!plausible(frame))
             break;
+        if (l->frame_objects) {
+            /* 3.9, 3.10: one frame object per call of the loop. */
+            uint32_t id = frame_location(l, frame, s->n);
+            if (id)
+                s->ids[s->n++] = id;
+            if (!close_segment(s))
+                break;
+            frame = read64(frame + l->fr_previous);
+            continue;
+        }
         uint8_t owner = read8(frame + l->fr_owner);
         if (l->owner_cstack && owner == l->owner_cstack) {
             /* The entry frame of one loop call: the frames above it were

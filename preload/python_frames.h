@@ -14,7 +14,7 @@
  * through C code starts a new one). The thread's own frames only: nothing
  * another thread may change. */
 
-#define CMT_PY_MAX_SEGMENTS 64u
+#define CMT_PY_MAX_SEGMENTS CMT_MAX_STACK_DEPTH /* 3.9, 3.10: one per frame */
 
 struct cmt_py_stack {
     uint16_t n;    /* frames in ids */

@@ -12,6 +12,9 @@
  *               layout per version is written below, and validated: cookie,
  *               version equal to Py_Version, not free-threaded, every offset
  *               inside the size it belongs to;
+ *   3.9, 3.10   offsets written below, from the version's headers (frame
+ *               objects, co_lnotab / the 3.10 line table); the version from
+ *               Py_GetVersion, as neither has Py_Version; headers only;
  *   other       not known: native frames only, and one note in the trace.
  * docs/design.md, "Python frames", gives the reasoning. */
 #include "python_runtime.h"
@@ -36,6 +39,42 @@ void cmt_python_runtime_trace_reset(void)
     /* The interpreter stays what it was; only the note belongs to a trace. */
     if (scan_state == SCAN_UNKNOWN)
         __atomic_store_n(&cmt_python_note_due, 1, __ATOMIC_RELEASE);
+}
+
+/* 3.9 and 3.10: from the headers (Include/cpython/pystate.h: frame after
+ * prev, next, interp; Include/cpython/frameobject.h; Include/cpython/code.h
+ * with co_cell2arg before co_filename; pycore_runtime.h without the
+ * _initialized field of 3.11). */
+static void layout_3_9_3_10(struct cmt_python_layout *l)
+{
+    l->frame_objects = true;
+    l->rt_core_initialized = 8, l->rt_finalizing = 16;
+    l->ts_cframe = -1, l->current_frame = 24;
+    l->fr_previous = 24 /* f_back */, l->fr_code = 32, l->fr_is_entry = -1, l->fr_owner = 0;
+    l->fr_lasti = l->minor == 9 ? 104 : 96;
+    l->lasti_in_bytes = l->minor == 9;
+    l->line_format = l->minor == 9 ? CMT_PY_LINES_LNOTAB : CMT_PY_LINES_LINETABLE;
+    l->owner_cstack = 0, l->owner_python_max = 255;
+    l->co_code = 48 /* the bytes object */, l->co_firstlineno = 40, l->co_filename = 104, l->co_name = 112;
+    l->co_linetable = 120;
+    l->str_ascii_data = 48, l->str_compact_data = 72;
+}
+
+/* The version of an interpreter without Py_Version: Py_GetVersion formats
+ * constants into a static buffer, takes no lock, makes no object. */
+static bool version_from_string(const struct dl_phdr_info *info, unsigned *major, unsigned *minor)
+{
+    struct cmt_elf_symbol get_version;
+    if (!cmt_elf_find_symbol(info, "Py_GetVersion", &get_version))
+        return false;
+    const char *v = ((const char *(*)(void))(uintptr_t)get_version.address)();
+    if (!v || v[0] < '0' || v[0] > '9' || v[1] != '.' || v[2] < '0' || v[2] > '9')
+        return false;
+    *major = (unsigned)(v[0] - '0');
+    *minor = (unsigned)(v[2] - '0');
+    if (v[3] >= '0' && v[3] <= '9')
+        *minor = *minor * 10 + (unsigned)(v[3] - '0');
+    return true;
 }
 
 /* 3.11: verified with offsetof against the 3.11.7 headers. */
@@ -140,18 +179,19 @@ void cmt_python_scan_module_locked(const struct dl_phdr_info *info)
     if (!cmt_elf_find_symbol(info, "_PyRuntime", &runtime))
         return;
     char why[96];
-    if (!cmt_elf_find_symbol(info, "Py_Version", &version) || version.size < 4) {
-        /* Py_Version appeared in 3.11. */
-        set_unknown("interpreter version not known (older than 3.11)");
-        return;
-    }
-    uint64_t v = *(const unsigned long *)(uintptr_t)version.address;
     struct cmt_python_layout *l = &layout;
     memset(l, 0, sizeof *l);
-    l->major = (unsigned)(v >> 24) & 0xff;
-    l->minor = (unsigned)(v >> 16) & 0xff;
+    uint64_t v = 0;
+    if (cmt_elf_find_symbol(info, "Py_Version", &version) && version.size >= 4) {
+        v = *(const unsigned long *)(uintptr_t)version.address;
+        l->major = (unsigned)(v >> 24) & 0xff;
+        l->minor = (unsigned)(v >> 16) & 0xff;
+    } else if (!version_from_string(info, &l->major, &l->minor)) {
+        set_unknown("interpreter version not known");
+        return;
+    }
     l->runtime = runtime.address;
-    if (l->major != 3 || l->minor < 11 || l->minor > 14) {
+    if (l->major != 3 || l->minor < 9 || l->minor > 14 || (l->minor >= 11 && !v)) {
         snprintf(why, sizeof why, "interpreter version %u.%u not known", l->major, l->minor);
         set_unknown(why);
         return;
@@ -164,11 +204,13 @@ void cmt_python_scan_module_locked(const struct dl_phdr_info *info)
         set_unknown(why);
         return;
     }
-    /* Fields common to 3.11-3.14 (object headers of the default build). */
+    /* Fields common to 3.9-3.14 (object headers of the default build). */
     l->co_size = 16, l->ob_type = 8;
     l->bytes_size = 16, l->bytes_data = 32;
     l->str_length = 16, l->str_state = 32;
-    if (l->minor == 11) {
+    if (l->minor <= 10) {
+        layout_3_9_3_10(l);
+    } else if (l->minor == 11) {
         layout_3_11(l);
     } else if (l->minor == 12) {
         layout_3_12(l);

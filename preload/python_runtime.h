@@ -13,9 +13,22 @@
  * here links or calls Python except PyGILState_GetThisThreadState, a read of
  * one thread-specific value (docs/design.md, "Python frames"). */
 
+/* How a code object maps instructions to lines. */
+enum cmt_python_line_format {
+    CMT_PY_LINES_LOCATIONS = 0, /* 3.11+: co_linetable, the location table */
+    CMT_PY_LINES_LINETABLE = 1, /* 3.10: co_linetable, (address delta, line delta) pairs */
+    CMT_PY_LINES_LNOTAB = 2,    /* 3.9: co_lnotab */
+};
+
 /* Byte offsets, per version (python_runtime.c says where each comes from). */
 struct cmt_python_layout {
     unsigned major, minor;
+    /* 3.9, 3.10: the chain is of frame objects (f_back), one per call of the
+     * evaluation loop, the instruction is f_lasti and the code's bytes are
+     * the bytes object co_code. */
+    bool frame_objects;
+    uint8_t line_format;     /* enum cmt_python_line_format */
+    uint8_t lasti_in_bytes;  /* 3.9: f_lasti counts bytes; 3.10: code units */
     uint64_t runtime;          /* &_PyRuntime */
     uint32_t rt_core_initialized, rt_finalizing;
     int32_t ts_cframe;         /* PyThreadState.cframe (3.11, 3.12); -1 when the frame is in the thread state */
@@ -25,6 +38,8 @@ struct cmt_python_layout {
     uint8_t owner_cstack;      /* 3.12+: the owner of the entry frame each loop call pushes; 0 = none */
     uint8_t owner_python_max;  /* owners above this hold no Python frame */
     uint32_t co_size, co_filename, co_name, co_linetable, co_firstlineno, co_code;
+    /* frame_objects: f_lasti's offset in the frame (fr_instr is unused). */
+    uint32_t fr_lasti;
     uint32_t ob_type;
     uint32_t bytes_size, bytes_data;
     uint32_t str_length, str_state, str_ascii_data, str_compact_data;

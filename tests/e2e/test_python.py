@@ -284,6 +284,12 @@ def test_unknown_version():
     check_fake("fake_python_315", "interpreter version 3.15 not known: native frames only")
 
 
+def test_unknown_version_string():
+    """Before 3.11 there is no Py_Version: the version comes from
+    Py_GetVersion's answer."""
+    check_fake("fake_python_38", "interpreter version 3.8 not known: native frames only")
+
+
 def test_debug_offsets_rejected():
     check_fake("fake_python_313", "interpreter 3.13: its debug offsets are not the layout the shim knows: "
                                   "native frames only")
