@@ -234,3 +234,27 @@ void cmt_python_write_pending_note(void)
     if (__atomic_exchange_n(&cmt_python_note_due, 0, __ATOMIC_ACQ_REL))
         cmt_recorder_note(CMT_NOTE_PYTHON, note_text);
 }
+
+static int contains_callback(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uint64_t address = *(const uint64_t *)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && address >= lo && address < lo + ph->p_memsz)
+            return 1;
+    }
+    return 0;
+}
+
+void cmt_python_forget_if_unloaded_locked(void)
+{
+    if (scan_state != SCAN_FOUND)
+        return;
+    uint64_t address = layout.runtime;
+    if (dl_iterate_phdr(contains_callback, &address))
+        return;
+    __atomic_store_n(&cmt_python_active, NULL, __ATOMIC_RELEASE);
+    scan_state = SCAN_LOOKING;
+}

@@ -66,6 +66,11 @@ void cmt_python_runtime_trace_reset(void);
  * lock. */
 void cmt_python_scan_module_locked(const struct dl_phdr_info *info);
 
+/* A library was unloaded: if it was the interpreter, its layout is dropped
+ * (its addresses may hold other code now) and it is looked for again. Caller
+ * holds the metadata lock. */
+void cmt_python_forget_if_unloaded_locked(void);
+
 /* Writes the "not known" note when one is due; outside the metadata lock. */
 void cmt_python_write_pending_note(void);
 

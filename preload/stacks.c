@@ -57,6 +57,7 @@ void cmt_stacks_forget_code(void)
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
     cmt_stack_cache_invalidate();
+    cmt_python_forget_if_unloaded_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cmt_thread_state.depth--;
