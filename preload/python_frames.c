@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "python_lines.h"
 #include "python_locations.h"
 #include "python_runtime.h"
 #include "recorder.h"
@@ -63,101 +64,6 @@ __attribute__((no_sanitize("address"))) static inline uint32_t read32(uint64_t a
 __attribute__((no_sanitize("address"))) static inline uint8_t read8(uint64_t a)
 {
     return *(const volatile uint8_t *)(uintptr_t)a;
-}
-
-/* ---- line numbers ------------------------------------------------------ */
-
-/* The location table of 3.11 and later (Objects/locations.md in CPython):
- * entries of one first byte (bit 7 set, code in bits 3-6, length - 1 in bits
- * 0-2, in code units) and the bytes the code says follow. */
-struct table_reader {
-    const uint8_t *p, *end;
-};
-
-__attribute__((no_sanitize("address"))) static unsigned read_varint(struct table_reader *r)
-{
-    unsigned v = 0, shift = 0;
-    while (r->p < r->end && shift < 32) {
-        uint8_t b = *r->p++;
-        v |= (unsigned)(b & 63) << shift;
-        if (!(b & 64))
-            break;
-        shift += 6;
-    }
-    return v;
-}
-
-static int read_svarint(struct table_reader *r)
-{
-    unsigned v = read_varint(r);
-    return (v & 1) ? -(int)(v >> 1) : (int)(v >> 1);
-}
-
-/* The line of instruction offset (code units), or 0 when the table gives it
- * none. */
-__attribute__((no_sanitize("address"))) static uint32_t line_of(const uint8_t *table, size_t len, int first,
-                                                               int offset)
-{
-    struct table_reader r = {table, table + len};
-    int line = first, addr = 0;
-    while (r.p < r.end) {
-        uint8_t b = *r.p++;
-        if (!(b & 0x80))
-            return 0;
-        int code = (b >> 3) & 15, units = (b & 7) + 1;
-        bool none = false;
-        if (code == 15) {
-            none = true;
-        } else if (code == 14) {
-            line += read_svarint(&r);
-            read_varint(&r), read_varint(&r), read_varint(&r);
-        } else if (code == 13) {
-            line += read_svarint(&r);
-        } else if (code >= 10) {
-            line += code - 10;
-            r.p += 2;
-        } else {
-            r.p += 1;
-        }
-        if (offset < addr + units)
-            return none || line < 0 ? 0 : (uint32_t)line;
-        addr += units;
-    }
-    return 0;
-}
-
-/* 3.10's co_linetable: (address delta in bytes, signed line delta) pairs,
- * -128 meaning no line for that range (PEP 626). */
-__attribute__((no_sanitize("address"))) static uint32_t line_of_310(const uint8_t *table, size_t len, int first,
-                                                                   int byte_offset)
-{
-    int line = first, end = 0;
-    for (size_t i = 0; i + 1 < len; i += 2) {
-        int start = end;
-        end += table[i];
-        int delta = (int8_t)table[i + 1];
-        int here = -1;
-        if (delta != -128)
-            here = line += delta;
-        if (byte_offset >= start && byte_offset < end)
-            return here < 0 ? 0 : (uint32_t)here;
-    }
-    return 0;
-}
-
-/* 3.9's co_lnotab: (address increment, signed line increment) pairs, each
- * line increment applying from its address on. */
-__attribute__((no_sanitize("address"))) static uint32_t line_of_39(const uint8_t *table, size_t len, int first,
-                                                                  int byte_offset)
-{
-    int line = first, addr = 0;
-    for (size_t i = 0; i + 1 < len; i += 2) {
-        addr += table[i];
-        if (addr > byte_offset)
-            break;
-        line += (int8_t)table[i + 1];
-    }
-    return line < 0 ? 0 : (uint32_t)line;
 }
 
 /* ---- strings ------------------------------------------------------------ */
@@ -224,14 +130,8 @@ __attribute__((no_sanitize("address"))) static uint32_t resolve(const struct cmt
     if (plausible(k->linetable)) {
         uint64_t len = read64(k->linetable + l->bytes_size);
         const uint8_t *table = (const uint8_t *)(uintptr_t)(k->linetable + l->bytes_data);
-        if (len >= LINE_TABLE_MAX)
-            line = 0;
-        else if (l->line_format == CMT_PY_LINES_LINETABLE)
-            line = line_of_310(table, len, k->firstlineno, 2 * k->offset);
-        else if (l->line_format == CMT_PY_LINES_LNOTAB)
-            line = line_of_39(table, len, k->firstlineno, 2 * k->offset);
-        else
-            line = line_of(table, len, k->firstlineno, k->offset);
+        if (len < LINE_TABLE_MAX)
+            line = cmt_python_line(l->line_format, table, len, k->firstlineno, k->offset);
     }
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     size_t file_len = read_string(l, k->filename, file, sizeof file);

@@ -295,5 +295,79 @@ def test_debug_offsets_rejected():
                                   "native frames only")
 
 
+def encode_310(code):
+    """co_lines() in 3.10's co_linetable format, as 3.10's compiler wrote it
+    (Python/compile.c, assemble_line_range): (byte delta, line delta) pairs,
+    -128 for no line, long ranges and line jumps split."""
+    out = bytearray()
+    previous = code.co_firstlineno
+    for start, end, line in code.co_lines():
+        sdelta = end - start
+        ldelta = -128 if line is None else line - previous
+        if line is not None:
+            previous = line
+        while sdelta > 254:
+            out += bytes([254, ldelta & 0xff])
+            ldelta = -128 if line is None else 0
+            sdelta -= 254
+        while ldelta != -128 and ldelta > 127:
+            out += bytes([0, 127])
+            ldelta -= 127
+        while ldelta != -128 and ldelta < -127:
+            out += bytes([0, (-127) & 0xff])
+            ldelta += 127
+        out += bytes([sdelta, ldelta & 0xff])
+    return bytes(out)
+
+
+def line_cases():
+    """From every code object of a few large modules of this interpreter:
+    its own location table (3.11+) against co_positions(), its own co_lnotab
+    (the 3.9 format, which 3.11 and 3.12 still produce) and 3.10's format
+    made from co_lines(), against co_lines()."""
+    import argparse, difflib, typing, warnings  # noqa: E401
+
+    def codes(obj, seen):
+        for c in (obj.co_consts if hasattr(obj, "co_consts") else ()):
+            if hasattr(c, "co_code") and id(c) not in seen:
+                seen.add(id(c))
+                yield c
+                yield from codes(c, seen)
+
+    cases = []
+    seen = set()
+    for module in (argparse, difflib, typing):
+        top = compile(open(module.__file__).read(), module.__file__, "exec")
+        for code in [top] + list(codes(top, seen)):
+            units = len(code.co_code) // 2
+            positions = list(code.co_positions())
+            by_byte = {}
+            for start, end, line in code.co_lines():
+                for b in range(start, end, 2):
+                    by_byte[b] = line
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lnotab = code.co_lnotab
+            t310 = encode_310(code)
+            for i in range(units):
+                first = code.co_firstlineno
+                cases.append((0, first, i, positions[i][0] or 0, code.co_linetable))
+                line = by_byte.get(2 * i)
+                cases.append((1, first, i, line or 0, t310))
+                if line is not None:
+                    cases.append((2, first, i, line, lnotab))
+    return cases
+
+
+def test_line_tables():
+    cases = line_cases()
+    text = "".join(f"{f} {first} {i} {line} {table.hex()}\n" for f, first, i, line, table in cases)
+    p = subprocess.run([cmtest.program("python_lines_check")], input=text, capture_output=True, text=True)
+    eq(p.returncode, 0, f"line tables: {p.stdout}{p.stderr}")
+    check(f"{len(cases)} checked, 0 wrong" in p.stdout, p.stdout)
+    check(len(cases) > 10000, f"cases: {len(cases)}")
+    print(p.stdout.strip())
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
