@@ -223,6 +223,10 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->frames.symbolizer.sysroot = opt->sysroot;
     ro->frames.fold_patterns = opt->folds;
     ro->frames.n_fold_patterns = opt->n_folds;
+    ro->frames.keep_patterns = opt->unfolds;
+    ro->frames.n_keep_patterns = opt->n_unfolds;
+    ro->frames.full_stacks = opt->full_stacks;
+    ro->include_cached = opt->include_cached;
     ro->suppress_leak = suppress_leak;
     if (load_suppressions(c, err, errlen) != 0)
         return -1;
@@ -258,6 +262,17 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     for (size_t i = 0; i < r->n_leaks; i++)
         if (!cmt_kind_holds_memory(r->leaks[i].kind))
             virtual_rows += r->leaks[i].count;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        if (!r->held_count[h])
+            continue;
+        char size[32];
+        cmt_format_size(r->held_bytes[h], size, sizeof size);
+        add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
+                    "checks them; a tensor kept alive by mistake inside a cached segment cannot be told from "
+                    "free cache: to see each one, %s)",
+                 cmt_holder_name(h), size, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments",
+                 cmt_holder_cache_advice(h));
+    }
     if (virtual_rows)
         add_note(t, "%" PRIu64 " VMM address reservations or mappings were still in place at exit; they hold no "
                     "memory and are not checked",

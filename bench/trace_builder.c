@@ -243,6 +243,12 @@ void cmt_tb_process(struct cmt_trace_builder *b, uint64_t pid, uint64_t ppid, co
 
 uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line)
 {
+    return cmt_tb_frame_language(b, function, file, line, 0);
+}
+
+uint64_t cmt_tb_frame_language(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line,
+                               uint32_t language)
+{
     uint32_t fn = cmt_tb_string(b, function), fl = cmt_tb_string(b, file);
     META_BEGIN(b, 64, pl);
     uint32_t id = ++b->n_frames;
@@ -250,7 +256,7 @@ uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const c
     cmt_payload_varint(&pl, fn);
     cmt_payload_varint(&pl, fl);
     cmt_payload_varint(&pl, line);
-    cmt_payload_varint(&pl, 0);
+    cmt_payload_varint(&pl, language);
     meta_commit(b, CMT_META_FRAME, &pl);
     return CMT_FRAME_SYNTHETIC_BIT | id;
 }

@@ -42,6 +42,9 @@ void cmt_tb_process(struct cmt_trace_builder *b, uint64_t pid, uint64_t ppid, co
 /* A synthetic frame (FRAME record); returns the frame value to put in a
  * stack (CMT_FRAME_SYNTHETIC_BIT | id). */
 uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line);
+/* The same with a language (the FRAME record's: 1 = Python). */
+uint64_t cmt_tb_frame_language(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line,
+                               uint32_t language);
 /* frames innermost first; returns the stack id. */
 uint32_t cmt_tb_stack(struct cmt_trace_builder *b, const uint64_t *frames, uint32_t n);
 uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t bias, uint64_t lo, uint64_t hi,

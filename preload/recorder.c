@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "unwind_gate.h"
 #include "driver_hooks.h"
+#include "nvtx_injection.h"
 
 struct cmt_recorder cmt_recorder = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -221,7 +222,7 @@ static void take_exit_sample(void)
 
 bool cmt_recorder_start(void)
 {
-    bool ok = false;
+    bool ok = false, started = false;
     /* Off for good (disabled, failed, shut down): never touch the lock. */
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_OFF)
         return false;
@@ -290,8 +291,12 @@ bool cmt_recorder_start(void)
     append_manifest(cmt_recorder.tf.path);
     __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
     ok = true;
+    started = true;
 out:
     pthread_mutex_unlock(&cmt_recorder.start_lock);
+    /* Outside the start lock: a note takes the metadata lock. */
+    if (started)
+        cmt_nvtx_note_environment();
     return ok;
 }
 

@@ -30,7 +30,7 @@
  * (at most about 3 us) with the TSC event clock (docs/performance.md), far
  * below what a real release and allocation take between them.
  *
- * Compiles as C99, C11 and C++ (tests/meson.build builds it all three ways).
+ * Compiles as C99, C11 and C++ (tests/headers/meson.build builds it all three ways).
  */
 #ifndef CUMEMTRACE_FORMAT_H
 #define CUMEMTRACE_FORMAT_H
@@ -129,9 +129,29 @@ enum cmt_record_type {
     CMT_REC_FREE = 2,    /* a release call */
     CMT_REC_SAMPLE = 3,  /* device context sample: aux0 free, aux1 total */
     CMT_REC_POOL = 4,    /* pool lifecycle/state: addr = pool handle, api says which */
-    CMT_REC_MARK = 5,    /* user mark/phase: aux0 = string id, api says begin/end/instant */
+    CMT_REC_MARK = 5,    /* phase, mark or step: api and aux below */
     CMT_REC_TYPE_COUNT
 };
+
+/* CMT_REC_MARK records (NVTX ranges and marks, the cumemtrace.h API), on
+ * the thread that made the call, with ts; no stack, size or address:
+ *   api MARK_PUSH         aux0 name string id, aux1 domain name string id
+ *                         (0: the default domain). Opens a range on the
+ *                         thread's stack (nvtxRangePush*, nvtxDomainRangePushEx,
+ *                         cumemtrace_phase_push).
+ *   api MARK_POP          aux1 domain string id. Closes the innermost open
+ *                         range of that domain on the thread's stack.
+ *   api MARK_INSTANT      aux0 name string id, aux1 domain string id.
+ *   api MARK_RANGE_START  aux0 name, aux1 domain, aux2 range id: a
+ *                         process-wide range (nvtxRangeStart*), not nested
+ *                         per thread; any thread may end it.
+ *   api MARK_RANGE_END    aux1 domain, aux2 the range id its start gave.
+ *   api MARK_STEP         aux2 step number (cumemtrace_step): step n starts
+ *                         here, process-wide, and the previous one ends.
+ * A name id of 0 is an unnamed range. Ids are unique per process. */
+#define CMT_MARK_AUX_NAME 0
+#define CMT_MARK_AUX_DOMAIN 1
+#define CMT_MARK_AUX_ID 2
 
 enum cmt_field {
     CMT_F_TS = 1u << 0,     /* zigzag delta ns */
@@ -213,7 +233,10 @@ enum cmt_kind {
     X(MARK_POP, 44, "phase:pop", CMT_KIND_DEVICE)                                            \
     X(CU_MEM_POOL_CREATE, 45, "cuMemPoolCreate", CMT_KIND_ASYNC)                             \
     X(CU_MEM_POOL_DESTROY, 46, "cuMemPoolDestroy", CMT_KIND_ASYNC)                           \
-    X(CU_MEM_POOL_TRIM, 47, "cuMemPoolTrimTo", CMT_KIND_ASYNC)
+    X(CU_MEM_POOL_TRIM, 47, "cuMemPoolTrimTo", CMT_KIND_ASYNC)                               \
+    X(MARK_RANGE_START, 48, "range:start", CMT_KIND_DEVICE)                                  \
+    X(MARK_RANGE_END, 49, "range:end", CMT_KIND_DEVICE)                                      \
+    X(MARK_STEP, 50, "step", CMT_KIND_DEVICE)
 
 enum cmt_api {
 #define CMT_API_ENUM(name, value, text, kind) CMT_API_##name = value,
