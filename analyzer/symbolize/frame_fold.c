@@ -191,6 +191,30 @@ int cmt_fold_rules_keep(struct cmt_fold_rules *r, const char *pattern)
     return add_rule(&r->keep, &r->n_keep, &r->cap_keep, pattern);
 }
 
+/* A demangled template function carries its return type in front
+ * ("void at::native::gpu_reduce_kernel<...>(...)", "at::Tensor
+ * at::_sum_to<c10::SymInt>(...)": both seen in PyTorch 2.11 stacks on the
+ * H200). The name proper starts after the last space outside brackets before
+ * the parameter list; rules and operation names look at that. */
+const char *cmt_function_sans_return_type(const char *function)
+{
+    if (!function)
+        return NULL;
+    const char *name = function;
+    int angle = 0;
+    for (const char *p = function; *p; p++) {
+        if (*p == '<')
+            angle++;
+        else if (*p == '>' && angle > 0)
+            angle--;
+        else if (*p == '(' && angle == 0)
+            break;
+        else if (*p == ' ' && angle == 0)
+            name = p + 1;
+    }
+    return *name ? name : function;
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -198,12 +222,13 @@ static const char *base_name(const char *path)
 }
 
 struct frame_fields {
-    const char *func, *file, *file_base, *mod, *mod_base;
+    const char *func, *func_full, *file, *file_base, *mod, *mod_base;
 };
 
 static bool rule_matches(const char *pattern, unsigned fields, const struct frame_fields *ff)
 {
-    if ((fields & FOLD_FUNCTION) && ff->func && fnmatch(pattern, ff->func, 0) == 0)
+    if ((fields & FOLD_FUNCTION) && ff->func &&
+        (fnmatch(pattern, ff->func, 0) == 0 || (ff->func_full != ff->func && fnmatch(pattern, ff->func_full, 0) == 0)))
         return true;
     if ((fields & FOLD_FILE) && ff->file &&
         (fnmatch(pattern, ff->file, 0) == 0 ||
@@ -221,10 +246,11 @@ enum cmt_frame_category cmt_fold_rules_classify(const struct cmt_fold_rules *r, 
     if (!r || !f)
         return CMT_FRAME_USER;
     struct frame_fields ff = {
-        .func = f->function && *f->function ? f->function : NULL,
+        .func_full = f->function && *f->function ? f->function : NULL,
         .file = f->file && *f->file ? f->file : NULL,
         .mod = f->module && *f->module ? f->module : NULL,
     };
+    ff.func = cmt_function_sans_return_type(ff.func_full);
     ff.file_base = ff.file ? base_name(ff.file) : NULL;
     ff.mod_base = ff.mod ? base_name(ff.mod) : NULL;
     if (ff.mod_base && !*ff.mod_base)
@@ -285,6 +311,7 @@ int cmt_frame_operation(const char *function, char *buf, size_t len)
         buf[0] = '\0';
     if (!function)
         return 0;
+    function = cmt_function_sans_return_type(function);
     static const char ops[] = "at::_ops::", node[] = "torch::autograd::generated::";
     if (strncmp(function, node, sizeof node - 1) == 0) {
         const char *name = function + sizeof node - 1;
@@ -314,7 +341,10 @@ int cmt_frame_operation(const char *function, char *buf, size_t len)
      * arguments); at::native::foo::bar is a helper's namespace */
     if (rank == 2 && name[n] != '(' && name[n] != '<' && name[n] != '\0')
         return 0;
-    if (!aten_name(name, n))
+    /* at::_ops structs are named by the operator and its overload, and
+     * overload names have capitals (sum_dim_IntList, add_Tensor); kernels'
+     * names in at::native and at::cuda are lower case. */
+    if (rank == 3 ? n == 0 || isdigit((unsigned char)name[0]) : !aten_name(name, n))
         return 0;
     write_op("aten::", name, n, buf, len);
     return factory_name(name, n) ? 1 : rank;

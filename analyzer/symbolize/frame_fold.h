@@ -102,6 +102,10 @@ bool cmt_fold_rules_match(const struct cmt_fold_rules *r, const struct cmt_frame
  * no operation. */
 int cmt_frame_operation(const char *function, char *buf, size_t len);
 
+/* function without the return type a demangled template name starts with
+ * (a pointer into function; function itself when it has none). */
+const char *cmt_function_sans_return_type(const char *function);
+
 /* NULL is accepted. */
 void cmt_fold_rules_free(struct cmt_fold_rules *r);
 

@@ -178,6 +178,16 @@ static void test_categories(void)
                     TORCH "libtorch_cuda.so");
     EXPECT_CATEGORY(r, CMT_FRAME_OPERATION, "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
                     NULL, TORCH "libtorch_cpu.so");
+    /* a template function's return type does not hide its namespace */
+    EXPECT_CATEGORY(r, CMT_FRAME_OPERATION,
+                    "void at::native::gpu_reduce_kernel<float, float, 4, 4, at::native::func_wrapper_t<float, "
+                    "float (float, float)> >(at::TensorIterator&, double, at::native::AccumulationBuffer*, long) "
+                    "[clone .isra.0]", NULL, TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "at::Tensor at::_sum_to<c10::SymInt>(at::Tensor, bool)", NULL,
+                    TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD,
+                    "std::vector<at::Tensor> torch::autograd::validate_outputs_impl<torch::autograd::Edge>(int)",
+                    NULL, TORCH "libtorch_cpu.so");
     /* the rest of the frameworks, and the interpreter's library */
     EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "at::TensorIteratorBase::build(at::TensorIteratorConfig&)", NULL,
                     TORCH "libtorch_cpu.so");
@@ -227,6 +237,15 @@ static void test_operations(void)
     EXPECT_OP("at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)", 1, "aten::empty_memory_format");
     EXPECT_OP("at::_ops::empty_strided::call(c10::ArrayRef<c10::SymInt>)", 1, "aten::empty_strided");
     EXPECT_OP("at::native::new_empty_strided_symint(at::Tensor const&)", 1, "aten::new_empty_strided_symint");
+    /* overloads (H200, PyTorch 2.11: an autograd thread's sum for a bias
+     * gradient), and a template kernel's return type */
+    EXPECT_OP("at::_ops::sum_dim_IntList::call(at::Tensor const&, c10::OptionalArrayRef<long>, bool)", 3,
+              "aten::sum_dim_IntList");
+    EXPECT_OP("at::_ops::add_Tensor::call(at::Tensor const&, at::Tensor const&, c10::Scalar const&)", 3,
+              "aten::add_Tensor");
+    EXPECT_OP("void at::native::gpu_reduce_kernel<float, float, 4, 4>(at::TensorIterator&, double)", 2,
+              "aten::gpu_reduce_kernel");
+    EXPECT_OP("at::Tensor at::_sum_to<c10::SymInt>(at::Tensor, c10::ArrayRef<c10::SymInt>, bool)", 0, "");
     /* not operations */
     EXPECT_OP("at::cuda::getCurrentCUDABlasHandle()", 0, "");
     EXPECT_OP("at::native::structured_addmm_out_cuda::impl(at::Tensor const&)", 0, "");
