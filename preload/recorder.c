@@ -254,6 +254,13 @@ bool cmt_recorder_start(void)
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
+    const char *special = cmt_trace_special_path(path);
+    if (special) {
+        cmt_log_warning("CUMEMTRACE_OUTPUT %s is %s, not a place for a trace file; running without tracing", path,
+                        special);
+        cmt_recorder.state = CMT_RECORDER_OFF;
+        goto out;
+    }
     struct cmt_trace_create_options opt = {
         .max_size = cmt_config.max_size,
         .pid = (uint32_t)getpid(),

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""The shim never harms its host: special output paths, file-size limits,
+CUMEMTRACE_MAX_SIZE that records what fits (issue 15)."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+import cmtest
+from cmtest import check, eq
+
+KiB = 1024
+
+
+def native(argv):
+    return subprocess.run(argv, env=cmtest.sim_env(preload=False), capture_output=True, text=True, timeout=300)
+
+
+def test_output_special_paths():
+    """A device, a fifo, a socket, a directory and a path in /proc are
+    refused with one warning; the program runs unchanged and no file
+    appears beside them (/dev/null.1 was created before)."""
+    prog = [cmtest.program("leak_peak")]
+    ref = native(prog)
+    d = tempfile.mkdtemp(prefix="cmt-special-")
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    sock_path = os.path.join(d, "sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(sock_path)
+    cases = [("/dev/null", "a character device"), (fifo, "a fifo"), (sock_path, "a socket"), (d, "a directory"),
+             ("/proc/self/cmt.bin", "in /proc")]
+    for path, what in cases:
+        before = sorted(os.listdir(os.path.dirname(path) or "."))
+        p = subprocess.run(prog, env=cmtest.sim_env({"CUMEMTRACE_OUTPUT": path}), capture_output=True, text=True,
+                           timeout=300)
+        eq((p.returncode, p.stdout), (ref.returncode, ref.stdout), f"program unchanged with {path}")
+        eq(p.stderr, f"cumemtrace: warning: CUMEMTRACE_OUTPUT {path} is {what}, not a place for a trace file; "
+                     "running without tracing\n", f"one warning for {path}")
+        eq(sorted(os.listdir(os.path.dirname(path) or ".")), before, f"nothing created beside {path}")
+    check(not os.path.exists("/dev/null.1"), "no /dev/null.1")
+    sock.close()
+    for f in (fifo, sock_path):
+        os.unlink(f)
+    os.rmdir(d)
+
+
+def test_file_size_limit():
+    """Under `ulimit -f` the trace stops at the limit with one warning: no
+    SIGXFSZ (status 153 before), the output intact, the trace readable and
+    marked as stopped early."""
+    argv = [cmtest.program("stress_threads"), "1", "20000"]
+    ref = native(argv)
+    d = tempfile.mkdtemp(prefix="cmt-fsize-")
+    trace = os.path.join(d, "t.bin")
+    env = cmtest.sim_env({"CUMEMTRACE_OUTPUT": trace})
+    prog = " ".join(cmtest.VALGRIND_CMD + argv) if cmtest.VALGRIND else " ".join(argv)
+    # 128 blocks of 1 KiB (bash's unit): 131072 bytes.
+    p = subprocess.run(["bash", "-c", f"ulimit -f 128; exec {prog}"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    eq((p.returncode, p.stdout), (ref.returncode, ref.stdout), f"status and output unchanged: {p.stderr}")
+    lines = p.stderr.splitlines()
+    eq(lines, [f"cumemtrace: writing trace to {trace}",
+               f"cumemtrace: warning: trace {trace} reached the file size limit (RLIMIT_FSIZE, 131072 bytes); "
+               "recording stopped, the program continues"], "the path line and one warning")
+    eq(os.path.getsize(trace), 128 * KiB, "the trace fills the limit")
+    rep = cmtest.report(trace, "--no-symbols")
+    check(rep["events"] > 1000, f"events before the limit are kept: {rep['events']}")
+    eq(rep["events"] + rep["events_dropped"], 40000, "recorded plus dropped is every call")
+    check(any(w.startswith("recording stopped early: the trace file could not grow") for w in rep["warnings"]),
+          rep["warnings"])
+    os.unlink(trace)
+    os.rmdir(d)
+
+
+def test_max_size_sweep():
+    """A larger CUMEMTRACE_MAX_SIZE never records fewer events; a tiny one
+    records what fits after the header; each fills its limit."""
+    argv = [cmtest.program("stress_threads"), "1", "20000"]
+    total = 40000
+    last = -1
+    for kib in (12, 16, 24, 32, 48, 64, 68, 72, 96, 128, 160, 192, 224):
+        r = cmtest.run(argv, env={"CUMEMTRACE_MAX_SIZE": f"{kib}KiB"})
+        eq(r.proc.returncode, 0, f"exit status at {kib} KiB: {r.proc.stderr}")
+        eq(os.path.getsize(r.trace), kib * KiB, f"the trace fills {kib} KiB")
+        rep = cmtest.report(r.trace, "--no-symbols")
+        events = rep["events"]
+        eq(events + rep["events_dropped"], total, f"recorded plus dropped at {kib} KiB")
+        check(events > 0, f"{kib} KiB records something")
+        check(events >= last, f"{kib} KiB records {events} events, fewer than the {last} of a smaller limit")
+        # About 5.5 bytes an event here: all but the header, the metadata
+        # (under 8 KiB) and at most a record's room per chunk is used.
+        check(events * 6 > (kib - 12) * KiB, f"{kib} KiB holds {events} events: room left unused")
+        last = events
+        cmtest.cleanup(r)
+
+
+if __name__ == "__main__":
+    cmtest.main(sys.modules[__name__])
