@@ -97,5 +97,87 @@ def test_max_size_sweep():
         cmtest.cleanup(r)
 
 
+def run_cli_plain(args, tmpdir, extra=None, timeout=300):
+    """`cumemtrace run ARGS` with no LD_PRELOAD of the user's: the sanitizer
+    runtime must be found by `run` itself (the asan setup's prefix is
+    dropped too)."""
+    env = {"LD_PRELOAD": None, "CUMEMTRACE_OUTPUT": os.path.join(tmpdir, "trace.%p.bin")}
+    env.update(extra or {})
+    return subprocess.run([cmtest.CLI, "run", *args], env=cmtest.sim_env(env, preload=False), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def asan_fork_checked(n, tmpdir, timeout=300):
+    p = run_cli_plain(["--", cmtest.program("asan_fork"), str(n)], tmpdir, timeout=timeout)
+    eq((p.returncode, p.stdout), (0, f"parent threads 1 children ok {n}\n"),
+       f"status and output (no thread of the shim's in parent or children): {p.stderr}")
+    traces = sorted(os.path.join(tmpdir, f) for f in os.listdir(tmpdir))
+    eq(len(traces), n + 1, "a trace per process")
+    return traces
+
+
+def test_run_sanitizer_runtime():
+    """`cumemtrace run` of an ASan-built program puts libasan first in
+    LD_PRELOAD by itself (it failed at once: "ASan runtime does not come
+    first in initial library list"); a preload of the user's stays after
+    the shim."""
+    if cmtest.VALGRIND:
+        print("skipped: an ASan program does not run under valgrind")
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="cmt-asan-run-")
+    traces = asan_fork_checked(2, d)
+    reps = [cmtest.report(t, "--no-symbols") for t in traces]
+    eq(sorted(str(r["events_by_api"]) for r in reps),
+       ["{'cudaMalloc': 1}"] + ["{'cudaMalloc': 2, 'cudaFree': 1}"] * 2, "the parent's and each child's events")
+    eq([r["clean_exit"] for r in reps], [True] * 3, "every trace closed")
+    for t in traces:
+        os.unlink(t)
+    # With a preload of the user's: the runtime first, then the shim, then it.
+    interposer = os.path.join(cmtest.PROGRAMS, "libinterposer.so")
+    p = run_cli_plain(["--", cmtest.program("asan_fork"), "0"], d, {"LD_PRELOAD": interposer})
+    eq((p.returncode, p.stdout), (0, "parent threads 1 children ok 0\n"), f"with a user preload: {p.stderr}")
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+    os.rmdir(d)
+
+
+def test_fork_asan_program():
+    """An ASan-built program that forks children which exit normally (ASan's
+    leak check runs in each): no thread of the shim's is started in a child
+    (one was, and hung there on ASan's allocator lock) nor, under a
+    sanitizer, in the parent; every child's trace is whole."""
+    if cmtest.VALGRIND:
+        print("skipped: an ASan program does not run under valgrind")
+        sys.exit(77)
+    d = tempfile.mkdtemp(prefix="cmt-asan-fork-")
+    traces = asan_fork_checked(20, d)
+    reps = [cmtest.report(t, "--no-symbols") for t in traces]
+    children = [r for r in reps if r["events_by_api"] == {"cudaMalloc": 2, "cudaFree": 1}]
+    eq(len(children), 20, "every child's events")
+    eq([r["leaks"]["bytes"] for r in children], [1 << 20] * 20, "each child leaks its 1 MiB")
+    eq(all(r["clean_exit"] for r in reps), True, "every trace closed")
+    for t in traces:
+        os.unlink(t)
+    os.rmdir(d)
+
+
+def test_fork_asan_stress():
+    """The same, 50 runs in a row beside two busy loops."""
+    if cmtest.VALGRIND:
+        print("skipped: an ASan program does not run under valgrind")
+        sys.exit(77)
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        for i in range(50):
+            d = tempfile.mkdtemp(prefix="cmt-asan-stress-")
+            for t in asan_fork_checked(5, d, timeout=120):
+                os.unlink(t)
+            os.rmdir(d)
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
