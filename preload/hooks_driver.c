@@ -28,9 +28,10 @@
 #include "proc_address.h"
 #include "real_symbols.h"
 
-/* A hook whose real function cannot be found fails the call the way a
- * missing library would, rather than crashing the program. */
-#define CMT_CU_NO_REAL CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+/* A hook whose real function cannot be found (none anywhere: the shim was
+ * preloaded into a program without a driver) answers as a driver that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_CU_NO_REAL CUDA_ERROR_NOT_INITIALIZED
 
 static inline uint64_t dptr_out(CUresult r, const CUdeviceptr *p)
 {

@@ -24,9 +24,9 @@ CMT_REAL_SLOT(cudaFreeArray);
 CMT_REAL_SLOT(cudaSetDevice);
 CMT_REAL_SLOT(cudaSetValidDevices);
 
-/* A symbol that cannot be found fails the call the way a missing library
- * would, rather than crashing the program. */
-#define CMT_NO_REAL cudaErrorSharedObjectSymbolNotFound
+/* A symbol that cannot be found anywhere fails the call as a runtime that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_NO_REAL cudaErrorInitializationError
 
 static inline uint64_t ptr_out(cudaError_t r, void *const *p)
 {

@@ -17,7 +17,7 @@ CMT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cu
 {
     __typeof__(cudaMemPoolCreate) *real = CMT_REAL(cudaMemPoolCreate);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h);
     cudaError_t r = real(memPool, poolProps);
@@ -33,7 +33,7 @@ CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
     __typeof__(cudaMemPoolDestroy) *real = CMT_REAL(cudaMemPoolDestroy);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && memPool;
     struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)memPool) : (struct cmt_pool_destroy){0};
@@ -48,7 +48,7 @@ CMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesT
 {
     __typeof__(cudaMemPoolTrimTo) *real = CMT_REAL(cudaMemPoolTrimTo);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h) && memPool;
     cudaError_t r = real(memPool, minBytesToKeep);

@@ -23,8 +23,8 @@ static struct {
 
 static bool refused; /* atomic */
 
-/* Set once, never cleared: in a fork child, and under a sanitizer runtime.
- * Then the pages are populated inline and no helper is ever started:
+/* Set once, never cleared, in a fork child; no helper is started either
+ * under a sanitizer runtime. The pages are then populated inline:
  *  - a fork child may have inherited, locked, whatever lock a parent thread
  *    held at the fork (an allocator's, a sanitizer's); a thread started
  *    there was found waiting for ASan's allocator lock while the child's
@@ -35,6 +35,16 @@ static bool refused; /* atomic */
  *    held, and sanitizers that lock everything before the real fork would
  *    deadlock a fork handler that waited for the helper instead. */
 static bool no_helper; /* atomic */
+
+/* Every sanitizer runtime defines it. A weak reference, bound by the
+ * loader when the runtime is loaded (it comes first): no dlsym, which in a
+ * hook may run inside another interposer's malloc. */
+extern void __sanitizer_print_stack_trace(void) __attribute__((weak));
+
+static bool sanitizer_runtime_loaded(void)
+{
+    return __sanitizer_print_stack_trace != NULL;
+}
 
 static void populate_now(uint8_t *addr, size_t len)
 {
@@ -96,7 +106,8 @@ void cmt_populate_request(enum cmt_populate_mode mode, uint8_t *addr, size_t len
 {
     if (len == 0 || mode == CMT_POPULATE_OFF || __atomic_load_n(&refused, __ATOMIC_RELAXED))
         return;
-    if (mode == CMT_POPULATE_THREAD && !__atomic_load_n(&no_helper, __ATOMIC_RELAXED)) {
+    if (mode == CMT_POPULATE_THREAD && !__atomic_load_n(&no_helper, __ATOMIC_RELAXED) &&
+        !sanitizer_runtime_loaded()) {
         pthread_mutex_lock(&helper.lock);
         if (!helper.running && !helper.unstartable) {
             helper.running = start_helper_locked();
@@ -129,11 +140,6 @@ bool cmt_populate_helper_running(void)
     bool r = helper.running;
     pthread_mutex_unlock(&helper.lock);
     return r;
-}
-
-void cmt_populate_without_helper(void)
-{
-    __atomic_store_n(&no_helper, true, __ATOMIC_RELAXED);
 }
 
 void cmt_populate_fork_child(void)

@@ -55,8 +55,4 @@ bool cmt_populate_helper_running(void);
  * thread held at the fork; a thread started there can wait on one. */
 void cmt_populate_fork_child(void);
 
-/* From now on no helper is started (a sanitizer runtime serves thread
- * start-up: page_populate.c says why); thread mode is served inline. */
-void cmt_populate_without_helper(void);
-
 #endif

@@ -2,14 +2,12 @@
 /* Load-time set-up of libcumemtrace.so. Kept minimal: the constructor runs in
  * every process the shim is preloaded into, CUDA or not, possibly before the
  * program's own initialisation. Nothing heavy happens until a hooked call. */
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include "clock.h"
 #include "config.h"
 #include "device_cache.h"
 #include "log.h"
-#include "page_populate.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"
@@ -28,11 +26,6 @@ static void load(void)
     /* Found now rather than inside the first dlsym some other library's
      * constructor makes (ours may run after theirs). */
     cmt_glibc_dlsym();
-    /* Every sanitizer runtime defines it; one with an allocator of its own
-     * serves thread start-up, and the populate helper must not race a fork
-     * there (page_populate.c). Looked up now, never inside a hook. */
-    if (cmt_real_dlsym(RTLD_DEFAULT, "__sanitizer_print_stack_trace"))
-        cmt_populate_without_helper();
     pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
 }
 

@@ -179,5 +179,57 @@ def test_fork_asan_stress():
             p.wait()
 
 
+def traced_summary(argv, extra):
+    r = cmtest.run(argv, env=extra)
+    rep = cmtest.report(r.trace, "--no-symbols")
+    out = (r.proc.returncode, r.proc.stdout, r.proc.stderr.splitlines()[1:], rep["events_by_api"],
+           rep["leaks"]["bytes"], rep["unmatched_frees"])
+    cmtest.cleanup(r)
+    return out
+
+
+def test_driver_loaded_locally_without_symbolic():
+    """A driver built without -Bsymbolic, loaded RTLD_LOCAL by the runtime
+    (dlopen's default): its cuGetProcAddress table and its own calls bind
+    to the shim's exports, and no definition lies behind the shim in the
+    global scope. The shim finds the real functions through the library
+    the runtime looked them up in: the program runs as without the shim
+    ("cuGetProcAddress_v2: no definition found after the shim; the call
+    fails" before) and the trace is the same as with the ordinary driver,
+    for the dynamic runtime and the static one (through cuGetProcAddress)."""
+    nosym = os.environ["CMT_SIM_NOSYMBOLIC_DIR"]
+    devices = {"SIMCUDA_DEVICES": "2"}  # runtime_calls uses device 1
+    local = dict(devices, LD_LIBRARY_PATH=nosym + ":" + cmtest.SIM_DIR + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+    for name in ("leak_peak", "runtime_calls", "runtime_calls_static"):
+        argv = [cmtest.program(name)]
+        ref = subprocess.run(argv, env=cmtest.sim_env(local, preload=False), capture_output=True, text=True,
+                             timeout=300)
+        ordinary = traced_summary(argv, devices)
+        got = traced_summary(argv, local)
+        eq(got[:3], (ref.returncode, ref.stdout, []), f"{name}: status and output unchanged, no warning")
+        eq(got, ordinary, f"{name}: the same trace as with the ordinary driver")
+
+
+def test_no_real_function():
+    """A hook that finds no real function anywhere answers as a library
+    that cannot initialise (CUDA_ERROR_NOT_INITIALIZED,
+    cudaErrorInitializationError), warns once per name, never aborts."""
+    code = ("import ctypes, sys\n"
+            f"shim = ctypes.CDLL({cmtest.SHIM!r})\n"
+            "p = ctypes.c_void_p()\n"
+            "print(shim.cuMemAlloc_v2(ctypes.byref(p), 4096), shim.cuMemAlloc_v2(ctypes.byref(p), 4096),\n"
+            "      shim.cudaMalloc(ctypes.byref(p), 4096), shim.cudaMalloc(ctypes.byref(p), 4096))\n")
+    env = cmtest.sim_env({"CUMEMTRACE_OUTPUT": "/tmp/cmt-no-real-%p.bin", "CUMEMTRACE_DISABLE": None},
+                         preload=False, foreign=True)
+    env["LD_LIBRARY_PATH"] = ""
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    eq((p.returncode, p.stdout), (0, "3 3 3 3\n"), f"error codes: {p.stderr}")
+    warnings = [l for l in p.stderr.splitlines() if "no definition found" in l]
+    eq(warnings, ['cumemtrace: warning: cuMemAlloc_v2: no definition found after the shim; the call returns the '
+                  'library\'s "not initialized" error',
+                  'cumemtrace: warning: cudaMalloc: no definition found after the shim; the call returns the '
+                  'library\'s "not initialized" error'], "one warning per name")
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
