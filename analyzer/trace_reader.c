@@ -135,6 +135,7 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     r->info.start_monotonic_ns = h.start_monotonic_ns;
     r->info.start_realtime_ns = h.start_realtime_ns;
     r->info.events_dropped = h.events_dropped;
+    r->info.unrecorded_nested = h.reserved[CMT_HEADER_UNRECORDED_NESTED];
     r->info.file_size = r->size;
     r->next_chunk = h.header_size;
     /* claimed_end is where the writer's last chunk ended: a shorter file lost

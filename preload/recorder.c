@@ -204,6 +204,11 @@ static void append_manifest(const char *trace_path)
 static void enter_internal(void);
 static void leave_internal(void);
 
+/* Calls that re-entered the shim before this process's trace existed:
+ * added to the header when it is created (cmt_recorder_count_nested). */
+static uint64_t nested_before_trace;
+static void fold_nested_before_trace(void);
+
 /* The exit sample (sampler.h). Taken by an exit handler rather than the
  * shim's destructor: exit handlers run before shared objects' destructors,
  * libcuda's among them, so the driver still answers. Registered at the first
@@ -296,6 +301,7 @@ bool cmt_recorder_start(void)
         cmt_log_info("writing trace to %s", cmt_recorder.tf.path);
     append_manifest(cmt_recorder.tf.path);
     __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
+    fold_nested_before_trace();
     ok = true;
 out:
     pthread_mutex_unlock(&cmt_recorder.start_lock);
@@ -333,8 +339,38 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
  * thread holds. */
 static void enter_internal(void)
 {
-    cmt_thread_state.depth++;
+    if (cmt_thread_state.depth++ == 0) {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        cmt_thread_state.outer_layer = CMT_LAYER_INTERNAL;
+    }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Moves the calls counted before the trace existed into its header. Runs
+ * once the recorder is active; a count added meanwhile by another thread
+ * is moved by that thread itself (cmt_recorder_count_nested). */
+static void fold_nested_before_trace(void)
+{
+    struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
+    uint64_t n = __atomic_exchange_n(&nested_before_trace, 0, __ATOMIC_ACQ_REL);
+    if (n && hdr)
+        __atomic_fetch_add(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED], n, __ATOMIC_RELAXED);
+}
+
+void cmt_recorder_count_nested(void)
+{
+    /* The header stays mapped until the process ends or forks; a fork child
+     * forgets it before unmapping it (cmt_trace_abandon). */
+    int state = __atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE);
+    struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
+    if (hdr && state == CMT_RECORDER_ACTIVE) {
+        __atomic_fetch_add(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED], 1, __ATOMIC_RELAXED);
+    } else if (state == CMT_RECORDER_UNSTARTED) {
+        __atomic_fetch_add(&nested_before_trace, 1, __ATOMIC_ACQ_REL);
+        /* The trace may have started in between, its fold done already. */
+        if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_ACTIVE)
+            fold_nested_before_trace();
+    }
 }
 
 static void leave_internal(void)
@@ -419,6 +455,7 @@ void cmt_recorder_fork_child(void)
     int state = cmt_recorder.state;
     if (state == CMT_RECORDER_ACTIVE)
         cmt_trace_abandon(&cmt_recorder.tf);
+    __atomic_store_n(&nested_before_trace, 0, __ATOMIC_RELAXED);
     cmt_recorder.forked_child = true;
     cmt_recorder.generation++;
     int next = CMT_RECORDER_UNSTARTED;

@@ -431,6 +431,10 @@ void cmt_trace_close(struct cmt_trace_file *tf)
 
 void cmt_trace_abandon(struct cmt_trace_file *tf)
 {
+    /* Forgotten before it is unmapped: a signal handler's hook counting an
+     * unrecorded call (recorder.c) must never find it half gone. */
+    __atomic_store_n(&tf->header, NULL, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < tf->n_segments; i++)
         munmap(tf->segments[i].base, tf->segments[i].size);
     if (tf->fd >= 0)

@@ -84,8 +84,15 @@ struct cmt_file_header {
     uint64_t events_dropped;     /* events not recorded after recording stopped */
     uint32_t pointer_size;       /* sizeof(void *) of the writer */
     uint32_t reserved0;
-    uint64_t reserved[8];
+    uint64_t reserved[8];        /* zero unless named below */
 };
+
+/* reserved[] entries in use (minor version 0 writers leave them zero):
+ * allocation and release calls the writer could not record, per cause,
+ * updated atomically while the process runs. */
+#define CMT_HEADER_UNRECORDED_NESTED 0 /* made while another call of the same thread was inside the
+                                          profiler: a signal handler interrupting a CUDA call, or the
+                                          profiler's own exit or fork work */
 
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                   */

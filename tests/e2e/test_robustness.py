@@ -66,6 +66,8 @@ def test_signal_handler():
     # A handler that lands inside a hook passes through unrecorded; one that
     # lands between hooks is recorded in full.
     check(n <= mallocs <= n + handler_pairs, f"{n} <= {mallocs} <= {n + handler_pairs}")
+    # What passed through is counted: every call is recorded or counted.
+    eq(rep["events"] + rep["unrecorded"]["total"], 2 * (n + handler_pairs), "recorded plus counted")
     eq((rep["leaks"]["count"], rep["unmatched_frees"]), (0, 0), "no half-recorded pair")
     cmtest.cleanup(r)
     # The timer keeps firing while the process exits and the shim closes the
