@@ -136,7 +136,10 @@ def test_run_sanitizer_runtime():
         os.unlink(t)
     # With a preload of the user's: the runtime first, then the shim, then it.
     interposer = os.path.join(cmtest.PROGRAMS, "libinterposer.so")
-    p = run_cli_plain(["--", cmtest.program("asan_fork"), "0"], d, {"LD_PRELOAD": interposer})
+    # In the asan setup the CLI is an ASan program too: the user's preload
+    # must then start with the runtime for the CLI itself to start.
+    user = ":".join(p for p in (cmtest.PRELOAD_PREFIX, interposer) if p)
+    p = run_cli_plain(["--", cmtest.program("asan_fork"), "0"], d, {"LD_PRELOAD": user})
     eq((p.returncode, p.stdout), (0, "parent threads 1 children ok 0\n"), f"with a user preload: {p.stderr}")
     for f in os.listdir(d):
         os.unlink(os.path.join(d, f))
