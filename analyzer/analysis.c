@@ -131,6 +131,7 @@ static void on_thread(void *ctx, uint32_t tid, uint32_t name) { cmt_model_on_thr
 static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_config(MODEL(ctx), c); }
 static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(MODEL(ctx), e); }
 static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_frame(MODEL(ctx), f); }
+static void on_note(void *ctx, const struct cmt_note_in *n) { cmt_model_on_note(MODEL(ctx), n); }
 #undef MODEL
 
 static const struct cmt_reader_callbacks callbacks = {
@@ -142,6 +143,7 @@ static const struct cmt_reader_callbacks callbacks = {
     .on_config = on_config,
     .on_end = on_end,
     .on_frame = on_frame,
+    .on_note = on_note,
     .on_event = on_event,
 };
 

@@ -441,6 +441,27 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out)
     cmt_json_finish(&j);
 }
 
+/* The writer's notes: each {"source", "time_ns", "text"}. */
+static void json_notes(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_trace_model *m = &r->analysis->model;
+    cmt_json_key(j, "notes");
+    cmt_json_begin_array(j);
+    for (uint32_t i = 0; i < m->n_notes; i++) {
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "source");
+        cmt_json_string(j, cmt_note_source_name(m->notes[i].source));
+        cmt_json_key(j, "time_ns");
+        cmt_json_uint(j, cmt_report_rel_ns(r, m->notes[i].ts));
+        cmt_json_key(j, "text");
+        cmt_json_string(j, cmt_model_string(m, m->notes[i].text_id));
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+    cmt_json_key(j, "notes_not_shown");
+    cmt_json_uint(j, m->notes_dropped);
+}
+
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j)
 {
     const struct cmt_analysis *a = r->analysis;
@@ -489,6 +510,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_end_object(j);
     cmt_json_key(j, "unmatched_frees");
     cmt_json_uint(j, rp->unmatched_frees);
+    json_notes(r, j);
     json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
     json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");

@@ -97,6 +97,12 @@ static void print_header(const struct cmt_report *r, FILE *out)
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
+    for (uint32_t i = 0; i < m->n_notes; i++)
+        fprintf(out, "  note:     %s: %s\n", cmt_note_source_name(m->notes[i].source),
+                cmt_model_string(m, m->notes[i].text_id));
+    if (m->notes_dropped)
+        fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
+                plural(m->notes_dropped, "note", "notes"));
     if (r->opt->at_set) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);

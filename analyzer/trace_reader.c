@@ -630,6 +630,17 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
             cb->on_end(r->ctx, &e);
         return 0;
     }
+    case CMT_META_NOTE: {
+        struct cmt_note_in n = {0};
+        n.ts = pl_varint(b);
+        n.source = pl_varint(b);
+        n.text_id = pl_id(b);
+        if (b->bad)
+            return -1;
+        if (cb->on_note)
+            cb->on_note(r->ctx, &n);
+        return 0;
+    }
     default:
         return 0; /* a record type from a newer writer: skipped */
     }

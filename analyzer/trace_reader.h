@@ -70,6 +70,12 @@ struct cmt_end_in {
     uint64_t events_dropped;
 };
 
+struct cmt_note_in {
+    uint64_t ts;
+    uint64_t source; /* enum cmt_note_source */
+    uint32_t text_id;
+};
+
 /* Every callback may be NULL. Returning nonzero from on_event stops the read
  * early (the read then reports success). */
 struct cmt_reader_callbacks {
@@ -82,6 +88,7 @@ struct cmt_reader_callbacks {
     void (*on_device)(void *ctx, uint32_t ordinal, uint32_t name_id, uint64_t total);
     void (*on_end)(void *ctx, const struct cmt_end_in *e);
     void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
+    void (*on_note)(void *ctx, const struct cmt_note_in *n);
     int (*on_event)(void *ctx, const struct cmt_event_in *e);
 };
 

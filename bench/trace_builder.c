@@ -303,6 +303,19 @@ void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name)
     meta_commit(b, CMT_META_THREAD, &pl);
 }
 
+void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text)
+{
+    uint32_t text_id = cmt_tb_string(b, text);
+    uint8_t *start = meta_begin(b, 32);
+    if (!start)
+        return;
+    struct cmt_payload pl = {start, start + 32, false};
+    cmt_payload_varint(&pl, ts);
+    cmt_payload_varint(&pl, source);
+    cmt_payload_varint(&pl, text_id);
+    meta_commit(b, CMT_META_NOTE, &pl);
+}
+
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total)
 {
     uint32_t name_id = cmt_tb_string(b, name);

@@ -47,6 +47,8 @@ uint32_t cmt_tb_stack(struct cmt_trace_builder *b, const uint64_t *frames, uint3
 uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t bias, uint64_t lo, uint64_t hi,
                        const uint8_t *build_id, size_t build_id_len);
 void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name);
+/* A NOTE record (source: enum cmt_note_source). */
+void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text);
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total);
 void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
 

@@ -379,6 +379,25 @@ static void leave_internal(void)
     cmt_thread_state.depth--;
 }
 
+void cmt_recorder_note(enum cmt_note_source source, const char *text)
+{
+    if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
+        return;
+    enter_internal();
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint32_t text_id = intern_cstr_locked(text);
+    uint8_t *payload = text_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 32) : NULL;
+    if (payload) {
+        struct cmt_payload b = {payload, payload + 32, false};
+        cmt_payload_varint(&b, cmt_now_ns());
+        cmt_payload_varint(&b, (uint64_t)source);
+        cmt_payload_varint(&b, text_id);
+        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_NOTE, b.p);
+    }
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    leave_internal();
+}
+
 /* The END record's time: not before anything this thread recorded nor any
  * chunk claimed (the event clock may run up to its error bound ahead of
  * clock_gettime; docs/performance.md). */

@@ -54,7 +54,7 @@ extern "C" {
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
 #define CMT_VERSION_MAJOR 1
-#define CMT_VERSION_MINOR 0
+#define CMT_VERSION_MINOR 1
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u
@@ -278,7 +278,19 @@ enum cmt_meta_type {
     /* payload: varint ts, varint reason (enum cmt_end_reason),
      *          varint events_dropped */
     CMT_META_END = 9,
+    /* payload: varint ts, varint source (enum cmt_note_source),
+     *          varint text string id. Something the writer could not do and
+     *          wants the report to say once (an interpreter version it does
+     *          not know, NVTX ranges it cannot record...). */
+    CMT_META_NOTE = 10,
     CMT_META_TYPE_COUNT
+};
+
+/* Who wrote a NOTE record. Values are part of the format: append only. */
+enum cmt_note_source {
+    CMT_NOTE_OTHER = 0,
+    CMT_NOTE_PYTHON = 1, /* Python frame capture */
+    CMT_NOTE_NVTX = 2    /* NVTX injection */
 };
 
 enum cmt_end_reason {

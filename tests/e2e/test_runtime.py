@@ -200,7 +200,7 @@ def test_bad_traces():
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
     with open(newer, "wb") as f:
-        f.write(data[:8] + bytes([2, 0]) + data[10:])
+        f.write(data[:8] + bytes([2, 0, 0, 0]) + data[12:])
     p = cmtest.cli("report", newer)
     eq(p.returncode, 2, "status for a newer trace")
     eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 2.0); this analyzer reads "

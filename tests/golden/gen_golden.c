@@ -92,6 +92,7 @@ static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t 
     cmt_tb_device(b, 0, "Golden GPU", 80 * GiB);
     cmt_tb_device(b, 1, "Golden GPU", 80 * GiB);
     cmt_tb_thread(b, 101, "main");
+    cmt_tb_note(b, START + 1000, CMT_NOTE_PYTHON, "Python 3.99 is not a version the shim knows: native frames only");
     f_main = cmt_tb_frame(b, "main", "/src/app/main.c", 40);
     f_train = cmt_tb_frame(b, "train", "/src/app/train.c", 120);
     f_step = cmt_tb_frame(b, "train_step", "/src/app/train.c", 88);
