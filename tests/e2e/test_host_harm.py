@@ -30,20 +30,29 @@ def test_output_special_paths():
     sock_path = os.path.join(d, "sock")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(sock_path)
-    cases = [("/dev/null", "a character device"), (fifo, "a fifo"), (sock_path, "a socket"), (d, "a directory"),
+    outdir = os.path.join(d, "dir")
+    os.mkdir(outdir)
+    cases = [("/dev/null", "a character device"), (fifo, "a fifo"), (sock_path, "a socket"), (outdir, "a directory"),
              ("/proc/self/cmt.bin", "in /proc")]
+
+    def beside(path):
+        """What the O_EXCL retries would have created: PATH.1, ... (other
+        tests use the same directories meanwhile: only these count)."""
+        base = os.path.basename(path)
+        return sorted(f for f in os.listdir(os.path.dirname(path)) if f.startswith(base) and f != base)
+
     for path, what in cases:
-        before = sorted(os.listdir(os.path.dirname(path) or "."))
         p = subprocess.run(prog, env=cmtest.sim_env({"CUMEMTRACE_OUTPUT": path}), capture_output=True, text=True,
                            timeout=300)
         eq((p.returncode, p.stdout), (ref.returncode, ref.stdout), f"program unchanged with {path}")
         eq(p.stderr, f"cumemtrace: warning: CUMEMTRACE_OUTPUT {path} is {what}, not a place for a trace file; "
                      "running without tracing\n", f"one warning for {path}")
-        eq(sorted(os.listdir(os.path.dirname(path) or ".")), before, f"nothing created beside {path}")
+        eq(beside(path), [], f"nothing created beside {path}")
     check(not os.path.exists("/dev/null.1"), "no /dev/null.1")
     sock.close()
     for f in (fifo, sock_path):
         os.unlink(f)
+    os.rmdir(outdir)
     os.rmdir(d)
 
 
