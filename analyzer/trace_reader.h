@@ -68,6 +68,9 @@ struct cmt_end_in {
     uint64_t ts;
     uint64_t reason;
     uint64_t events_dropped;
+    uint64_t flags;       /* the header's final flags */
+    uint64_t claimed_end; /* the header's final claimed_end */
+    uint64_t chunks;      /* chunks claimed, padding excluded */
 };
 
 struct cmt_note_in {
@@ -104,6 +107,7 @@ struct cmt_trace_info {
      * reserved[CMT_HEADER_UNRECORDED_NESTED]. */
     uint64_t unrecorded_nested;
     uint64_t file_size;
+    uint64_t claimed_end; /* where the header says the claimed chunks end */
 };
 
 #define CMT_READER_MESSAGE_MAX 512
@@ -112,7 +116,9 @@ struct cmt_trace_info {
 struct cmt_reader;
 
 /* Opens and validates path. On failure returns a negative errno-style value
- * and writes a one-line reason (without the file name) into err. */
+ * and writes a one-line reason (without the file name) into err: -EBADMSG
+ * when the file is a trace whose header is damaged or cut, -EPROTONOSUPPORT
+ * for another format version, -EINVAL when it is no trace. */
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen);
 
 /* Same, over bytes in memory (tests, fuzzing). The buffer must outlive the

@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "unwind_gate.h"
 #include "driver_hooks.h"
+#include "nvtx_injection.h"
 
 struct cmt_recorder cmt_recorder = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -226,7 +227,7 @@ static void take_exit_sample(void)
 
 bool cmt_recorder_start(void)
 {
-    bool ok = false;
+    bool ok = false, started = false;
     /* Off for good (disabled, failed, shut down): never touch the lock. */
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_OFF)
         return false;
@@ -303,8 +304,12 @@ bool cmt_recorder_start(void)
     __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
     fold_nested_before_trace();
     ok = true;
+    started = true;
 out:
     pthread_mutex_unlock(&cmt_recorder.start_lock);
+    /* Outside the start lock: a note takes the metadata lock. */
+    if (started)
+        cmt_nvtx_note_environment();
     return ok;
 }
 
@@ -349,12 +354,24 @@ static void enter_internal(void)
 /* Moves the calls counted before the trace existed into its header. Runs
  * once the recorder is active; a count added meanwhile by another thread
  * is moved by that thread itself (cmt_recorder_count_nested). */
+/* Adds n to a counter of the header stored as a checked word (format.h):
+ * the count and its check in one store, lock-free (signal handlers count
+ * too). A word still zero (never stored) counts from 0. */
+static void add_to_checked_counter(uint64_t *word, uint32_t offset, uint64_t n)
+{
+    uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(word, &old, cmt_checked_word((old & CMT_CHECKED_VALUE_MASK) + n, offset),
+                                        false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
 static void fold_nested_before_trace(void)
 {
     struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
     uint64_t n = __atomic_exchange_n(&nested_before_trace, 0, __ATOMIC_ACQ_REL);
     if (n && hdr)
-        __atomic_fetch_add(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED], n, __ATOMIC_RELAXED);
+        add_to_checked_counter(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED],
+                               CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED), n);
 }
 
 void cmt_recorder_count_nested(void)
@@ -364,7 +381,8 @@ void cmt_recorder_count_nested(void)
     int state = __atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE);
     struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
     if (hdr && state == CMT_RECORDER_ACTIVE) {
-        __atomic_fetch_add(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED], 1, __ATOMIC_RELAXED);
+        add_to_checked_counter(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED],
+                               CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED), 1);
     } else if (state == CMT_RECORDER_UNSTARTED) {
         __atomic_fetch_add(&nested_before_trace, 1, __ATOMIC_ACQ_REL);
         /* The trace may have started in between, its fold done already. */
@@ -419,18 +437,9 @@ void cmt_recorder_shutdown(void)
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
-        pthread_mutex_lock(&cmt_recorder.meta.lock);
         int reason = cmt_trace_stop_reason(&cmt_recorder.tf);
-        uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 40);
-        if (payload) {
-            struct cmt_payload b = {payload, payload + 40, false};
-            cmt_payload_varint(&b, end_time());
-            cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
-            cmt_payload_varint(&b, __atomic_load_n(&cmt_recorder.tf.header->events_dropped, __ATOMIC_RELAXED));
-            cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_END, b.p);
-        }
-        pthread_mutex_unlock(&cmt_recorder.meta.lock);
-        cmt_trace_close(&cmt_recorder.tf);
+        uint64_t ts = end_time();
+        cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
     leave_internal();

@@ -52,7 +52,8 @@ struct cmt_device_memo {
 enum cmt_layer {
     CMT_LAYER_INTERNAL = 0, /* the shim's own code outside any hook (exit, fork handlers) */
     CMT_LAYER_RUNTIME = 1,
-    CMT_LAYER_DRIVER = 2
+    CMT_LAYER_DRIVER = 2,
+    CMT_LAYER_MARK = 3 /* NVTX and API marks (phase_record.c): not allocation calls, never counted */
 };
 
 struct cmt_thread {
@@ -130,7 +131,8 @@ static inline bool cmt_hook_enter(struct cmt_hook *h, enum cmt_layer layer)
      * (same thread); it costs no instruction. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     if (depth != 0) {
-        if (__builtin_expect(layer != CMT_LAYER_DRIVER || t->outer_layer != CMT_LAYER_RUNTIME, 0))
+        if (__builtin_expect(layer != CMT_LAYER_MARK &&
+                                 (layer != CMT_LAYER_DRIVER || t->outer_layer != CMT_LAYER_RUNTIME), 0))
             cmt_recorder_count_nested();
         return false;
     }
