@@ -524,7 +524,11 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     bool damaged = a->damaged || truncated;
     bool clean_exit = flags & CMT_FILE_FLAG_CLEAN_EXIT;
     bool stopped = flags & (CMT_FILE_FLAG_SIZE_LIMIT | CMT_FILE_FLAG_WRITE_ERROR);
-    t->complete = !damaged && clean_exit && !stopped;
+    /* A call the profiler could not record (a signal handler's) may be a
+     * leak the trace does not show, or the release of one it does: leaks
+     * cannot be judged either way, exactly as when recording stopped. */
+    uint64_t unrecorded = a->info.unrecorded_nested;
+    t->complete = !damaged && clean_exit && !stopped && !unrecorded;
     t->leaks_checked = !damaged && (t->complete || c->opt->check_incomplete);
     if (damaged && a->damaged)
         snprintf(t->error, sizeof t->error,
@@ -542,6 +546,12 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
                  "when recording stopped)",
                  flags & CMT_FILE_FLAG_SIZE_LIMIT ? "the trace reached CUMEMTRACE_MAX_SIZE"
                                                   : "the trace file could not grow");
+    else if (!t->leaks_checked && unrecorded)
+        snprintf(t->error, sizeof t->error,
+                 "%llu allocation or release calls were not recorded (made inside another CUDA call of the same "
+                 "thread, such as in a signal handler): leaks were not checked (--check-incomplete checks what "
+                 "was recorded)",
+                 (unsigned long long)unrecorded);
     else if (!t->leaks_checked)
         snprintf(t->error, sizeof t->error,
                  "the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked "

@@ -28,6 +28,7 @@
 #include "check.h"
 #include "check_options.h"
 #include "cli.h"
+#include "sanitizer_runtime.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
@@ -104,36 +105,27 @@ static int find_shim(char *out, size_t len)
     return -1;
 }
 
-/* True for a sanitizer runtime, which must stay first in LD_PRELOAD. */
-static bool is_sanitizer_runtime(const char *entry, size_t len)
-{
-    static const char *const names[] = {"libasan", "libtsan", "libubsan", "libclang_rt.", "libhwasan"};
-    const char *base = entry;
-    for (size_t i = 0; i < len; i++)
-        if (entry[i] == '/')
-            base = entry + i + 1;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if ((size_t)(entry + len - base) >= strlen(names[i]) && !strncmp(base, names[i], strlen(names[i])))
-            return true;
-    return false;
-}
-
 /* LD_PRELOAD with the shim inserted: first, so our hooks shadow cudart's for
  * the program and other preloads still find the real functions behind us;
- * only sanitizer runtimes go ahead of it (they refuse to start otherwise). */
-static int set_preload(const char *shim)
+ * only sanitizer runtimes go ahead of it (they refuse to start otherwise).
+ * runtime: the sanitizer runtime the program needs (its DT_NEEDED name),
+ * put first by itself unless LD_PRELOAD already starts with one. */
+static int set_preload(const char *shim, const char *runtime)
 {
     const char *old = getenv("LD_PRELOAD");
-    if (!old || !*old)
-        return setenv("LD_PRELOAD", shim, 1);
+    if (!old)
+        old = "";
     if (strstr(old, shim))
         return 0; /* already there (a nested run) */
-    size_t len = strlen(shim) + strlen(old) + 2;
+    size_t len = strlen(shim) + strlen(old) + (runtime ? strlen(runtime) : 0) + 3;
     char *v = malloc(len);
     if (!v)
         return -1;
     size_t n = 0, pos = 0;
     bool placed = false;
+    size_t first_len = strcspn(old, ": ");
+    if (runtime && !cmt_is_sanitizer_runtime(old, first_len))
+        n += (size_t)sprintf(v + n, "%s", runtime);
     /* Entries are separated by ':' or spaces (ld.so accepts both). */
     while (old[pos]) {
         size_t start = pos;
@@ -141,7 +133,7 @@ static int set_preload(const char *shim)
             pos++;
         size_t elen = pos - start;
         if (elen) {
-            if (!placed && !is_sanitizer_runtime(old + start, elen)) {
+            if (!placed && !cmt_is_sanitizer_runtime(old + start, elen)) {
                 n += (size_t)sprintf(v + n, "%s%s", n ? ":" : "", shim);
                 placed = true;
             }
@@ -431,7 +423,10 @@ int cmt_cmd_run(int argc, char **argv)
         cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
         return CMT_EXIT_USAGE;
     }
-    if (set_preload(shim) != 0 || (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
+    char runtime[256];
+    bool needs_runtime = cmt_sanitizer_runtime_needed(argv[optind], runtime, sizeof runtime);
+    if (set_preload(shim, needs_runtime ? runtime : NULL) != 0 ||
+        (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
         cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
         return CMT_EXIT_USAGE;
     }

@@ -549,6 +549,11 @@ static void collect_warnings(struct cmt_report *r)
                                   "later events were not recorded",
                                (unsigned long long)a->info.events_dropped);
     }
+    if (a->info.unrecorded_nested)
+        cmt_report_add_warning(r, "%llu allocation or release calls were not recorded: they were made inside "
+                                  "another CUDA call of the same thread (a signal handler) or during the "
+                                  "profiler's own exit or fork work; live bytes and leaks miss them",
+                               (unsigned long long)a->info.unrecorded_nested);
     if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
         cmt_report_add_warning(r, "the process did not exit normally (killed, crashed, or _exit): \"live at "
                                   "exit\" means live when recording ended");

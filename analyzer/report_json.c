@@ -585,6 +585,15 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_end_object(j);
     cmt_json_key(j, "events_dropped");
     cmt_json_uint(j, a->info.events_dropped);
+    cmt_json_key(j, "unrecorded");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "total");
+    cmt_json_uint(j, a->info.events_dropped + a->info.unrecorded_nested);
+    cmt_json_key(j, "after_recording_stopped");
+    cmt_json_uint(j, a->info.events_dropped);
+    cmt_json_key(j, "nested_calls");
+    cmt_json_uint(j, a->info.unrecorded_nested);
+    cmt_json_end_object(j);
     cmt_json_key(j, "unmatched_frees");
     cmt_json_uint(j, rp->unmatched_frees);
     json_notes(r, j);

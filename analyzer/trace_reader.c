@@ -193,6 +193,10 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     bool flags_ok = cmt_checked_flags(h.flags) == h.flags;
     bool claimed_ok = cmt_checked_word(h.claimed_end, CMT_HEADER_CLAIMED_END_OFFSET) == h.claimed_end;
     bool dropped_ok = cmt_checked_word(h.events_dropped, CMT_HEADER_EVENTS_DROPPED_OFFSET) == h.events_dropped;
+    /* Zero: a writer that counted none (it stores the first count). */
+    uint64_t nested = h.reserved[CMT_HEADER_UNRECORDED_NESTED];
+    bool nested_ok = nested == 0 ||
+                     cmt_checked_word(nested, CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED)) == nested;
     h.flags &= CMT_CHECKED_FLAGS_MASK;
     h.claimed_end = claimed_ok ? h.claimed_end & CMT_CHECKED_VALUE_MASK : r->size;
     h.events_dropped &= CMT_CHECKED_VALUE_MASK;
@@ -206,6 +210,9 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     else if (!dropped_ok)
         set_error(r, "damaged trace header: its events_dropped word (offset %zu) does not match its check",
                   offsetof(struct cmt_file_header, events_dropped));
+    else if (!nested_ok)
+        set_error(r, "damaged trace header: its unrecorded-calls word (offset %u) does not match its check",
+                  CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED));
     r->info.version_major = h.version_major;
     r->info.version_minor = h.version_minor;
     r->info.flags = h.flags;
@@ -213,6 +220,7 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     r->info.start_monotonic_ns = h.start_monotonic_ns;
     r->info.start_realtime_ns = h.start_realtime_ns;
     r->info.events_dropped = h.events_dropped;
+    r->info.unrecorded_nested = nested_ok ? nested & CMT_CHECKED_VALUE_MASK : 0;
     r->info.file_size = r->size;
     r->info.claimed_end = h.claimed_end;
     r->next_chunk = h.header_size;

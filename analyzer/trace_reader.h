@@ -102,6 +102,10 @@ struct cmt_trace_info {
     uint64_t start_monotonic_ns;
     uint64_t start_realtime_ns;
     uint64_t events_dropped;
+    /* Calls the writer could not record because they were made inside
+     * another call of the same thread (a signal handler): the header's
+     * reserved[CMT_HEADER_UNRECORDED_NESTED]. */
+    uint64_t unrecorded_nested;
     uint64_t file_size;
     uint64_t claimed_end; /* where the header says the claimed chunks end */
 };

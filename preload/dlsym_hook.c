@@ -26,6 +26,7 @@ dlsym_fn cmt_dlsym_target(void *handle, const char *name);
 
 static void *dlsym_interposed(void *handle, const char *name)
 {
+    cmt_real_symbols_remember_scope(handle);
     return cmt_driver_hooks_substitute_dlsym(handle, name, cmt_real_dlsym(handle, name));
 }
 

@@ -28,9 +28,10 @@
 #include "proc_address.h"
 #include "real_symbols.h"
 
-/* A hook whose real function cannot be found fails the call the way a
- * missing library would, rather than crashing the program. */
-#define CMT_CU_NO_REAL CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND
+/* A hook whose real function cannot be found (none anywhere: the shim was
+ * preloaded into a program without a driver) answers as a driver that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_CU_NO_REAL CUDA_ERROR_NOT_INITIALIZED
 
 static inline uint64_t dptr_out(CUresult r, const CUdeviceptr *p)
 {
@@ -63,7 +64,7 @@ static void record_alloc(struct cmt_hook *h, uint8_t api, CUresult r, int32_t de
 #define CMT_RELEASE_HOOK(api, value, size, stream, call)                                   \
     do {                                                                                   \
         struct cmt_hook h;                                                                 \
-        bool rec = cmt_hook_enter(&h) && (value) != 0;                                     \
+        bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && (value) != 0;                                     \
         uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;                                    \
         CUresult r = (call);                                                               \
         if (rec)                                                                           \
@@ -79,7 +80,7 @@ static CUresult mem_alloc(PFN_cuMemAlloc_v3020 real, CUdeviceptr *dptr, size_t b
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(dptr, bytesize);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ALLOC, r, cmt_driver_device((const void *)real), dptr_out(r, dptr), bytesize, 0,
@@ -101,7 +102,7 @@ static CUresult mem_alloc_pitch(PFN_cuMemAllocPitch_v3020 real, CUdeviceptr *dpt
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     if (rec) {
         /* Granted: pitch x height; asked for: width x height (aux1). */
@@ -120,7 +121,7 @@ static CUresult mem_alloc_managed(PFN_cuMemAllocManaged_v6000 real, CUdeviceptr 
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(dptr, bytesize, flags);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ALLOC_MANAGED, r, cmt_driver_device((const void *)real), dptr_out(r, dptr),
@@ -134,7 +135,7 @@ static CUresult mem_alloc_host(PFN_cuMemAllocHost_v3020 real, void **pp, size_t 
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(pp, bytesize);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ALLOC_HOST, r, -1, hostptr_out(r, pp), bytesize, 0, 0, 0);
@@ -147,7 +148,7 @@ static CUresult mem_host_alloc(PFN_cuMemHostAlloc_v2020 real, void **pp, size_t 
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(pp, bytesize, Flags);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_HOST_ALLOC, r, -1, hostptr_out(r, pp), bytesize, 0, Flags, 0);
@@ -167,7 +168,7 @@ static CUresult mem_alloc_async(PFN_cuMemAllocAsync_v11020 real, CUdeviceptr *dp
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(dptr, bytesize, hStream);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ALLOC_ASYNC, r, cmt_driver_device((const void *)real), dptr_out(r, dptr),
@@ -189,7 +190,7 @@ static CUresult mem_alloc_from_pool_async(PFN_cuMemAllocFromPoolAsync_v11020 rea
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(dptr, bytesize, pool, hStream);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC, r, cmt_driver_device((const void *)real),
@@ -222,7 +223,7 @@ static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHa
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(handle, size, prop, flags);
     if (rec) {
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
@@ -246,7 +247,7 @@ static CUresult mem_map(PFN_cuMemMap_v10020 real, CUdeviceptr ptr, size_t size, 
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(ptr, size, offset, handle, flags);
     /* The device is the physical handle's; the analyzer knows it from the
      * handle's cuMemCreate. The current context's stands in when it does
@@ -272,7 +273,7 @@ static CUresult mem_address_reserve(PFN_cuMemAddressReserve_v10020 real, CUdevic
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(ptr, size, alignment, addr, flags);
     if (rec)
         record_alloc(&h, CMT_API_CU_MEM_ADDRESS_RESERVE, r, cmt_driver_device((const void *)real), dptr_out(r, ptr), size,
@@ -293,7 +294,7 @@ static CUresult array_create(PFN_cuArrayCreate_v3020 real, CUarray *pHandle, con
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(pHandle, desc);
     if (rec) {
         uint64_t bytes = desc ? cmt_array_bytes(desc->Format, desc->NumChannels, desc->Width, desc->Height, 0) : 0;
@@ -310,7 +311,7 @@ static CUresult array_3d_create(PFN_cuArray3DCreate_v3020 real, CUarray *pHandle
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(pHandle, desc);
     if (rec) {
         uint64_t bytes =
@@ -336,7 +337,7 @@ static CUresult mem_pool_create(PFN_cuMemPoolCreate_v11020 real, CUmemoryPool *p
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
     CUresult r = real(pool, poolProps);
     if (rec)
         cmt_pool_hook_created(&h, CMT_API_CU_MEM_POOL_CREATE, (int32_t)r,
@@ -352,7 +353,7 @@ static CUresult mem_pool_destroy(PFN_cuMemPoolDestroy_v11020 real, CUmemoryPool 
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && pool;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && pool;
     struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)pool) : (struct cmt_pool_destroy){0};
     CUresult r = real(pool);
     if (rec)
@@ -366,7 +367,7 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
     if (!real)
         return CMT_CU_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && pool;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && pool;
     CUresult r = real(pool, minBytesToKeep);
     if (rec)
         cmt_pool_hook_trimmed(&h, CMT_API_CU_MEM_POOL_TRIM, (int32_t)r, (uint64_t)(uintptr_t)pool, minBytesToKeep);

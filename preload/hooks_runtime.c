@@ -24,9 +24,9 @@ CMT_REAL_SLOT(cudaFreeArray);
 CMT_REAL_SLOT(cudaSetDevice);
 CMT_REAL_SLOT(cudaSetValidDevices);
 
-/* A symbol that cannot be found fails the call the way a missing library
- * would, rather than crashing the program. */
-#define CMT_NO_REAL cudaErrorSharedObjectSymbolNotFound
+/* A symbol that cannot be found anywhere fails the call as a runtime that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_NO_REAL cudaErrorInitializationError
 
 static inline uint64_t ptr_out(cudaError_t r, void *const *p)
 {
@@ -55,7 +55,7 @@ CMT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(devPtr, size);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC, r, devPtr, size, cmt_runtime_device((const void *)real), 0);
@@ -71,7 +71,7 @@ CMT_EXPORT cudaError_t cudaFree(void *devPtr)
     struct cmt_hook h;
     /* cudaFree(NULL) releases nothing (programs call it to create the
      * context): not an event. */
-    bool rec = cmt_hook_enter(&h) && devPtr;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && devPtr;
     uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(devPtr);
     if (rec)
@@ -86,7 +86,7 @@ CMT_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned in
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(devPtr, size, flags);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC_MANAGED, r, devPtr, size, cmt_runtime_device((const void *)real), flags);
@@ -100,7 +100,7 @@ CMT_EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(ptr, size);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC_HOST, r, ptr, size, -1, 0);
@@ -114,7 +114,7 @@ CMT_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int fla
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(pHost, size, flags);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_HOST_ALLOC, r, pHost, size, -1, flags);
@@ -128,7 +128,7 @@ CMT_EXPORT cudaError_t cudaFreeHost(void *ptr)
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && ptr;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && ptr;
     uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(ptr);
     if (rec)
@@ -143,7 +143,7 @@ CMT_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t widt
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(devPtr, pitch, width, height);
     if (rec) {
         /* The allocation is pitch x height; width x height is what the caller
@@ -170,7 +170,7 @@ CMT_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(pitchedDevPtr, extent);
     if (rec) {
         uint64_t rows = (uint64_t)(extent.height ? extent.height : 1) * (extent.depth ? extent.depth : 1);
@@ -206,7 +206,7 @@ CMT_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChan
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(array, desc, width, height, flags);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC_ARRAY, r, (void *const *)array,
@@ -222,7 +222,7 @@ CMT_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cudaCh
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(array, desc, extent, flags);
     if (rec)
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC_3D_ARRAY, r, (void *const *)array,
@@ -238,7 +238,7 @@ CMT_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
     if (!real)
         return CMT_NO_REAL;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && array;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && array;
     uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(array);
     if (rec)

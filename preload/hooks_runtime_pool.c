@@ -17,9 +17,9 @@ CMT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cu
 {
     __typeof__(cudaMemPoolCreate) *real = CMT_REAL(cudaMemPoolCreate);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h);
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(memPool, poolProps);
     if (rec)
         cmt_pool_hook_created(&h, CMT_API_POOL_CREATE, r, r == cudaSuccess && memPool ? (uint64_t)(uintptr_t)*memPool : 0,
@@ -33,9 +33,9 @@ CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
     __typeof__(cudaMemPoolDestroy) *real = CMT_REAL(cudaMemPoolDestroy);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && memPool;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && memPool;
     struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)memPool) : (struct cmt_pool_destroy){0};
     cudaError_t r = real(memPool);
     if (rec)
@@ -48,9 +48,9 @@ CMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesT
 {
     __typeof__(cudaMemPoolTrimTo) *real = CMT_REAL(cudaMemPoolTrimTo);
     if (!real)
-        return cudaErrorSharedObjectSymbolNotFound;
+        return cudaErrorInitializationError;
     struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h) && memPool;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && memPool;
     cudaError_t r = real(memPool, minBytesToKeep);
     if (rec)
         cmt_pool_hook_trimmed(&h, CMT_API_POOL_TRIM, r, (uint64_t)(uintptr_t)memPool, minBytesToKeep);

@@ -20,15 +20,22 @@ static uint8_t *begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *
     size_t need = max_payload + CMT_META_RECORD_OVERHEAD + CMT_RECORD_CHECK_SIZE + keep;
     if (!m->pos || (size_t)(m->end - m->pos) < need) {
         uint64_t claim_ns;
-        uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_META, CMT_META_CHUNK_SIZE, 0, m->chunk_seq, 0,
-                                               &claim_ns);
+        /* Near the size limit a smaller chunk, down to this record's room. */
+        uint32_t min_size = (uint32_t)(CMT_CHUNK_HEADER_SIZE + need + CMT_CHUNK_ALIGN - 1) & ~(CMT_CHUNK_ALIGN - 1);
+        /* 4 KiB doubling to 64 KiB: a small CUMEMTRACE_MAX_SIZE is not
+         * taken whole by the metadata, leaving events no room. */
+        uint32_t size = CMT_META_CHUNK_FIRST_SIZE << (m->chunk_seq < 4 ? m->chunk_seq : 4);
+        if (size < min_size)
+            size = min_size;
+        uint8_t *chunk = cmt_trace_claim_chunk_fit(tf, CMT_CHUNK_MAGIC_META, size, min_size, 0, m->chunk_seq, 0,
+                                                   &claim_ns, &size);
         if (!chunk)
             return NULL;
         m->chunk_seq++;
         m->chunk = chunk;
         m->chain = ((const struct cmt_chunk_header *)chunk)->header_check;
         m->pos = chunk + CMT_CHUNK_HEADER_SIZE;
-        m->end = chunk + CMT_META_CHUNK_SIZE;
+        m->end = chunk + size;
     }
     return m->pos + CMT_META_RECORD_OVERHEAD;
 }

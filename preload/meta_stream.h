@@ -20,7 +20,8 @@ struct cmt_meta_stream {
     uint32_t chunk_seq;
 };
 
-#define CMT_META_CHUNK_SIZE (64u << 10)
+#define CMT_META_CHUNK_FIRST_SIZE (4u << 10)
+#define CMT_META_CHUNK_SIZE (64u << 10) /* from the fifth chunk on */
 #define CMT_META_RECORD_OVERHEAD 4u /* type byte + 3-byte length */
 
 void cmt_meta_stream_init(struct cmt_meta_stream *m);

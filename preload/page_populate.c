@@ -23,6 +23,29 @@ static struct {
 
 static bool refused; /* atomic */
 
+/* Set once, never cleared, in a fork child; no helper is started either
+ * under a sanitizer runtime. The pages are then populated inline:
+ *  - a fork child may have inherited, locked, whatever lock a parent thread
+ *    held at the fork (an allocator's, a sanitizer's); a thread started
+ *    there was found waiting for ASan's allocator lock while the child's
+ *    exit-time leak check waited on the same lock (issue 15);
+ *  - a sanitizer's allocator (ASan, TSan, MSan, HWASan, LSan) serves the
+ *    thread's start-up; GCC 12's ASan has no fork handlers, so a helper
+ *    still starting while another thread forks leaves the child that lock
+ *    held, and sanitizers that lock everything before the real fork would
+ *    deadlock a fork handler that waited for the helper instead. */
+static bool no_helper; /* atomic */
+
+/* Every sanitizer runtime defines it. A weak reference, bound by the
+ * loader when the runtime is loaded (it comes first): no dlsym, which in a
+ * hook may run inside another interposer's malloc. */
+extern void __sanitizer_print_stack_trace(void) __attribute__((weak));
+
+static bool sanitizer_runtime_loaded(void)
+{
+    return __sanitizer_print_stack_trace != NULL;
+}
+
 static void populate_now(uint8_t *addr, size_t len)
 {
 #if defined(MADV_POPULATE_WRITE)
@@ -83,7 +106,8 @@ void cmt_populate_request(enum cmt_populate_mode mode, uint8_t *addr, size_t len
 {
     if (len == 0 || mode == CMT_POPULATE_OFF || __atomic_load_n(&refused, __ATOMIC_RELAXED))
         return;
-    if (mode == CMT_POPULATE_THREAD) {
+    if (mode == CMT_POPULATE_THREAD && !__atomic_load_n(&no_helper, __ATOMIC_RELAXED) &&
+        !sanitizer_runtime_loaded()) {
         pthread_mutex_lock(&helper.lock);
         if (!helper.running && !helper.unstartable) {
             helper.running = start_helper_locked();
@@ -120,6 +144,7 @@ bool cmt_populate_helper_running(void)
 
 void cmt_populate_fork_child(void)
 {
+    __atomic_store_n(&no_helper, true, __ATOMIC_RELAXED);
     /* The helper may have held the lock when the parent forked. */
     pthread_mutex_init(&helper.lock, NULL);
     pthread_cond_init(&helper.wake, NULL);

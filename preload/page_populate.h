@@ -17,7 +17,9 @@
  *   thread  (default) a helper thread of the shim's own populates them, off
  *           the program's threads. It is started at the first request, has
  *           every signal blocked (a signal sent to the process is never
- *           delivered to it) and does nothing but wait and populate;
+ *           delivered to it) and does nothing but wait and populate. Never
+ *           in a fork child nor under a sanitizer runtime: there the work
+ *           is done inline (fork safety, page_populate.c);
  *   inline  the claiming thread populates them itself: one call per 256 KiB
  *           or so instead of one fault per page, still on the program's
  *           thread;
@@ -47,8 +49,10 @@ bool cmt_populate_refused(void);
 /* Whether the helper thread is running in this process. */
 bool cmt_populate_helper_running(void);
 
-/* In a fork child: the helper did not come along; the next request in
- * thread mode starts a new one. */
+/* In a fork child: the helper did not come along, and none is started
+ * there (nor in the child's own children): requests in thread mode are
+ * served inline. A child may hold, locked for good, any lock a parent
+ * thread held at the fork; a thread started there can wait on one. */
 void cmt_populate_fork_child(void);
 
 #endif

@@ -86,7 +86,7 @@ int cmt_phase_record(unsigned api, const char *name, size_t len, struct cmt_phas
                      struct cmt_phase_string *domain, uint64_t id)
 {
     struct cmt_hook h;
-    if (!cmt_hook_enter(&h)) {
+    if (!cmt_hook_enter(&h, CMT_LAYER_MARK)) {
         cmt_hook_leave(&h);
         return 0;
     }
@@ -108,7 +108,7 @@ struct cmt_phase_string *cmt_phase_string_register(const char *s, size_t len)
         len = 4096;
     struct cmt_hook h;
     struct cmt_phase_string *out = NULL;
-    if (cmt_hook_enter(&h)) {
+    if (cmt_hook_enter(&h, CMT_LAYER_MARK)) {
         pthread_mutex_lock(&cmt_recorder.meta.lock);
         out = cmt_arena_alloc(sizeof *out + len + 1);
         if (out) {

@@ -23,7 +23,7 @@ static CUresult get_proc_address_v1(PFN_cuGetProcAddress_v11030 real, const char
                                     cuuint64_t flags)
 {
     if (!real)
-        return CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+        return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(symbol, pfn, cudaVersion, flags);
     if (r == CUDA_SUCCESS && pfn && *pfn) {
         struct cmt_proc_resolver resolver = {.v1 = real};
@@ -36,7 +36,7 @@ static CUresult get_proc_address_v2(PFN_cuGetProcAddress_v12000 real, const char
                                     cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
 {
     if (!real)
-        return CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+        return CUDA_ERROR_NOT_INITIALIZED;
     CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (r == CUDA_SUCCESS && pfn && *pfn) {
         struct cmt_proc_resolver resolver = {.v2 = real};

@@ -2,10 +2,13 @@
 #include "real_symbols.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -61,6 +64,80 @@ static void *find_in_object_scope(const char *name, const void *caller)
     return p && !cmt_is_own_address(p) ? p : NULL;
 }
 
+/* Libraries a program looked one of our exports up in by handle
+ * (dlsym(handle, "cuGetProcAddress_v2"), as a runtime does with the driver
+ * it opened). Such a library may be loaded RTLD_LOCAL, so that neither
+ * RTLD_NEXT nor the caller's scope finds it, and, built without
+ * -Bsymbolic, have its own references to its exports bound to the shim's
+ * (issue 15: "no definition found after the shim"). Kept by path, reopened
+ * with RTLD_NOLOAD at each use: a handle would dangle once the library is
+ * unloaded. Slots are claimed with an atomic exchange and never freed, so
+ * neither a fork nor a signal can find one half-written and taken. */
+#define SCOPE_SLOTS 8
+static struct {
+    int state; /* 0 free, 1 being written, 2 ready (atomic) */
+    char path[PATH_MAX];
+} scopes[SCOPE_SLOTS];
+
+void cmt_real_symbols_remember_scope(void *handle)
+{
+    struct link_map *lm = NULL;
+    if (!handle || handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 ||
+        !lm || !lm->l_name || !lm->l_name[0] || strlen(lm->l_name) >= PATH_MAX)
+        return;
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
+        int state = __atomic_load_n(&scopes[i].state, __ATOMIC_ACQUIRE);
+        if (state == 2 && strcmp(scopes[i].path, lm->l_name) == 0)
+            return;
+        if (state == 0 && __atomic_exchange_n(&scopes[i].state, 1, __ATOMIC_ACQ_REL) == 0) {
+            strcpy(scopes[i].path, lm->l_name);
+            __atomic_store_n(&scopes[i].state, 2, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+static void *find_in_remembered_scopes(const char *name)
+{
+    for (unsigned i = 0; i < SCOPE_SLOTS; i++) {
+        if (__atomic_load_n(&scopes[i].state, __ATOMIC_ACQUIRE) != 2)
+            continue;
+        void *handle = dlopen(scopes[i].path, RTLD_LAZY | RTLD_NOLOAD);
+        if (!handle)
+            continue;
+        /* dlsym on a handle searches that library and its dependencies,
+         * never the preloaded shim: the library's own definition. */
+        void *p = cmt_real_dlsym(handle, name);
+        cmt_real_dlclose(handle);
+        if (p && !cmt_is_own_address(p))
+            return p;
+    }
+    return NULL;
+}
+
+/* One warning per name (names are the hooks' string literals): a hook
+ * without its real function is called again and again. */
+static void warn_once(const char *name)
+{
+    static const char *warned[64];
+    for (unsigned i = 0; i < sizeof warned / sizeof warned[0]; i++) {
+        const char *w = __atomic_load_n(&warned[i], __ATOMIC_ACQUIRE);
+        if (w == name)
+            return;
+        if (!w) {
+            const char *expected = NULL;
+            if (__atomic_compare_exchange_n(&warned[i], &expected, name, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                break;
+            if (expected == name)
+                return;
+        }
+    }
+    cmt_log_warning("%s: no definition found after the shim; the call returns the library's "
+                    "\"not initialized\" error",
+                    name);
+}
+
 /* A resolution runs glibc's dlsym, whose per-thread error state is not
  * async-signal-safe: a signal handler calling a hook whose real function its
  * own thread is resolving (the hook's first call) would run dlsym inside
@@ -81,7 +158,9 @@ static void *find_real_unblocked(const char *name, const void *caller)
         return p;
     p = find_in_object_scope(name, caller);
     if (!p)
-        cmt_log_warning("%s: no definition found after the shim; the call fails", name);
+        p = find_in_remembered_scopes(name);
+    if (!p)
+        warn_once(name);
     return p;
 }
 

@@ -38,9 +38,15 @@ CMT_EARLY void *cmt_glibc_dlsym(void);
 /* The definition of name that the hook shadows: the next one after the shim
  * in the global search order; failing that (a libcudart loaded with
  * RTLD_LOCAL by dlopen, as Python extension modules are), the one in the
- * calling object's own dependency scope. Never returns one of the shim's own
- * functions. NULL when there is none. */
+ * calling object's own dependency scope; failing that, the one in a library
+ * the program looked our exports up in by handle (a driver loaded
+ * RTLD_LOCAL whose own calls bind to the shim). Never returns one of the
+ * shim's own functions. NULL when there is none (warned once per name). */
 void *cmt_find_real(const char *name, const void *caller);
+
+/* A library the program looked one of the shim's exports up in by handle:
+ * cmt_find_real searches it too, last (a library loaded RTLD_LOCAL). */
+void cmt_real_symbols_remember_scope(void *handle);
 
 /* name as defined next to sibling (a real function we already hold): the
  * same libcudart that served the allocation answers the device query. */

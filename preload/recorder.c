@@ -205,6 +205,11 @@ static void append_manifest(const char *trace_path)
 static void enter_internal(void);
 static void leave_internal(void);
 
+/* Calls that re-entered the shim before this process's trace existed:
+ * added to the header when it is created (cmt_recorder_count_nested). */
+static uint64_t nested_before_trace;
+static void fold_nested_before_trace(void);
+
 /* The exit sample (sampler.h). Taken by an exit handler rather than the
  * shim's destructor: exit handlers run before shared objects' destructors,
  * libcuda's among them, so the driver still answers. Registered at the first
@@ -255,6 +260,13 @@ bool cmt_recorder_start(void)
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
+    const char *special = cmt_trace_special_path(path);
+    if (special) {
+        cmt_log_warning("CUMEMTRACE_OUTPUT %s is %s, not a place for a trace file; running without tracing", path,
+                        special);
+        cmt_recorder.state = CMT_RECORDER_OFF;
+        goto out;
+    }
     struct cmt_trace_create_options opt = {
         .max_size = cmt_config.max_size,
         .pid = (uint32_t)getpid(),
@@ -290,6 +302,7 @@ bool cmt_recorder_start(void)
         cmt_log_info("writing trace to %s", cmt_recorder.tf.path);
     append_manifest(cmt_recorder.tf.path);
     __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
+    fold_nested_before_trace();
     ok = true;
     started = true;
 out:
@@ -331,8 +344,51 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
  * thread holds. */
 static void enter_internal(void)
 {
-    cmt_thread_state.depth++;
+    if (cmt_thread_state.depth++ == 0) {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        cmt_thread_state.outer_layer = CMT_LAYER_INTERNAL;
+    }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Moves the calls counted before the trace existed into its header. Runs
+ * once the recorder is active; a count added meanwhile by another thread
+ * is moved by that thread itself (cmt_recorder_count_nested). */
+/* Adds n to a counter of the header stored as a checked word (format.h):
+ * the count and its check in one store, lock-free (signal handlers count
+ * too). A word still zero (never stored) counts from 0. */
+static void add_to_checked_counter(uint64_t *word, uint32_t offset, uint64_t n)
+{
+    uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(word, &old, cmt_checked_word((old & CMT_CHECKED_VALUE_MASK) + n, offset),
+                                        false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void fold_nested_before_trace(void)
+{
+    struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
+    uint64_t n = __atomic_exchange_n(&nested_before_trace, 0, __ATOMIC_ACQ_REL);
+    if (n && hdr)
+        add_to_checked_counter(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED],
+                               CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED), n);
+}
+
+void cmt_recorder_count_nested(void)
+{
+    /* The header stays mapped until the process ends or forks; a fork child
+     * forgets it before unmapping it (cmt_trace_abandon). */
+    int state = __atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE);
+    struct cmt_file_header *hdr = __atomic_load_n(&cmt_recorder.tf.header, __ATOMIC_ACQUIRE);
+    if (hdr && state == CMT_RECORDER_ACTIVE) {
+        add_to_checked_counter(&hdr->reserved[CMT_HEADER_UNRECORDED_NESTED],
+                               CMT_HEADER_RESERVED_OFFSET(CMT_HEADER_UNRECORDED_NESTED), 1);
+    } else if (state == CMT_RECORDER_UNSTARTED) {
+        __atomic_fetch_add(&nested_before_trace, 1, __ATOMIC_ACQ_REL);
+        /* The trace may have started in between, its fold done already. */
+        if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_ACTIVE)
+            fold_nested_before_trace();
+    }
 }
 
 static void leave_internal(void)
@@ -427,6 +483,7 @@ void cmt_recorder_fork_child(void)
     int state = cmt_recorder.state;
     if (state == CMT_RECORDER_ACTIVE)
         cmt_trace_abandon(&cmt_recorder.tf);
+    __atomic_store_n(&nested_before_trace, 0, __ATOMIC_RELAXED);
     cmt_recorder.forked_child = true;
     cmt_recorder.generation++;
     int next = CMT_RECORDER_UNSTARTED;

@@ -44,9 +44,22 @@ struct cmt_device_memo {
     void *context;    /* CUMEMTRACE_DEVICE_CACHE=check only: the context current then */
 };
 
+/* Which API layer the thread's outermost hook belongs to: a driver hook
+ * inside a runtime hook is the runtime's own call (cudaMalloc calling
+ * cuMemAlloc_v2) and part of the same user call; any other hook reached
+ * while one is in progress is a call of its own that cannot be recorded
+ * (a signal handler's), and is counted. */
+enum cmt_layer {
+    CMT_LAYER_INTERNAL = 0, /* the shim's own code outside any hook (exit, fork handlers) */
+    CMT_LAYER_RUNTIME = 1,
+    CMT_LAYER_DRIVER = 2,
+    CMT_LAYER_MARK = 3 /* NVTX and API marks (phase_record.c): not allocation calls, never counted */
+};
+
 struct cmt_thread {
     uint32_t depth;
     uint32_t generation;
+    uint8_t outer_layer; /* enum cmt_layer of the outermost hook (or internal code) in progress */
     struct cmt_event_stream stream;
     /* The event clock's anchor (clock.h), next to the stream whose previous
      * timestamp is its floor: one more line of TLS the hot path touches. */
@@ -102,7 +115,11 @@ static inline bool cmt_recorder_ready(struct cmt_thread *t)
 /* Enters a hook. Returns whether this call is recorded; the hook must call
  * cmt_hook_leave on every path either way. Room for the record is reserved
  * here, before any timestamp is taken (format.h, W1). */
-static inline bool cmt_hook_enter(struct cmt_hook *h)
+/* Counts a call that re-entered the shim (cmt_layer): lock-free, safe in a
+ * signal handler. Out of line: rare. */
+void cmt_recorder_count_nested(void);
+
+static inline bool cmt_hook_enter(struct cmt_hook *h, enum cmt_layer layer)
 {
     struct cmt_thread *t = &cmt_thread_state;
     h->thread = t;
@@ -113,8 +130,13 @@ static inline bool cmt_hook_enter(struct cmt_hook *h)
      * us inside one and pass straight through. A compiler fence suffices
      * (same thread); it costs no instruction. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (depth != 0)
+    if (depth != 0) {
+        if (__builtin_expect(layer != CMT_LAYER_MARK &&
+                                 (layer != CMT_LAYER_DRIVER || t->outer_layer != CMT_LAYER_RUNTIME), 0))
+            cmt_recorder_count_nested();
         return false;
+    }
+    t->outer_layer = (uint8_t)layer;
     h->record = cmt_recorder_ready(t);
     return h->record;
 }

@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +44,98 @@ static int open_exclusive(struct cmt_trace_file *tf, const char *path)
     return -EEXIST;
 }
 
+const char *cmt_trace_special_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode))
+            return "a directory";
+        if (S_ISCHR(st.st_mode))
+            return "a character device";
+        if (S_ISBLK(st.st_mode))
+            return "a block device";
+        if (S_ISFIFO(st.st_mode))
+            return "a fifo";
+        if (S_ISSOCK(st.st_mode))
+            return "a socket";
+        return "not a regular file";
+    }
+    /* Where the trace would be created: the directory part of the path. */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 1;
+    if (len >= sizeof dir)
+        return NULL;
+    if (!slash)
+        memcpy(dir, ".", 1);
+    else if (len == 0)
+        memcpy(dir, "/", (len = 1));
+    else
+        memcpy(dir, path, len);
+    dir[len] = '\0';
+    struct statfs fs;
+    if (statfs(dir, &fs) != 0)
+        return NULL;
+    switch ((unsigned long)fs.f_type) {
+    case 0x9fa0:     /* PROC_SUPER_MAGIC */
+        return "in /proc";
+    case 0x62656572: /* SYSFS_MAGIC */
+        return "in /sys";
+    case 0x1cd1:     /* DEVPTS_SUPER_MAGIC */
+        return "in /dev/pts";
+    case 0x27e0eb:   /* CGROUP_SUPER_MAGIC */
+    case 0x63677270: /* CGROUP2_SUPER_MAGIC */
+        return "in a cgroup file system";
+    case 0x64626720: /* DEBUGFS_MAGIC */
+    case 0x74726163: /* TRACEFS_MAGIC */
+        return "in a kernel debug file system";
+    default:
+        return NULL;
+    }
+}
+
+/* The file size limit (RLIMIT_FSIZE, `ulimit -f`): growing the file past it
+ * would raise SIGXFSZ in the host, which kills a program that does not
+ * expect it. 0: none. */
+static uint64_t file_size_rlimit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    return (uint64_t)rl.rlim_cur;
+}
+
+/* The most the file may hold: CUMEMTRACE_MAX_SIZE and RLIMIT_FSIZE, the
+ * smaller; 0: unlimited. *by_rlimit says which one binds. */
+static uint64_t size_limit(const struct cmt_trace_file *tf, bool *by_rlimit)
+{
+    uint64_t rlim = file_size_rlimit();
+    *by_rlimit = rlim && (!tf->max_size || rlim < tf->max_size);
+    return *by_rlimit ? rlim : tf->max_size;
+}
+
+/* posix_fallocate with SIGXFSZ blocked in this thread: should the limit
+ * be lowered between the check and the call (setrlimit in another thread),
+ * the call fails with EFBIG instead of killing the program. The signal the
+ * kernel then queues for this thread is taken back before the mask is
+ * restored, unless one was pending already (the program's own). */
+static int fallocate_without_sigxfsz(int fd, off_t offset, off_t len)
+{
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    int rc = posix_fallocate(fd, offset, len);
+    if (rc == EFBIG && !was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&xfsz, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 /* Reserves [offset, offset + size) on disk and maps it. The disk space is
  * allocated before the pages are touched: writing to a MAP_SHARED page that
  * the file system cannot back raises SIGBUS in the host program. */
@@ -48,7 +143,7 @@ static int map_segment(struct cmt_trace_file *tf, uint64_t offset, uint64_t size
 {
     if (tf->n_segments == CMT_MAX_SEGMENTS)
         return -ENOSPC;
-    int rc = posix_fallocate(tf->fd, (off_t)offset, (off_t)size);
+    int rc = fallocate_without_sigxfsz(tf->fd, (off_t)offset, (off_t)size);
     if (rc != 0)
         return -rc;
     void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, tf->fd, (off_t)offset);
@@ -77,8 +172,10 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     tf->fd = fd;
 
     uint64_t first = CMT_FIRST_SEGMENT_SIZE;
-    if (tf->max_size && first > tf->max_size)
-        first = tf->max_size & ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
+    bool by_rlimit;
+    uint64_t limit = size_limit(tf, &by_rlimit);
+    if (limit && first > limit)
+        first = limit & ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
     int rc = first < CMT_FILE_HEADER_SIZE + CMT_CHUNK_ALIGN ? -EFBIG : map_segment(tf, 0, first);
     if (rc == -ENOSPC && first > CMT_SMALL_SEGMENT_SIZE) {
         /* A nearly full disk may still hold a small first segment: record
@@ -147,7 +244,13 @@ static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
         return;
     set_flags(tf, flag);
     __atomic_store_n(&tf->state, CMT_TRACE_STOPPED, __ATOMIC_RELEASE);
-    if (flag == CMT_FILE_FLAG_SIZE_LIMIT)
+    bool by_rlimit;
+    uint64_t limit = size_limit(tf, &by_rlimit);
+    if (err == -EFBIG && by_rlimit)
+        cmt_log_warning("trace %s reached the file size limit (RLIMIT_FSIZE, %llu bytes); recording stopped, the "
+                        "program continues",
+                        tf->path, (unsigned long long)limit);
+    else if (flag == CMT_FILE_FLAG_SIZE_LIMIT)
         cmt_log_warning("trace %s reached CUMEMTRACE_MAX_SIZE (%llu bytes); recording stopped, the program "
                         "continues",
                         tf->path, (unsigned long long)tf->max_size);
@@ -188,8 +291,10 @@ static int grow_locked(struct cmt_trace_file *tf, uint32_t need)
     uint64_t size = tf->next_segment_size;
     if (size < need)
         size = need;
-    if (tf->max_size) {
-        uint64_t room = tf->max_size > tf->file_size ? tf->max_size - tf->file_size : 0;
+    bool by_rlimit;
+    uint64_t limit = size_limit(tf, &by_rlimit);
+    if (limit) {
+        uint64_t room = limit > tf->file_size ? limit - tf->file_size : 0;
         room &= ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
         if (room < need)
             return -EFBIG;
@@ -243,8 +348,32 @@ static struct populate_range populate_ahead_locked(struct cmt_trace_file *tf, co
     return r;
 }
 
+/* The largest chunk of at least min_size bytes (both multiples of
+ * CMT_CHUNK_ALIGN) that still fits under the size limit when size does
+ * not: the rest of the last segment, or a last segment of what the limit
+ * leaves. 0: none fits. */
+static uint32_t fit_under_limit_locked(struct cmt_trace_file *tf, uint32_t min_size)
+{
+    const struct cmt_segment *s = &tf->segments[tf->n_segments - 1];
+    uint64_t left = s->size - tf->segment_used;
+    bool by_rlimit;
+    uint64_t limit = size_limit(tf, &by_rlimit);
+    if (left < min_size && limit > tf->file_size) /* then a last segment of what the limit leaves */
+        left = (limit - tf->file_size) & ~(uint64_t)(CMT_CHUNK_ALIGN - 1);
+    if (left > CMT_CHUNK_MAX_SIZE)
+        left = CMT_CHUNK_MAX_SIZE;
+    return left >= min_size ? (uint32_t)left : 0;
+}
+
 uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
                                uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns)
+{
+    return cmt_trace_claim_chunk_fit(tf, magic, size, size, tid, thread_seq, not_before, claim_ns, NULL);
+}
+
+uint8_t *cmt_trace_claim_chunk_fit(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t min_size,
+                                   uint32_t tid, uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns,
+                                   uint32_t *got_size)
 {
     if (!cmt_trace_is_active(tf))
         return NULL;
@@ -256,12 +385,25 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
     struct cmt_segment *s = &tf->segments[tf->n_segments - 1];
     if (s->size - tf->segment_used < size) {
         int rc = grow_locked(tf, size);
+        if (rc == -EFBIG && min_size < size) {
+            /* Near the limit: what fits, so that a larger limit never
+             * records less (a whole chunk refused would waste the rest). */
+            uint32_t fit = fit_under_limit_locked(tf, min_size);
+            if (fit) {
+                size = fit;
+                rc = s->size - tf->segment_used >= size ? 0 : grow_locked(tf, size);
+            }
+        }
         if (rc != 0) {
-            stop_locked(tf, rc == -EFBIG ? CMT_FILE_FLAG_SIZE_LIMIT : CMT_FILE_FLAG_WRITE_ERROR, rc);
+            bool by_rlimit;
+            size_limit(tf, &by_rlimit);
+            stop_locked(tf, rc == -EFBIG && !by_rlimit ? CMT_FILE_FLAG_SIZE_LIMIT : CMT_FILE_FLAG_WRITE_ERROR, rc);
             goto out;
         }
         s = &tf->segments[tf->n_segments - 1];
     }
+    if (got_size)
+        *got_size = size;
     chunk = s->base + tf->segment_used;
     uint64_t chunk_offset = tf->segment_used;
     tf->segment_used += size;
@@ -344,6 +486,10 @@ void cmt_trace_trim(struct cmt_trace_file *tf)
 
 void cmt_trace_abandon(struct cmt_trace_file *tf)
 {
+    /* Forgotten before it is unmapped: a signal handler's hook counting an
+     * unrecorded call (recorder.c) must never find it half gone. */
+    __atomic_store_n(&tf->header, NULL, __ATOMIC_RELEASE);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < tf->n_segments; i++)
         munmap(tf->segments[i].base, tf->segments[i].size);
     if (tf->fd >= 0)

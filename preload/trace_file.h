@@ -76,6 +76,19 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
 uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t tid,
                                uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns);
 
+/* The same, but near the size limit a chunk smaller than size (at least
+ * min_size, a multiple of CMT_CHUNK_ALIGN) is handed out rather than none:
+ * a limit records what fits. *got_size (when not NULL) receives the size
+ * claimed. */
+uint8_t *cmt_trace_claim_chunk_fit(struct cmt_trace_file *tf, uint32_t magic, uint32_t size, uint32_t min_size,
+                                   uint32_t tid, uint32_t thread_seq, uint64_t not_before, uint64_t *claim_ns,
+                                   uint32_t *got_size);
+
+/* Why path cannot hold a trace: it is a directory, a device, a fifo or a
+ * socket, or lies in /proc, /sys or another kernel file system (writing
+ * there would make files such as /dev/null.1 or fail oddly). NULL: it can. */
+const char *cmt_trace_special_path(const char *path);
+
 /* The latest claim time handed out (the trace's start before any claim). */
 uint64_t cmt_trace_last_claim_ns(struct cmt_trace_file *tf);
 

@@ -92,12 +92,19 @@ struct cmt_file_header {
     uint64_t events_dropped;     /* events not recorded after recording stopped (cmt_checked_word) */
     uint32_t pointer_size;       /* sizeof(void *) of the writer */
     uint32_t header_check;       /* cmt_file_header_check(): CRC-32C of the immutable fields */
-    uint64_t reserved[8];        /* zero; [4..7] are covered by header_check */
+    uint64_t reserved[8];        /* zero unless named below; [4..7] are covered by header_check */
 };
 
 /* Flag bits fixed when the file is created, covered by header_check. */
 #define CMT_FILE_FLAGS_IMMUTABLE CMT_FILE_FLAG_FORKED_CHILD
 #define CMT_FILE_FLAGS_KNOWN 0xfu
+
+/* reserved[0..3] in use: allocation and release calls the writer could not
+ * record, per cause, each a cmt_checked_word at its offset (zero from
+ * writers that did not count them), updated while the process runs. */
+#define CMT_HEADER_UNRECORDED_NESTED 0 /* made while another call of the same thread was inside the
+                                          profiler: a signal handler interrupting a CUDA call, or the
+                                          profiler's own exit or fork work */
 
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                   */
@@ -431,6 +438,7 @@ static inline uint32_t cmt_checked_flags(uint32_t flags)
 
 #define CMT_HEADER_CLAIMED_END_OFFSET ((uint32_t)offsetof(struct cmt_file_header, claimed_end))
 #define CMT_HEADER_EVENTS_DROPPED_OFFSET ((uint32_t)offsetof(struct cmt_file_header, events_dropped))
+#define CMT_HEADER_RESERVED_OFFSET(i) ((uint32_t)(offsetof(struct cmt_file_header, reserved) + 8u * (i)))
 
 static inline uint32_t cmt_chunk_header_check(uint64_t offset, const struct cmt_chunk_header *h)
 {

@@ -66,6 +66,8 @@ def test_signal_handler():
     # A handler that lands inside a hook passes through unrecorded; one that
     # lands between hooks is recorded in full.
     check(n <= mallocs <= n + handler_pairs, f"{n} <= {mallocs} <= {n + handler_pairs}")
+    # What passed through is counted: every call is recorded or counted.
+    eq(rep["events"] + rep["unrecorded"]["total"], 2 * (n + handler_pairs), "recorded plus counted")
     eq((rep["leaks"]["count"], rep["unmatched_frees"]), (0, 0), "no half-recorded pair")
     cmtest.cleanup(r)
     # The timer keeps firing while the process exits and the shim closes the
@@ -81,11 +83,14 @@ def test_signal_handler():
 def test_signals_reach_program_threads():
     """The shim's page-populating helper thread (CUMEMTRACE_POPULATE=thread,
     the default) never takes a signal sent to the process; it is one thread,
-    not inherited by a fork child, which starts its own; inline and off
-    start none."""
+    not inherited by a fork child, which never starts one (a thread started
+    in a child can wait for ever on a lock inherited locked: issue 15);
+    inline and off start none. Under a sanitizer runtime (the asan setup)
+    none is started at all."""
     n = scale(200, 50)
-    for mode, helpers, child_helpers in ((None, 1, "0 1"), ("thread", 1, "0 1"), ("inline", 0, "0 0"),
-                                         ("off", 0, "0 0"), ("sideways", 1, "0 1")):
+    h = 0 if cmtest.PRELOAD_PREFIX else 1
+    for mode, helpers, child_helpers in ((None, h, "0 0"), ("thread", h, "0 0"), ("inline", 0, "0 0"),
+                                         ("off", 0, "0 0"), ("sideways", h, "0 0")):
         env = threaded_fork_env({"CUMEMTRACE_POPULATE": mode} if mode else None)
         r = run_with_pid([cmtest.program("signal_target"), str(n)], env=env)
         eq(r.proc.returncode, 0, f"exit status ({mode}): {r.err}")

@@ -476,10 +476,18 @@ static void claim_chunks(struct cmt_trace_file *tf, enum cmt_populate_mode mode)
     CHECK(tf->n_segments >= 2);
 }
 
+/* Defined by every sanitizer runtime: under one the shim starts no helper
+ * thread and populates inline (page_populate.c, fork safety). */
+extern void __sanitizer_print_stack_trace(void) __attribute__((weak));
+
 /* The helper thread: named, and deaf to every signal a program may send to
  * the process (they must reach the program's own threads). */
 static void check_helper_thread(void)
 {
+    if (__sanitizer_print_stack_trace != NULL) {
+        CHECK(!cmt_populate_helper_running());
+        return;
+    }
     CHECK(cmt_populate_helper_running());
     DIR *d = opendir("/proc/self/task");
     CHECK(d != NULL);

@@ -6,7 +6,7 @@
  * with SIGUSR1 open, must take every one. Prints "signals N on-receiver K
  * elsewhere E helpers H" (H: threads named cumemtrace-pop), then forks: the
  * child allocates and prints "child helpers H" (the helper did not come
- * along; the child's own trace starts one). */
+ * along, and none is started in a child). */
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <pthread.h>
