@@ -183,14 +183,13 @@ static void calibrate_locked(const struct clock_pair *p)
 
 /* The value of slot s at counter value tsc in 2^-32 ns, whatever the
  * distance (the fast path's product is bounded by its reach; this one is
- * not): within the window at the slot's slewed rate; below it at the
- * calibrated rate; above it, where a re-anchor is late (nothing read for
- * a while) and another thread is at it, held at the window's end, which
- * is where the next conversion starts at the earliest, so that the value
- * handed out meanwhile is never above the next conversion's (an
- * extrapolation at a rate known only to 20 ppm over the idle time may be;
- * the next conversion then starts on its fresh pair). A counter far below
- * the anchor gives 0 at the least. */
+ * not): within the window at the slot's slewed rate, beyond it on either
+ * side at the calibrated rate (the slew made up the error by the window's
+ * end, and would add to it past there). Past the window a re-anchor is
+ * late: nothing was read for a while, or another thread is at it (the
+ * value is then handed out, and the next conversion starts no lower: a
+ * thread preempted while it re-anchors must not stop the clock for the
+ * others). A counter far below the anchor gives 0 at the least. */
 static unsigned __int128 slot_fixed(const struct cmt_clock_slot *s, uint64_t tsc)
 {
     __int128 d = (__int128)(int64_t)(tsc - s->tsc);
@@ -199,7 +198,7 @@ static unsigned __int128 slot_fixed(const struct cmt_clock_slot *s, uint64_t tsc
     __int128 w = (__int128)s->window;
     __int128 v = ((__int128)s->ns << CMT_CLOCK_SHIFT) + s->frac;
     if (d > w)
-        v += w * (__int128)s->mult;
+        v += w * (__int128)s->mult + (d - w) * (__int128)s->rate;
     else if (d < -w)
         v += -w * (__int128)s->mult + (d + w) * (__int128)s->rate;
     else
@@ -284,23 +283,12 @@ static bool reanchor_locked(void)
         return true;
     }
     /* Where the old conversion is at the new anchor: readers still on it
-     * read counters up to about here (at the window's end at most). */
+     * read counters up to about here. */
     unsigned __int128 from = slot_fixed(&old, at);
     if (from < (unsigned __int128)old.ns << CMT_CLOCK_SHIFT)
         from = (unsigned __int128)old.ns << CMT_CLOCK_SHIFT; /* the counter went back: never below the old anchor */
-    bool late = at - old.tsc > old.window && at - old.tsc < (1ull << 62);
     uint64_t next_mult = mult;
-    if (good && late) {
-        /* Late (nothing was read near the window's end): no value above the
-         * window's end was handed out, so the new conversion starts on its
-         * pair, or there if the pair lies below. */
-        unsigned __int128 truth = ((unsigned __int128)p.ns << CMT_CLOCK_SHIFT) + (unsigned __int128)(at - p.tsc) * mult;
-        if (__builtin_expect(test_skew_ns != 0, 0))
-            truth = ((p.tsc >> 8) & 1) ? truth + ((unsigned __int128)test_skew_ns << CMT_CLOCK_SHIFT)
-                                       : truth - ((unsigned __int128)test_skew_ns << CMT_CLOCK_SHIFT);
-        if (truth > from)
-            from = truth;
-    } else if (good) {
+    if (good) {
         /* What clock_gettime says now (from the pair at the calibrated
          * rate) against what the old conversion says: the difference is
          * made up over the next window, by its rate. */
