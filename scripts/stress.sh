@@ -75,11 +75,13 @@ if [ "$count" -eq 0 ]; then
 fi
 
 busy=
+running=
 stop_load() {
-    for pid in $busy; do
+    for pid in $running $busy; do
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
     done
+    running=
     busy=
 }
 trap 'stop_load' EXIT
@@ -97,9 +99,16 @@ echo "stress.sh: $count tests ($what), $runs rounds, setup ${setup:-default}, $j
 start=$(date +%s)
 round=1
 while [ "$round" -le "$runs" ]; do
+    # In the background, waited for: a trapped signal interrupts the wait
+    # (not a foreground command), so INT and TERM end the round at once.
     # shellcheck disable=SC2086 # selection and setup_arg are word lists
-    if ! meson test -C "$build" --no-rebuild --print-errorlogs --num-processes "$jobs" --logbase stress \
-        $setup_arg $selection >"$build/meson-logs/stress-round.txt" 2>&1; then
+    meson test -C "$build" --no-rebuild --print-errorlogs --num-processes "$jobs" --logbase stress \
+        $setup_arg $selection >"$build/meson-logs/stress-round.txt" 2>&1 &
+    running=$!
+    wait "$running"
+    status=$?
+    running=
+    if [ "$status" -ne 0 ]; then
         cp "$build/meson-logs/stress-round.txt" "$build/meson-logs/stress-FAILED.txt"
         cat "$build/meson-logs/stress-round.txt"
         echo "stress.sh: round $round of $runs FAILED after $(($(date +%s) - start)) s" \

@@ -145,6 +145,12 @@ static void test_backoff(void)
     uint64_t before = cmt_now_ns();
     uint64_t v = at(t, 0); /* an attempt, within 1 ms of init: no rate yet, so it fails */
     uint64_t after = cmt_now_ns();
+    if (cmt_clock_current().window != 0) {
+        /* The attempt came more than the first estimate's span after init
+         * (preempted, or valgrind's pace) and made the conversion. */
+        printf("back-off not exercised: the first read came over 1 ms after init and calibrated\n");
+        return;
+    }
     CHECK(before <= v && v <= after);
     CHECK_EQ_U64(cmt_clock_mult(), 0);
     CHECK_EQ_U64(cmt_clock_current().window, 0);
