@@ -294,7 +294,8 @@ static bool reanchor_locked(void)
          * made up over the next window, by its rate. */
         __int128 truth = ((__int128)p.ns << CMT_CLOCK_SHIFT) + (__int128)(int64_t)(at - p.tsc) * (__int128)mult;
         if (__builtin_expect(test_skew_ns != 0, 0))
-            truth += (__int128)(((p.tsc >> 8) & 1) ? (int64_t)test_skew_ns : -(int64_t)test_skew_ns) << CMT_CLOCK_SHIFT;
+            truth += (__int128)(((p.tsc >> 8) & 1) ? (int64_t)test_skew_ns : -(int64_t)test_skew_ns) *
+                     ((__int128)1 << CMT_CLOCK_SHIFT); /* a product: a negative value shifted is undefined */
         __int128 err = truth - (__int128)from;
         __int128 most = (__int128)(CMT_CLOCK_WINDOW_NS >> CMT_CLOCK_SLEW_SHIFT) << CMT_CLOCK_SHIFT;
         if (err > most) {
