@@ -107,9 +107,18 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         a->stopped_early = true;
         return 1;
     }
-    size_t entries = cmt_replay_in_entries(e, a->forensics != NULL);
+    size_t entries = cmt_replay_in_entries(e, a->forensics != NULL || a->phases != NULL);
     if (!entries)
         return 0; /* the replay has no use for the others */
+    struct cmt_event_in mark;
+    if (e->type == CMT_REC_MARK) {
+        /* Named here, where the model is this thread's: it holds the
+         * record's strings (their metadata chunk was claimed before the
+         * record's time, so the merge opened it first). */
+        mark = *e;
+        cmt_phases_classify(&a->model, &mark);
+        e = &mark;
+    }
     /* a record's two entries stay in one batch */
     if (run->fill->n + entries > run->batch_size && publish(run) != 0)
         return 1;
@@ -131,6 +140,7 @@ static void on_thread(void *ctx, uint32_t tid, uint32_t name) { cmt_model_on_thr
 static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_config(MODEL(ctx), c); }
 static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(MODEL(ctx), e); }
 static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_frame(MODEL(ctx), f); }
+static void on_note(void *ctx, const struct cmt_note_in *n) { cmt_model_on_note(MODEL(ctx), n); }
 #undef MODEL
 
 static const struct cmt_reader_callbacks callbacks = {
@@ -142,6 +152,7 @@ static const struct cmt_reader_callbacks callbacks = {
     .on_config = on_config,
     .on_end = on_end,
     .on_frame = on_frame,
+    .on_note = on_note,
     .on_event = on_event,
 };
 
@@ -270,6 +281,8 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
 {
     memset(a, 0, sizeof *a);
     a->path = path;
+    a->data = data;
+    a->data_size = size;
     a->stop_at_ns = stop_at_ns;
     cmt_model_init(&a->model);
     if (cmt_replay_init(&a->replay) != 0) {
@@ -284,11 +297,20 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         }
         cmt_forensics_attach(a->forensics, &a->replay);
     }
+    if (opt && opt->phases) {
+        a->phases = cmt_phases_new();
+        if (!a->phases) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+        cmt_phases_attach(a->phases, &a->replay); /* ahead of the forensics, which it passes everything on to */
+    }
     char err[CMT_READER_MESSAGE_MAX];
     int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
                   : cmt_reader_open(path, &a->reader, err, sizeof err);
     if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
+        a->open_error = rc;
         return -1;
     }
     a->info = *cmt_reader_info(a->reader);
@@ -300,12 +322,17 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         a->damaged = true;
         snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
     }
+    /* What the whole read established (the END record's figures, a
+     * clean-exit flag without its END record) replaces the header's word. */
+    a->info = *cmt_reader_info(a->reader);
     uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
     if (a->stopped_early || (a->stop_at_ns && end > a->info.start_monotonic_ns + a->stop_at_ns))
         end = a->info.start_monotonic_ns + a->stop_at_ns;
     cmt_replay_finish(&a->replay, end);
     /* After the replay's own end: the forensics' last checkpoint is at it. */
     if (a->forensics && !a->replay.out_of_memory && cmt_forensics_finish(a->forensics, &a->replay) != 0)
+        a->replay.out_of_memory = true;
+    if (a->phases && !a->replay.out_of_memory && cmt_phases_finish(a->phases, &a->replay, end) != 0)
         a->replay.out_of_memory = true;
     if (a->replay.out_of_memory) {
         snprintf(a->message, sizeof a->message, "out of memory while replaying the trace");
@@ -325,12 +352,34 @@ int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t sto
     return analyse(a, path, NULL, 0, stop_at_ns, opt);
 }
 
-int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
-                            uint64_t stop_at_ns)
+int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt)
 {
     /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
     static const uint8_t no_bytes[1];
-    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, NULL);
+    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, opt);
+}
+
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns)
+{
+    return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
+}
+
+const char *cmt_analysis_state(const struct cmt_analysis *a)
+{
+    if (a->damaged)
+        return "damaged";
+    if (a->reader && cmt_reader_truncated(a->reader))
+        return "truncated";
+    if (!(a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT))
+        return "incomplete";
+    return "complete";
+}
+
+bool cmt_analysis_complete(const struct cmt_analysis *a)
+{
+    return !strcmp(cmt_analysis_state(a), "complete");
 }
 
 void cmt_analysis_free(struct cmt_analysis *a)
@@ -340,6 +389,8 @@ void cmt_analysis_free(struct cmt_analysis *a)
     cmt_replay_free(&a->replay);
     cmt_forensics_free(a->forensics);
     a->forensics = NULL;
+    cmt_phases_free(a->phases);
+    a->phases = NULL;
     a->reader = NULL;
 }
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "forensics.h"
+#include "phases.h"
 #include "replay.h"
 #include "trace_model.h"
 #include "trace_reader.h"
@@ -19,10 +20,14 @@ struct cmt_analysis {
     struct cmt_trace_model model;
     struct cmt_replay replay;
     bool damaged;             /* the read stopped at damage */
+    int open_error;           /* why the file could not be opened (trace_reader.h), 0 when it was */
     char message[600];        /* why the trace could not be opened, or where it is damaged */
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
+    struct cmt_phases *phases;       /* NULL when not asked for */
+    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
+    size_t data_size;
 };
 
 struct cmt_analysis_options {
@@ -30,6 +35,8 @@ struct cmt_analysis_options {
      * (forensics.h): report and frag do, check and timeline need not. */
     bool forensics;
     struct cmt_forensics_options forensics_opt;
+    /* Follow the phases and steps the program named (phases.h). */
+    bool phases;
 };
 
 /* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
@@ -44,10 +51,21 @@ int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_
  * reports. The bytes must outlive the analysis. */
 int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
                             uint64_t stop_at_ns);
+/* The same over bytes with options (the fuzz target follows phases too). */
+int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt);
 /* The same with options (NULL: the defaults, no forensics). */
 int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
                           const struct cmt_analysis_options *opt);
 void cmt_analysis_free(struct cmt_analysis *a);
+
+/* What the file says of itself once read: "damaged" (the read stopped at
+ * damage, a->message says where), "truncated" (the file ends before its
+ * last chunk), "incomplete" (read whole, but the process did not exit
+ * normally: killed, crashed, _exit), or "complete". */
+const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* True for "complete". */
+bool cmt_analysis_complete(const struct cmt_analysis *a);
 
 /* The rank the trace's process recorded (-1 when none), read from the
  * metadata at the start of the trace only. Returns 0, or -1 when the file

@@ -223,6 +223,10 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->frames.symbolizer.sysroot = opt->sysroot;
     ro->frames.fold_patterns = opt->folds;
     ro->frames.n_fold_patterns = opt->n_folds;
+    ro->frames.keep_patterns = opt->unfolds;
+    ro->frames.n_keep_patterns = opt->n_unfolds;
+    ro->frames.full_stacks = opt->full_stacks;
+    ro->include_cached = opt->include_cached;
     ro->suppress_leak = suppress_leak;
     if (load_suppressions(c, err, errlen) != 0)
         return -1;
@@ -258,6 +262,17 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     for (size_t i = 0; i < r->n_leaks; i++)
         if (!cmt_kind_holds_memory(r->leaks[i].kind))
             virtual_rows += r->leaks[i].count;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        if (!r->held_count[h])
+            continue;
+        char size[32];
+        cmt_format_size(r->held_bytes[h], size, sizeof size);
+        add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
+                    "checks them; a tensor kept alive by mistake inside a cached segment cannot be told from "
+                    "free cache: to see each one, %s)",
+                 cmt_holder_name(h), size, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments",
+                 cmt_holder_cache_advice(h));
+    }
     if (virtual_rows)
         add_note(t, "%" PRIu64 " VMM address reservations or mappings were still in place at exit; they hold no "
                     "memory and are not checked",
@@ -511,11 +526,16 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     bool stopped = flags & (CMT_FILE_FLAG_SIZE_LIMIT | CMT_FILE_FLAG_WRITE_ERROR);
     t->complete = !damaged && clean_exit && !stopped;
     t->leaks_checked = !damaged && (t->complete || c->opt->check_incomplete);
-    if (damaged)
+    if (damaged && a->damaged)
         snprintf(t->error, sizeof t->error,
-                 "%s: leaks were not checked; peaks and failed allocations were checked up to %s",
-                 truncated && !a->damaged ? "the trace is truncated" : "the trace is damaged",
-                 truncated && !a->damaged ? "the cut" : "the damage");
+                 "the trace is damaged (%s): it could not be checked; leaks were not checked, peaks and failed "
+                 "allocations only up to the damage",
+                 a->message);
+    else if (damaged)
+        snprintf(t->error, sizeof t->error,
+                 "the trace is truncated (the file ends at offset %llu): it could not be checked; leaks were not "
+                 "checked, peaks and failed allocations only up to the cut",
+                 (unsigned long long)a->info.file_size);
     else if (!t->leaks_checked && stopped)
         snprintf(t->error, sizeof t->error,
                  "recording stopped early (%s): leaks were not checked (--check-incomplete checks what was live "
@@ -531,7 +551,9 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
     judge_peaks(c, t);
     judge_failures(c, t);
     order_findings(t);
-    if (t->n_errors)
+    if (damaged)
+        t->status = CMT_TRACE_ERROR; /* could not check: whatever was found before the damage is listed */
+    else if (t->n_errors)
         t->status = CMT_TRACE_FAIL;
     else if (!t->leaks_checked)
         t->status = CMT_TRACE_ERROR;
@@ -561,6 +583,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
+        if (t->analysis.open_error == -EBADMSG)
+            c->n_damaged++; /* a trace whose header is damaged or cut */
         trace_name(c, t);
         return 0;
     }
@@ -569,6 +593,8 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return -1;
     trace_name(c, t);
     judge(c, t);
+    if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))
+        c->n_damaged++;
     if (t->status == CMT_TRACE_FAIL)
         c->n_fail++;
     else if (t->status == CMT_TRACE_ERROR)
@@ -580,6 +606,10 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
 
 int cmt_check_status(const struct cmt_check *c)
 {
+    /* A damaged or truncated trace could not be checked, whatever the
+     * others say: a violation found in it may be an artefact of the damage. */
+    if (c->n_damaged)
+        return 2;
     if (c->n_fail)
         return c->opt->violation_status;
     if (c->n_error)

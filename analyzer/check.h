@@ -52,6 +52,10 @@ struct cmt_check_options {
     size_t max_frames;
     const char *folds[CMT_CHECK_MAX_LIST];
     size_t n_folds;
+    const char *unfolds[CMT_CHECK_MAX_LIST]; /* --unfold */
+    size_t n_unfolds;
+    bool full_stacks;
+    bool include_cached; /* --include-cached: memory caching allocators hold at exit is checked as leaks */
     const char *debuginfo_paths[CMT_CHECK_MAX_LIST];
     size_t n_debuginfo_paths;
     const char *sysroot;
@@ -144,6 +148,7 @@ struct cmt_check {
     struct cmt_check_trace **traces; /* each allocated apart: reports point into them */
     size_t n_traces, cap_traces;
     size_t n_pass, n_fail, n_error;
+    size_t n_damaged; /* of them, damaged or truncated traces: the check exits 2 */
     char source_root[PATH_MAX];
     const struct cmt_check_program *program; /* NULL for `check` */
 };

@@ -118,6 +118,8 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
     cmt_json_string(j, t->error[0] ? t->error : NULL);
     cmt_json_key(j, "complete");
     cmt_json_bool(j, t->opened && t->complete);
+    cmt_json_key(j, "trace_state");
+    cmt_json_string(j, t->opened ? cmt_analysis_state(&t->analysis) : NULL);
     cmt_json_key(j, "leaks_checked");
     cmt_json_bool(j, t->opened && t->leaks_checked);
     cmt_json_key(j, "violations");

@@ -29,6 +29,9 @@ enum {
     OPT_SYSROOT,
     OPT_KEEP_TRACES,
     OPT_REQUIRE_TRACE,
+    OPT_UNFOLD,
+    OPT_FULL_STACKS,
+    OPT_INCLUDE_CACHED,
     OPT_LAST
 };
 
@@ -53,6 +56,9 @@ const struct option cmt_check_longopts[] = {
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"keep-traces", no_argument, NULL, OPT_KEEP_TRACES},
     {"require-trace", no_argument, NULL, OPT_REQUIRE_TRACE},
+    {"unfold", required_argument, NULL, OPT_UNFOLD},
+    {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
+    {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
     {NULL, 0, NULL, 0},
 };
 
@@ -226,6 +232,14 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
     case OPT_KEEP_TRACES:
         o->keep_traces = true;
         return 0;
+    case OPT_UNFOLD:
+        return add_to_list(o->unfolds, &o->n_unfolds, arg, cmd, "--unfold");
+    case OPT_FULL_STACKS:
+        o->full_stacks = true;
+        return 0;
+    case OPT_INCLUDE_CACHED:
+        o->include_cached = true;
+        return 0;
     case OPT_REQUIRE_TRACE:
         o->require_trace = true;
         return 0;
@@ -265,6 +279,9 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "  --max-leak-bytes SIZE     bytes that may stay allocated at exit (default 0)\n"
           "  --max-leak-count N        allocations that may stay allocated at exit (default 0);\n"
           "                            giving only one of the two lifts the other\n"
+          "  --include-cached          count what a caching allocator (PyTorch, CuPy, XLA,\n"
+          "                            RMM) still holds at exit as leaks (by default it is\n"
+          "                            listed as held by the allocator, not checked)\n"
           "  --max-peak [DEV=]SIZE     peak of device-resident memory per device; DEV=SIZE for\n"
           "                            one device (repeatable); sizes take KiB, MiB, GiB\n"
           "  --no-failed-allocations   fail when an allocation call failed\n"
@@ -288,7 +305,8 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "                            current directory)\n"
           "  --error-exitcode N        exit status for violations (default 1)\n"
           "  --max-frames N            frames shown per call site (default 8, 0 = all)\n"
-          "  --fold PATTERN, --debuginfo-path DIR, --sysroot DIR   as for `report`\n",
+          "  --fold PATTERN, --unfold PATTERN, --full-stacks, --debuginfo-path DIR,\n"
+          "  --sysroot DIR             as for `report`\n",
           out);
     if (run_mode)
         fputs("run --check only:\n"

@@ -11,6 +11,12 @@
 
 const struct cmt_frame *cmt_check_location_frame(const struct cmt_stack_frames *sf)
 {
+    /* The frame that names the call site (frames.h: the user's Python line
+     * rather than where libtorch allocated), when it has a line; else the
+     * first frame shown that has one. */
+    const struct cmt_frame *site = cmt_stack_site(sf);
+    if (site && site->file && site->file[0] && site->line > 0)
+        return site;
     for (size_t i = 0; i < sf->n; i++)
         if (sf->frames[i].file && sf->frames[i].file[0] && sf->frames[i].line > 0)
             return &sf->frames[i];

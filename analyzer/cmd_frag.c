@@ -54,7 +54,9 @@ static void render_json(const struct cmt_report *r, FILE *out)
     cmt_json_key(&j, "format_version");
     cmt_json_string(&j, v);
     cmt_json_key(&j, "complete");
-    cmt_json_bool(&j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
+    cmt_json_bool(&j, cmt_analysis_complete(a));
+    cmt_json_key(&j, "trace_state");
+    cmt_json_string(&j, cmt_analysis_state(a));
     cmt_json_key(&j, "duration_ns");
     cmt_json_uint(&j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : a->replay.last_ts));
     cmt_json_key(&j, "checkpoints");

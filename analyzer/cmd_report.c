@@ -36,9 +36,15 @@ static void report_usage(FILE *out)
           "                         (default 1, 0 = show every node)\n"
           "  --chart-width N        columns of the timeline charts (default 64, 0 = none)\n"
           "  --chart-height N       rows of the timeline charts (default 6)\n"
-          "  --full-stacks          keep the profiler's, cudart's and libcuda's frames\n"
+          "  --full-stacks          show every frame: the profiler's, cudart's, libcuda's,\n"
+          "                         the interpreter's and the frameworks' too\n"
           "  --fold PATTERN         also fold frames whose function, file or module matches\n"
           "                         the glob PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours: shown, and they may\n"
+          "                         name the call site, whatever folds them (repeatable)\n"
+          "  --include-cached       count what a caching allocator (PyTorch, CuPy, XLA, RMM)\n"
+          "                         still holds at exit as leaks (by default it is shown as\n"
+          "                         held by the allocator)\n"
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
@@ -67,8 +73,9 @@ struct report_cli {
     bool json;
     struct cmt_report_options opt;
     const char *folds[MAX_LIST_OPTION];
+    const char *unfolds[MAX_LIST_OPTION];
     const char *debuginfo[MAX_LIST_OPTION];
-    size_t n_folds, n_debuginfo;
+    size_t n_folds, n_unfolds, n_debuginfo;
     bool no_forensics; /* --no-forensics */
 };
 
@@ -78,7 +85,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS
+        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -90,6 +97,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"chart-height", required_argument, NULL, OPT_CHART_H},
         {"full-stacks", no_argument, NULL, OPT_FULL},
         {"fold", required_argument, NULL, OPT_FOLD},
+        {"unfold", required_argument, NULL, OPT_UNFOLD},
+        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
         {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
         {"sysroot", required_argument, NULL, OPT_SYSROOT},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
@@ -100,7 +109,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     };
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
-        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6};
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
+        .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
     *status = CMT_EXIT_USAGE;
     optind = 1;
@@ -153,6 +163,16 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             else
                 cli->debuginfo[cli->n_debuginfo++] = optarg;
             break;
+        case OPT_UNFOLD:
+            if (cli->n_unfolds == MAX_LIST_OPTION) {
+                cmt_cli_error("report: at most %d --unfold", MAX_LIST_OPTION);
+                return -1;
+            }
+            cli->unfolds[cli->n_unfolds++] = optarg;
+            break;
+        case OPT_INCLUDE_CACHED:
+            opt->include_cached = true;
+            break;
         case OPT_SYSROOT:
             opt->frames.symbolizer.sysroot = optarg;
             break;
@@ -185,6 +205,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     }
     opt->frames.fold_patterns = cli->folds;
     opt->frames.n_fold_patterns = cli->n_folds;
+    opt->frames.keep_patterns = cli->unfolds;
+    opt->frames.n_keep_patterns = cli->n_unfolds;
     opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
     opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
     return optind;
@@ -196,7 +218,7 @@ static int report_one(const char *path, const struct report_cli *cli, struct cmt
                       struct cmt_process_summary *summary)
 {
     struct cmt_analysis a;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics};
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
     if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         if (summary)

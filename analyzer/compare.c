@@ -22,7 +22,7 @@ void cmt_summary_from_report(const struct cmt_report *r, const char *trace, stru
     memset(s, 0, sizeof *s);
     snprintf(s->trace, sizeof s->trace, "%s", trace);
     s->analysed = true;
-    s->complete = (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged && !cmt_reader_truncated(a->reader);
+    s->complete = cmt_analysis_complete(a);
     s->rank = m->has_process ? m->rank : -1;
     s->pid = m->has_process ? m->pid : a->info.pid;
     snprintf(s->hostname, sizeof s->hostname, "%s", cmt_model_string(m, m->hostname_id));

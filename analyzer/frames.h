@@ -11,9 +11,16 @@
 #include "trace_model.h"
 
 /* Turns stack ids into the frames a user reads: symbolized (function,
- * file:line, inlined calls expanded), with the profiler's, cudart's and
- * libcuda's frames folded away unless full stacks are asked for. Each stack
- * is resolved once. */
+ * file:line, inlined calls expanded), classified by the rules of
+ * frame_fold.h and, unless full stacks are asked for, reduced to the user's
+ * frames and the one frame that names the framework operation (renamed to
+ * it: "aten::addmm"). Each stack is resolved once.
+ *
+ * The call site is named by its site frame: the innermost user frame of
+ * Python (a synthetic frame of language 1) when there is one, else the
+ * innermost native user frame, else the operation frame, else the first
+ * frame shown. A stack without user frames nor operation shows its
+ * framework frames rather than nothing. */
 
 struct cmt_frames_options {
     struct cmt_symbolizer_options symbolizer;
@@ -21,12 +28,21 @@ struct cmt_frames_options {
     bool no_symbols; /* addresses and modules only (fast; for benchmarks) */
     const char *const *fold_patterns;
     size_t n_fold_patterns;
+    const char *const *keep_patterns; /* --keep */
+    size_t n_keep_patterns;
 };
 
 struct cmt_stack_frames {
     size_t n;
     struct cmt_frame *frames;
+    size_t site; /* the frame naming the call site; n when none */
 };
+
+/* The site frame, or NULL. */
+static inline const struct cmt_frame *cmt_stack_site(const struct cmt_stack_frames *sf)
+{
+    return sf->site < sf->n ? &sf->frames[sf->site] : NULL;
+}
 
 struct cmt_frames;
 

@@ -28,7 +28,9 @@ int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const 
         return CMT_EXIT_USAGE;
     }
     if (cmt_reader_truncated(a->reader)) {
-        cmt_cli_error("%s: trace is truncated; the %s covers the events before the cut", path, what);
+        cmt_cli_error("%s: trace is truncated: the file ends at offset %llu; the %s covers the events before "
+                      "the cut",
+                      path, (unsigned long long)a->info.file_size, what);
         return CMT_EXIT_USAGE;
     }
     return CMT_EXIT_OK;
@@ -71,7 +73,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "frag"))
         return cmt_cmd_frag(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, 1, 0);
+        printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, CMT_VERSION_MAJOR, CMT_VERSION_MINOR);
         return CMT_EXIT_OK;
     }
     if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

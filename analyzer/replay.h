@@ -175,7 +175,7 @@ struct cmt_replay;
 struct cmt_replay_in;
 
 /* A record the engine does not apply itself (a device sample, a pool
- * record: trace-format.md), whole, for an observer. */
+ * record, a mark: trace-format.md), whole, for an observer. */
 struct cmt_replay_record {
     uint64_t ts;
     uint64_t addr;
@@ -200,7 +200,7 @@ struct cmt_replay_observer {
     int (*on_change)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
     /* A failed allocation, before the engine counted it. */
     int (*on_failure)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
-    /* Samples and pool records, in their place among the events. */
+    /* Samples, pool records and marks, in their place among the events. */
     int (*on_record)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
 };
 
@@ -303,12 +303,12 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
     };
 }
 
-/* Records for an observer (samples, pools) travel in batches too, as two
+/* Records for an observer (samples, pools, marks) travel in batches too, as two
  * entries: the event packed as above (aux0 = aux[0]), then one whose ts,
  * addr and size carry aux[1], aux[2] and aux[3]. */
 static inline bool cmt_replay_is_record(uint8_t type)
 {
-    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL;
+    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL || type == CMT_REC_MARK;
 }
 
 /* Entries e takes in a batch: 1 for allocations and releases, 2 for

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forensics_report.h"
+#include "holder_peaks.h"
 #include "size_parse.h"
 
 const char *cmt_class_name(unsigned cls)
@@ -109,10 +110,63 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     return out;
 }
 
+/* ---- holders -------------------------------------------------------------- */
+
+static int holder_tables(struct cmt_report *r)
+{
+    if (r->holder_by_stack)
+        return 0;
+    size_t n = r->analysis->model.n_stacks ? r->analysis->model.n_stacks : 1;
+    r->holder_by_stack = calloc(n, 1);
+    r->cache_by_stack = calloc(n, 1);
+    if (!r->holder_by_stack || !r->cache_by_stack)
+        return -1;
+    r->n_stack_slots = n;
+    return 0;
+}
+
+enum cmt_holder cmt_report_holder(struct cmt_report *r, uint64_t stack)
+{
+    if (stack == 0 || holder_tables(r) != 0 || stack >= r->n_stack_slots)
+        return CMT_HOLDER_OTHER;
+    if (!r->holder_by_stack[stack])
+        r->holder_by_stack[stack] = (uint8_t)(cmt_holder_of(r->frames, stack) + 1);
+    return (enum cmt_holder)(r->holder_by_stack[stack] - 1);
+}
+
+enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack)
+{
+    if (stack == 0 || holder_tables(r) != 0 || stack >= r->n_stack_slots)
+        return CMT_HOLDER_OTHER;
+    if (!r->cache_by_stack[stack])
+        r->cache_by_stack[stack] = (uint8_t)(cmt_cache_of(r->frames, stack) + 1);
+    return (enum cmt_holder)(r->cache_by_stack[stack] - 1);
+}
+
+const char *cmt_holder_cache_advice(enum cmt_holder h)
+{
+    switch (h) {
+    case CMT_HOLDER_PYTORCH:
+        return "run with PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is then its own cudaMalloc and cudaFree, "
+               "and a tensor still alive at exit shows as a leak at the line that made it";
+    case CMT_HOLDER_CUPY:
+        return "call cupy.cuda.set_allocator(None) before the first array: every array is then its own "
+               "allocation, and one still alive at exit shows as a leak";
+    case CMT_HOLDER_XLA:
+        return "run with XLA_PYTHON_CLIENT_ALLOCATOR=platform (JAX) or TF_GPU_ALLOCATOR=cuda_malloc_async "
+               "(TensorFlow): buffers are then allocated one by one";
+    case CMT_HOLDER_RMM:
+        return "use rmm.mr.CudaMemoryResource (no pool) for the run: every buffer is then its own allocation";
+    default:
+        return "";
+    }
+}
+
 /* Rows and call tree of what an account held: its peak cells, or (at_peak
- * false) those live now. */
+ * false) those live now. by_holder, when given, gets the bytes of each
+ * holder. */
 static int build_snapshot(struct cmt_report *r, const struct cmt_account *acc, bool at_peak,
-                          struct cmt_snapshot *snap)
+                          struct cmt_snapshot *snap, uint64_t *by_holder)
 {
     const struct cmt_replay *rp = &r->analysis->replay;
     snap->rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *snap->rows);
@@ -125,6 +179,8 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_account *acc, b
         if (s < 0 || !cell->count)
             continue;
         const struct cmt_site_stats *st = (size_t)s < rp->sites_cap ? &rp->sites[s] : NULL;
+        if (by_holder)
+            by_holder[cmt_report_holder(r, (uint64_t)s)] += cell->bytes;
         snap->rows[k++] = (struct cmt_site_row){
             .stack = (uint64_t)s,
             .bytes = cell->bytes,
@@ -169,7 +225,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
     v->peak.bytes = acc->peak;
     v->peak.count = acc->peak_count;
     memcpy(v->peak.by_kind, acc->peak_by_kind, sizeof v->peak.by_kind);
-    if (build_snapshot(r, acc, true, &v->peak) != 0)
+    if (build_snapshot(r, acc, true, &v->peak, acc->cls == CMT_CLASS_DEVICE ? v->peak_by_holder : NULL) != 0)
         return -1;
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
@@ -180,7 +236,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
         v->at.bytes = acc->live;
         v->at.count = acc->live_count;
         memcpy(v->at.by_kind, acc->live_by_kind, sizeof v->at.by_kind);
-        if (build_snapshot(r, acc, false, &v->at) != 0)
+        if (build_snapshot(r, acc, false, &v->at, NULL) != 0)
             return -1;
     }
     return 0;
@@ -345,12 +401,14 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     size_t cap = live->count ? live->count : 1;
     struct cmt_site_row *rows = calloc(cap, sizeof *rows);
     struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
-    if (!rows || !set_aside) {
+    struct cmt_site_row *held = calloc(cap, sizeof *held);
+    if (!rows || !set_aside || !held) {
         free(rows);
         free(set_aside);
+        free(held);
         return -1;
     }
-    size_t k = 0, n_aside = 0;
+    size_t k = 0, n_aside = 0, n_held = 0;
     struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
         if (!cmt_live_set_at(live, i, &entry))
@@ -365,6 +423,16 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
             .first_ts = l->ts,
         };
         bool holds = cmt_kind_holds_memory(l->kind);
+        enum cmt_holder cache = r->opt->include_cached ? CMT_HOLDER_OTHER : cmt_report_cache(r, l->stack);
+        if (cache != CMT_HOLDER_OTHER) {
+            row.holder = (uint8_t)cache;
+            held[n_held++] = row;
+            if (holds) {
+                r->held_bytes[cache] += l->size;
+                r->held_count[cache]++;
+            }
+            continue;
+        }
         if (r->opt->suppress_leak && r->opt->suppress_leak(r->opt->suppress_ctx, r->frames, l)) {
             set_aside[n_aside++] = row;
             if (holds) {
@@ -382,6 +450,9 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     }
     canonicalize_rows(r, rows, k);
     canonicalize_rows(r, set_aside, n_aside);
+    canonicalize_rows(r, held, n_held);
+    r->held = held;
+    r->n_held = merge_rows(held, n_held);
     r->n_leaks = merge_rows(rows, k);
     r->leaks = rows;
     r->suppressed = set_aside; /* merged below; freed with the report from here on */
@@ -523,6 +594,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     free(totals);
     if (rc != 0)
         return -1;
+    if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
+        return -1;
     if (a->forensics) {
         r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance
                                                                                   : CMT_DEFAULT_CONTEXT_ALLOWANCE);
@@ -545,6 +618,9 @@ void cmt_report_free(struct cmt_report *r)
     free(r->growth);
     free(r->leaks);
     free(r->suppressed);
+    free(r->held);
+    free(r->holder_by_stack);
+    free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
     for (size_t i = 0; i < r->n_warnings; i++)

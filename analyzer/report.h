@@ -11,6 +11,7 @@
 #include "call_tree.h"
 #include "frames.h"
 #include "growth.h"
+#include "memory_holder.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -25,6 +26,12 @@ struct cmt_site_row {
     /* Leak rows: what the call site did over the whole run. */
     uint64_t site_allocs, site_frees;
     bool growing; /* the call site is also a growth candidate */
+    uint8_t holder; /* held rows: enum cmt_holder of the cache */
+};
+
+/* The most one holder (memory_holder.h) had live on one device. */
+struct cmt_holder_peak {
+    uint64_t bytes, count, ts; /* ts absolute; 0 bytes: nothing ever */
 };
 
 /* What one account held at one instant (its peak, or --at TIME). */
@@ -50,6 +57,11 @@ struct cmt_account_view {
     /* Its live bytes over time: the device-resident total, the managed
      * memory of the device, or pinned host memory. */
     const struct cmt_timeline_series *series;
+    /* Device accounts: the peak split by who held it, and each holder's own
+     * peak (has_own_peaks: computed, see cmt_report_options.holder_peaks). */
+    uint64_t peak_by_holder[CMT_HOLDER_COUNT];
+    bool has_own_peaks;
+    struct cmt_holder_peak own_peak[CMT_HOLDER_COUNT];
 };
 
 /* A call site whose live bytes keep rising (growth.h). */
@@ -90,6 +102,12 @@ struct cmt_report_options {
      * context (docs/fragmentation.md); the default unless set. */
     bool context_allowance_set;
     uint64_t context_allowance;
+    /* --include-cached: what caching allocators hold at exit is listed and
+     * counted as leaks; by default it is set aside as held by them. */
+    bool include_cached;
+    /* Each holder's own peak per device: a second reading of the trace,
+     * done only when some allocation is a caching allocator's (report). */
+    bool holder_peaks;
 };
 
 struct cmt_forensics_report;
@@ -111,6 +129,14 @@ struct cmt_report {
     struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site */
     size_t n_suppressed;
     uint64_t suppressed_bytes, suppressed_count;
+    /* Live at exit in a caching allocator's cache (not leaks unless
+     * include_cached), by call site, largest first; totals per holder. */
+    struct cmt_site_row *held;
+    size_t n_held;
+    uint64_t held_bytes[CMT_HOLDER_COUNT], held_count[CMT_HOLDER_COUNT];
+    uint8_t *holder_by_stack; /* by stack id: holder + 1 (0: not yet known) */
+    uint8_t *cache_by_stack;  /* by stack id: cache holder + 1 */
+    size_t n_stack_slots;
     struct cmt_failure_group *failures;
     size_t n_failures;
     char **warnings;
@@ -126,6 +152,13 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 /* The report as one JSON value inside a document being written. */
 struct cmt_json;
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
+
+/* Holders of a recorded stack's allocations (memory_holder.h), cached. */
+enum cmt_holder cmt_report_holder(struct cmt_report *r, uint64_t stack);
+enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack);
+/* What to do to see the tensors or arrays inside a holder's cache (one
+ * sentence, no trailing period); "" for holders that are no cache. */
+const char *cmt_holder_cache_advice(enum cmt_holder h);
 
 /* Shared by the renderers. */
 const char *cmt_class_name(unsigned cls);

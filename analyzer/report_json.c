@@ -5,6 +5,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "phases_report.h"
 #include "json_writer.h"
 #include "report.h"
 
@@ -31,6 +32,12 @@ static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
+    /* the frame that names the call site (frames.h) */
+    cmt_json_key(j, "site_frame");
+    if (sf->site < sf->n)
+        cmt_json_uint(j, sf->site);
+    else
+        cmt_json_null(j);
 }
 
 static void json_site(const struct cmt_report *r, struct cmt_json *j, const struct cmt_site_row *s, bool leak)
@@ -197,6 +204,44 @@ static void json_process(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_end_object(j);
 }
 
+/* Device accounts where something besides the program held memory: the
+ * peak by holder and each holder's own peak. */
+static void json_holders(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
+{
+    bool any = false;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+        any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
+    if (v->account->cls != CMT_CLASS_DEVICE || !any)
+        return;
+    cmt_json_key(j, "peak_by_holder");
+    cmt_json_begin_object(j);
+    for (unsigned h = 0; h < CMT_HOLDER_COUNT; h++) {
+        cmt_json_key(j, cmt_holder_key(h));
+        cmt_json_uint(j, v->peak_by_holder[h]);
+    }
+    cmt_json_end_object(j);
+    if (!v->has_own_peaks)
+        return;
+    cmt_json_key(j, "own_peaks");
+    cmt_json_begin_object(j);
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        const struct cmt_holder_peak *p = &v->own_peak[h];
+        cmt_json_key(j, cmt_holder_key(h));
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "bytes");
+        cmt_json_uint(j, p->bytes);
+        cmt_json_key(j, "count");
+        cmt_json_uint(j, p->count);
+        cmt_json_key(j, "time_ns");
+        if (p->bytes)
+            cmt_json_uint(j, cmt_report_rel_ns(r, p->ts));
+        else
+            cmt_json_null(j);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_object(j);
+}
+
 static void json_account(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
 {
     const struct cmt_account *acc = v->account;
@@ -211,6 +256,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
+    cmt_phases_json_peak(r, acc, j);
     if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
@@ -221,6 +267,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
             }
         cmt_json_end_object(j);
     }
+    json_holders(r, j, v);
     cmt_json_key(j, "live_at_exit_bytes");
     cmt_json_uint(j, acc->live);
     cmt_json_key(j, "live_at_exit_count");
@@ -305,8 +352,42 @@ static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_end_array(j);
 }
 
+/* What caching allocators held at exit (present when any did). */
+static void json_held(const struct cmt_report *r, struct cmt_json *j)
+{
+    if (!r->n_held)
+        return;
+    cmt_json_key(j, "held_at_exit");
+    cmt_json_begin_array(j);
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        bool rows = false;
+        for (size_t i = 0; i < r->n_held && !rows; i++)
+            rows = r->held[i].holder == h;
+        if (!rows)
+            continue;
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "holder");
+        cmt_json_string(j, cmt_holder_name(h));
+        cmt_json_key(j, "bytes");
+        cmt_json_uint(j, r->held_bytes[h]);
+        cmt_json_key(j, "segments");
+        cmt_json_uint(j, r->held_count[h]);
+        cmt_json_key(j, "advice");
+        cmt_json_string(j, cmt_holder_cache_advice(h));
+        cmt_json_key(j, "sites");
+        cmt_json_begin_array(j);
+        for (size_t i = 0; i < r->n_held; i++)
+            if (r->held[i].holder == h)
+                json_site(r, j, &r->held[i], true);
+        cmt_json_end_array(j);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+}
+
 static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
 {
+    json_held(r, j);
     cmt_json_key(j, "leaks");
     cmt_json_begin_object(j);
     cmt_json_key(j, "bytes");
@@ -425,6 +506,7 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_string(j, cmt_verdict_name(v->verdict.verdict));
         else
             cmt_json_null(j);
+        cmt_phases_json_failure(r, g->first_index, j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
         json_frames(r, j, g->stack);
@@ -441,6 +523,27 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out)
     cmt_json_finish(&j);
 }
 
+/* The writer's notes: each {"source", "time_ns", "text"}. */
+static void json_notes(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_trace_model *m = &r->analysis->model;
+    cmt_json_key(j, "notes");
+    cmt_json_begin_array(j);
+    for (uint32_t i = 0; i < m->n_notes; i++) {
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "source");
+        cmt_json_string(j, cmt_note_source_name(m->notes[i].source));
+        cmt_json_key(j, "time_ns");
+        cmt_json_uint(j, cmt_report_rel_ns(r, m->notes[i].ts));
+        cmt_json_key(j, "text");
+        cmt_json_string(j, cmt_model_string(m, m->notes[i].text_id));
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+    cmt_json_key(j, "notes_not_shown");
+    cmt_json_uint(j, m->notes_dropped);
+}
+
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j)
 {
     const struct cmt_analysis *a = r->analysis;
@@ -454,7 +557,11 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_string(j, v);
     json_process(r, j);
     cmt_json_key(j, "complete");
-    cmt_json_bool(j, (a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !a->damaged);
+    cmt_json_bool(j, cmt_analysis_complete(a));
+    cmt_json_key(j, "trace_state");
+    cmt_json_string(j, cmt_analysis_state(a));
+    cmt_json_key(j, "damage");
+    cmt_json_string(j, a->damaged ? a->message : NULL);
     cmt_json_key(j, "clean_exit");
     cmt_json_bool(j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
     cmt_json_key(j, "start_realtime_ns");
@@ -480,6 +587,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_uint(j, a->info.events_dropped);
     cmt_json_key(j, "unmatched_frees");
     cmt_json_uint(j, rp->unmatched_frees);
+    json_notes(r, j);
     json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
     json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");
@@ -487,6 +595,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_leaks(r, j);
     json_growth(r, j);
     json_failures(r, j);
+    cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");
     cmt_json_begin_array(j);

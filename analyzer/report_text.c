@@ -7,6 +7,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "phases_report.h"
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
@@ -52,6 +53,14 @@ static void print_header(const struct cmt_report *r, FILE *out)
     const struct cmt_trace_model *m = &a->model;
     const struct cmt_replay *rp = &a->replay;
     fprintf(out, "cumemtrace report of %s\n", a->path);
+    const char *state = cmt_analysis_state(a);
+    if (!strcmp(state, "damaged"))
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", a->message);
+    else if (!strcmp(state, "truncated"))
+        fprintf(out,
+                "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
+                "; the figures below cover the events before the cut\n",
+                a->info.file_size, a->info.claimed_end > a->info.file_size ? a->info.claimed_end : a->info.file_size);
     if (m->has_process) {
         fprintf(out, "  program:  ");
         if (m->argc == 0)
@@ -74,8 +83,11 @@ static void print_header(const struct cmt_report *r, FILE *out)
     uint64_t end_ts = m->has_end ? m->end.ts : rp->last_ts;
     double dur = (double)cmt_report_rel_ns(r, end_ts) / 1e9;
     bool clean = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
-    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur,
-            clean ? "process exited normally" : "process did not exit normally");
+    const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
+                      : !strcmp(state, "truncated") ? "trace truncated (see above)"
+                      : clean                       ? "process exited normally"
+                                                    : "process did not exit normally";
+    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
     fprintf(out, "  events:   %" PRIu64, rp->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
@@ -97,6 +109,12 @@ static void print_header(const struct cmt_report *r, FILE *out)
         any = true;
     }
     fprintf(out, "%s\n", any ? "" : "none");
+    for (uint32_t i = 0; i < m->n_notes; i++)
+        fprintf(out, "  note:     %s: %s\n", cmt_note_source_name(m->notes[i].source),
+                cmt_model_string(m, m->notes[i].text_id));
+    if (m->notes_dropped)
+        fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
+                plural(m->notes_dropped, "note", "notes"));
     if (r->opt->at_set) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
@@ -293,6 +311,36 @@ static void print_chart(const struct cmt_report *r, const struct cmt_account_vie
                        r->analysis->info.start_monotonic_ns);
 }
 
+/* The device peak split by holder (memory_holder.h), and each holder's own
+ * peak; nothing when the program alone held memory. */
+static void print_holders(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
+{
+    bool any = false;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+        any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
+    if (!any)
+        return;
+    char b1[64], b2[64];
+    fprintf(out, "  by holder (at the device peak; each holder's own peak):\n");
+    for (unsigned k = 1; k <= CMT_HOLDER_COUNT; k++) {
+        unsigned h = k % CMT_HOLDER_COUNT; /* "other" last */
+        const struct cmt_holder_peak *own = &v->own_peak[h];
+        if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
+            continue;
+        bytes_str(v->peak_by_holder[h], b1, sizeof b1);
+        fprintf(out, "    %-8s %s", cmt_holder_name(h), b1);
+        if (v->has_own_peaks && own->bytes) {
+            bytes_str(own->bytes, b2, sizeof b2);
+            fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
+                    plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+        }
+        fprintf(out, "\n");
+    }
+    if (v->peak_by_holder[CMT_HOLDER_PYTORCH] || (v->has_own_peaks && v->own_peak[CMT_HOLDER_PYTORCH].bytes))
+        fprintf(out, "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
+                     "torch.cuda.max_memory_reserved())\n");
+}
+
 static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
     const struct cmt_account *acc = v->account;
@@ -303,6 +351,9 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
             (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
+    if (acc->cls == CMT_CLASS_DEVICE)
+        print_holders(r, v, out);
+    cmt_phases_text_peak(r, acc, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -386,8 +437,46 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
     }
 }
 
+/* What caching allocators held at exit: their cache, not leaks (unless
+ * --include-cached), with what this cannot tell apart. */
+static void print_held(const struct cmt_report *r, FILE *out)
+{
+    char b1[64], when[48] = "at exit";
+    if (r->opt->at_set) {
+        char at[32];
+        cmt_format_duration(r->opt->at_ns, at, sizeof at);
+        snprintf(when, sizeof when, "at %s", at);
+    }
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        bool rows = false;
+        for (size_t i = 0; i < r->n_held && !rows; i++)
+            rows = r->held[i].holder == h;
+        if (!rows)
+            continue;
+        const char *name = cmt_holder_name(h);
+        fprintf(out, "\nHeld by %s %s (its cache, not counted as leaks; --include-cached counts it): %s in "
+                     "%" PRIu64 " %s\n",
+                name, when, bytes_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
+                plural(r->held_count[h], "segment", "segments"));
+        fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
+                     "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks the "
+                     "same as free cache. To tell them apart, %s.\n",
+                name, cmt_holder_cache_advice(h));
+        fprintf(out, "  the call sites that first needed them:\n");
+        for (size_t i = 0; i < r->n_held; i++) {
+            const struct cmt_site_row *s = &r->held[i];
+            if (s->holder != h)
+                continue;
+            fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)\n", bytes_str(s->bytes, b1, sizeof b1), s->count,
+                    plural(s->count, "segment", "segments"), cmt_kind_name(s->kind), cmt_api_name(s->api));
+            print_frames(r, out, s->stack, "        ");
+        }
+    }
+}
+
 static void print_leaks(const struct cmt_report *r, FILE *out)
 {
+    print_held(r, out);
     char b1[64], at[32];
     if (r->opt->at_set) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
@@ -400,7 +489,8 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
-            fprintf(out, "\nLeaks: none (nothing was live at exit)\n");
+            fprintf(out, r->n_held ? "\nLeaks: none (nothing but allocator caches was live at exit)\n"
+                                   : "\nLeaks: none (nothing was live at exit)\n");
             return;
         }
         fprintf(out, "\nLeaks (live at exit): %s in %" PRIu64 " %s\n", bytes_str(r->leak_bytes, b1, sizeof b1),
@@ -485,6 +575,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
             fprintf(out, ", %" PRIu64 " times", g->count);
         fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
                 bytes_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }
     if (rp->failed_allocs > CMT_MAX_FAILURES_KEPT)
@@ -499,6 +590,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_virtual(r, out);
     print_leaks(r, out);
     print_growth(r, out);
+    cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {

@@ -139,6 +139,30 @@ void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *in)
     m->n_frames = n;
 }
 
+void cmt_model_on_note(void *ctx, const struct cmt_note_in *n)
+{
+    struct cmt_trace_model *m = ctx;
+    /* A writer says each thing once; a bound keeps a hostile trace from
+     * growing the report. */
+    if (m->n_notes == CMT_MODEL_MAX_NOTES) {
+        m->notes_dropped++;
+        return;
+    }
+    m->notes[m->n_notes++] = (struct cmt_note_def){n->ts, n->source, n->text_id};
+}
+
+const char *cmt_note_source_name(uint64_t source)
+{
+    switch (source) {
+    case CMT_NOTE_PYTHON:
+        return "python";
+    case CMT_NOTE_NVTX:
+        return "nvtx";
+    default:
+        return "shim";
+    }
+}
+
 void cmt_model_on_process(void *ctx, const struct cmt_process_in *p)
 {
     struct cmt_trace_model *m = ctx;
@@ -195,6 +219,7 @@ void cmt_model_callbacks(struct cmt_reader_callbacks *cb)
     cb->on_config = cmt_model_on_config;
     cb->on_end = cmt_model_on_end;
     cb->on_frame = cmt_model_on_frame;
+    cb->on_note = cmt_model_on_note;
 }
 
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id)

@@ -29,6 +29,14 @@ struct cmt_synthetic_frame {
     uint32_t function_id, file_id, line, language;
 };
 
+/* A NOTE record: something the writer wants said once. */
+struct cmt_note_def {
+    uint64_t ts;
+    uint64_t source;
+    uint32_t text_id;
+};
+#define CMT_MODEL_MAX_NOTES 32
+
 struct cmt_thread_def {
     uint32_t tid;
     uint32_t name_id;
@@ -56,6 +64,9 @@ struct cmt_trace_model {
     struct cmt_config_in config;
     bool has_end;
     struct cmt_end_in end;
+    struct cmt_note_def notes[CMT_MODEL_MAX_NOTES]; /* the first ones, in file order */
+    uint32_t n_notes;
+    uint64_t notes_dropped; /* NOTE records past CMT_MODEL_MAX_NOTES */
     uint64_t rejected_records; /* metadata records with ids out of sequence */
 };
 
@@ -72,6 +83,10 @@ void cmt_model_on_thread(void *ctx, uint32_t tid, uint32_t name_id);
 void cmt_model_on_config(void *ctx, const struct cmt_config_in *c);
 void cmt_model_on_end(void *ctx, const struct cmt_end_in *e);
 void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *f);
+void cmt_model_on_note(void *ctx, const struct cmt_note_in *n);
+
+/* "python", "nvtx" or "shim": who wrote a note (enum cmt_note_source). */
+const char *cmt_note_source_name(uint64_t source);
 
 /* The string with this id, or "" when unknown. */
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id);

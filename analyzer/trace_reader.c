@@ -16,7 +16,11 @@
 
 struct cursor {
     const uint8_t *pos;
-    const uint8_t *end;
+    const uint8_t *end;        /* the chunk's end, or the end of the file when it cuts the chunk */
+    const uint8_t *commit_end; /* where the chunk's commit word says its records end */
+    uint32_t commit_state;     /* the chain's state there */
+    uint32_t chain;            /* the chain's state at pos */
+    bool past_commit;          /* the one record a writer killed before its commit word leaves was read */
     uint64_t chunk_off;
     bool cut_by_eof;
     uint64_t prev_ts;
@@ -57,6 +61,12 @@ struct cmt_reader {
     bool stop_requested;
     bool warned_order;
     bool truncated;
+    struct cmt_file_header header; /* as read at open */
+    uint64_t chunks_seen;          /* non-padding chunks met */
+    uint64_t chunks_past_claimed;  /* of them, at or after the header's claimed_end */
+    bool end_seen;                 /* the END record */
+    struct cmt_end_in end;
+    bool finished;                 /* the end-of-file checks ran */
     char error[CMT_READER_MESSAGE_MAX];
     char warnings[CMT_READER_MAX_WARNINGS][CMT_READER_MESSAGE_MAX];
     size_t n_warnings;
@@ -92,14 +102,38 @@ static void add_warning(struct cmt_reader *r, const char *fmt, ...)
 
 /* ---- opening -------------------------------------------------------------- */
 
+static bool all_zero(const uint8_t *p, const uint8_t *end, const uint8_t **first_nonzero)
+{
+    while (p < end && ((uintptr_t)p & 7)) {
+        if (*p) {
+            *first_nonzero = p;
+            return false;
+        }
+        p++;
+    }
+    while (end - p >= 64) {
+        uint64_t w[8];
+        memcpy(w, p, sizeof w);
+        if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
+            break;
+        p += 64;
+    }
+    for (; p < end; p++)
+        if (*p) {
+            *first_nonzero = p;
+            return false;
+        }
+    return true;
+}
+
 static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
 {
     if (r->size == 0) {
         snprintf(err, errlen, "empty file: the traced process stopped before it wrote the trace header");
         return -EINVAL;
     }
-    if (r->size < sizeof(struct cmt_file_header) ||
-        memcmp(r->data, CMT_FILE_MAGIC, CMT_FILE_MAGIC_SIZE) != 0) {
+    size_t magic_cmp = r->size < CMT_FILE_MAGIC_SIZE ? r->size : CMT_FILE_MAGIC_SIZE;
+    if (memcmp(r->data, CMT_FILE_MAGIC, magic_cmp) != 0) {
         bool zeros = true;
         for (size_t i = 0; i < CMT_FILE_MAGIC_SIZE && i < r->size; i++)
             zeros = zeros && r->data[i] == 0;
@@ -109,10 +143,17 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
             snprintf(err, errlen, "not a cumemtrace trace (no CUMEMTRC magic at the start)");
         return -EINVAL;
     }
+    if (r->size < sizeof(struct cmt_file_header)) {
+        snprintf(err, errlen,
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 r->size, CMT_FILE_HEADER_SIZE);
+        return -EBADMSG;
+    }
     struct cmt_file_header h;
     memcpy(&h, r->data, sizeof h);
     if (h.endian_check != CMT_ENDIAN_CHECK) {
-        snprintf(err, errlen, "written on a machine of another byte order; not supported");
+        snprintf(err, errlen, "written on a machine of another byte order, or its header is damaged (offset 16); "
+                              "not supported");
         return -EINVAL;
     }
     if (h.version_major > CMT_VERSION_MAJOR) {
@@ -122,12 +163,49 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
                  h.version_major, h.version_minor, CMT_VERSION_MAJOR);
         return -EPROTONOSUPPORT;
     }
-    if (h.version_major < 1 || h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN ||
-        h.header_size > (1u << 20)) {
-        snprintf(err, errlen, "damaged trace header (version %u, header size %u)", h.version_major,
-                 h.header_size);
-        return -EINVAL;
+    if (h.version_major < CMT_VERSION_MAJOR) {
+        snprintf(err, errlen,
+                 "trace format %u.%u has no checksums and is no longer read (this analyzer reads format %u.x): "
+                 "record it again, or read it with the cumemtrace that wrote it",
+                 h.version_major, h.version_minor, CMT_VERSION_MAJOR);
+        return -EPROTONOSUPPORT;
     }
+    uint32_t check = cmt_file_header_check(&h);
+    if (check != h.header_check) {
+        snprintf(err, errlen,
+                 "damaged trace header: its checksum (offset %zu) is 0x%08x, its contents give 0x%08x "
+                 "(version %u.%u, header size %u, pid %u)",
+                 offsetof(struct cmt_file_header, header_check), h.header_check, check, h.version_major,
+                 h.version_minor, h.header_size, h.pid);
+        return -EBADMSG;
+    }
+    if (h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN || h.header_size > (1u << 20)) {
+        snprintf(err, errlen, "damaged trace header (header size %u)", h.header_size);
+        return -EBADMSG;
+    }
+    if (r->size < h.header_size) {
+        snprintf(err, errlen,
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 r->size, h.header_size);
+        return -EBADMSG;
+    }
+    /* The words that change while the process runs carry their own check. */
+    bool flags_ok = cmt_checked_flags(h.flags) == h.flags;
+    bool claimed_ok = cmt_checked_word(h.claimed_end, CMT_HEADER_CLAIMED_END_OFFSET) == h.claimed_end;
+    bool dropped_ok = cmt_checked_word(h.events_dropped, CMT_HEADER_EVENTS_DROPPED_OFFSET) == h.events_dropped;
+    h.flags &= CMT_CHECKED_FLAGS_MASK;
+    h.claimed_end = claimed_ok ? h.claimed_end & CMT_CHECKED_VALUE_MASK : r->size;
+    h.events_dropped &= CMT_CHECKED_VALUE_MASK;
+    r->header = h;
+    if (!flags_ok)
+        set_error(r, "damaged trace header: its flags word (offset %zu) does not match its check",
+                  offsetof(struct cmt_file_header, flags));
+    else if (!claimed_ok)
+        set_error(r, "damaged trace header: its claimed_end word (offset %zu) does not match its check",
+                  offsetof(struct cmt_file_header, claimed_end));
+    else if (!dropped_ok)
+        set_error(r, "damaged trace header: its events_dropped word (offset %zu) does not match its check",
+                  offsetof(struct cmt_file_header, events_dropped));
     r->info.version_major = h.version_major;
     r->info.version_minor = h.version_minor;
     r->info.flags = h.flags;
@@ -136,13 +214,28 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     r->info.start_realtime_ns = h.start_realtime_ns;
     r->info.events_dropped = h.events_dropped;
     r->info.file_size = r->size;
+    r->info.claimed_end = h.claimed_end;
     r->next_chunk = h.header_size;
+    /* Damage the events can be read past: said at the end of the read. */
+    const uint8_t *bad;
+    if (h.version_minor <= CMT_VERSION_MINOR &&
+        !all_zero(r->data + sizeof h, r->data + h.header_size, &bad))
+        set_error(r, "damaged trace header: nonzero byte at offset %llu in its unused space",
+                  (unsigned long long)(bad - r->data));
+    else if (h.version_minor <= CMT_VERSION_MINOR && (h.flags & ~CMT_FILE_FLAGS_KNOWN))
+        set_error(r, "damaged trace header: unknown flag bits 0x%x (offset %zu)", h.flags & ~CMT_FILE_FLAGS_KNOWN,
+                  offsetof(struct cmt_file_header, flags));
+    else if (h.claimed_end < h.header_size || h.claimed_end % CMT_CHUNK_ALIGN)
+        set_error(r, "damaged trace header: claimed_end (offset %zu) is %llu, not a chunk boundary",
+                  offsetof(struct cmt_file_header, claimed_end), (unsigned long long)h.claimed_end);
     /* claimed_end is where the writer's last chunk ended: a shorter file lost
      * its tail (a partial copy), even when the cut falls between chunks. */
     if (h.claimed_end > r->size) {
         r->truncated = true;
-        add_warning(r, "trace is truncated: %llu bytes of it are missing; events up to the cut are analysed",
-                    (unsigned long long)(h.claimed_end - r->size));
+        add_warning(r,
+                    "trace is truncated: the file ends at offset %zu but its chunks reach offset %llu (%llu bytes "
+                    "missing); events up to the cut are analysed",
+                    r->size, (unsigned long long)h.claimed_end, (unsigned long long)(h.claimed_end - r->size));
     }
     return 0;
 }
@@ -260,11 +353,57 @@ static enum decode_result cursor_damaged(struct cmt_reader *r, struct cursor *c,
                     (unsigned long long)off);
         return DECODE_END;
     }
-    set_error(r, "damaged event record at offset %llu (chunk at offset %llu)", (unsigned long long)off,
-              (unsigned long long)c->chunk_off);
+    set_error(r, "damaged event record at offset %llu (chunk at offset %llu): it does not parse",
+              (unsigned long long)off, (unsigned long long)c->chunk_off);
     return DECODE_DAMAGED;
 }
 
+/* Past the last record of a chunk (its commit end, and the one record a
+ * killed writer may leave after it): what a writer can leave there is one
+ * partly written record, then zeros to the chunk's end. */
+static bool chunk_tail_clean(struct cmt_reader *r, uint64_t chunk_off, const uint8_t *from, const uint8_t *end,
+                             size_t partial_max, const char *what)
+{
+    const uint8_t *scan = (size_t)(end - from) > partial_max ? from + partial_max : end;
+    if (from < end && from[0] != 0)
+        scan = from; /* a record with its type byte set was committed: it must verify */
+    const uint8_t *bad;
+    if (all_zero(scan, end, &bad))
+        return true;
+    set_error(r, "damaged %s chunk at offset %llu: unexpected nonzero byte at offset %llu after its last committed "
+                 "record (offset %llu)",
+              what, (unsigned long long)chunk_off, (unsigned long long)(bad - r->data),
+              (unsigned long long)(from - r->data));
+    return false;
+}
+
+/* Verifies a record's check: state is the chain before it, [rec, body_end)
+ * the record up to its check. Returns 0 and advances *state, or -1. */
+static int verify_record(uint32_t *state, const uint8_t *rec, const uint8_t *body_end, const uint8_t *end)
+{
+    if (end - body_end < (ptrdiff_t)CMT_RECORD_CHECK_SIZE)
+        return -2;
+    uint32_t next = cmt_record_chain(*state, rec[0], rec + 1, (size_t)(body_end - rec - 1));
+    uint16_t check;
+    memcpy(&check, body_end, sizeof check);
+    if (check != cmt_record_check16(next))
+        return -1;
+    *state = next;
+    return 0;
+}
+
+/* Where the chunk's commit word ends and the chain there; reports damage. */
+static enum decode_result cursor_at_commit(struct cmt_reader *r, struct cursor *c)
+{
+    if (c->chain != c->commit_state) {
+        set_error(r,
+                  "damaged event chunk at offset %llu: its records up to offset %llu do not match the chunk's "
+                  "commit checksum",
+                  (unsigned long long)c->chunk_off, (unsigned long long)(c->commit_end - r->data));
+        return DECODE_DAMAGED;
+    }
+    return DECODE_EVENT;
+}
 /* The api's default kind, by table: cmt_api_default_kind is a switch. */
 static uint8_t default_kind[256];
 
@@ -320,8 +459,22 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
 {
     for (;;) {
         const uint8_t *rec = c->pos;
-        if (rec >= c->end || rec[0] == CMT_REC_NONE)
+        if (rec == c->commit_end && cursor_at_commit(r, c) != DECODE_EVENT)
+            return DECODE_DAMAGED;
+        if (rec >= c->end)
             return DECODE_END;
+        if (rec[0] == CMT_REC_NONE || (rec >= c->commit_end && c->past_commit)) {
+            if (rec < c->commit_end) {
+                set_error(r,
+                          "damaged event chunk at offset %llu: the record at offset %llu is zero, but the chunk "
+                          "commits records up to offset %llu",
+                          (unsigned long long)c->chunk_off, (unsigned long long)(rec - r->data),
+                          (unsigned long long)(c->commit_end - r->data));
+                return DECODE_DAMAGED;
+            }
+            return chunk_tail_clean(r, c->chunk_off, rec, c->end, CMT_MAX_EVENT_RECORD, "event") ? DECODE_END
+                                                                                                 : DECODE_DAMAGED;
+        }
         if (c->end - rec < 3)
             return cursor_damaged(r, c, rec);
         const uint8_t *p = rec + 2;
@@ -366,6 +519,25 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
                 return cursor_damaged(r, c, rec);
 #undef FIELD
 #undef END_FIELD
+        int vr = verify_record(&c->chain, rec, p, end);
+        if (vr == -2)
+            return cursor_damaged(r, c, rec);
+        if (vr != 0) {
+            set_error(r, "damaged event record at offset %llu (chunk at offset %llu): its checksum does not match",
+                      (unsigned long long)(rec - r->data), (unsigned long long)c->chunk_off);
+            return DECODE_DAMAGED;
+        }
+        p += CMT_RECORD_CHECK_SIZE;
+        if (rec < c->commit_end && p > c->commit_end) {
+            set_error(r,
+                      "damaged event chunk at offset %llu: the record at offset %llu runs past the chunk's commit "
+                      "end (offset %llu)",
+                      (unsigned long long)c->chunk_off, (unsigned long long)(rec - r->data),
+                      (unsigned long long)(c->commit_end - r->data));
+            return DECODE_DAMAGED;
+        }
+        if (rec >= c->commit_end)
+            c->past_commit = true; /* committed, its commit word not yet stored: the writer was killed */
         if (ts < c->prev_ts && !r->warned_order) {
             r->warned_order = true;
             add_warning(r, "events of thread %u are out of time order at offset %llu", c->tid,
@@ -623,10 +795,26 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
         e.ts = pl_varint(b);
         e.reason = pl_varint(b);
         e.events_dropped = pl_varint(b);
+        e.flags = pl_varint(b);
+        e.claimed_end = pl_varint(b);
+        e.chunks = pl_varint(b);
         if (b->bad)
             return -1;
+        r->end_seen = true;
+        r->end = e;
         if (cb->on_end)
             cb->on_end(r->ctx, &e);
+        return 0;
+    }
+    case CMT_META_NOTE: {
+        struct cmt_note_in n = {0};
+        n.ts = pl_varint(b);
+        n.source = pl_varint(b);
+        n.text_id = pl_id(b);
+        if (b->bad)
+            return -1;
+        if (cb->on_note)
+            cb->on_note(r->ctx, &n);
         return 0;
     }
     default:
@@ -634,15 +822,52 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
     }
 }
 
-static int read_meta_chunk(struct cmt_reader *r, const uint8_t *p, const uint8_t *end, bool cut_by_eof)
+/* The chunk being read, as its header says. */
+struct chunk_view {
+    uint64_t off;
+    const uint8_t *body;
+    const uint8_t *end;        /* the chunk's end, or the file's when it cuts the chunk */
+    const uint8_t *commit_end;
+    uint32_t commit_state;
+    uint32_t chain;            /* the chunk's header_check: the chain's start */
+    bool cut_by_eof;
+};
+
+#define META_PARTIAL_MAX (CMT_MAX_META_RECORD + 4u + 10u + CMT_RECORD_CHECK_SIZE)
+
+static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
 {
-    while (p < end && p[0] != CMT_META_NONE) {
+    const uint8_t *p = v->body, *end = v->end;
+    uint32_t chain = v->chain;
+    bool past_commit = false;
+    for (;;) {
+        if (p == v->commit_end && chain != v->commit_state) {
+            set_error(r,
+                      "damaged metadata chunk at offset %llu: its records up to offset %llu do not match the "
+                      "chunk's commit checksum",
+                      (unsigned long long)v->off, (unsigned long long)(v->commit_end - r->data));
+            return -1;
+        }
+        if (p >= end)
+            return 0;
+        if (p[0] == CMT_META_NONE || (p >= v->commit_end && past_commit)) {
+            if (p < v->commit_end) {
+                set_error(r,
+                          "damaged metadata chunk at offset %llu: the record at offset %llu is zero, but the chunk "
+                          "commits records up to offset %llu",
+                          (unsigned long long)v->off, (unsigned long long)(p - r->data),
+                          (unsigned long long)(v->commit_end - r->data));
+                return -1;
+            }
+            return chunk_tail_clean(r, v->off, p, end, META_PARTIAL_MAX, "metadata") ? 0 : -1;
+        }
         const uint8_t *rec = p;
         uint8_t type = p[0];
         p++;
         uint64_t len;
-        if (cmt_varint_get(&p, end, &len) != 0 || len > (uint64_t)(end - p)) {
-            if (cut_by_eof) {
+        if (cmt_varint_get(&p, end, &len) != 0 || len > (uint64_t)(end - p) ||
+            (uint64_t)(end - p) - len < CMT_RECORD_CHECK_SIZE) {
+            if (v->cut_by_eof) {
                 r->truncated = true;
                 add_warning(r, "trace is truncated inside a metadata record at offset %llu",
                             (unsigned long long)(rec - r->data));
@@ -652,6 +877,23 @@ static int read_meta_chunk(struct cmt_reader *r, const uint8_t *p, const uint8_t
                       (unsigned long long)(rec - r->data));
             return -1;
         }
+        if (verify_record(&chain, rec, p + len, end) != 0) {
+            set_error(r, "damaged metadata record (type %u) at offset %llu (chunk at offset %llu): its checksum "
+                         "does not match",
+                      type, (unsigned long long)(rec - r->data), (unsigned long long)v->off);
+            return -1;
+        }
+        const uint8_t *next = p + len + CMT_RECORD_CHECK_SIZE;
+        if (rec < v->commit_end && next > v->commit_end) {
+            set_error(r,
+                      "damaged metadata chunk at offset %llu: the record at offset %llu runs past the chunk's "
+                      "commit end (offset %llu)",
+                      (unsigned long long)v->off, (unsigned long long)(rec - r->data),
+                      (unsigned long long)(v->commit_end - r->data));
+            return -1;
+        }
+        if (rec >= v->commit_end)
+            past_commit = true;
         struct payload b = {p, p + len, false};
         if (meta_dispatch(r, type, &b) != 0) {
             set_error(r, "damaged metadata record (type %u) at offset %llu", type,
@@ -659,9 +901,8 @@ static int read_meta_chunk(struct cmt_reader *r, const uint8_t *p, const uint8_t
             return -1;
         }
         r->stats.meta_records++;
-        p += len;
+        p = next;
     }
-    return 0;
 }
 
 /* ---- chunks ------------------------------------------------------------------ */
@@ -689,6 +930,37 @@ static void cursor_done(struct cmt_reader *r, struct cursor *c)
     free(c);
 }
 
+/* After the last chunk: what a writer can leave there is the header fields
+ * of a chunk it was claiming (magic still zero), then zeros to the end of
+ * the file (preallocated space, or nothing after a clean exit's trim). */
+static int check_file_tail(struct cmt_reader *r, uint64_t off)
+{
+    r->chunks_done = true;
+    uint64_t from = off + CMT_CHUNK_HEADER_SIZE;
+    if (off < r->header.claimed_end && off < r->size) {
+        set_error(r,
+                  "damaged trace: no chunk at offset %llu (its magic is zero), but the header says chunks were "
+                  "claimed up to offset %llu",
+                  (unsigned long long)off, (unsigned long long)r->header.claimed_end);
+        return -1;
+    }
+    if (r->end_seen)
+        from = off; /* after a clean exit nothing was being claimed */
+    const uint8_t *bad;
+    if (from < r->size && !all_zero(r->data + from, r->data + r->size, &bad)) {
+        set_error(r, "damaged trace: unexpected nonzero byte at offset %llu after its last chunk (offset %llu)",
+                  (unsigned long long)(bad - r->data), (unsigned long long)off);
+        return -1;
+    }
+    return 0;
+}
+
+static bool chunk_header_ok(const struct cmt_reader *r, uint64_t off, const struct cmt_chunk_header *h)
+{
+    (void)r;
+    return h->header_check == cmt_chunk_header_check(off, h) && h->reserved == 0;
+}
+
 /* Opens the next chunk in file order: metadata is delivered now, an event
  * chunk joins the merge. Returns 0, or -1 on damage. Sets chunks_done at the
  * end of the claimed part of the file. */
@@ -703,7 +975,7 @@ static int open_next_chunk(struct cmt_reader *r)
         bool zeros = true;
         for (uint64_t i = off; i < r->size; i++)
             zeros = zeros && r->data[i] == 0;
-        if (!zeros) {
+        if (!zeros || off < r->header.claimed_end) {
             r->truncated = true;
             add_warning(r, "trace is truncated: it ends inside a chunk header at offset %llu",
                         (unsigned long long)off);
@@ -713,17 +985,34 @@ static int open_next_chunk(struct cmt_reader *r)
     }
     struct cmt_chunk_header h;
     memcpy(&h, r->data + off, sizeof h);
-    if (h.magic == 0) {
-        /* Never claimed: the rest of the file is preallocated space. */
-        r->chunks_done = true;
-        return 0;
-    }
+    if (h.magic == 0)
+        return check_file_tail(r, off);
     bool known = h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META ||
                  h.magic == CMT_CHUNK_MAGIC_PAD;
-    if (!known || h.size < CMT_CHUNK_HEADER_SIZE || h.size % CMT_CHUNK_ALIGN ||
-        (h.magic != CMT_CHUNK_MAGIC_PAD && h.size > CMT_CHUNK_MAX_SIZE)) {
-        set_error(r, "damaged chunk header at offset %llu", (unsigned long long)off);
+    if (!known || !chunk_header_ok(r, off, &h)) {
+        set_error(r, "damaged chunk header at offset %llu: %s", (unsigned long long)off,
+                  known ? "its checksum does not match" : "unknown magic");
         return -1;
+    }
+    if (h.size < CMT_CHUNK_HEADER_SIZE || h.size % CMT_CHUNK_ALIGN ||
+        (h.magic != CMT_CHUNK_MAGIC_PAD && h.size > CMT_CHUNK_MAX_SIZE)) {
+        set_error(r, "damaged chunk header at offset %llu: size %u", (unsigned long long)off, h.size);
+        return -1;
+    }
+    uint32_t commit_end = (uint32_t)h.commit;
+    if (h.magic != CMT_CHUNK_MAGIC_PAD && (commit_end < CMT_CHUNK_HEADER_SIZE || commit_end > h.size)) {
+        set_error(r, "damaged chunk header at offset %llu: its commit word (offset %llu) says %u bytes of %u",
+                  (unsigned long long)off, (unsigned long long)(off + offsetof(struct cmt_chunk_header, commit)),
+                  commit_end, h.size);
+        return -1;
+    }
+    if (h.magic != CMT_CHUNK_MAGIC_PAD) {
+        r->chunks_seen++;
+        if (off >= r->header.claimed_end && ++r->chunks_past_claimed > 1) {
+            set_error(r, "damaged trace: chunk at offset %llu lies past the header's claimed end (offset %llu)",
+                      (unsigned long long)off, (unsigned long long)r->header.claimed_end);
+            return -1;
+        }
     }
     r->next_chunk = off + h.size;
     bool cut = off + h.size > r->size;
@@ -733,18 +1022,28 @@ static int open_next_chunk(struct cmt_reader *r)
                        "there are analysed",
                     (unsigned long long)(off + h.size - r->size), (unsigned long long)off);
     }
+    const uint8_t *body = r->data + off + CMT_CHUNK_HEADER_SIZE;
+    const uint8_t *end = cut ? r->data + r->size : r->data + off + h.size;
     if (h.magic == CMT_CHUNK_MAGIC_PAD) {
-        release_range(r, off, off + CMT_CHUNK_HEADER_SIZE);
-        return 0;
+        int rc = chunk_tail_clean(r, off, body, end, 0, "padding") ? 0 : -1;
+        release_range(r, off, (uint64_t)(end - r->data));
+        return rc;
     }
     if (h.claim_ns < r->last_claim_ns)
         add_warning(r, "chunk claim times go backwards at offset %llu", (unsigned long long)off);
     r->last_claim_ns = h.claim_ns;
-    const uint8_t *body = r->data + off + CMT_CHUNK_HEADER_SIZE;
-    const uint8_t *end = cut ? r->data + r->size : r->data + off + h.size;
+    struct chunk_view v = {
+        .off = off,
+        .body = body,
+        .end = end,
+        .commit_end = r->data + off + commit_end,
+        .commit_state = (uint32_t)(h.commit >> 32),
+        .chain = h.header_check,
+        .cut_by_eof = cut,
+    };
     if (h.magic == CMT_CHUNK_MAGIC_META) {
         r->stats.meta_chunks++;
-        int rc = read_meta_chunk(r, body, end, cut);
+        int rc = read_meta_chunk(r, &v);
         release_range(r, off, (uint64_t)(end - r->data));
         return rc;
     }
@@ -756,6 +1055,9 @@ static int open_next_chunk(struct cmt_reader *r)
     }
     c->pos = body;
     c->end = end;
+    c->commit_end = v.commit_end;
+    c->commit_state = v.commit_state;
+    c->chain = v.chain;
     c->chunk_off = off;
     c->cut_by_eof = cut;
     c->prev_ts = h.claim_ns;
@@ -784,11 +1086,49 @@ static void peek_next_claim(struct cmt_reader *r)
         return;
     struct cmt_chunk_header h;
     memcpy(&h, r->data + off, sizeof h);
-    if (h.magic == 0)
+    if (h.magic == 0 && off >= r->header.claimed_end)
         return;
     r->has_next_claim = true;
     /* Padding and damaged headers are opened at once (claim 0). */
-    r->next_claim = (h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META) ? h.claim_ns : 0;
+    r->next_claim = (h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META) &&
+                            chunk_header_ok(r, off, &h)
+                        ? h.claim_ns
+                        : 0;
+}
+
+/* After every chunk was read: what the header and the END record say must
+ * agree with what was found. */
+static void finish_checks(struct cmt_reader *r)
+{
+    if (r->finished)
+        return;
+    r->finished = true;
+    if (r->end_seen) {
+        r->info.events_dropped = r->end.events_dropped;
+        if (r->error[0])
+            return;
+        if (r->end.flags != r->header.flags)
+            set_error(r, "damaged trace header: its flags (offset %zu) are 0x%x, the END record says 0x%llx",
+                      offsetof(struct cmt_file_header, flags), r->header.flags, (unsigned long long)r->end.flags);
+        else if (r->end.claimed_end != r->header.claimed_end)
+            set_error(r,
+                      "damaged trace header: its claimed_end (offset %zu) is %llu, the END record says %llu",
+                      offsetof(struct cmt_file_header, claimed_end), (unsigned long long)r->header.claimed_end,
+                      (unsigned long long)r->end.claimed_end);
+        else if (!r->truncated && r->end.chunks != r->chunks_seen)
+            set_error(r, "damaged trace: %llu chunks found, the END record says %llu were written",
+                      (unsigned long long)r->chunks_seen, (unsigned long long)r->end.chunks);
+        else if (r->chunks_past_claimed)
+            set_error(r, "damaged trace: a chunk lies past the header's claimed end (offset %llu)",
+                      (unsigned long long)r->header.claimed_end);
+    } else if (r->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) {
+        /* The flag is set just before the END record is written: the
+         * process was killed in between, or the record could not be read. */
+        r->info.flags &= ~(uint32_t)CMT_FILE_FLAG_CLEAN_EXIT;
+        if (!r->error[0] && !r->truncated)
+            add_warning(r, "the trace has no END record although its header says the process exited: it was "
+                           "ended while finishing the trace");
+    }
 }
 
 static void open_and_peek(struct cmt_reader *r)
@@ -823,7 +1163,12 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
         if (cb->on_event && cb->on_event(ctx, &c->next) != 0)
             return 0;
         struct heap_entry top;
-        if (cursor_decode(r, c) == DECODE_EVENT) {
+        enum decode_result d = cursor_decode(r, c);
+        if (d == DECODE_DAMAGED) {
+            r->chunks_done = true; /* deliver what is open, then stop */
+            r->has_next_claim = false;
+        }
+        if (d == DECODE_EVENT) {
             /* A thread's events come in runs: while the next one is earlier
              * than every other open chunk's, the heap stays as it is. */
             if (c->next.ts < r->run_limit) {
@@ -843,5 +1188,6 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
             r->heap[0] = top;
         update_run_limit(r);
     }
+    finish_checks(r);
     return r->error[0] ? -1 : 0;
 }

@@ -68,6 +68,15 @@ struct cmt_end_in {
     uint64_t ts;
     uint64_t reason;
     uint64_t events_dropped;
+    uint64_t flags;       /* the header's final flags */
+    uint64_t claimed_end; /* the header's final claimed_end */
+    uint64_t chunks;      /* chunks claimed, padding excluded */
+};
+
+struct cmt_note_in {
+    uint64_t ts;
+    uint64_t source; /* enum cmt_note_source */
+    uint32_t text_id;
 };
 
 /* Every callback may be NULL. Returning nonzero from on_event stops the read
@@ -82,6 +91,7 @@ struct cmt_reader_callbacks {
     void (*on_device)(void *ctx, uint32_t ordinal, uint32_t name_id, uint64_t total);
     void (*on_end)(void *ctx, const struct cmt_end_in *e);
     void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
+    void (*on_note)(void *ctx, const struct cmt_note_in *n);
     int (*on_event)(void *ctx, const struct cmt_event_in *e);
 };
 
@@ -93,6 +103,7 @@ struct cmt_trace_info {
     uint64_t start_realtime_ns;
     uint64_t events_dropped;
     uint64_t file_size;
+    uint64_t claimed_end; /* where the header says the claimed chunks end */
 };
 
 #define CMT_READER_MESSAGE_MAX 512
@@ -101,7 +112,9 @@ struct cmt_trace_info {
 struct cmt_reader;
 
 /* Opens and validates path. On failure returns a negative errno-style value
- * and writes a one-line reason (without the file name) into err. */
+ * and writes a one-line reason (without the file name) into err: -EBADMSG
+ * when the file is a trace whose header is damaged or cut, -EPROTONOSUPPORT
+ * for another format version, -EINVAL when it is no trace. */
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen);
 
 /* Same, over bytes in memory (tests, fuzzing). The buffer must outlive the

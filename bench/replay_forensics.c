@@ -20,6 +20,7 @@
 #include "analysis.h"
 #include "clock.h"
 #include "event_stream.h"
+#include "meta_stream.h"
 #include "trace_file.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -81,7 +82,7 @@ static int write_trace(const char *path, uint64_t events, uint64_t live_target, 
         }
         cmt_event_stream_append(&s, &e);
     }
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
     free(live);
     free(free_slots);
     return 0;

@@ -16,6 +16,7 @@ struct open_chunk {
     uint64_t offset;   /* where it goes in the file */
     uint32_t size;
     uint32_t used;     /* bytes of header and records */
+    uint32_t chain;    /* the record chain's state (format.h, "Integrity") */
 };
 
 struct thread_stream {
@@ -44,6 +45,10 @@ struct cmt_trace_builder {
     struct string_entry *strings; /* open addressing by text */
     size_t strings_cap, n_strings;
     uint32_t n_frames, n_stacks, n_modules;
+    uint64_t chunks;     /* chunks claimed: the END record says how many */
+    bool end_requested;  /* cmt_tb_end was called: the END record is written at close */
+    uint64_t end_ts, end_reason;
+    uint64_t zero_tail;
     bool failed;
 };
 
@@ -90,8 +95,12 @@ static int claim(struct cmt_trace_builder *b, struct open_chunk *c, uint32_t mag
     c->size = size;
     c->used = CMT_CHUNK_HEADER_SIZE;
     b->end += size;
+    b->chunks++;
     struct cmt_chunk_header h = {
         .magic = magic, .size = size, .claim_ns = claim_ns, .tid = tid, .thread_seq = seq, .base_addr = 0};
+    h.header_check = cmt_chunk_header_check(c->offset, &h);
+    h.commit = cmt_commit_pack(CMT_CHUNK_HEADER_SIZE, h.header_check);
+    c->chain = h.header_check;
     memcpy(c->buf, &h, sizeof h);
     return 0;
 }
@@ -117,6 +126,7 @@ struct cmt_trace_builder *cmt_tb_create(const char *path, const struct cmt_trace
     b->header.start_realtime_ns = opt->start_realtime_ns;
     b->header.pointer_size = 8;
     b->end = CMT_FILE_HEADER_SIZE;
+    b->zero_tail = opt->zero_tail;
     b->now = opt->start_monotonic_ns;
     b->threads = calloc(BUILDER_MAX_THREADS, sizeof *b->threads);
     b->strings_cap = 1024;
@@ -137,7 +147,7 @@ struct cmt_trace_builder *cmt_tb_create(const char *path, const struct cmt_trace
  * goes. */
 static uint8_t *meta_begin(struct cmt_trace_builder *b, size_t max_payload)
 {
-    size_t need = max_payload + CMT_META_RECORD_OVERHEAD;
+    size_t need = max_payload + CMT_META_RECORD_OVERHEAD + CMT_RECORD_CHECK_SIZE + CMT_META_END_RESERVE;
     if (!b->meta.buf || b->meta.size - b->meta.used < need) {
         if (claim(b, &b->meta, CMT_CHUNK_MAGIC_META, CMT_META_CHUNK_SIZE, 0, b->meta_seq++, b->now) != 0)
             return NULL;
@@ -152,8 +162,10 @@ static void meta_commit(struct cmt_trace_builder *b, uint8_t type, const struct 
     rec[1] = (uint8_t)(0x80 | (len & 0x7f));
     rec[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
     rec[3] = (uint8_t)((len >> 14) & 0x7f);
+    size_t rec_len = cmt_record_add_check(rec, CMT_META_RECORD_OVERHEAD + len, type, &b->meta.chain);
     rec[0] = type;
-    b->meta.used += (uint32_t)(CMT_META_RECORD_OVERHEAD + len);
+    b->meta.used += (uint32_t)rec_len;
+    cmt_chunk_publish_commit(b->meta.buf, b->meta.buf + b->meta.used, b->meta.chain);
 }
 
 #define META_BEGIN(b, max, pl)                                   \
@@ -243,6 +255,12 @@ void cmt_tb_process(struct cmt_trace_builder *b, uint64_t pid, uint64_t ppid, co
 
 uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line)
 {
+    return cmt_tb_frame_language(b, function, file, line, 0);
+}
+
+uint64_t cmt_tb_frame_language(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line,
+                               uint32_t language)
+{
     uint32_t fn = cmt_tb_string(b, function), fl = cmt_tb_string(b, file);
     META_BEGIN(b, 64, pl);
     uint32_t id = ++b->n_frames;
@@ -250,7 +268,7 @@ uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const c
     cmt_payload_varint(&pl, fn);
     cmt_payload_varint(&pl, fl);
     cmt_payload_varint(&pl, line);
-    cmt_payload_varint(&pl, 0);
+    cmt_payload_varint(&pl, language);
     meta_commit(b, CMT_META_FRAME, &pl);
     return CMT_FRAME_SYNTHETIC_BIT | id;
 }
@@ -303,6 +321,19 @@ void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name)
     meta_commit(b, CMT_META_THREAD, &pl);
 }
 
+void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text)
+{
+    uint32_t text_id = cmt_tb_string(b, text);
+    uint8_t *start = meta_begin(b, 32);
+    if (!start)
+        return;
+    struct cmt_payload pl = {start, start + 32, false};
+    cmt_payload_varint(&pl, ts);
+    cmt_payload_varint(&pl, source);
+    cmt_payload_varint(&pl, text_id);
+    meta_commit(b, CMT_META_NOTE, &pl);
+}
+
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total)
 {
     uint32_t name_id = cmt_tb_string(b, name);
@@ -322,13 +353,25 @@ void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason)
 {
     if (ts > b->now)
         b->now = ts;
-    uint8_t *start = meta_begin(b, 32);
+    b->end_requested = true;
+    b->end_ts = ts;
+    b->end_reason = reason;
+}
+
+/* The END record, written last as the shim writes it: it repeats the final
+ * flags, claimed_end and number of chunks (format.h). */
+static void write_end(struct cmt_trace_builder *b)
+{
+    uint8_t *start = meta_begin(b, 64);
     if (!start)
         return;
-    struct cmt_payload pl = {start, start + 32, false};
-    cmt_payload_varint(&pl, ts);
-    cmt_payload_varint(&pl, reason);
+    struct cmt_payload pl = {start, start + 64, false};
+    cmt_payload_varint(&pl, b->end_ts);
+    cmt_payload_varint(&pl, b->end_reason);
     cmt_payload_varint(&pl, 0);
+    cmt_payload_varint(&pl, b->header.flags);
+    cmt_payload_varint(&pl, b->end);
+    cmt_payload_varint(&pl, b->chunks);
     meta_commit(b, CMT_META_END, &pl);
 }
 
@@ -353,7 +396,21 @@ static struct thread_stream *thread_of(struct cmt_trace_builder *b, uint32_t tid
     return NULL;
 }
 
+static int append_event(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e, int killed_at);
+
 int cmt_tb_event(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e)
+{
+    return append_event(b, tid, e, -1);
+}
+
+int cmt_tb_event_killed(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e,
+                        enum cmt_tb_kill_point at)
+{
+    return append_event(b, tid, e, (int)at);
+}
+
+/* killed_at: -1 a whole record, else enum cmt_tb_kill_point. */
+static int append_event(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e, int killed_at)
 {
     if (b->failed || e->ts < b->now)
         return -1;
@@ -375,8 +432,14 @@ int cmt_tb_event(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_eve
     }
     uint8_t *rec = c->buf + c->used;
     size_t len = cmt_event_encode(rec, e, &t->prev_ts, &t->prev_addr, &t->prev_device);
+    len = cmt_record_add_check(rec, len, e->type, &c->chain);
+    if (killed_at == CMT_TB_KILLED_BEFORE_TYPE)
+        return 0;
     rec[0] = e->type;
     c->used += (uint32_t)len;
+    if (killed_at == CMT_TB_KILLED_BEFORE_COMMIT)
+        return 0;
+    cmt_chunk_publish_commit(c->buf, c->buf + c->used, c->chain);
     return 0;
 }
 
@@ -387,16 +450,22 @@ uint64_t cmt_tb_size(const struct cmt_trace_builder *b)
 
 int cmt_tb_close(struct cmt_trace_builder *b)
 {
+    if (b->end_requested)
+        write_end(b);
     int rc = b->failed ? -1 : 0;
     for (size_t i = 0; i < BUILDER_MAX_THREADS; i++)
         if (flush_chunk(b, &b->threads[i].chunk) != 0)
             rc = -1;
     if (flush_chunk(b, &b->meta) != 0)
         rc = -1;
-    b->header.claimed_end = b->end;
+    b->header.claimed_end = cmt_checked_word(b->end, CMT_HEADER_CLAIMED_END_OFFSET);
+    b->header.events_dropped = cmt_checked_word(0, CMT_HEADER_EVENTS_DROPPED_OFFSET);
+    uint32_t flags = b->header.flags;
+    b->header.flags = cmt_checked_flags(flags);
+    b->header.header_check = cmt_file_header_check(&b->header);
     uint8_t page[CMT_FILE_HEADER_SIZE] = {0};
     memcpy(page, &b->header, sizeof b->header);
-    if (write_at(b, page, sizeof page, 0) != 0 || ftruncate(b->fd, (off_t)b->end) != 0)
+    if (write_at(b, page, sizeof page, 0) != 0 || ftruncate(b->fd, (off_t)(b->end + b->zero_tail)) != 0)
         rc = -1;
     if (close(b->fd) != 0)
         rc = -1;

@@ -29,6 +29,9 @@ struct cmt_trace_builder_options {
     uint64_t start_monotonic_ns;
     uint64_t start_realtime_ns;
     bool clean_exit; /* set CMT_FILE_FLAG_CLEAN_EXIT when closing */
+    /* Zero bytes left after the last chunk, as a killed process leaves the
+     * space reserved ahead of use (0: the file is trimmed, as at exit). */
+    uint64_t zero_tail;
 };
 
 /* Creates path (truncating it). Returns NULL with errno set on failure. */
@@ -42,11 +45,16 @@ void cmt_tb_process(struct cmt_trace_builder *b, uint64_t pid, uint64_t ppid, co
 /* A synthetic frame (FRAME record); returns the frame value to put in a
  * stack (CMT_FRAME_SYNTHETIC_BIT | id). */
 uint64_t cmt_tb_frame(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line);
+/* The same with a language (the FRAME record's: 1 = Python). */
+uint64_t cmt_tb_frame_language(struct cmt_trace_builder *b, const char *function, const char *file, uint32_t line,
+                               uint32_t language);
 /* frames innermost first; returns the stack id. */
 uint32_t cmt_tb_stack(struct cmt_trace_builder *b, const uint64_t *frames, uint32_t n);
 uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t bias, uint64_t lo, uint64_t hi,
                        const uint8_t *build_id, size_t build_id_len);
 void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name);
+/* A NOTE record (source: enum cmt_note_source). */
+void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text);
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total);
 void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
 
@@ -54,6 +62,14 @@ void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
  * event's (any thread). Returns 0, or -1 (out of order, I/O error). */
 int cmt_tb_event(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e);
 
+/* What a writer killed in the middle of appending e leaves (format.h,
+ * "Integrity"): CMT_TB_KILLED_BEFORE_TYPE the record's bytes without its
+ * type byte; CMT_TB_KILLED_BEFORE_COMMIT the whole record, its chunk's
+ * commit word not yet advanced. Nothing may be added to that thread after
+ * it. Returns 0 or -1. */
+enum cmt_tb_kill_point { CMT_TB_KILLED_BEFORE_TYPE, CMT_TB_KILLED_BEFORE_COMMIT };
+int cmt_tb_event_killed(struct cmt_trace_builder *b, uint32_t tid, const struct cmt_event *e,
+                        enum cmt_tb_kill_point at);
 /* Bytes claimed so far (the file size after close). */
 uint64_t cmt_tb_size(const struct cmt_trace_builder *b);
 

@@ -30,6 +30,7 @@ struct cmt_config {
     bool quiet;               /* CUMEMTRACE_QUIET=1: no "writing trace to" line */
     bool free_stacks;         /* CUMEMTRACE_FREE_STACKS=1 */
     bool follow_fork;         /* CUMEMTRACE_FOLLOW_FORK (default 1) */
+    bool python_frames;       /* CUMEMTRACE_PYTHON (default 1): Python frames in stacks (python_frames.h) */
     unsigned stack_depth;     /* CUMEMTRACE_STACK_DEPTH (default 64, 0 = none) */
     unsigned stack_cache;     /* CUMEMTRACE_STACK_CACHE: enum cmt_stack_cache_mode (default on) */
     unsigned device_cache;    /* CUMEMTRACE_DEVICE_CACHE: enum cmt_device_cache_mode (default on) */

@@ -16,6 +16,8 @@ bool cmt_event_stream_claim(struct cmt_trace_file *tf, struct cmt_event_stream *
     else
         s->next_chunk_size = size;
     s->chunk_seq++;
+    s->chunk = chunk;
+    s->chain = ((const struct cmt_chunk_header *)chunk)->header_check;
     s->pos = chunk + CMT_CHUNK_HEADER_SIZE;
     s->end = chunk + size;
     s->prev_ts = claim_ns;

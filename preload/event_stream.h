@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "record_commit.h"
 #include "trace_file.h"
 
 /* One event as a hook reports it, before encoding. */
@@ -28,6 +29,8 @@ struct cmt_event {
 struct cmt_event_stream {
     uint8_t *pos;
     uint8_t *end;
+    uint8_t *chunk;   /* the chunk being filled (its header holds the commit word) */
+    uint32_t chain;   /* the record chain's state (format.h, "Integrity") */
     uint64_t prev_ts;
     uint64_t prev_addr;
     int64_t prev_device;
@@ -57,8 +60,6 @@ static inline bool cmt_event_stream_reserve(struct cmt_trace_file *tf, struct cm
  * delta state, updating it; returns the record length. The first byte, the
  * record type, is left 0: the caller stores e->type there last, to commit. */
 _Static_assert(CMT_AUX_COUNT == 4, "cmt_event_encode writes the aux fields out one by one");
-
-#define CMT_ALWAYS_INLINE inline __attribute__((always_inline))
 
 static CMT_ALWAYS_INLINE size_t cmt_event_encode(uint8_t *buf, const struct cmt_event *e, uint64_t *prev_ts,
                                                  uint64_t *prev_addr, int64_t *prev_device)
@@ -138,10 +139,12 @@ static CMT_ALWAYS_INLINE void cmt_event_stream_append(struct cmt_event_stream *s
 {
     uint8_t *rec = s->pos;
     size_t len = cmt_event_encode(rec, e, &s->prev_ts, &s->prev_addr, &s->prev_device);
+    len = cmt_record_add_check(rec, len, e->type, &s->chain);
     /* Body first, then the type byte: a reader that sees a nonzero type sees
      * the whole record (format.h, commit protocol). */
     __atomic_store_n(&rec[0], e->type, __ATOMIC_RELEASE);
     s->pos = rec + len;
+    cmt_chunk_publish_commit(s->chunk, s->pos, s->chain);
 }
 
 #endif

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 #include "meta_stream.h"
 
+#include "record_commit.h"
+
 void cmt_meta_stream_init(struct cmt_meta_stream *m)
 {
     pthread_mutex_init(&m->lock, NULL);
-    m->pos = m->end = NULL;
+    m->pos = m->end = m->chunk = NULL;
+    m->chain = 0;
     m->chunk_seq = 0;
 }
 
-uint8_t *cmt_meta_begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload)
+/* Room for a record of max_payload bytes, keeping keep bytes free after it. */
+static uint8_t *begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload,
+                             size_t keep)
 {
     if (max_payload > CMT_MAX_META_RECORD)
         return NULL;
-    size_t need = max_payload + CMT_META_RECORD_OVERHEAD;
+    size_t need = max_payload + CMT_META_RECORD_OVERHEAD + CMT_RECORD_CHECK_SIZE + keep;
     if (!m->pos || (size_t)(m->end - m->pos) < need) {
         uint64_t claim_ns;
         uint8_t *chunk = cmt_trace_claim_chunk(tf, CMT_CHUNK_MAGIC_META, CMT_META_CHUNK_SIZE, 0, m->chunk_seq, 0,
@@ -20,10 +25,19 @@ uint8_t *cmt_meta_begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream
         if (!chunk)
             return NULL;
         m->chunk_seq++;
+        m->chunk = chunk;
+        m->chain = ((const struct cmt_chunk_header *)chunk)->header_check;
         m->pos = chunk + CMT_CHUNK_HEADER_SIZE;
         m->end = chunk + CMT_META_CHUNK_SIZE;
     }
     return m->pos + CMT_META_RECORD_OVERHEAD;
+}
+
+uint8_t *cmt_meta_begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload)
+{
+    /* Every record leaves room for the END record: it is written when
+     * recording may have stopped, and no new chunk can be had then. */
+    return begin_locked(tf, m, max_payload, CMT_META_END_RESERVE);
 }
 
 void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *payload_end)
@@ -35,6 +49,48 @@ void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *pa
     rec[1] = (uint8_t)(0x80 | (len & 0x7f));
     rec[2] = (uint8_t)(0x80 | ((len >> 7) & 0x7f));
     rec[3] = (uint8_t)((len >> 14) & 0x7f);
+    size_t rec_len = cmt_record_add_check(rec, (size_t)(payload_end - rec), type, &m->chain);
     __atomic_store_n(&rec[0], type, __ATOMIC_RELEASE);
-    m->pos = payload_end;
+    m->pos = rec + rec_len;
+    cmt_chunk_publish_commit(m->chunk, m->pos, m->chain);
+}
+
+void cmt_meta_close_trace_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts,
+                                 unsigned reason)
+{
+    /* Room first (a new chunk may still be claimed), then the seal: no
+     * chunk is claimed after it, so the END record's figures are final. */
+    const size_t max = 6 * 10;
+    _Static_assert(6 * 10 + CMT_META_RECORD_OVERHEAD + CMT_RECORD_CHECK_SIZE <= CMT_META_END_RESERVE,
+                   "the END record fits the room every chunk keeps for it");
+    uint8_t *payload = begin_locked(tf, m, max, 0);
+    struct cmt_trace_seal seal;
+    if (!cmt_trace_seal(tf, &seal))
+        return;
+    if (payload) {
+        struct cmt_payload b = {payload, payload + max, false};
+        cmt_payload_varint(&b, end_ts);
+        cmt_payload_varint(&b, reason);
+        cmt_payload_varint(&b, seal.events_dropped);
+        cmt_payload_varint(&b, seal.flags);
+        cmt_payload_varint(&b, seal.claimed_end);
+        cmt_payload_varint(&b, seal.chunks);
+        cmt_meta_commit_locked(m, CMT_META_END, b.p);
+    }
+    cmt_trace_trim(tf);
+}
+
+void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason)
+{
+    pthread_mutex_lock(&m->lock);
+    cmt_meta_close_trace_locked(tf, m, end_ts, reason);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cmt_trace_finish(struct cmt_trace_file *tf, uint64_t end_ts)
+{
+    struct cmt_meta_stream m;
+    cmt_meta_stream_init(&m);
+    cmt_meta_close_trace(tf, &m, end_ts, CMT_END_EXIT);
+    pthread_mutex_destroy(&m.lock);
 }

@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "clock.h"
+#include "python_runtime.h"
 #include "recorder.h"
 
 #define CMT_MAX_MODULES 8192u
@@ -30,6 +31,7 @@ void cmt_modules_reset(void)
      * has none of it: start over. */
     module_count = 0;
     seen_adds = seen_subs = 0;
+    cmt_python_runtime_trace_reset();
 }
 
 static size_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
@@ -123,6 +125,9 @@ static void record_module(const struct dl_phdr_info *info)
     cmt_payload_varint(&b, cmt_now_ns());
     cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_MODULE, b.p);
     modules[module_count++] = (struct module){bias, lo, hi, copy};
+    /* The interpreter is found where it is loaded: at the trace's start for
+     * the python executable, later for a libpython opened by a program. */
+    cmt_python_scan_module_locked(info);
 }
 
 static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)

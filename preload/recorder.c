@@ -22,6 +22,7 @@
 #include "stacks.h"
 #include "unwind_gate.h"
 #include "driver_hooks.h"
+#include "nvtx_injection.h"
 
 struct cmt_recorder cmt_recorder = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -221,7 +222,7 @@ static void take_exit_sample(void)
 
 bool cmt_recorder_start(void)
 {
-    bool ok = false;
+    bool ok = false, started = false;
     /* Off for good (disabled, failed, shut down): never touch the lock. */
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) == CMT_RECORDER_OFF)
         return false;
@@ -290,8 +291,12 @@ bool cmt_recorder_start(void)
     append_manifest(cmt_recorder.tf.path);
     __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_ACTIVE, __ATOMIC_RELEASE);
     ok = true;
+    started = true;
 out:
     pthread_mutex_unlock(&cmt_recorder.start_lock);
+    /* Outside the start lock: a note takes the metadata lock. */
+    if (started)
+        cmt_nvtx_note_environment();
     return ok;
 }
 
@@ -335,6 +340,25 @@ static void leave_internal(void)
     cmt_thread_state.depth--;
 }
 
+void cmt_recorder_note(enum cmt_note_source source, const char *text)
+{
+    if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
+        return;
+    enter_internal();
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint32_t text_id = intern_cstr_locked(text);
+    uint8_t *payload = text_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 32) : NULL;
+    if (payload) {
+        struct cmt_payload b = {payload, payload + 32, false};
+        cmt_payload_varint(&b, cmt_now_ns());
+        cmt_payload_varint(&b, (uint64_t)source);
+        cmt_payload_varint(&b, text_id);
+        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_NOTE, b.p);
+    }
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    leave_internal();
+}
+
 /* The END record's time: from the event clock, as the events are, and not
  * before anything this thread recorded nor any chunk claimed (a thread's
  * floor may hold it ahead of the clock; docs/performance.md). */
@@ -356,18 +380,9 @@ void cmt_recorder_shutdown(void)
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
-        pthread_mutex_lock(&cmt_recorder.meta.lock);
         int reason = cmt_trace_stop_reason(&cmt_recorder.tf);
-        uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 40);
-        if (payload) {
-            struct cmt_payload b = {payload, payload + 40, false};
-            cmt_payload_varint(&b, end_time());
-            cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
-            cmt_payload_varint(&b, __atomic_load_n(&cmt_recorder.tf.header->events_dropped, __ATOMIC_RELAXED));
-            cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_END, b.p);
-        }
-        pthread_mutex_unlock(&cmt_recorder.meta.lock);
-        cmt_trace_close(&cmt_recorder.tf);
+        uint64_t ts = end_time();
+        cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
     leave_internal();

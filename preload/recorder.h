@@ -66,6 +66,12 @@ void cmt_recorder_fork_child(void);
  * Caller holds cmt_recorder.meta.lock. */
 uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len);
 
+/* Writes a NOTE record (format.h): something the report should say once,
+ * such as an interpreter version the shim does not know. Takes the metadata
+ * lock itself, counting as inside a hook meanwhile; does nothing until the
+ * recorder is active. Not for the hot path. */
+void cmt_recorder_note(enum cmt_note_source source, const char *text);
+
 /* A hooked call in flight. */
 struct cmt_hook {
     struct cmt_thread *thread;

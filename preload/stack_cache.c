@@ -40,13 +40,20 @@
  * is rbp_0. A fill checks this against libunwind's own unwind of those
  * frames.
  *
+ * With Python frames (python_frames.h) the stack also depends on the Python
+ * code the evaluation loop runs, which no native word shows: an entry keeps
+ * the Python frames it was merged with, and a hit needs them all equal (the
+ * merge is a function of the native frames and those).
+ *
  * Only x86-64 caches; elsewhere every capture unwinds. */
 #include "stack_cache.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "config.h"
+#include "python_frames.h"
 #include "recorder.h"
 #include "unwind_rules.h"
 
@@ -69,7 +76,9 @@ struct cache_entry {
     uint32_t epoch;
     uint16_t nsteps;
     uint16_t flags;
-    /* then nsteps expected values (uint64_t), then nsteps steps */
+    uint16_t npy, nseg;
+    /* then nsteps expected values (uint64_t), nsteps steps, npy Python FRAME
+     * ids (uint32_t), nseg segment ends (uint16_t) */
 };
 
 struct thread_cache {
@@ -155,9 +164,21 @@ static struct thread_cache *thread_cache_locked(void)
     return c;
 }
 
-static inline uint32_t set_of(uint64_t ip, uint64_t sp)
+/* Python frames spread over the sets: one native origin (the evaluation
+ * loop's call into C) serves many Python call paths. */
+static inline uint64_t py_hash(const struct cmt_py_stack *py)
 {
-    uint64_t h = (ip ^ (sp * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+    if (!py)
+        return 0;
+    uint64_t h = py->n;
+    for (unsigned i = 0; i < py->n; i++)
+        h = (h ^ py->ids[i]) * 0x100000001b3ull;
+    return h ^ (uint64_t)py->nseg << 48;
+}
+
+static inline uint32_t set_of(uint64_t ip, uint64_t sp, uint64_t pyh)
+{
+    uint64_t h = (ip ^ (sp * 0x9e3779b97f4a7c15ull) ^ (pyh * 0xc2b2ae3d27d4eb4full)) * 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 40) & (CACHE_SETS - 1);
 }
 
@@ -169,6 +190,25 @@ static inline const uint64_t *entry_values(const struct cache_entry *e)
 static inline const struct cache_step *entry_steps(const struct cache_entry *e)
 {
     return (const struct cache_step *)(const void *)(entry_values(e) + e->nsteps);
+}
+
+static inline const uint32_t *entry_py_ids(const struct cache_entry *e)
+{
+    return (const uint32_t *)(const void *)(entry_steps(e) + e->nsteps);
+}
+
+static inline const uint16_t *entry_py_segments(const struct cache_entry *e)
+{
+    return (const uint16_t *)(const void *)(entry_py_ids(e) + e->npy);
+}
+
+static bool same_python(const struct cache_entry *e, const struct cmt_py_stack *py)
+{
+    unsigned n = py ? py->n : 0, nseg = py ? py->nseg : 0;
+    if (e->npy != n || e->nseg != nseg)
+        return false;
+    return n == 0 || (memcmp(entry_py_ids(e), py->ids, n * sizeof *py->ids) == 0 &&
+                      memcmp(entry_py_segments(e), py->seg_end, nseg * sizeof *py->seg_end) == 0);
 }
 
 /* Whether the live stack is the one e recorded (the proof at the top). Reads
@@ -193,13 +233,13 @@ __attribute__((no_sanitize("address"))) static bool matches(const struct cache_e
     return true;
 }
 
-uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, bool *uncacheable)
+uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, bool *uncacheable)
 {
     *uncacheable = false;
     struct thread_cache *c = my_cache;
     if (!c)
         return 0;
-    struct cache_entry **set = c->sets[set_of(o->ip, o->sp)];
+    struct cache_entry **set = c->sets[set_of(o->ip, o->sp, py_hash(py))];
     uint32_t epoch = __atomic_load_n(&cache_epoch, __ATOMIC_ACQUIRE);
     for (unsigned w = 0; w < CACHE_WAYS; w++) {
         struct cache_entry *e = set[w];
@@ -214,7 +254,7 @@ uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, bool *uncachea
             }
             continue;
         }
-        if (!matches(e, o))
+        if (!matches(e, o) || !same_python(e, py))
             continue;
         /* Most recently used first: a loop over a few call paths finds each
          * at the front in turn. */
@@ -308,9 +348,11 @@ __attribute__((no_sanitize("address"))) static bool build_program(const struct c
     return false; /* n == 0 */
 }
 
-static struct cache_entry *place_entry(struct thread_cache *c, unsigned nsteps)
+static struct cache_entry *place_entry(struct thread_cache *c, unsigned nsteps, const struct cmt_py_stack *py)
 {
     size_t size = sizeof(struct cache_entry) + nsteps * (sizeof(uint64_t) + sizeof(struct cache_step));
+    if (py)
+        size += py->n * sizeof(uint32_t) + py->nseg * sizeof(uint16_t);
     size = (size + 15) & ~(size_t)15;
     if (size > CACHE_REGION_BYTES)
         return NULL;
@@ -321,8 +363,8 @@ static struct cache_entry *place_entry(struct thread_cache *c, unsigned nsteps)
     return e;
 }
 
-void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const uint64_t *ips, const uint64_t *sps, unsigned n,
-                          unsigned walked, bool ended, uint64_t id)
+void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, const uint64_t *ips,
+                          const uint64_t *sps, unsigned n, unsigned walked, bool ended, uint64_t id)
 {
     static struct program program; /* under the metadata lock: too big for a hook's stack */
     pthread_mutex_lock(&cmt_recorder.meta.lock);
@@ -337,7 +379,7 @@ void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const uint64_t *ips,
     bool cut = walked > n;
     bool ok = id != 0 && n > 0 && sps[0] == o->sp && ips[0] == o->ip && (cut || ended) &&
               build_program(o, ips, sps, n, cut, &program);
-    struct cache_entry *e = place_entry(c, ok ? program.n : 0);
+    struct cache_entry *e = place_entry(c, ok ? program.n : 0, py);
     if (!e)
         goto out;
     e->ip0 = o->ip;
@@ -347,15 +389,19 @@ void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const uint64_t *ips,
     e->epoch = epoch;
     e->nsteps = ok ? (uint16_t)program.n : 0;
     e->flags = ok ? (program.needs_rbp0 ? ENTRY_NEEDS_RBP0 : 0) : ENTRY_UNCACHEABLE;
-    if (ok) {
-        uint64_t *values = (uint64_t *)(void *)(e + 1);
-        struct cache_step *steps = (struct cache_step *)(void *)(values + e->nsteps);
-        for (unsigned i = 0; i < program.n; i++) {
-            values[i] = program.values[i];
-            steps[i] = program.steps[i];
-        }
+    e->npy = py ? py->n : 0;
+    e->nseg = py ? py->nseg : 0;
+    uint64_t *values = (uint64_t *)(void *)(e + 1);
+    struct cache_step *steps = (struct cache_step *)(void *)(values + e->nsteps);
+    for (unsigned i = 0; ok && i < program.n; i++) {
+        values[i] = program.values[i];
+        steps[i] = program.steps[i];
     }
-    struct cache_entry **set = c->sets[set_of(o->ip, o->sp)];
+    if (py) {
+        memcpy((void *)entry_py_ids(e), py->ids, py->n * sizeof *py->ids);
+        memcpy((void *)entry_py_segments(e), py->seg_end, py->nseg * sizeof *py->seg_end);
+    }
+    struct cache_entry **set = c->sets[set_of(o->ip, o->sp, py_hash(py))];
     for (unsigned w = CACHE_WAYS - 1; w > 0; w--)
         set[w] = set[w - 1];
     set[0] = e;
@@ -391,15 +437,15 @@ void cmt_stack_cache_init(void)
 {
 }
 
-uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, bool *uncacheable)
+uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, bool *uncacheable)
 {
-    (void)o;
+    (void)o, (void)py;
     *uncacheable = true;
     return 0;
 }
 
-void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const uint64_t *ips, const uint64_t *sps, unsigned n,
-                          unsigned walked, bool ended, uint64_t id)
+void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, const uint64_t *ips,
+                          const uint64_t *sps, unsigned n, unsigned walked, bool ended, uint64_t id)
 {
     (void)o, (void)ips, (void)sps, (void)n, (void)walked, (void)ended, (void)id;
 }

@@ -8,6 +8,9 @@
 #include "arena.h"
 #include "config.h"
 #include "modules.h"
+#include "python_frames.h"
+#include "python_locations.h"
+#include "python_runtime.h"
 #include "recorder.h"
 #include "stack_cache.h"
 #include "unwind_gate.h"
@@ -40,6 +43,7 @@ void cmt_stacks_init(void)
 void cmt_stacks_reset(void)
 {
     __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
+    cmt_python_locations_reset();
     cmt_stack_cache_invalidate();
 }
 
@@ -53,6 +57,7 @@ void cmt_stacks_forget_code(void)
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
     cmt_stack_cache_invalidate();
+    cmt_python_forget_if_unloaded_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     cmt_thread_state.depth--;
@@ -170,11 +175,23 @@ static bool is_own_frame(uint64_t ip)
     return ip >= self_lo && ip < self_hi;
 }
 
+/* Interns native frames, merged with the thread's Python frames when it has
+ * any. cut: the native walk stopped at the depth limit. */
+static uint64_t intern_with_python(const struct cmt_py_stack *py, const uint64_t *ips, unsigned n, bool cut,
+                                   unsigned depth)
+{
+    if (!py)
+        return cmt_stack_intern(ips, n);
+    uint64_t merged[CMT_MAX_STACK_DEPTH];
+    unsigned m = cmt_python_merge(py, ips, n, cut, merged, depth);
+    return m ? cmt_stack_intern(merged, m) : 0;
+}
+
 /* The unwind every capture used to make: libunwind's fast backtrace, the
  * shim's frames dropped, the rest interned. Out of line, like every path
  * with a big frame: a cache hit must not pay for their stack frames (with
  * -fstack-clash-protection a large frame is probed page by page). */
-static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth)
+static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth, const struct cmt_py_stack *py)
 {
     void *ips[CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX];
     cmt_unwind_gate_enter();
@@ -187,11 +204,12 @@ static __attribute__((noinline)) uint64_t capture_by_unwinding(unsigned depth)
     while (first < got && is_own_frame((uint64_t)(uintptr_t)ips[first]))
         first++;
     unsigned n = (unsigned)(got - first);
+    bool cut = n > depth || got == (int)(depth + CMT_SHIM_FRAMES_MAX);
     if (n > depth)
         n = depth;
     if (n == 0)
         return 0;
-    return cmt_stack_intern((const uint64_t *)(ips + first), n);
+    return intern_with_python(py, (const uint64_t *)(ips + first), n, cut, depth);
 }
 
 #if defined(__x86_64__)
@@ -221,7 +239,8 @@ static bool origin_from_frame_pointers(struct cmt_stack_origin *o)
 /* A miss: unwind with libunwind's cursor, which also gives each frame's
  * stack pointer (the cache's fill checks its own reading of the unwind rules
  * against them), intern, and offer the result to the cache. */
-static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stack_origin *o, unsigned depth)
+static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stack_origin *o, unsigned depth,
+                                                           const struct cmt_py_stack *py)
 {
     enum { LIMIT = CMT_MAX_STACK_DEPTH + CMT_SHIM_FRAMES_MAX + 1 };
     uint64_t ips[LIMIT], sps[LIMIT];
@@ -235,7 +254,7 @@ static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stac
     cmt_unwind_gate_enter();
     if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) {
         cmt_unwind_gate_leave();
-        return capture_by_unwinding(depth);
+        return capture_by_unwinding(depth, py);
     }
     while (got < limit) {
         unw_word_t ip, sp;
@@ -258,9 +277,9 @@ static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stac
     unsigned n = walked < depth ? walked : depth;
     if (n == 0)
         return 0;
-    uint64_t id = cmt_stack_intern(ips + first, n);
+    uint64_t id = intern_with_python(py, ips + first, n, walked > n, depth);
     if (id)
-        cmt_stack_cache_fill(o, ips + first, sps + first, n, walked, ended, id);
+        cmt_stack_cache_fill(o, py, ips + first, sps + first, n, walked, ended, id);
     return id;
 }
 
@@ -271,19 +290,29 @@ uint64_t cmt_stack_capture(void)
     unsigned depth = cmt_config.stack_depth;
     if (depth == 0)
         return 0;
+    if (__builtin_expect(__atomic_load_n(&cmt_python_note_due, __ATOMIC_RELAXED), 0))
+        cmt_python_write_pending_note();
+    /* The Python frames first: the cache's key includes them. */
+    struct cmt_py_stack py_frames;
+    const struct cmt_py_stack *py = NULL;
+    if (cmt_python_layout()) {
+        cmt_python_collect(&py_frames, depth);
+        if (py_frames.n)
+            py = &py_frames;
+    }
 #if defined(__x86_64__)
     struct cmt_stack_origin o;
     if (cmt_config.stack_cache != CMT_STACK_CACHE_OFF && origin_from_frame_pointers(&o)) {
         bool uncacheable;
-        uint64_t id = cmt_stack_cache_lookup(&o, &uncacheable);
+        uint64_t id = cmt_stack_cache_lookup(&o, py, &uncacheable);
         if (id) {
             if (cmt_config.stack_cache == CMT_STACK_CACHE_CHECK)
-                cmt_stack_cache_count_check(capture_by_unwinding(depth) != id);
+                cmt_stack_cache_count_check(capture_by_unwinding(depth, py) != id);
             return id;
         }
         if (!uncacheable)
-            return capture_and_fill(&o, depth);
+            return capture_and_fill(&o, depth, py);
     }
 #endif
-    return capture_by_unwinding(depth);
+    return capture_by_unwinding(depth, py);
 }

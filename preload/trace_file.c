@@ -102,13 +102,17 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     h->version_minor = CMT_VERSION_MINOR;
     h->header_size = CMT_FILE_HEADER_SIZE;
     h->endian_check = CMT_ENDIAN_CHECK;
-    h->flags = opt->extra_flags;
+    h->flags = cmt_checked_flags(opt->extra_flags);
+    h->events_dropped = cmt_checked_word(0, CMT_HEADER_EVENTS_DROPPED_OFFSET);
     h->pid = opt->pid;
     h->start_monotonic_ns = cmt_now_ns();
     tf->last_claim_ns = h->start_monotonic_ns;
     h->start_realtime_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-    h->claimed_end = CMT_FILE_HEADER_SIZE;
+    h->claimed_end = cmt_checked_word(CMT_FILE_HEADER_SIZE, CMT_HEADER_CLAIMED_END_OFFSET);
     h->pointer_size = sizeof(void *);
+    struct cmt_file_header sealed = *h;
+    memcpy(sealed.magic, CMT_FILE_MAGIC, CMT_FILE_MAGIC_SIZE);
+    h->header_check = cmt_file_header_check(&sealed);
     /* The magic goes last: a file with a header but no magic is "not a trace
      * yet", never a trace with a half-written header. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -118,11 +122,30 @@ int cmt_trace_create(struct cmt_trace_file *tf, const char *path, const struct c
     return 0;
 }
 
+/* Sets flag bits: the word and its check in one store (format.h). */
+static void set_flags(struct cmt_trace_file *tf, uint32_t bits)
+{
+    uint32_t old = __atomic_load_n(&tf->header->flags, __ATOMIC_ACQUIRE);
+    while (!__atomic_compare_exchange_n(&tf->header->flags, &old, cmt_checked_flags((old & CMT_CHECKED_FLAGS_MASK) | bits),
+                                        false, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+        ;
+}
+
+static uint32_t flags_now(const struct cmt_trace_file *tf)
+{
+    return __atomic_load_n(&tf->header->flags, __ATOMIC_ACQUIRE) & CMT_CHECKED_FLAGS_MASK;
+}
+
+static uint64_t claimed_end_now(const struct cmt_trace_file *tf)
+{
+    return __atomic_load_n(&tf->header->claimed_end, __ATOMIC_ACQUIRE) & CMT_CHECKED_VALUE_MASK;
+}
+
 static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
 {
     if (tf->state != CMT_TRACE_ACTIVE)
         return;
-    __atomic_fetch_or(&tf->header->flags, flag, __ATOMIC_RELEASE);
+    set_flags(tf, flag);
     __atomic_store_n(&tf->state, CMT_TRACE_STOPPED, __ATOMIC_RELEASE);
     if (flag == CMT_FILE_FLAG_SIZE_LIMIT)
         cmt_log_warning("trace %s reached CUMEMTRACE_MAX_SIZE (%llu bytes); recording stopped, the program "
@@ -133,6 +156,20 @@ static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
                         strerror(-err));
 }
 
+/* Writes a chunk header at file offset `offset`, its magic last (format.h,
+ * "Integrity": the check binds it to the offset; the commit word starts
+ * with no record). */
+static void write_chunk_header(uint8_t *at, uint64_t offset, uint32_t magic, uint32_t size, uint64_t claim_ns,
+                               uint32_t tid, uint32_t thread_seq)
+{
+    struct cmt_chunk_header h = {magic, size, claim_ns, tid, thread_seq, 0, 0, 0, 0};
+    h.header_check = cmt_chunk_header_check(offset, &h);
+    h.commit = cmt_commit_pack(CMT_CHUNK_HEADER_SIZE, h.header_check);
+    struct cmt_chunk_header *c = (struct cmt_chunk_header *)at;
+    memcpy((uint8_t *)c + sizeof c->magic, (const uint8_t *)&h + sizeof h.magic, sizeof h - sizeof h.magic);
+    __atomic_store_n(&c->magic, magic, __ATOMIC_RELEASE);
+}
+
 /* Fills the rest of the current segment with a padding chunk so that a reader
  * walking chunk to chunk can step over it. */
 static void pad_segment_locked(struct cmt_trace_file *tf)
@@ -141,9 +178,8 @@ static void pad_segment_locked(struct cmt_trace_file *tf)
     uint64_t left = s->size - tf->segment_used;
     if (left == 0)
         return;
-    struct cmt_chunk_header *c = (struct cmt_chunk_header *)(s->base + tf->segment_used);
-    c->size = (uint32_t)left;
-    __atomic_store_n(&c->magic, CMT_CHUNK_MAGIC_PAD, __ATOMIC_RELEASE);
+    write_chunk_header(s->base + tf->segment_used, s->offset + tf->segment_used, CMT_CHUNK_MAGIC_PAD,
+                       (uint32_t)left, 0, 0, 0);
     tf->segment_used = s->size;
 }
 
@@ -230,8 +266,6 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
     uint64_t chunk_offset = tf->segment_used;
     tf->segment_used += size;
     ahead = populate_ahead_locked(tf, s, chunk_offset);
-    struct cmt_chunk_header *c = (struct cmt_chunk_header *)chunk;
-    c->size = size;
     /* Taken under the lock: claim times never decrease in file order (W2).
      * From the event clock, as the events are: a claim floors the first
      * event of its chunk, and a claim from clock_gettime (which the TSC
@@ -245,13 +279,11 @@ uint8_t *cmt_trace_claim_chunk(struct cmt_trace_file *tf, uint32_t magic, uint32
     if (now < not_before)
         now = not_before;
     tf->last_claim_ns = now;
-    c->claim_ns = now;
-    c->tid = tid;
-    c->thread_seq = thread_seq;
-    c->base_addr = 0;
-    *claim_ns = c->claim_ns;
-    __atomic_store_n(&c->magic, magic, __ATOMIC_RELEASE);
-    __atomic_store_n(&tf->header->claimed_end, s->offset + tf->segment_used, __ATOMIC_RELEASE);
+    *claim_ns = now;
+    write_chunk_header(chunk, s->offset + chunk_offset, magic, size, now, tid, thread_seq);
+    tf->chunks++;
+    __atomic_store_n(&tf->header->claimed_end, cmt_checked_word(s->offset + tf->segment_used, CMT_HEADER_CLAIMED_END_OFFSET),
+                     __ATOMIC_RELEASE);
 out:
     pthread_mutex_unlock(&tf->claim_lock);
     /* Segments stay mapped until the process ends (only a fork child,
@@ -270,19 +302,42 @@ uint64_t cmt_trace_last_claim_ns(struct cmt_trace_file *tf)
 
 void cmt_trace_count_dropped(struct cmt_trace_file *tf)
 {
-    if (tf->header && tf->state != CMT_TRACE_CLOSED)
-        __atomic_fetch_add(&tf->header->events_dropped, 1, __ATOMIC_RELAXED);
+    if (!tf->header || __atomic_load_n(&tf->state, __ATOMIC_ACQUIRE) == CMT_TRACE_CLOSED)
+        return;
+    /* The count and its check in one store (format.h): a kill between two
+     * counts leaves a word that verifies. */
+    uint64_t old = __atomic_load_n(&tf->header->events_dropped, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(
+        &tf->header->events_dropped, &old,
+        cmt_checked_word((old & CMT_CHECKED_VALUE_MASK) + 1, CMT_HEADER_EVENTS_DROPPED_OFFSET), false,
+        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }
 
-void cmt_trace_close(struct cmt_trace_file *tf)
+bool cmt_trace_seal(struct cmt_trace_file *tf, struct cmt_trace_seal *out)
 {
+    bool sealed = false;
     pthread_mutex_lock(&tf->claim_lock);
     if (tf->state == CMT_TRACE_ACTIVE || tf->state == CMT_TRACE_STOPPED) {
-        __atomic_fetch_or(&tf->header->flags, CMT_FILE_FLAG_CLEAN_EXIT, __ATOMIC_RELEASE);
         __atomic_store_n(&tf->state, CMT_TRACE_CLOSED, __ATOMIC_RELEASE);
+        set_flags(tf, CMT_FILE_FLAG_CLEAN_EXIT);
+        out->flags = flags_now(tf);
+        out->claimed_end = claimed_end_now(tf);
+        out->events_dropped = cmt_trace_events_dropped(tf);
+        out->chunks = tf->chunks;
+        sealed = true;
+    }
+    pthread_mutex_unlock(&tf->claim_lock);
+    return sealed;
+}
+
+void cmt_trace_trim(struct cmt_trace_file *tf)
+{
+    pthread_mutex_lock(&tf->claim_lock);
+    if (tf->state == CMT_TRACE_CLOSED && tf->fd >= 0) {
         /* Every claimed chunk lies below claimed_end, so no thread still
          * writing its chunk can touch a page beyond the new end of file. */
-        uint64_t end = __atomic_load_n(&tf->header->claimed_end, __ATOMIC_ACQUIRE);
+        uint64_t end = claimed_end_now(tf);
         if (ftruncate(tf->fd, (off_t)end) != 0)
             cmt_log_warning("could not trim trace %s: %s", tf->path, strerror(errno));
     }
@@ -306,10 +361,20 @@ int cmt_trace_stop_reason(const struct cmt_trace_file *tf)
 {
     if (!tf->header)
         return -1;
-    uint32_t f = __atomic_load_n(&tf->header->flags, __ATOMIC_ACQUIRE);
+    uint32_t f = flags_now(tf);
     if (f & CMT_FILE_FLAG_SIZE_LIMIT)
         return CMT_END_SIZE_LIMIT;
     if (f & CMT_FILE_FLAG_WRITE_ERROR)
         return CMT_END_WRITE_ERROR;
     return -1;
+}
+
+uint64_t cmt_trace_events_dropped(const struct cmt_trace_file *tf)
+{
+    return tf->header ? __atomic_load_n(&tf->header->events_dropped, __ATOMIC_ACQUIRE) & CMT_CHECKED_VALUE_MASK : 0;
+}
+
+uint32_t cmt_trace_flags(const struct cmt_trace_file *tf)
+{
+    return tf->header ? flags_now(tf) : 0;
 }

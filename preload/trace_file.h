@@ -47,6 +47,7 @@ struct cmt_trace_file {
     uint64_t max_size;     /* 0 = unlimited */
     uint64_t next_segment_size;
     uint64_t last_claim_ns; /* the latest chunk's claim_ns (claim lock) */
+    uint64_t chunks;        /* chunks claimed, padding excluded (claim lock; the END record says it) */
     uint64_t populated;     /* bytes of the last segment asked to be made writable ahead of use */
     unsigned populate_mode; /* enum cmt_populate_mode (page_populate.h) */
     char path[PATH_MAX];
@@ -83,13 +84,30 @@ static inline bool cmt_trace_is_active(const struct cmt_trace_file *tf)
     return __atomic_load_n(&tf->state, __ATOMIC_ACQUIRE) == CMT_TRACE_ACTIVE;
 }
 
+/* The header's counters and flags, without their checks (format.h). */
+uint64_t cmt_trace_events_dropped(const struct cmt_trace_file *tf);
+uint32_t cmt_trace_flags(const struct cmt_trace_file *tf);
+
 /* Counts an event that could not be recorded because recording stopped. */
 void cmt_trace_count_dropped(struct cmt_trace_file *tf);
 
+/* What the END record repeats of the header once recording ended. */
+struct cmt_trace_seal {
+    uint32_t flags;
+    uint64_t claimed_end;
+    uint64_t events_dropped;
+    uint64_t chunks;
+};
+
 /* Marks the end of recording at process exit: sets the clean-exit flag and
- * trims the file to its claimed chunks. Threads still inside a claimed chunk
- * may finish their record; no new chunk is handed out. */
-void cmt_trace_close(struct cmt_trace_file *tf);
+ * hands out no new chunk from now on (threads still inside a claimed chunk
+ * may finish their record). Fills out with the final header fields for the
+ * END record. Returns false when the trace was not open. Use
+ * cmt_meta_close_trace (meta_stream.h), which writes the END record too. */
+bool cmt_trace_seal(struct cmt_trace_file *tf, struct cmt_trace_seal *out);
+
+/* After the seal: trims the file to its claimed chunks. */
+void cmt_trace_trim(struct cmt_trace_file *tf);
 
 /* In a forked child: forgets the parent's trace without touching the file
  * (the parent keeps writing it). */

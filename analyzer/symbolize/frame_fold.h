@@ -39,9 +39,20 @@
  *   a statically linked program carries in its own executable:
  *     __libc_start_call_main, __libc_start_main*, _start, start_thread,
  *     clone, clone3
- * Source paths are not used by default: the runtime ships without debug
+ * Source paths are not used by these: the runtime ships without debug
  * info, so its frames have no file, and folding every path containing
  * "/cuda/" would also fold user code living under a directory named cuda.
+ *
+ * Beyond folding, each frame gets a category (enum cmt_frame_category) from
+ * one table of patterns, first match wins (frame_fold.c; docs/report.md,
+ * "Call sites, frames and folding", lists it): plumbing of the Python
+ * interpreter and of the frameworks (PyTorch's allocator, dispatcher,
+ * autograd wrappers, pybind11) is FOLD; frames that name an operation
+ * (at::_ops::addmm::call, at::native::addmm, AddmmBackward0::apply) are
+ * OPERATION; the rest of a framework (its libraries and Python packages, the
+ * interpreter's own Python library) is FRAMEWORK; everything else is USER.
+ * --keep PATTERN makes what it matches USER, before every other rule;
+ * --fold PATTERN makes it FOLD, before the default table.
  */
 #ifndef CUMEMTRACE_FRAME_FOLD_H
 #define CUMEMTRACE_FRAME_FOLD_H
@@ -63,8 +74,33 @@ struct cmt_fold_rules *cmt_fold_rules_new(void);
  * bracket expression or a trailing backslash), or -ENOMEM. */
 int cmt_fold_rules_add(struct cmt_fold_rules *r, const char *pattern);
 
-/* Whether f is not the user's. False for a NULL rule set or frame. */
+/* --keep PATTERN: frames it matches (function, file, file basename, module
+ * basename, as --fold) are the user's whatever else matches them. Returns
+ * 0, -EINVAL or -ENOMEM as cmt_fold_rules_add. */
+int cmt_fold_rules_keep(struct cmt_fold_rules *r, const char *pattern);
+
+enum cmt_frame_category {
+    CMT_FRAME_USER = 0,      /* the user's code: may name a call site */
+    CMT_FRAME_FOLD = 1,      /* plumbing: never shown (but with --full-stacks) */
+    CMT_FRAME_OPERATION = 2, /* names the framework operation (aten::addmm) */
+    CMT_FRAME_FRAMEWORK = 3  /* a framework's or the interpreter's own code */
+};
+
+/* The category of f; USER for a NULL rule set or frame. */
+enum cmt_frame_category cmt_fold_rules_classify(const struct cmt_fold_rules *r, const struct cmt_frame *f);
+
+/* Whether f is folded (category FOLD). False for a NULL rule set or frame. */
 bool cmt_fold_rules_match(const struct cmt_fold_rules *r, const struct cmt_frame *f);
+
+/* The operation an OPERATION frame's function names, written to buf
+ * ("aten::addmm" from at::_ops::addmm::call(...), at::native::addmm(...)
+ * or at::cuda::addmm(...); "AddmmBackward0" from
+ * torch::autograd::generated::AddmmBackward0::apply(...)). Returns how well
+ * it names what the program asked for, higher better: 4 an autograd node,
+ * 3 a dispatcher operator, 2 a kernel, 1 a tensor factory (empty*, which
+ * every operation calls for its output); 0 (buf empty) when function names
+ * no operation. */
+int cmt_frame_operation(const char *function, char *buf, size_t len);
 
 /* NULL is accepted. */
 void cmt_fold_rules_free(struct cmt_fold_rules *r);

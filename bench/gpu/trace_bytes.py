@@ -13,7 +13,7 @@ import struct
 import sys
 
 HEADER = struct.Struct("<8sHHI")
-CHUNK = struct.Struct("<IIQIIQ")
+CHUNK = struct.Struct("<IIQIIQIIQ")  # format 2: 48-byte chunk headers
 MAGIC_EVENTS, MAGIC_META = 0x45544D43, 0x4D544D43
 META_STACK = 4
 
@@ -33,14 +33,14 @@ def measure(path):
     with open(path, "rb") as f:
         data = f.read()
     magic, major, _minor, header_size = HEADER.unpack_from(data, 0)
-    if magic != b"CUMEMTRC" or major != 1:
-        raise SystemExit(f"trace_bytes: {path}: not a version 1 cumemtrace trace")
+    if magic != b"CUMEMTRC" or major != 2:
+        raise SystemExit(f"trace_bytes: {path}: not a version 2 cumemtrace trace")
     counts = {1: 0, 2: 0}
     other = record_bytes = meta_bytes = 0
     stack_frames = []
     off = header_size
     while off + CHUNK.size <= len(data):
-        magic, size, _claim, _tid, _seq, _base = CHUNK.unpack_from(data, off)
+        magic, size = CHUNK.unpack_from(data, off)[:2]
         if magic == 0 or size < CHUNK.size:
             break
         p, end = off + CHUNK.size, min(off + size, len(data))
@@ -52,6 +52,7 @@ def measure(path):
                 for bit in range(mask.bit_length()):
                     if mask >> bit & 1:
                         _, p = varint(data, p)
+                p += 2  # the record's check
                 record_bytes += p - start
                 if rtype in counts:
                     counts[rtype] += 1
@@ -65,8 +66,8 @@ def measure(path):
                     _modules_known, r = varint(data, r)
                     frames, _ = varint(data, r)
                     stack_frames.append(frames)
-                meta_bytes += q + length - p
-                p = q + length
+                meta_bytes += q + length + 2 - p
+                p = q + length + 2
         off += size
     events = counts[1] + counts[2] + other
     return {"trace": os.path.basename(path), "file_bytes": len(data), "events": events, "allocs": counts[1],

@@ -17,6 +17,12 @@
  * holds, so a process killed at any instant leaves a file whose committed
  * prefix of every chunk is intact.
  *
+ * Integrity (format 2): every header and record carries a CRC-32C check
+ * (crc32c.h) bound to where it lies, and every chunk header a commit word
+ * saying how far its records reach, so that damage (flipped, zeroed, moved,
+ * cut or appended bytes) is told apart from the uncommitted tail a killed
+ * process leaves. See "Integrity" below and docs/trace-format.md.
+ *
  * Ordering guarantees the writer gives (readers rely on them to merge the
  * per-thread streams by time without reading the whole file first):
  *   W1  every record in an event chunk has ts >= the chunk's claim_ns;
@@ -35,7 +41,7 @@
  *       a real release and a real allocation take between them.
  * Within one thread the order is exact whatever the error (W1, W3).
  *
- * Compiles as C99, C11 and C++ (tests/meson.build builds it all three ways).
+ * Compiles as C99, C11 and C++ (tests/headers/meson.build builds it all three ways).
  */
 #ifndef CUMEMTRACE_FORMAT_H
 #define CUMEMTRACE_FORMAT_H
@@ -43,6 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "cumemtrace/crc32c.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,12 +66,12 @@ extern "C" {
  * versions only add things an older reader can skip: new record types in the
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
-#define CMT_VERSION_MAJOR 1
+#define CMT_VERSION_MAJOR 2
 #define CMT_VERSION_MINOR 0
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u
-#define CMT_CHUNK_HEADER_SIZE 32u
+#define CMT_CHUNK_HEADER_SIZE 48u
 #define CMT_CHUNK_MAX_SIZE (4u << 20)
 #define CMT_ENDIAN_CHECK 0x0102030405060708ull
 
@@ -81,16 +89,20 @@ struct cmt_file_header {
     uint16_t version_minor;
     uint32_t header_size;       /* CMT_FILE_HEADER_SIZE: first chunk starts here */
     uint64_t endian_check;      /* CMT_ENDIAN_CHECK in the writer's byte order */
-    uint32_t flags;             /* enum cmt_file_flag, updated atomically */
+    uint32_t flags;             /* enum cmt_file_flag in bits 0-15, a check in 16-31 (cmt_checked_flags) */
     uint32_t pid;
     uint64_t start_monotonic_ns; /* CLOCK_MONOTONIC at trace creation */
     uint64_t start_realtime_ns;  /* CLOCK_REALTIME at the same instant */
-    uint64_t claimed_end;        /* offset after the last claimed chunk (hint; updated atomically) */
-    uint64_t events_dropped;     /* events not recorded after recording stopped */
+    uint64_t claimed_end;        /* offset after the last claimed chunk (cmt_checked_word) */
+    uint64_t events_dropped;     /* events not recorded after recording stopped (cmt_checked_word) */
     uint32_t pointer_size;       /* sizeof(void *) of the writer */
-    uint32_t reserved0;
-    uint64_t reserved[8];
+    uint32_t header_check;       /* cmt_file_header_check(): CRC-32C of the immutable fields */
+    uint64_t reserved[8];        /* zero; [4..7] are covered by header_check */
 };
+
+/* Flag bits fixed when the file is created, covered by header_check. */
+#define CMT_FILE_FLAGS_IMMUTABLE CMT_FILE_FLAG_FORKED_CHILD
+#define CMT_FILE_FLAGS_KNOWN 0xfu
 
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                   */
@@ -107,6 +119,13 @@ struct cmt_chunk_header {
     uint32_t tid;       /* writer thread (kernel tid); 0 for the metadata stream */
     uint32_t thread_seq; /* index of this chunk among its thread's chunks */
     uint64_t base_addr; /* initial value of the address delta state */
+    uint32_t header_check; /* cmt_chunk_header_check(offset, header): binds the chunk to its offset */
+    uint32_t reserved;  /* zero */
+    /* Commit word (cmt_commit_pack), stored after each record's type byte:
+     * low 32 bits the offset in the chunk where the committed records end,
+     * high 32 bits the record chain's state there. Starts at
+     * (CMT_CHUNK_HEADER_SIZE, header_check). */
+    uint64_t commit;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -119,6 +138,7 @@ struct cmt_chunk_header {
  *   u8      api         enum cmt_api
  *   varint  mask        which fields follow (enum cmt_field), in bit order
  *   varint  field...    one unsigned LEB128 varint per set bit
+ *   u16     check       cmt_record_check16 of the record (see "Integrity")
  *
  * Delta state per chunk (reset at each chunk start):
  *   prev_ts     = chunk claim_ns;  TS field = zigzag(ts - prev_ts)
@@ -134,9 +154,29 @@ enum cmt_record_type {
     CMT_REC_FREE = 2,    /* a release call */
     CMT_REC_SAMPLE = 3,  /* device context sample: aux0 free, aux1 total */
     CMT_REC_POOL = 4,    /* pool lifecycle/state: addr = pool handle, api says which */
-    CMT_REC_MARK = 5,    /* user mark/phase: aux0 = string id, api says begin/end/instant */
+    CMT_REC_MARK = 5,    /* phase, mark or step: api and aux below */
     CMT_REC_TYPE_COUNT
 };
+
+/* CMT_REC_MARK records (NVTX ranges and marks, the cumemtrace.h API), on
+ * the thread that made the call, with ts; no stack, size or address:
+ *   api MARK_PUSH         aux0 name string id, aux1 domain name string id
+ *                         (0: the default domain). Opens a range on the
+ *                         thread's stack (nvtxRangePush*, nvtxDomainRangePushEx,
+ *                         cumemtrace_phase_push).
+ *   api MARK_POP          aux1 domain string id. Closes the innermost open
+ *                         range of that domain on the thread's stack.
+ *   api MARK_INSTANT      aux0 name string id, aux1 domain string id.
+ *   api MARK_RANGE_START  aux0 name, aux1 domain, aux2 range id: a
+ *                         process-wide range (nvtxRangeStart*), not nested
+ *                         per thread; any thread may end it.
+ *   api MARK_RANGE_END    aux1 domain, aux2 the range id its start gave.
+ *   api MARK_STEP         aux2 step number (cumemtrace_step): step n starts
+ *                         here, process-wide, and the previous one ends.
+ * A name id of 0 is an unnamed range. Ids are unique per process. */
+#define CMT_MARK_AUX_NAME 0
+#define CMT_MARK_AUX_DOMAIN 1
+#define CMT_MARK_AUX_ID 2
 
 enum cmt_field {
     CMT_F_TS = 1u << 0,     /* zigzag delta ns */
@@ -218,7 +258,10 @@ enum cmt_kind {
     X(MARK_POP, 44, "phase:pop", CMT_KIND_DEVICE)                                            \
     X(CU_MEM_POOL_CREATE, 45, "cuMemPoolCreate", CMT_KIND_ASYNC)                             \
     X(CU_MEM_POOL_DESTROY, 46, "cuMemPoolDestroy", CMT_KIND_ASYNC)                           \
-    X(CU_MEM_POOL_TRIM, 47, "cuMemPoolTrimTo", CMT_KIND_ASYNC)
+    X(CU_MEM_POOL_TRIM, 47, "cuMemPoolTrimTo", CMT_KIND_ASYNC)                               \
+    X(MARK_RANGE_START, 48, "range:start", CMT_KIND_DEVICE)                                  \
+    X(MARK_RANGE_END, 49, "range:end", CMT_KIND_DEVICE)                                      \
+    X(MARK_STEP, 50, "step", CMT_KIND_DEVICE)
 
 enum cmt_api {
 #define CMT_API_ENUM(name, value, text, kind) CMT_API_##name = value,
@@ -237,6 +280,7 @@ enum cmt_api {
  *   payload             type-specific, described below; a reader skips any
  *                       trailing payload bytes it does not understand and
  *                       any record type it does not know.
+ *   u16     check       cmt_record_check16 of the record (see "Integrity")
  *
  * Strings are interned: a STRING record defines an id once, other records
  * refer to it. Ids of strings, stacks and modules start at 1 and are dense.
@@ -274,9 +318,25 @@ enum cmt_meta_type {
      *          bytes uuid (16) */
     CMT_META_DEVICE = 8,
     /* payload: varint ts, varint reason (enum cmt_end_reason),
-     *          varint events_dropped */
+     *          varint events_dropped, varint flags (the header's final
+     *          flags), varint claimed_end (the header's final value),
+     *          varint chunks (chunks claimed, padding excluded). The last
+     *          record of a trace whose process exited; the header's
+     *          clean-exit flag is set just before it is written. */
     CMT_META_END = 9,
+    /* payload: varint ts, varint source (enum cmt_note_source),
+     *          varint text string id. Something the writer could not do and
+     *          wants the report to say once (an interpreter version it does
+     *          not know, NVTX ranges it cannot record...). */
+    CMT_META_NOTE = 10,
     CMT_META_TYPE_COUNT
+};
+
+/* Who wrote a NOTE record. Values are part of the format: append only. */
+enum cmt_note_source {
+    CMT_NOTE_OTHER = 0,
+    CMT_NOTE_PYTHON = 1, /* Python frame capture */
+    CMT_NOTE_NVTX = 2    /* NVTX injection */
 };
 
 enum cmt_end_reason {
@@ -289,8 +349,111 @@ enum cmt_end_reason {
 #define CMT_MAX_STACK_DEPTH 256u
 #define CMT_MAX_META_RECORD 16384u
 /* Upper bound of one encoded event record: type, api, 2-byte mask, 12 fields
- * of at most 10 bytes each. */
-#define CMT_MAX_EVENT_RECORD (2u + 2u + 12u * 10u)
+ * of at most 10 bytes each, the check. */
+#define CMT_MAX_EVENT_RECORD (2u + 2u + 12u * 10u + CMT_RECORD_CHECK_SIZE)
+
+/* ------------------------------------------------------------------------ */
+/* Integrity                                                                */
+/* ------------------------------------------------------------------------ */
+/* Check values are CRC-32C register updates (crc32c.h), little-endian.
+ *
+ * File header: header_check = cmt_file_header_check(h), the CRC of the
+ *   header struct with the fields that change while the process runs
+ *   (flags but CMT_FILE_FLAGS_IMMUTABLE, claimed_end, events_dropped,
+ *   reserved[0..3]) and header_check itself taken as zero. The bytes from
+ *   the end of the struct to header_size are zero.
+ * Chunk header: header_check = CRC of the chunk's file offset (u64) and its
+ *   first 32 bytes (magic included), seeded with 0: a header copied or
+ *   shifted elsewhere does not verify.
+ * Records: each chunk's records form a chain. The state starts at the
+ *   chunk's header_check; a record of type t whose bytes after the type
+ *   byte, up to its check, are b advances it to
+ *   cmt_record_chain(state, t, b) = CRC of b seeded with state XOR t; the
+ *   record's u16 check is
+ *   cmt_record_check16(new state). A record shifted, zeroed, duplicated or
+ *   moved to another chunk does not verify.
+ * Commit word: after a record's type byte, the writer stores
+ *   cmt_commit_pack(end of the record in the chunk, new state) into its
+ *   chunk header. A reader verifies every record up to that end and the
+ *   chain state there (a full 32-bit check of everything committed). Past
+ *   it a killed writer can leave at most one committed record (killed
+ *   between its type byte and the commit word) and then one partly written
+ *   record (type byte still zero), at most CMT_MAX_EVENT_RECORD (events) or
+ *   CMT_MAX_META_RECORD + CMT_META_RECORD_OVERHEAD + 2 (metadata) bytes;
+ *   everything after that up to the chunk's end is zero.
+ * File: every chunk below the header's claimed_end has a nonzero magic; past
+ *   it a killed writer can leave one padding chunk and one claimed chunk;
+ *   after the last chunk the file is zero. The END record repeats the final
+ *   flags, claimed_end and number of chunks. */
+#define CMT_RECORD_CHECK_SIZE 2u
+/* Room the metadata stream keeps in its chunk for the END record, which is
+ * written when no new chunk can be claimed. */
+#define CMT_META_END_RESERVE 96u
+
+static inline uint16_t cmt_record_check16(uint32_t state)
+{
+    return (uint16_t)(state ^ (state >> 16));
+}
+
+static inline uint32_t cmt_file_header_check(const struct cmt_file_header *h)
+{
+    struct cmt_file_header c;
+    memcpy(&c, h, sizeof c);
+    c.flags &= CMT_FILE_FLAGS_IMMUTABLE;
+    c.claimed_end = 0;
+    c.events_dropped = 0;
+    c.header_check = 0;
+    c.reserved[0] = c.reserved[1] = c.reserved[2] = c.reserved[3] = 0;
+    return cmt_crc32c_update(0, &c, sizeof c);
+}
+
+/* The header's words that change while the process runs carry their own
+ * check, so that each is stored whole with one atomic write and a damaged
+ * one is told from one the writer stored (a process may be killed between
+ * any two updates): flags keeps its bits in the low 16 bits of its u32,
+ * claimed_end and events_dropped their value in the low 48 bits of their
+ * u64; the high 16 bits are cmt_record_check16 of the CRC of the value (u64)
+ * seeded with the field's offset in the header. */
+#define CMT_CHECKED_VALUE_MASK ((1ull << 48) - 1)
+#define CMT_CHECKED_FLAGS_MASK 0xffffu
+
+static inline uint16_t cmt_checked_bits(uint64_t value, uint32_t field_offset)
+{
+    return cmt_record_check16(cmt_crc32c_update(field_offset, &value, sizeof value));
+}
+
+static inline uint64_t cmt_checked_word(uint64_t value, uint32_t field_offset)
+{
+    value &= CMT_CHECKED_VALUE_MASK;
+    return value | (uint64_t)cmt_checked_bits(value, field_offset) << 48;
+}
+
+static inline uint32_t cmt_checked_flags(uint32_t flags)
+{
+    flags &= CMT_CHECKED_FLAGS_MASK;
+    return flags | (uint32_t)cmt_checked_bits(flags, (uint32_t)offsetof(struct cmt_file_header, flags)) << 16;
+}
+
+#define CMT_HEADER_CLAIMED_END_OFFSET ((uint32_t)offsetof(struct cmt_file_header, claimed_end))
+#define CMT_HEADER_EVENTS_DROPPED_OFFSET ((uint32_t)offsetof(struct cmt_file_header, events_dropped))
+
+static inline uint32_t cmt_chunk_header_check(uint64_t offset, const struct cmt_chunk_header *h)
+{
+    uint8_t b[8 + 32];
+    memcpy(b, &offset, 8);
+    memcpy(b + 8, h, 32);
+    return cmt_crc32c_update(0, b, sizeof b);
+}
+
+static inline uint32_t cmt_record_chain(uint32_t state, uint8_t type, const uint8_t *after_type, size_t len)
+{
+    return cmt_crc32c_update(state ^ type, after_type, len);
+}
+
+static inline uint64_t cmt_commit_pack(uint32_t end, uint32_t state)
+{
+    return (uint64_t)end | (uint64_t)state << 32;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Shared helpers (static inline so both sides use the same code)           */

@@ -7,13 +7,15 @@ by classifying each allocation by the modules on its stack.
 It reads a complete trace into memory and replays it with the same rules as
 the analyzer (analyzer/replay.c): classes apart, VMM physical memory live
 until released and unmapped, one cuMemUnmap releasing every mapping in its
-span. It is a validation aid, not a second analyzer: no damage recovery."""
+span. It is a validation aid, not a second analyzer: it does not verify the
+checks of format 2 (`cumemtrace report` does) and recovers from no damage."""
 import bisect
 import os
 import struct
 
 HEADER = struct.Struct("<8sHHIQIIQQQQI")
-CHUNK = struct.Struct("<IIQIIQ")
+CHUNK = struct.Struct("<IIQIIQIIQ")  # format 2: 48 bytes, ending with header_check, reserved, commit
+CHECK_SIZE = 2  # every record ends with a 16-bit check
 MAGIC_EVENTS, MAGIC_META, MAGIC_PAD = 0x45544D43, 0x4D544D43, 0x50544D43
 REC_ALLOC, REC_FREE = 1, 2
 META_STRING, META_MODULE, META_STACK = 1, 3, 4
@@ -73,8 +75,8 @@ class Trace:
         h = HEADER.unpack_from(data, 0)
         if h[0] != b"CUMEMTRC":
             raise ValueError(f"{path}: not a cumemtrace trace")
-        if h[1] != 1:
-            raise ValueError(f"{path}: trace format {h[1]}.{h[2]}, this reader knows 1.x")
+        if h[1] != 2:
+            raise ValueError(f"{path}: trace format {h[1]}.{h[2]}, this reader knows 2.x")
         self.path = path
         self.strings = {}
         self.modules = []  # (lo, hi, path)
@@ -82,7 +84,7 @@ class Trace:
         self.events = []
         off, order = h[3], 0
         while off + CHUNK.size <= len(data):
-            magic, size, claim_ns, tid, _seq, base = CHUNK.unpack_from(data, off)
+            magic, size, claim_ns, tid, _seq, base = CHUNK.unpack_from(data, off)[:6]
             if magic == 0 or size < CHUNK.size or size % 64:
                 break
             body, end = off + CHUNK.size, min(off + size, len(data))
@@ -121,7 +123,7 @@ class Trace:
                     prev += _zigzag(d)
                     frames.append(prev)
                 self.stacks[sid] = frames
-            p = payload_end
+            p = payload_end + CHECK_SIZE
 
     def _events(self, data, p, end, claim_ns, base, order):
         ts, addr, device = claim_ns, base, 0
@@ -155,6 +157,7 @@ class Trace:
                     elif 8 <= bit <= 11:
                         e.aux[bit - 8] = v
                 bit += 1
+            p += CHECK_SIZE
             e.ts, e.addr, e.device, e.order = ts, addr, device, order
             order += 1
             if e.type in (REC_ALLOC, REC_FREE):

@@ -103,6 +103,7 @@ static void event_chunk(const uint8_t *data, uint64_t off, const struct cmt_chun
             default: break; /* stream, stack, fields of a newer writer */
             }
         }
+        p += CMT_RECORD_CHECK_SIZE; /* the reader verifies it; this tool reads the order */
         if (ts < c->claim_ns)
             VIOLATION("W1: event at offset %" PRIu64 " (ts %" PRIu64 ") before its chunk's claim %" PRIu64,
                       (uint64_t)(rec - data), ts, c->claim_ns);
@@ -130,7 +131,7 @@ static void meta_chunk(const uint8_t *data, uint64_t off, const struct cmt_chunk
         if (cmt_varint_get(&p, end, &len) != 0 || len > (uint64_t)(end - p))
             damaged((uint64_t)(rec - data));
         const uint8_t *payload = p, *payload_end = p + len;
-        p = payload_end;
+        p = payload_end + CMT_RECORD_CHECK_SIZE;
         if (type != CMT_META_END)
             continue;
         if (cmt_varint_get(&payload, payload_end, &v) != 0)

@@ -279,8 +279,10 @@ def test_full_filesystem():
     prog = " ".join(cmtest.VALGRIND_CMD) + " " if cmtest.VALGRIND else ""
     script = (f"mount -t tmpfs -o size=256k tmpfs {mnt} || exit {SKIP}; "
               f"{prog}{cmtest.program('stress_threads')} 2 50000 > {mnt}/out 2> {mnt}/err; echo status $? >> {mnt}/out; "
-              f"LD_PRELOAD= {cmtest.CLI} report --json --no-symbols {mnt}/t.bin > {mnt}/report.json 2>&1; "
-              f"cat {mnt}/out; echo ---; cat {mnt}/err; echo ---; cat {mnt}/report.json")
+              f"cat {mnt}/out; echo ---; cat {mnt}/err; echo ---; "
+              # Straight to the pipe: the full file system has no room left for it (a report written
+              # there was cut short in 1 run of 12).
+              f"LD_PRELOAD= {cmtest.CLI} report --json --no-symbols {mnt}/t.bin 2>&1")
     p = in_private_mount(script, env)
     if p is None or p.returncode == SKIP:
         print("skipped: cannot mount a private tmpfs here")

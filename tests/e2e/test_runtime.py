@@ -2,6 +2,7 @@
 """End-to-end: CUDA runtime programs under the shim on the simulated device,
 analysed by `cumemtrace report`. Every figure asserted follows from the
 program's source."""
+import json
 import os
 import re
 import shutil
@@ -137,6 +138,18 @@ def killed_case(sig):
     eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (100 * MiB, 100), "live when killed")
     eq(rep["clean_exit"], False, "not a clean exit")
     check(any("did not exit normally" in w for w in rep["warnings"]), rep["warnings"])
+    # Incomplete, never damaged: what a killed writer leaves verifies.
+    eq((rep["complete"], rep["trace_state"], rep["damage"]), (False, "incomplete", None), "state of a killed trace")
+    p = cmtest.cli("report", r.trace)
+    eq((p.returncode, p.stderr), (0, ""), "a killed process's trace reads without damage")
+    lines = p.stdout.splitlines()
+    check(lines[3].endswith(", process did not exit normally"), lines[3])
+    check("DAMAGED" not in p.stdout and "TRUNCATED" not in p.stdout and "damaged" not in p.stdout, p.stdout)
+    c = cmtest.cli("check", r.trace)
+    eq(c.returncode, 2, "check: leaks of a killed process cannot be judged")
+    check("the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked" in
+          c.stdout + c.stderr, c.stdout + c.stderr)
+    check("damaged" not in c.stdout + c.stderr, c.stdout + c.stderr)
     cmtest.cleanup(r)
 
 
@@ -173,19 +186,22 @@ def test_bad_traces():
         f.write(data[: len(data) - 200])
     p = cmtest.cli("report", "--json", cut)
     eq(p.returncode, 2, "status for a truncated trace")
-    eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the report covers the events before the cut\n",
-       "message for a truncated trace")
+    eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the report "
+                 "covers the events before the cut\n", "message for a truncated trace")
     import json
     rep = json.loads(p.stdout)
     check(rep["events"] > 0, "events before the cut are analysed")
+    eq(rep["complete"], False, "a truncated trace is not complete")
+    eq(rep["trace_state"], "truncated", "state of a truncated trace")
     # Every command that prints an analysis says the same of the cut, after it.
     for command, what in (("timeline", "timeline"), ("frag", "output")):
         p = cmtest.cli(command, cut)
         eq(p.returncode, 2, f"{command}: status for a truncated trace")
-        eq(p.stderr, f"cumemtrace: {cut}: trace is truncated; the {what} covers the events before the cut\n",
-           f"{command}: message for a truncated trace")
+        eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the "
+                     f"{what} covers the events before the cut\n", f"{command}: message for a truncated trace")
         check(p.stdout != "", f"{command}: output for the events before the cut")
-    # A damaged chunk header (the second chunk's size not a multiple of 64).
+    # A damaged chunk header (the second chunk's size not a multiple of 64):
+    # its checksum no longer matches.
     off = 4096
     off += struct.unpack_from("<I", data, off + 4)[0]
     bad = os.path.join(r.dir, "damaged.bin")
@@ -194,23 +210,94 @@ def test_bad_traces():
     for command, what in (("report", "report"), ("timeline", "timeline"), ("frag", "output")):
         p = cmtest.cli(command, bad)
         eq(p.returncode, 2, f"{command}: status for a damaged trace")
-        eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}; the {what} covers the events "
-                     "before it\n", f"{command}: message for a damaged trace")
+        eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}: its checksum does not match; the "
+                     f"{what} covers the events before it\n", f"{command}: message for a damaged trace")
         check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
     with open(newer, "wb") as f:
-        f.write(data[:8] + bytes([2, 0]) + data[10:])
+        f.write(data[:8] + bytes([3, 0, 0, 0]) + data[12:])
     p = cmtest.cli("report", newer)
     eq(p.returncode, 2, "status for a newer trace")
-    eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 2.0); this analyzer reads "
-                 "format 1.x: upgrade cumemtrace\n", "message for a newer trace")
+    eq(p.stderr, f"cumemtrace: {newer}: written by a newer cumemtrace (trace format 3.0); this analyzer reads "
+                 "format 2.x: upgrade cumemtrace\n", "message for a newer trace")
+    # Format 1 (no checksums): refused with what to do.
+    older = os.path.join(r.dir, "older.bin")
+    with open(older, "wb") as f:
+        f.write(data[:8] + bytes([1, 0, 0, 0]) + data[12:])
+    p = cmtest.cli("report", older)
+    eq(p.returncode, 2, "status for a format-1 trace")
+    eq(p.stderr, f"cumemtrace: {older}: trace format 1.0 has no checksums and is no longer read (this analyzer "
+                 "reads format 2.x): record it again, or read it with the cumemtrace that wrote it\n",
+       "message for a format-1 trace")
     # Empty.
     empty = os.path.join(r.dir, "empty.bin")
     open(empty, "wb").close()
     p = cmtest.cli("report", empty)
     eq(p.returncode, 2, "status for an empty file")
     check("empty file" in p.stderr, p.stderr)
+    cmtest.cleanup(r)
+
+
+def first_event_chunk(data):
+    off = 4096
+    while struct.unpack_from("<I", data, off)[0] != 0x45544D43:
+        off += struct.unpack_from("<I", data, off + 4)[0]
+    return off
+
+
+def test_cut_and_damaged_traces():
+    r = cmtest.run([cmtest.program("leak_peak")])
+    with open(r.trace, "rb") as f:
+        data = f.read()
+    # 100 bytes: the magic, then the cut. A truncated trace, not "not a trace".
+    short = os.path.join(r.dir, "short.bin")
+    with open(short, "wb") as f:
+        f.write(data[:100])
+    p = cmtest.cli("report", short)
+    eq(p.returncode, 2, "status for 100 bytes of a trace")
+    eq(p.stderr, f"cumemtrace: {short}: trace is truncated: the file ends at offset 100, inside its 4096-byte "
+                 "header; no event is left\n", "message for 100 bytes of a trace")
+    eq(p.stdout, "", "no report of 100 bytes")
+    c = cmtest.cli("check", short)
+    eq(c.returncode, 2, "check: 100 bytes of a trace cannot be checked")
+    # Half the file: the first lines say truncated, where, and that the
+    # process's exit is not what the figures show.
+    half = os.path.join(r.dir, "half.bin")
+    cut = len(data) // 2
+    with open(half, "wb") as f:
+        f.write(data[:cut])
+    p = cmtest.cli("report", half)
+    eq(p.returncode, 2, "status for half a trace")
+    lines = p.stdout.splitlines()
+    eq(lines[0], f"cumemtrace report of {half}", "first line")
+    eq(lines[1], f"  trace:    TRUNCATED: the file ends at offset {cut} but its chunks reach offset {len(data)}; "
+                 "the figures below cover the events before the cut", "truncation said at the top")
+    check(lines[4].endswith(", trace truncated (see above)"), lines[4])
+    check("process exited normally" not in p.stdout, p.stdout)
+    eq(p.stderr, f"cumemtrace: {half}: trace is truncated: the file ends at offset {cut}; the report covers the "
+                 "events before the cut\n", "message for half a trace")
+    rep = json.loads(cmtest.cli("report", "--json", half).stdout)
+    eq((rep["complete"], rep["trace_state"]), (False, "truncated"), "state of half a trace")
+    c = cmtest.cli("check", "--format", "json", half)
+    eq(c.returncode, 2, "check: half a trace cannot be checked")
+    t = json.loads(c.stdout)["traces"][0]
+    eq((t["status"], t["complete"], t["trace_state"]), ("error", False, "truncated"), "check of half a trace")
+    # One byte changed in the first event record: named, with its offset.
+    off = first_event_chunk(data)
+    rec = off + 48
+    bad = os.path.join(r.dir, "flipped.bin")
+    with open(bad, "wb") as f:
+        f.write(data[:rec + 1] + bytes([data[rec + 1] ^ 0x04]) + data[rec + 2:])
+    p = cmtest.cli("report", bad)
+    eq(p.returncode, 2, "status for a damaged trace")
+    what = f"damaged event record at offset {rec} (chunk at offset {off}): its checksum does not match"
+    eq(p.stdout.splitlines()[1], f"  trace:    DAMAGED: {what}; the figures below cover the events before the "
+                                 "damage", "damage said at the top")
+    eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it\n", "damage message")
+    c = cmtest.cli("check", bad)
+    eq(c.returncode, 2, "check: a damaged trace cannot be checked")
+    check("PASS" not in c.stdout + c.stderr, c.stdout + c.stderr)
     cmtest.cleanup(r)
 
 

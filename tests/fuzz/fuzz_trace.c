@@ -85,7 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.frames.no_symbols = true;
     struct cmt_analysis a;
     uint64_t half_way = 0;
-    if (cmt_analysis_run_memory(&a, data, size, "fuzz-input", 0) == 0) {
+    /* With the phases observer, as `report` runs it. */
+    const struct cmt_analysis_options aopt = {.phases = true};
+    if (cmt_analysis_run_memory_with(&a, data, size, "fuzz-input", 0, &aopt) == 0) {
         render(&a, &opt, true);
         timeline_views(&a);
         /* Every frame, call site and tree node, unfolded; a tiny chart. */
@@ -104,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cmt_analysis_free(&a);
     if (half_way) {
         /* `report --at`: the replay stops half-way, the report shows then. */
-        if (cmt_analysis_run_memory(&a, data, size, "fuzz-input", half_way) == 0) {
+        if (cmt_analysis_run_memory_with(&a, data, size, "fuzz-input", half_way, &aopt) == 0) {
             opt.at_set = true;
             opt.at_ns = half_way;
             render(&a, &opt, false);

@@ -214,23 +214,12 @@ static void meta_device(struct writer *w, uint32_t ordinal, const char *name, ui
     meta_commit(w, &b, CMT_META_DEVICE);
 }
 
+/* The END record and the seal, as the shim's exit does (written even after
+ * a stop: the metadata chunk keeps room for it). */
 static void meta_end(struct writer *w)
 {
-    struct cmt_payload b;
-    pthread_mutex_lock(&w->meta.lock);
-    /* Written even after a stop, as the shim does: in the chunk already claimed. */
-    uint8_t *p = w->meta.pos && (size_t)(w->meta.end - w->meta.pos) >= 64 ? w->meta.pos + CMT_META_RECORD_OVERHEAD
-                                                                          : cmt_meta_begin_locked(&w->tf, &w->meta, 32);
-    if (!p) {
-        pthread_mutex_unlock(&w->meta.lock);
-        return;
-    }
-    b = (struct cmt_payload){p, p + 32, false};
     int reason = cmt_trace_stop_reason(&w->tf);
-    cmt_payload_varint(&b, cmt_now_ns());
-    cmt_payload_varint(&b, reason < 0 ? CMT_END_EXIT : (uint64_t)reason);
-    cmt_payload_varint(&b, w->tf.header->events_dropped);
-    meta_commit(w, &b, CMT_META_END);
+    cmt_meta_close_trace(&w->tf, &w->meta, cmt_now_ns(), reason < 0 ? CMT_END_EXIT : (unsigned)reason);
 }
 
 /* A record type a newer writer might add: a reader must skip it. */
@@ -284,16 +273,16 @@ static void emit_future_field(struct thread_stream *t)
     p = cmt_varint_put(p, CMT_F_SIZE | (1u << 12));
     p = cmt_varint_put(p, 4096);
     p = cmt_varint_put(p, 123456789);
+    size_t len = cmt_record_add_check(rec, (size_t)(p - rec), CMT_REC_ALLOC, &t->s.chain);
     __atomic_store_n(&rec[0], CMT_REC_ALLOC, __ATOMIC_RELEASE);
-    t->s.pos = p;
+    t->s.pos = rec + len;
+    cmt_chunk_publish_commit(t->s.chunk, t->s.pos, t->s.chain);
 }
 
 static void writer_close(struct writer *w, bool clean)
 {
-    if (clean) {
+    if (clean)
         meta_end(w);
-        cmt_trace_close(&w->tf);
-    }
     for (unsigned i = 0; i < w->tf.n_segments; i++)
         munmap(w->tf.segments[i].base, w->tf.segments[i].size);
     close(w->tf.fd);
@@ -524,8 +513,7 @@ static void scenario_empty(void)
 {
     struct writer w;
     writer_open(&w, "empty", 0, 0);
-    cmt_trace_close(&w.tf);
-    writer_close(&w, false);
+    writer_close(&w, true);
 }
 
 /* ---- compaction --------------------------------------------------------------- */
@@ -555,74 +543,18 @@ static void write_all(const char *name, const uint8_t *data, size_t len)
         die(path);
 }
 
-/* Bytes of committed records at the start of a chunk body. */
-static size_t used_event_bytes(const uint8_t *p, const uint8_t *end)
-{
-    const uint8_t *q = p;
-    while (end - q >= 3 && q[0] != 0) {
-        const uint8_t *r = q + 2;
-        uint64_t mask, v;
-        if (cmt_varint_get(&r, end, &mask) != 0)
-            break;
-        bool ok = true;
-        for (unsigned bit = 0; bit < 32 && ok; bit++)
-            if (mask & (1ull << bit))
-                ok = cmt_varint_get(&r, end, &v) == 0;
-        if (!ok)
-            break;
-        q = r;
-    }
-    return (size_t)(q - p);
-}
-
-static size_t used_meta_bytes(const uint8_t *p, const uint8_t *end)
-{
-    const uint8_t *q = p;
-    while (q < end && q[0] != 0) {
-        const uint8_t *r = q + 1;
-        uint64_t len;
-        if (cmt_varint_get(&r, end, &len) != 0 || len > (uint64_t)(end - r))
-            break;
-        q = r + len;
-    }
-    return (size_t)(q - p);
-}
-
-static size_t align_up(size_t n)
-{
-    return (n + CMT_CHUNK_ALIGN - 1) / CMT_CHUNK_ALIGN * CMT_CHUNK_ALIGN;
-}
-
+/* Format 2 binds every chunk and record to its offset (format.h,
+ * "Integrity"): moving chunks closer together would need every check
+ * recomputed and the END record rewritten, so the seeds keep the writer's
+ * layout, trimmed to the claimed chunks. */
 static size_t compact(const uint8_t *in, size_t len, uint8_t *out)
 {
     struct cmt_file_header h;
     memcpy(&h, in, sizeof h);
-    size_t header_size = align_up(sizeof h);
-    memset(out, 0, header_size);
-    size_t o = header_size;
-    uint64_t end = h.claimed_end < len ? h.claimed_end : len;
-    for (uint64_t off = h.header_size; off + CMT_CHUNK_HEADER_SIZE <= end;) {
-        struct cmt_chunk_header c;
-        memcpy(&c, in + off, sizeof c);
-        if (c.magic == 0 || c.size == 0)
-            break;
-        if (c.magic == CMT_CHUNK_MAGIC_EVENTS || c.magic == CMT_CHUNK_MAGIC_META) {
-            const uint8_t *body = in + off + CMT_CHUNK_HEADER_SIZE, *body_end = in + off + c.size;
-            size_t used = c.magic == CMT_CHUNK_MAGIC_META ? used_meta_bytes(body, body_end)
-                                                          : used_event_bytes(body, body_end);
-            size_t size = align_up(CMT_CHUNK_HEADER_SIZE + used);
-            memset(out + o, 0, size);
-            memcpy(out + o, in + off, CMT_CHUNK_HEADER_SIZE + used);
-            struct cmt_chunk_header *oc = (struct cmt_chunk_header *)(out + o);
-            oc->size = (uint32_t)size;
-            o += size;
-        }
-        off += c.size;
-    }
-    h.header_size = (uint32_t)header_size;
-    h.claimed_end = o;
-    memcpy(out, &h, sizeof h);
-    return o;
+    uint64_t claimed = h.claimed_end & CMT_CHECKED_VALUE_MASK;
+    size_t n = claimed < len ? (size_t)claimed : len;
+    memcpy(out, in, n);
+    return n;
 }
 
 /* Where the first record of the first chunk of this magic begins. */
@@ -669,7 +601,7 @@ static void emit_compacted(const char *name)
             size_t at;
         } cuts[] = {
             {"cut_in_file_header", 100},
-            {"cut_after_file_header", align_up(sizeof(struct cmt_file_header))},
+            {"cut_after_file_header", CMT_FILE_HEADER_SIZE},
             {"cut_in_chunk_header", meta_body - 10},
             {"cut_in_meta_record", meta_body + 30},
             {"cut_in_event_record", event_body + 5},

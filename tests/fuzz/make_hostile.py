@@ -47,33 +47,91 @@ def zigzag(v):
     return ((v << 1) ^ (v >> 63)) & MASK64
 
 
-def file_header(flags=1):
-    h = struct.pack('<8sHHIQIIQQQQII', b'CUMEMTRC', 1, 0, 192, 0x0102030405060708, flags, 4242,
-                    1_000_000_000, 1_700_000_000_000_000_000, 0, 0, 8, 0)
-    h += b'\0' * 64
-    return h + b'\0' * (192 - len(h))
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
 
 
-def chunk(magic, body, claim_ns=1_000_000_000, tid=0, base_addr=0):
-    size = (32 + len(body) + 63) // 64 * 64
+CRC_TABLE = _crc32c_table()
+
+
+def crc32c(state, data):
+    """The bare CRC-32C register update of format.h ("Integrity")."""
+    t = CRC_TABLE
+    for b in data:
+        state = t[(state ^ b) & 0xFF] ^ (state >> 8)
+    return state
+
+
+def check16(state):
+    return (state ^ (state >> 16)) & 0xFFFF
+
+
+def checked_word(value, field_offset):
+    value &= (1 << 48) - 1
+    return value | check16(crc32c(field_offset, struct.pack('<Q', value))) << 48
+
+
+def checked_flags(flags):
+    flags &= 0xFFFF
+    return flags | check16(crc32c(24, struct.pack('<Q', flags))) << 16
+
+
+HEADER_SIZE = 192
+HEADER = '<8sHHIQIIQQQQII8Q'
+
+
+def file_header(claimed_end, flags=1, pid=4242, start_monotonic_ns=1_000_000_000,
+                start_realtime_ns=1_700_000_000_000_000_000, events_dropped=0):
+    fields = [b'CUMEMTRC', 2, 0, HEADER_SIZE, 0x0102030405060708, flags & 8, pid, start_monotonic_ns,
+              start_realtime_ns, 0, 0, 8, 0] + [0] * 8
+    check = crc32c(0, struct.pack(HEADER, *fields))
+    fields[5] = checked_flags(flags)
+    fields[9] = checked_word(claimed_end, 48)
+    fields[10] = checked_word(events_dropped, 56)
+    fields[12] = check
+    h = struct.pack(HEADER, *fields)
+    return h + b'\0' * (HEADER_SIZE - len(h))
+
+
+CHUNK_HEADER = 48
+
+
+def chunk(offset, magic, records, claim_ns=1_000_000_000, tid=0, seq=0, base_addr=0):
+    """A chunk at file offset `offset` holding records (each without its
+    check): checked and committed as the shim does."""
+    body_len = sum(len(r) + 2 for r in records)
+    size = (CHUNK_HEADER + body_len + 63) // 64 * 64
     assert size <= 4 << 20
-    head = struct.pack('<IIQIIQ', magic, size, claim_ns, tid, 0, base_addr)
-    return head + body + b'\0' * (size - 32 - len(body))
+    first = struct.pack('<IIQIIQ', magic, size, claim_ns, tid, seq, base_addr)
+    hcheck = crc32c(0, struct.pack('<Q', offset) + first)
+    chain, body = hcheck, bytearray()
+    for rec in records:
+        chain = crc32c(chain ^ rec[0], rec[1:])
+        body += rec + struct.pack('<H', check16(chain))
+    head = first + struct.pack('<IIQ', hcheck, 0, (CHUNK_HEADER + body_len) | chain << 32)
+    return head + bytes(body) + b'\0' * (size - CHUNK_HEADER - body_len)
 
 
 EVENTS, META = 0x45544D43, 0x4D544D43
 
 
-def chunks(magic, records, **kw):
-    """Packs records into as many chunks as needed."""
-    out, body = bytearray(), bytearray()
+def chunks(offset, magic, records, **kw):
+    """Packs records into as many chunks as needed, from file offset `offset`."""
+    out, group, used = bytearray(), [], 0
     for rec in records:
-        if len(body) + len(rec) > (4 << 20) - 64:
-            out += chunk(magic, bytes(body), **kw)
-            body = bytearray()
-        body += rec
-    if body:
-        out += chunk(magic, bytes(body), **kw)
+        if used + len(rec) + 2 > (4 << 20) - 128:
+            out += chunk(offset + len(out), magic, group, **kw)
+            group, used = [], 0
+        group.append(rec)
+        used += len(rec) + 2
+    if group:
+        out += chunk(offset + len(out), magic, group, **kw)
     return bytes(out)
 
 
@@ -92,11 +150,31 @@ def event(type_, api, fields):
     return rec
 
 
+def count_chunks(data):
+    n = 0
+    off = 0
+    while off < len(data):
+        n += 1
+        off += struct.unpack_from('<I', data, off + 4)[0]
+    return n
+
+
 def trace(meta_records, event_records):
-    body = chunks(META, meta_records) + chunks(EVENTS, event_records, tid=1)
-    data = bytearray(file_header() + body)
-    struct.pack_into('<Q', data, 48, len(data))  # claimed_end
-    return bytes(data)
+    body = chunks(HEADER_SIZE, META, meta_records)
+    body += chunks(HEADER_SIZE + len(body), EVENTS, event_records, tid=1)
+    # The END record of a process that exited, in a metadata chunk of its
+    # own at the end: it repeats the final flags, claimed_end and chunks.
+    end_off = HEADER_SIZE + len(body)
+    n = count_chunks(body) + 1
+    end_size = 64
+    while True:
+        end = meta(9, varint(2_000_000_000) + varint(0) + varint(0) + varint(1) + varint(end_off + end_size) +
+                   varint(n))
+        last = chunk(end_off, META, [end], seq=1)
+        if len(last) == end_size:
+            break
+        end_size = len(last)
+    return file_header(end_off + end_size) + body + last
 
 
 F_TS, F_DEVICE, F_ADDR, F_SIZE, F_STACK, F_KIND = 0, 1, 2, 3, 6, 7

@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "trace_builder.h"
@@ -75,6 +76,20 @@ static void event(uint32_t tid, uint8_t type, uint8_t api, int32_t device, uint6
         fail("event");
 }
 
+/* A phase record (trace-format.md, "Marks"): api MARK_PUSH/POP, a name. */
+static void mark(uint32_t tid, uint8_t api, uint64_t ts, const char *name)
+{
+    struct cmt_event e = {
+        .type = CMT_REC_MARK,
+        .api = api,
+        .kind = CMT_KIND_DEVICE,
+        .ts = START + ts,
+        .aux = {name ? cmt_tb_string(b, name) : 0},
+    };
+    if (cmt_tb_event(b, tid, &e) != 0)
+        fail("mark");
+}
+
 #define ALLOC(tid, api, dev, ts, addr, size, stk) event(tid, CMT_REC_ALLOC, api, dev, ts, addr, size, stk, 0)
 #define FREE(tid, api, ts, addr) event(tid, CMT_REC_FREE, api, INT32_MIN, ts, addr, 0, 0, 0)
 
@@ -92,6 +107,7 @@ static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t 
     cmt_tb_device(b, 0, "Golden GPU", 80 * GiB);
     cmt_tb_device(b, 1, "Golden GPU", 80 * GiB);
     cmt_tb_thread(b, 101, "main");
+    cmt_tb_note(b, START + 1000, CMT_NOTE_PYTHON, "Python 3.99 is not a version the shim knows: native frames only");
     f_main = cmt_tb_frame(b, "main", "/src/app/main.c", 40);
     f_train = cmt_tb_frame(b, "train", "/src/app/train.c", 120);
     f_step = cmt_tb_frame(b, "train_step", "/src/app/train.c", 88);
@@ -150,14 +166,22 @@ static void mixed(const char *dir)
     /* 100 steps of 20 ms from 10 ms on */
     for (uint64_t step = 0; step < 100; step++) {
         uint64_t t = 10 * MS + step * 20 * MS;
+        /* phases (docs/report.md, "Phases and steps"): step N > forward, then backward */
+        char step_name[32];
+        snprintf(step_name, sizeof step_name, "step %" PRIu64, step);
+        mark(101, CMT_API_MARK_PUSH, t, step_name);
+        mark(101, CMT_API_MARK_PUSH, t, "forward");
         for (uint64_t k = 0; k < 4; k++)
             ALLOC(101, CMT_API_CUDA_MALLOC_ASYNC, 0, t + k * MS, acts + k * 16 * MiB, 8 * MiB,
                   k < 2 ? s_forward : s_forward_main);
+        mark(101, CMT_API_MARK_POP, t + 4 * MS, NULL);
+        mark(101, CMT_API_MARK_PUSH, t + 5 * MS, "backward");
         ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 5 * MS, cache + step * 2 * MiB, 1 * MiB, s_cache);
         ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 6 * MS, scratch, 32 * MiB, s_scratch);
         if (step == 50)
             event(101, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, t + 7 * MS, 0, 100 * GiB, s_huge, 2);
         FREE(101, CMT_API_CUDA_FREE, t + 8 * MS, scratch);
+        mark(101, CMT_API_MARK_POP, t + 9 * MS, NULL);
         for (uint64_t k = 4; k-- > 0;)
             FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 10 * MS + (3 - k) * MS, acts + k * 16 * MiB);
         /* one backward activation that lives across a step boundary */
@@ -165,6 +189,7 @@ static void mixed(const char *dir)
             ALLOC(101, CMT_API_CUDA_MALLOC_ASYNC, 0, t + 15 * MS, acts + 4 * 16 * MiB, 24 * MiB, s_backward);
         if (step % 25 == 1)
             FREE(101, CMT_API_CUDA_FREE_ASYNC, t + 15 * MS, acts + 4 * 16 * MiB);
+        mark(101, CMT_API_MARK_POP, t + 19 * MS, NULL);
     }
     /* the loader frees its buffers late */
     for (int i = 0; i < 3; i++)

@@ -123,6 +123,118 @@ static void test_custom(void)
     cmt_fold_rules_free(NULL);
 }
 
+#define EXPECT_CATEGORY(rules, want, function, file, module)                                \
+    do {                                                                                \
+        struct cmt_frame f_ = frame(function, file, module);                            \
+        enum cmt_frame_category got_ = cmt_fold_rules_classify(rules, &f_);              \
+        if (got_ != (want))                                                             \
+            symt_fail(__FILE__, __LINE__, "category(%s, %s, %s) == %d, want %d",        \
+                      function ? function : "NULL", file ? file : "NULL",               \
+                      module ? module : "NULL", (int)got_, (int)(want));                \
+    } while (0)
+
+#define TORCH "/usr/lib/python3/dist-packages/torch/lib/"
+
+/* The categories of PyTorch's, CPython's and Python's frames as the H200's
+ * stacks name them (issue 14). */
+static void test_categories(void)
+{
+    struct cmt_fold_rules *r = cmt_fold_rules_new();
+    /* the interpreter */
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "_PyEval_EvalFrameDefault", NULL, "/usr/bin/python3.12");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, NULL, NULL, "/usr/bin/python3.12");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, NULL, NULL, "/opt/conda/lib/libpython3.11.so.1.0");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "_PyObject_MakeTpCall", NULL, "/home/u/app");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "PyObject_Vectorcall", NULL, "/home/u/app");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "method_vectorcall_VARARGS_KEYWORDS", NULL, "/home/u/app");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "_call_with_frames_removed", "<frozen importlib._bootstrap>", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "ffi_call_unix64", NULL, "/usr/lib/x86_64-linux-gnu/libffi.so.8");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, NULL, NULL, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6");
+    /* PyTorch's allocator, dispatcher, autograd and binding plumbing */
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD,
+                    "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(AllocParams&, "
+                    "bool, std::shared_ptr<c10::GatheredContext> const&, std::unique_lock<std::recursive_mutex>&)",
+                    NULL, TORCH "libc10_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "c10::impl::BoxedKernelWrapper<at::Tensor (at::Tensor const&)>::call()",
+                    NULL, TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "at::detail::empty_cuda(c10::ArrayRef<long>)", NULL,
+                    TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "at::native::empty_cuda(c10::ArrayRef<long>)", NULL,
+                    TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "at::(anonymous namespace)::wrapper_CUDA_addmm(at::Tensor const&)", NULL,
+                    TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "torch::autograd::VariableType::(anonymous namespace)::addmm()", NULL,
+                    TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "torch::autograd::Engine::evaluate_function()", NULL,
+                    TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "torch::autograd::THPVariable_addmm(_object*, _object*, _object*)", NULL,
+                    TORCH "libtorch_python.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "pybind11::cpp_function::dispatcher(_object*)", NULL,
+                    TORCH "libtorch_python.so");
+    /* the frames that name the operation */
+    EXPECT_CATEGORY(r, CMT_FRAME_OPERATION, "at::_ops::addmm::call(at::Tensor const&)", NULL,
+                    TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_OPERATION, "at::native::addmm_out_cuda(at::Tensor const&)", NULL,
+                    TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_OPERATION, "torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)",
+                    NULL, TORCH "libtorch_cpu.so");
+    /* the rest of the frameworks, and the interpreter's library */
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "at::TensorIteratorBase::build(at::TensorIteratorConfig&)", NULL,
+                    TORCH "libtorch_cpu.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, NULL, NULL, TORCH "libtorch_cuda.so");
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "_call_impl",
+                    "/home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "forward", "/home/u/src/pytorch/torch/nn/modules/linear.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, "_run_code", "/usr/lib/python3.12/runpy.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_FRAMEWORK, NULL, NULL,
+                    "/home/u/venv/lib/python3.12/site-packages/cupy/_core/core.cpython-312-x86_64-linux-gnu.so");
+    /* the user's */
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "forward", "/home/u/proj/model.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "train_step", "/home/u/proj/train.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "main", "/home/u/src/app.c", "/home/u/app");
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "cublasCreate_v2", NULL, "/usr/local/cuda/lib64/libcublas.so.13");
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "Python_helper", "/home/u/src/py.c", "/home/u/app");
+    /* --fold before the table, --unfold before everything */
+    CHECK_INT(cmt_fold_rules_add(r, "train_step"), 0);
+    EXPECT_CATEGORY(r, CMT_FRAME_FOLD, "train_step", "/home/u/proj/train.py", NULL);
+    CHECK_INT(cmt_fold_rules_keep(r, "*/torch/nn/*"), 0);
+    CHECK_INT(cmt_fold_rules_keep(r, "train_*"), 0);
+    CHECK_INT(cmt_fold_rules_keep(r, "libc10_cuda.so"), 0);
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "_call_impl",
+                    "/home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "train_step", "/home/u/proj/train.py", NULL);
+    EXPECT_CATEGORY(r, CMT_FRAME_USER, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc()",
+                    NULL, TORCH "libc10_cuda.so");
+    CHECK_INT(cmt_fold_rules_keep(r, "[x"), -EINVAL);
+    cmt_fold_rules_free(r);
+}
+
+#define EXPECT_OP(function, rank, name)                                                     \
+    do {                                                                                \
+        char buf_[64];                                                                  \
+        CHECK_INT(cmt_frame_operation(function, buf_, sizeof buf_), rank);              \
+        CHECK_STR(buf_, name);                                                          \
+    } while (0)
+
+static void test_operations(void)
+{
+    EXPECT_OP("torch::autograd::generated::AddmmBackward0::apply(std::vector<at::Tensor>&&)", 4, "AddmmBackward0");
+    EXPECT_OP("at::_ops::addmm::call(at::Tensor const&, at::Tensor const&)", 3, "aten::addmm");
+    EXPECT_OP("at::_ops::addmm::redispatch(c10::DispatchKeySet, at::Tensor const&)", 3, "aten::addmm");
+    EXPECT_OP("at::native::addmm(at::Tensor const&)", 2, "aten::addmm");
+    EXPECT_OP("at::cuda::addmm(at::Tensor const&)", 2, "aten::addmm");
+    EXPECT_OP("at::native::(anonymous namespace)::addmm_out_cuda_impl(at::Tensor&)", 2, "aten::addmm_out_cuda_impl");
+    EXPECT_OP("at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)", 1, "aten::empty_memory_format");
+    EXPECT_OP("at::_ops::empty_strided::call(c10::ArrayRef<c10::SymInt>)", 1, "aten::empty_strided");
+    EXPECT_OP("at::native::new_empty_strided_symint(at::Tensor const&)", 1, "aten::new_empty_strided_symint");
+    /* not operations */
+    EXPECT_OP("at::cuda::getCurrentCUDABlasHandle()", 0, "");
+    EXPECT_OP("at::native::structured_addmm_out_cuda::impl(at::Tensor const&)", 0, "");
+    EXPECT_OP("torch::autograd::generated::details::fn()", 0, "");
+    EXPECT_OP("at::Tensor::addmm(at::Tensor const&) const", 0, "");
+    EXPECT_OP(NULL, 0, "");
+}
+
 /* A frame of this program as the symbolizer gives it: a user frame, until
  * a --fold pattern names it. */
 static void test_resolved(void)
@@ -159,6 +271,8 @@ int main(void)
 {
     test_defaults();
     test_custom();
+    test_categories();
+    test_operations();
     test_resolved();
     if (symt_failures) {
         fprintf(stderr, "%d check(s) failed\n", symt_failures);

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "clock.h"
 #include "event_stream.h"
+#include "meta_stream.h"
 #include "suppressions.h"
 #include "test_util.h"
 #include "trace_file.h"
@@ -158,7 +159,7 @@ static void write_trace(const char *name, const struct cmt_event *events, size_t
         cmt_event_stream_append(&s, &e);
     }
     if (close)
-        cmt_trace_close(&tf);
+        cmt_trace_finish(&tf, cmt_now_ns());
     snprintf(path, PATH_MAX, "%s", tf.path);
 }
 

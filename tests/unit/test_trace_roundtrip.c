@@ -188,7 +188,7 @@ static void test_single_thread_roundtrip(void)
         written[i] = sample_event(i, cmt_now_ns());
         cmt_event_stream_append(&s, &written[i]);
     }
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
     CHECK(read_file(tf.path, true) == 0);
     CHECK_EQ_U64(got.n, 5000);
     for (unsigned i = 0; i < 5000; i++) {
@@ -204,7 +204,7 @@ static void test_single_thread_roundtrip(void)
     /* Trimmed at close to the claimed chunks. */
     struct stat st;
     CHECK(stat(tf.path, &st) == 0);
-    CHECK_EQ_U64((uint64_t)st.st_size, tf.header->claimed_end);
+    CHECK_EQ_U64((uint64_t)st.st_size, tf.header->claimed_end & CMT_CHECKED_VALUE_MASK);
     CHECK(tf.header->flags & CMT_FILE_FLAG_CLEAN_EXIT);
 }
 
@@ -238,7 +238,7 @@ static void test_threads_merge(void)
         CHECK(pthread_create(&th[t], NULL, writer_thread, (void *)t) == 0);
     for (int t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
-    cmt_trace_close(&mt_tf);
+    cmt_trace_finish(&mt_tf, cmt_now_ns());
     CHECK(read_file(mt_tf.path, true) == 0);
     CHECK_EQ_U64(got.n, THREADS * PER_THREAD);
     uint64_t next[THREADS] = {0};
@@ -318,7 +318,7 @@ static void test_damaged_chunk(void)
         e.addr = i;
         cmt_event_stream_append(&s, &e);
     }
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
     /* Chunks of one thread: 4 KiB, 8 KiB, 16 KiB...: break the third. */
     uint64_t off = CMT_FILE_HEADER_SIZE + 4096 + 8192;
     struct cmt_chunk_header *h = (struct cmt_chunk_header *)(tf.segments[0].base + off);
@@ -329,8 +329,9 @@ static void test_damaged_chunk(void)
     memset(&got, 0, sizeof got);
     CHECK(cmt_reader_open(tf.path, &r, err, sizeof err) == 0);
     CHECK(cmt_reader_run(r, &collect_cb, NULL) == -1);
-    char expect[64];
-    snprintf(expect, sizeof expect, "damaged chunk header at offset %llu", (unsigned long long)off);
+    char expect[96];
+    snprintf(expect, sizeof expect, "damaged chunk header at offset %llu: its checksum does not match",
+             (unsigned long long)off);
     CHECK_STR(cmt_reader_error(r), expect);
     CHECK(got.n > 100);
     for (size_t i = 0; i < got.n; i++)
@@ -388,7 +389,7 @@ static void test_size_limit(void)
     CHECK(written > 1000 && written < 1000000);
     CHECK(tf.header->flags & CMT_FILE_FLAG_SIZE_LIMIT);
     CHECK(!cmt_trace_is_active(&tf));
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
     struct stat st;
     CHECK(stat(tf.path, &st) == 0);
     CHECK((uint64_t)st.st_size <= 256 * 1024);
@@ -539,7 +540,7 @@ static void test_populate_ahead(void)
             if (runs[r].mode == CMT_POPULATE_THREAD)
                 check_helper_thread();
         }
-        cmt_trace_close(&tf);
+        cmt_trace_finish(&tf, cmt_now_ns());
         CHECK(read_file(tf.path, true) == 0);
     }
 }
@@ -567,8 +568,19 @@ static void test_bad_files(void)
                                 .endian_check = CMT_ENDIAN_CHECK};
     memcpy(h.magic, CMT_FILE_MAGIC, 8);
     memcpy(buf, &h, sizeof h);
-    expect_open_error(buf, sizeof buf, "written by a newer cumemtrace (trace format 2.0)");
+    expect_open_error(buf, sizeof buf, "written by a newer cumemtrace (trace format 3.0)");
+    /* Format 1 had no checksums: refused, with what to do. */
     h.version_major = 1;
+    memcpy(buf, &h, sizeof h);
+    expect_open_error(buf, sizeof buf, "trace format 1.0 has no checksums and is no longer read");
+    /* A changed field of a format-2 header (here header_size). */
+    h.version_major = CMT_VERSION_MAJOR;
+    h.header_check = cmt_file_header_check(&h);
+    h.header_size = 8192;
+    memcpy(buf, &h, sizeof h);
+    expect_open_error(buf, sizeof buf, "damaged trace header: its checksum (offset 68)");
+    /* 100 bytes of a trace: its magic, then the cut. */
+    expect_open_error(buf, 100, "trace is truncated: the file ends at offset 100, inside its 4096-byte header");
     h.endian_check = 0x0807060504030201ull;
     memcpy(buf, &h, sizeof h);
     expect_open_error(buf, sizeof buf, "another byte order");
@@ -592,7 +604,7 @@ static void test_no_clobber(void)
     struct stat st;
     CHECK(stat(tf.path, &st) == 0 && (st.st_mode & 0777) == 0600);
     CHECK(stat(path, &st) == 0 && st.st_size == 4);
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
 
     char lnk[128];
     snprintf(lnk, sizeof lnk, "%s/link.bin", dir);
@@ -601,7 +613,7 @@ static void test_no_clobber(void)
     snprintf(expect, sizeof expect, "%s/link.1.bin", dir);
     CHECK_STR(tf.path, expect);
     CHECK(access(link_target, F_OK) != 0); /* the dangling link's target was not created */
-    cmt_trace_close(&tf);
+    cmt_trace_finish(&tf, cmt_now_ns());
 }
 
 int main(void)

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+#include "memory_holder.h"
+
+#include <string.h>
+
+static bool has(const char *s, const char *needle)
+{
+    return s && strstr(s, needle) != NULL;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+    return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static enum cmt_holder holder_of_frame(const struct cmt_frame *fr)
+{
+    const char *fn = fr->function, *path = fr->module;
+    const char *mod = path ? cmt_basename(path) : NULL;
+    if (has(fn, "CUDACachingAllocator") || starts(mod, "libc10_cuda"))
+        return CMT_HOLDER_PYTORCH;
+    if (has(fn, "cupy") || has(path, "/cupy/") || has(path, "/cupy_backends/") || has(fr->file, "/cupy/"))
+        return CMT_HOLDER_CUPY;
+    if (has(fn, "BFCAllocator") || starts(mod, "xla_extension") || starts(mod, "libtensorflow"))
+        return CMT_HOLDER_XLA;
+    if (has(fn, "rmm::mr::"))
+        return CMT_HOLDER_RMM;
+    /* PyTorch's own workspaces for cuBLAS without its cache
+     * (at::cuda::getCUDABlasLtWorkspace, setWorkspaceForHandle) are cuBLAS's. */
+    if (starts(fn, "cublas") || starts(mod, "libcublas") || (starts(fn, "at::cuda::") && has(fn, "Blas")) ||
+        has(fn, "setWorkspaceForHandle"))
+        return CMT_HOLDER_CUBLAS;
+    if (starts(fn, "cudnn") || starts(mod, "libcudnn"))
+        return CMT_HOLDER_CUDNN;
+    if (starts(fn, "nccl") || starts(mod, "libnccl"))
+        return CMT_HOLDER_NCCL;
+    return CMT_HOLDER_OTHER;
+}
+
+enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(f, stack);
+    for (size_t i = 0; i < sf->n; i++) {
+        enum cmt_holder h = holder_of_frame(&sf->frames[i]);
+        if (h != CMT_HOLDER_OTHER)
+            return h;
+    }
+    return CMT_HOLDER_OTHER;
+}
+
+/* The frames of a cache's own growth, not of its pass-through paths:
+ * PyTorch's uncached allocations (NativeCachingAllocator::allocate calling
+ * cudaMalloc itself) and CuPy's MemoryAsyncPool hold one array each. */
+static enum cmt_holder cache_of_frame(const struct cmt_frame *fr)
+{
+    const char *fn = fr->function;
+    if (!fn)
+        return CMT_HOLDER_OTHER;
+    if (has(fn, "DeviceCachingAllocator::") || has(fn, "ExpandableSegment"))
+        return CMT_HOLDER_PYTORCH;
+    if (has(fn, "SingleDeviceMemoryPool") || (has(fn, "cupy") && has(fn, "MemoryPool") && !has(fn, "AsyncPool")))
+        return CMT_HOLDER_CUPY;
+    if (has(fn, "BFCAllocator"))
+        return CMT_HOLDER_XLA;
+    if (has(fn, "rmm::mr::") && (has(fn, "pool_memory_resource") || has(fn, "arena_memory_resource")))
+        return CMT_HOLDER_RMM;
+    return CMT_HOLDER_OTHER;
+}
+
+enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(f, stack);
+    for (size_t i = 0; i < sf->n; i++) {
+        enum cmt_holder h = cache_of_frame(&sf->frames[i]);
+        if (h != CMT_HOLDER_OTHER)
+            return h;
+    }
+    return CMT_HOLDER_OTHER;
+}
+
+const char *cmt_holder_name(enum cmt_holder h)
+{
+    static const char *const names[CMT_HOLDER_COUNT] = {"other", "PyTorch", "CuPy", "XLA",
+                                                        "RMM",   "cuBLAS",  "cuDNN", "NCCL"};
+    return h < CMT_HOLDER_COUNT ? names[h] : "other";
+}
+
+const char *cmt_holder_key(enum cmt_holder h)
+{
+    static const char *const keys[CMT_HOLDER_COUNT] = {"other", "pytorch", "cupy", "xla",
+                                                       "rmm",   "cublas",  "cudnn", "nccl"};
+    return h < CMT_HOLDER_COUNT ? keys[h] : "other";
+}

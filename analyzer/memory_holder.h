@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_MEMORY_HOLDER_H
+#define CUMEMTRACE_ANALYZER_MEMORY_HOLDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frames.h"
+
+/* Who holds an allocation, from the frames of its stack (every frame,
+ * folded ones included, innermost first: the first frame that names a
+ * holder decides, so cuBLAS's workspace taken from PyTorch's cache is
+ * PyTorch's). docs/report.md, "Peak by holder" and "Held by an allocator at
+ * exit", lists the frames each is recognised by. */
+enum cmt_holder {
+    CMT_HOLDER_OTHER = 0, /* the program and everything else */
+    CMT_HOLDER_PYTORCH,   /* c10::cuda::CUDACachingAllocator */
+    CMT_HOLDER_CUPY,      /* cupy.cuda.memory */
+    CMT_HOLDER_XLA,       /* XLA/TensorFlow's BFC allocator */
+    CMT_HOLDER_RMM,       /* RAPIDS Memory Manager */
+    CMT_HOLDER_CUBLAS,    /* cuBLAS and cuBLASLt handles and workspaces */
+    CMT_HOLDER_CUDNN,
+    CMT_HOLDER_NCCL,
+    CMT_HOLDER_COUNT
+};
+
+/* "PyTorch", "CuPy", "XLA", "RMM", "cuBLAS", "cuDNN", "NCCL", "other". */
+const char *cmt_holder_name(enum cmt_holder h);
+/* "pytorch", "cupy", ...: JSON keys. */
+const char *cmt_holder_key(enum cmt_holder h);
+
+/* Which holder made the allocations of a recorded stack. */
+enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack);
+
+/* The caching allocator whose cache an allocation of this stack is: a
+ * segment PyTorch's DeviceCachingAllocator (or its expandable segments)
+ * reserved, a block of CuPy's memory pool, a region of XLA's BFC allocator,
+ * a block of an RMM pool or arena. CMT_HOLDER_OTHER when it is none: an
+ * allocation PyTorch made without its cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1)
+ * holds one tensor and is not a cache. */
+enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack);
+
+#endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* gen_pytorch_trace OUT.bin: writes the trace of a PyTorch training step as
+ * the shim records it once Python frames are on (issue 14): native frames
+ * that are real return addresses into the PyTorch-named test doubles
+ * libtorch_cpu.so and libc10_cuda.so this program is linked with (module
+ * records from dl_iterate_phdr, so the analyzer symbolizes them from those
+ * files), CPython's evaluation loop (functions of this program named like
+ * CPython's, and an interpreter module that is not on disk), and Python
+ * frames (FRAME records of language 1) where the loop ran them, innermost
+ * first. test_pytorch.py asserts the figures; they follow from this:
+ *
+ *   1 ms  20 MiB segment, forward at model.py:30 via aten::addmm  (kept)
+ *   2 ms   8 MiB segment on autograd's thread, AddmmBackward0      (kept)
+ *   3 ms   6 MiB segment, forward at model.py:31                   (freed at 4 ms)
+ *          PyTorch's own peak: 34 MiB in 3 allocations at 3 ms
+ *   5 ms   1 MiB without the cache (NativeCachingAllocator::allocate
+ *          calling cudaMalloc itself), forward at model.py:42    (a leak)
+ *   6 ms  40 MiB scratch at train.py:60 (no PyTorch frame)      (freed at 7 ms)
+ *          the device peak: 69 MiB, PyTorch's share 29 MiB
+ *   7.5 ms 512 KiB by a C extension of the program's (ext_alloc, a frame
+ *          with a line) called from load at data.py:12             (a leak)
+ *   8 ms  end; held by PyTorch at exit 28 MiB in 2 segments, leaked 1.5 MiB
+ *          in 2 allocations.
+ *
+ * gen_pytorch_trace OUT.bin --churn: instead, 4,000 segments of the forward
+ * stack at addresses that crowd the analyzer's tables, released in a
+ * shuffled order while others are made; prints the bytes, count and time (ns
+ * since the start) of the most ever live at once, computed here by plain
+ * sums, for the test to hold the report's PyTorch own peak against. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_builder.h"
+
+#define MiB (1024ull * 1024ull)
+#define MS 1000000ull
+#define START 7000000000000ull
+#define REALTIME 1767225600000000000ull
+
+void *alloc_block(size_t) __asm__("_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator11alloc_blockEm");
+void *device_malloc(size_t) __asm__("_ZN3c104cuda20CUDACachingAllocator6Native22DeviceCachingAllocator6mallocEm");
+void *native_allocate(size_t) __asm__("_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator8allocateEm");
+void *empty_generic(size_t) __asm__("_ZN2at6detail13empty_genericEm");
+void *wrapper_cuda_addmm(size_t) __asm__("_ZN2at12_GLOBAL__N_118wrapper_CUDA_addmmEm");
+void *variable_type_addmm(size_t) __asm__("_ZN5torch8autograd12VariableType5addmmEm");
+void *dispatcher_call(size_t) __asm__("_ZN3c1010Dispatcher4callEm");
+void *ops_addmm_call(size_t) __asm__("_ZN2at4_ops5addmm4callEm");
+void *thp_variable_addmm(size_t) __asm__("_ZN5torch8autograd17THPVariable_addmmEm");
+void *pybind_dispatcher(size_t) __asm__("_ZN8pybind1112cpp_function10dispatcherEm");
+void *ops_mm_call(size_t) __asm__("_ZN2at4_ops2mm4callEm");
+void *addmm_backward_apply(size_t) __asm__("_ZN5torch8autograd9generated14AddmmBackward05applyEm");
+void *engine_evaluate_function(size_t) __asm__("_ZN5torch8autograd6Engine17evaluate_functionEm");
+void *engine_thread_main(void *) __asm__("_ZN5torch8autograd6Engine11thread_mainEm");
+
+/* CPython's evaluation loop and call protocol, as this program's own
+ * functions: the analyzer folds them by name. Never called. */
+void *_PyEval_EvalFrameDefault(void *f);
+void *PyObject_Vectorcall(void *f);
+void *ext_alloc(void *f);
+__attribute__((noinline, used)) void *_PyEval_EvalFrameDefault(void *f) { return f; }
+/* The program's own C extension: a native user frame with a line, inside
+ * the Python line that names the site. */
+__attribute__((noinline, used)) void *ext_alloc(void *f) { return f; }
+__attribute__((noinline, used)) void *PyObject_Vectorcall(void *f) { return f; }
+
+#define PYTHON_MODULE "/opt/cmt-test-python/bin/python3.12"
+#define PYTHON_LO 0x10000000ull
+
+static struct cmt_trace_builder *b;
+static const uint8_t no_build_id[1]; /* none recorded: the first file found is used */
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "gen_pytorch_trace: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+/* Records every loaded object with a path as a module. */
+static int add_module(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    char exe[4096];
+    const char *path = info->dlpi_name;
+    if (!path || !*path) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+            return 0;
+        exe[n] = '\0';
+        path = exe;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t a = info->dlpi_addr + ph->p_vaddr;
+        if (a < lo)
+            lo = a;
+        if (a + ph->p_memsz > hi)
+            hi = a + ph->p_memsz;
+    }
+    if (hi > lo && path[0] == '/')
+        cmt_tb_module(b, path, info->dlpi_addr, lo, hi, no_build_id, 0);
+    return 0;
+}
+
+/* A return address inside fn: the analyzer looks up ip - 1. */
+static uint64_t ret(void *fn)
+{
+    return (uint64_t)(uintptr_t)fn + 1;
+}
+
+static void event(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_t addr, uint64_t size, uint32_t stk)
+{
+    struct cmt_event e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .has_device = type == CMT_REC_ALLOC,
+        .device = 0,
+        .ts = START + ts,
+        .addr = addr,
+        .size = size,
+        .stack = stk,
+    };
+    if (cmt_tb_event(b, tid, &e) != 0)
+        fail("event");
+}
+
+/* Segments made and released in a shuffled order (an LCG: the same trace
+ * every run); the most live at once is summed here. */
+static void churn(uint32_t stack)
+{
+    enum { N = 4000 };
+    static uint64_t addr[N], size[N];
+    static bool live[N];
+    uint64_t seed = 12345, ts = 1 * MS, bytes = 0, count = 0, best = 0, best_count = 0, best_ts = 0;
+    for (unsigned i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        /* 2 MiB apart: the low bits alike, as segments are */
+        addr[i] = 0x7f0000000000ull + (uint64_t)i * (2u << 20);
+        size[i] = (2u << 20) * (1 + (seed >> 60));
+        event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, ts++, addr[i], size[i], stack);
+        live[i] = true;
+        bytes += size[i];
+        count++;
+        if (bytes > best) {
+            best = bytes;
+            best_count = count;
+            best_ts = ts - 1;
+        }
+        /* release one or two earlier ones, picked at random */
+        for (unsigned k = 0; k < 1 + ((seed >> 40) & 1); k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned j = (unsigned)((seed >> 33) % (i + 1));
+            if (!live[j])
+                continue;
+            event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, ts++, addr[j], 0, 0);
+            live[j] = false;
+            bytes -= size[j];
+            count--;
+        }
+    }
+    printf("%llu %llu %llu\n", (unsigned long long)best, (unsigned long long)best_count,
+           (unsigned long long)best_ts);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "--churn"))) {
+        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn]\n");
+        return 2;
+    }
+    struct cmt_trace_builder_options opt = {
+        .pid = 4242, .start_monotonic_ns = START, .start_realtime_ns = REALTIME, .clean_exit = true};
+    b = cmt_tb_create(argv[1], &opt);
+    if (!b)
+        fail(argv[1]);
+    const char *args[] = {"python3", "train.py"};
+    cmt_tb_process(b, 4242, 1, "/usr/bin/python3.12", 2, args, "trainhost", -1, "/home/u/proj");
+    cmt_tb_device(b, 0, "Test GPU", 80ull << 30);
+    cmt_tb_thread(b, 4242, "python3");
+    cmt_tb_thread(b, 4250, "pt_autograd_0");
+    dl_iterate_phdr(add_module, NULL);
+    cmt_tb_module(b, PYTHON_MODULE, 0, PYTHON_LO, PYTHON_LO + 0x1000000, no_build_id, 0);
+
+    uint64_t eval = ret((void *)_PyEval_EvalFrameDefault), call = ret((void *)PyObject_Vectorcall);
+    uint64_t py_main = PYTHON_LO + 0x54caed; /* an anonymous frame of the interpreter */
+    uint64_t fwd30 = cmt_tb_frame_language(b, "forward", "/home/u/proj/model.py", 30, 1);
+    uint64_t fwd31 = cmt_tb_frame_language(b, "forward", "/home/u/proj/model.py", 31, 1);
+    uint64_t fwd42 = cmt_tb_frame_language(b, "forward", "/home/u/proj/model.py", 42, 1);
+    uint64_t impl = cmt_tb_frame_language(b, "_call_impl",
+                                          "/home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py",
+                                          1750, 1);
+    uint64_t step = cmt_tb_frame_language(b, "train_step", "/home/u/proj/train.py", 55, 1);
+    uint64_t scratch = cmt_tb_frame_language(b, "scratch", "/home/u/proj/train.py", 60, 1);
+    uint64_t module = cmt_tb_frame_language(b, "<module>", "/home/u/proj/train.py", 80, 1);
+    uint64_t load = cmt_tb_frame_language(b, "load", "/home/u/proj/data.py", 12, 1);
+    uint64_t runpy = cmt_tb_frame_language(b, "_run_code", "/usr/lib/python3.12/runpy.py", 88, 1);
+    uint64_t frozen = cmt_tb_frame_language(b, "_call_with_frames_removed", "<frozen importlib._bootstrap>", 488, 1);
+
+    /* Python above the binding: model.forward called through
+     * nn.Module._call_impl from train_step, from the script, run by runpy. */
+#define PYTHON_ABOVE(fwd) call, eval, fwd, impl, eval, step, eval, module, eval, frozen, runpy, py_main
+    uint64_t forward_cached[][32] = {
+        {ret(alloc_block), ret(device_malloc), ret(native_allocate), ret(empty_generic), ret(wrapper_cuda_addmm),
+         ret(variable_type_addmm), ret(dispatcher_call), ret(ops_addmm_call), ret(thp_variable_addmm),
+         ret(pybind_dispatcher), PYTHON_ABOVE(fwd30)},
+        {ret(alloc_block), ret(device_malloc), ret(native_allocate), ret(empty_generic), ret(wrapper_cuda_addmm),
+         ret(variable_type_addmm), ret(dispatcher_call), ret(ops_addmm_call), ret(thp_variable_addmm),
+         ret(pybind_dispatcher), PYTHON_ABOVE(fwd31)},
+        {ret(native_allocate), ret(empty_generic), ret(wrapper_cuda_addmm), ret(variable_type_addmm),
+         ret(dispatcher_call), ret(ops_addmm_call), ret(thp_variable_addmm), ret(pybind_dispatcher),
+         PYTHON_ABOVE(fwd42)},
+    };
+    uint32_t s_fwd30 = cmt_tb_stack(b, forward_cached[0], 22);
+    uint32_t s_fwd31 = cmt_tb_stack(b, forward_cached[1], 22);
+    uint32_t s_uncached = cmt_tb_stack(b, forward_cached[2], 20);
+    uint64_t backward[] = {ret(alloc_block), ret(device_malloc), ret(native_allocate), ret(empty_generic),
+                           ret(ops_mm_call), ret(addmm_backward_apply), ret(engine_evaluate_function),
+                           ret(engine_thread_main)};
+    uint32_t s_backward = cmt_tb_stack(b, backward, 8);
+    uint64_t scratch_stack[] = {call, eval, scratch, eval, module, eval, frozen, runpy, py_main};
+    uint32_t s_scratch = cmt_tb_stack(b, scratch_stack, 9);
+    uint64_t ext_stack[] = {ret((void *)ext_alloc), call, eval, load, eval, module, eval, frozen, runpy, py_main};
+    uint32_t s_ext = cmt_tb_stack(b, ext_stack, 10);
+
+    if (argc == 3) {
+        churn(s_fwd30);
+        cmt_tb_end(b, START + 100 * MS, CMT_END_EXIT);
+        if (cmt_tb_close(b) != 0)
+            fail("close");
+        return 0;
+    }
+    const uint64_t A = 0x7f0000000000ull, B = 0x7f0002000000ull, C = 0x7f0004000000ull, L = 0x7f0006000000ull,
+                   S = 0x7f0008000000ull, E = 0x7f000c000000ull;
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS, A, 20 * MiB, s_fwd30);
+    event(4250, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 2 * MS, B, 8 * MiB, s_backward);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 3 * MS, C, 6 * MiB, s_fwd31);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 4 * MS, C, 0, 0);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 5 * MS, L, 1 * MiB, s_uncached);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 6 * MS, S, 40 * MiB, s_scratch);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 7 * MS, S, 0, 0);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 7 * MS + MS / 2, E, 512 * 1024, s_ext);
+    cmt_tb_end(b, START + 8 * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+    return 0;
+}

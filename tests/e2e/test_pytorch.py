@@ -1,0 +1,382 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end: PyTorch's language in report and check (issue 14).
+
+Two sources of PyTorch-shaped stacks, both through the test doubles
+libtorch_cpu.so and libc10_cuda.so (programs/torch_cpu_double.c,
+programs/c10_cuda_double.c: PyTorch's C++ names, no DWARF):
+- gen_pytorch_trace writes a trace with Python frames (FRAME records of
+  language 1) merged where CPython's evaluation loop ran them; its comment
+  says what it allocates, and every figure below follows from it;
+- torch_train runs under the shim on the simulated device: a caching
+  allocator that keeps its segments to exit beside a real leak (its comment
+  gives the figures), with and without PYTORCH_NO_CUDA_MEMORY_CACHING."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cmtest  # noqa: E402
+from cmtest import MiB, check, eq  # noqa: E402
+
+SRC = os.path.join(os.path.dirname(__file__), "programs")
+ROOT = os.environ["CMT_SOURCE_ROOT"]
+REL = "tests/e2e/programs/"
+GEN = cmtest.program("gen_pytorch_trace")
+TRAIN = cmtest.program("torch_train")
+
+MODEL = "/home/u/proj/model.py"
+SCRIPT = "/home/u/proj/train.py"
+# The call site of a forward tensor as shown by default: the operation, then
+# the user's Python lines (nn.Module's _call_impl, runpy, importlib, CPython's
+# loop and the interpreter's anonymous frames folded away).
+FORWARD_TAIL = (f"        forward at {MODEL}:{{line}}\n"
+                f"        train_step at {SCRIPT}:55\n"
+                f"        <module> at {SCRIPT}:80\n")
+
+
+def forward_site(line):
+    return "        aten::addmm in libtorch_cpu.so\n" + FORWARD_TAIL.format(line=line)
+
+
+def line_of(source, text):
+    with open(os.path.join(SRC, source)) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise cmtest.Failure(f"{text!r} not in {source}")
+
+
+def line_of_gen(text):
+    with open(os.path.join(os.path.dirname(__file__), "gen_pytorch_trace.c")) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise cmtest.Failure(f"{text!r} not in gen_pytorch_trace.c")
+
+
+# The C extension's leak: a native frame with a line inside the Python line
+# that names the site.
+def ext_rows(prefix):
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_pytorch_trace.c")
+    return [f"{prefix}ext_alloc at {gen}:{line_of_gen('void *ext_alloc(void *f) { return f; }')}",
+            f"{prefix}load at /home/u/proj/data.py:12", f"{prefix}<module> at {SCRIPT}:80"]
+
+
+def first_row(text):
+    """The frames of the first row of a leaks section."""
+    lines = text.splitlines()[3:]
+    end = next((i for i, line in enumerate(lines) if line.startswith("    ") and not line.startswith("      ")),
+               len(lines))
+    return [line for line in lines[:end] if line]
+
+
+def section(text, start, end):
+    """The lines of text from the one starting with start up to (not
+    including) the next one starting with end."""
+    i = text.find("\n" + start)
+    check(i >= 0, f"no section {start!r} in:\n{text}")
+    j = text.find("\n" + end, i + 1)
+    return text[i + 1:j + 1 if j >= 0 else len(text)]
+
+
+class Scratch:
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="cmt-pytorch-")
+
+    def __call__(self, name):
+        return os.path.join(self.path, name)
+
+    def done(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def python_trace(d):
+    out = d("py.bin")
+    p = subprocess.run([GEN, out], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace: {p.stderr}")
+    return out
+
+
+def text_report(trace, *opts):
+    p = cmtest.cli("report", "--chart-width", "0", "--no-forensics", *opts, trace)
+    eq(p.returncode, 0, f"report: {p.stderr}")
+    return p.stdout
+
+
+def cli_check(trace, *opts):
+    return cmtest.cli("check", "--source-root", ROOT, *opts, trace)
+
+
+def findings(p, trace):
+    """check's findings: its text before the notes and result lines about the
+    trace."""
+    lines = p.stdout.splitlines(keepends=True)
+    end = next((i for i, line in enumerate(lines) if line.startswith(trace)), len(lines))
+    return "".join(lines[:end])
+
+
+def said(p):
+    return p.stdout + p.stderr
+
+
+# ---- Python frames: sites, the operation, held memory, peaks ---------------
+
+def test_python_sites():
+    d = Scratch()
+    trace = python_trace(d)
+    out = text_report(trace)
+    eq(section(out, "Device 0:", "  live at exit"),
+       "Device 0: peak 69.0 MiB (72351744 B) in 4 allocations at 0.006 s\n"
+       "  by holder (at the device peak; each holder's own peak):\n"
+       "    PyTorch  29.0 MiB (30408704 B); own peak 34.0 MiB (35651584 B) in 3 allocations at 0.003 s\n"
+       "    other    40.0 MiB (41943040 B)\n"
+       "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
+       "torch.cuda.max_memory_reserved())\n", "device header")
+    eq(section(out, "  call sites live at the peak:", "  call tree"),
+       "  call sites live at the peak:\n"
+       "    40.0 MiB (41943040 B) in 1 allocation (cudaMalloc)\n"
+       f"        scratch at {SCRIPT}:60\n"
+       f"        <module> at {SCRIPT}:80\n"
+       "    20.0 MiB (20971520 B) in 1 allocation (cudaMalloc)\n"
+       + forward_site(30)
+       + "    8.0 MiB (8388608 B) in 1 allocation (cudaMalloc)\n"
+       "        AddmmBackward0 in libtorch_cpu.so\n"
+       "    1.0 MiB (1048576 B) in 1 allocation (cudaMalloc)\n"
+       + forward_site(42), "sites at the peak")
+    eq(section(out, "Held by PyTorch at exit", "Leaks"),
+       "Held by PyTorch at exit (its cache, not counted as leaks; --include-cached counts it): "
+       "28.0 MiB (29360128 B) in 2 segments\n"
+       "  cumemtrace sees the segments PyTorch reserved from CUDA, not what lives in them: memory your program "
+       "keeps alive by mistake inside a cached segment (a tensor held in a list) looks the same as free cache. "
+       "To tell them apart, run with PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is then its own cudaMalloc "
+       "and cudaFree, and a tensor still alive at exit shows as a leak at the line that made it.\n"
+       "  the call sites that first needed them:\n"
+       "    20.0 MiB (20971520 B) in 1 segment (device, cudaMalloc)\n"
+       + forward_site(30)
+       + "    8.0 MiB (8388608 B) in 1 segment (device, cudaMalloc)\n"
+       "        AddmmBackward0 in libtorch_cpu.so\n\n", "held section")
+    leaks = section(out, "Leaks", "Growing")
+    check(leaks.startswith("Leaks (live at exit): 1.5 MiB (1572864 B) in 2 allocations\n"
+                           "  allocated once (the call site allocated a single time: start-up buffers, never freed): "
+                           "1.5 MiB (1572864 B) in 2 allocations\n"
+                           "    1.0 MiB (1048576 B) in 1 allocation (device, cudaMalloc)\n"
+                           + forward_site(42)
+                           + "    512.0 KiB (524288 B) in 1 allocation (device, cudaMalloc)\n"), leaks)
+    eq([re.sub(r"at /\S*/tests/e2e/", "at TESTS/", x) for x in leaks.splitlines()[8:11]],
+       [re.sub(r"at /\S*/tests/e2e/", "at TESTS/", x) for x in ext_rows("        ")], "the extension's leak")
+    for plumbing in ("_PyEval_EvalFrameDefault", "PyObject_Vectorcall", "CachingAllocator", "at::_ops",
+                     "Dispatcher", "VariableType", "THPVariable", "pybind11", "_call_impl", "runpy", "frozen",
+                     "python3.12+"):
+        check(plumbing not in out.split("\nWarnings:")[0], f"{plumbing} shown by default:\n{out}")
+
+    rep = cmtest.report(trace, "--no-forensics")
+    dev = cmtest.device(rep, 0)
+    eq(dev["peak_by_holder"], {"other": 40 * MiB, "pytorch": 29 * MiB, "cupy": 0, "xla": 0, "rmm": 0,
+                               "cublas": 0, "cudnn": 0, "nccl": 0}, "peak_by_holder")
+    eq(dev["own_peaks"]["pytorch"], {"bytes": 34 * MiB, "count": 3, "time_ns": 3000000}, "PyTorch's own peak")
+    check("other" not in dev["own_peaks"], "no own peak for the rest: it is not followed")
+    eq(dev["own_peaks"]["cublas"], {"bytes": 0, "count": 0, "time_ns": None}, "no cuBLAS")
+    held = rep["held_at_exit"]
+    eq([(h["holder"], h["bytes"], h["segments"], [s["bytes"] for s in h["sites"]]) for h in held],
+       [("PyTorch", 28 * MiB, 2, [20 * MiB, 8 * MiB])], "held_at_exit")
+    fwd = held[0]["sites"][0]
+    eq([(f["function"], f["file"], f["line"]) for f in fwd["frames"]],
+       [("aten::addmm", None, 0), ("forward", MODEL, 30), ("train_step", SCRIPT, 55), ("<module>", SCRIPT, 80)],
+       "frames of the held forward site")
+    eq(fwd["site_frame"], 1, "the site is named by forward at model.py:30")
+    eq(held[0]["sites"][1]["site_frame"], 0, "autograd's thread: named by its operation")
+    eq(rep["leaks"]["bytes"], 1 * MiB + 512 * 1024, "leaked bytes")
+    eq(rep["leaks"]["count"], 2, "leaked allocations")
+    eq(rep["leaks"]["sites"][0]["site_frame"], 1, "leak named by forward at model.py:42")
+    eq(rep["leaks"]["sites"][1]["site_frame"], 1, "the extension's leak named by load at data.py:12")
+    d.done()
+
+
+def test_python_full_fold_unfold():
+    d = Scratch()
+    trace = python_trace(d)
+    full = section(text_report(trace, "--full-stacks", "--max-frames", "0"), "Leaks", "Growing")
+    eq(first_row(full),
+       ["        c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long) in "
+        "libc10_cuda.so",
+        "        at::detail::empty_generic(unsigned long) in libtorch_cpu.so",
+        "        at::(anonymous namespace)::wrapper_CUDA_addmm(unsigned long) in libtorch_cpu.so",
+        "        torch::autograd::VariableType::addmm(unsigned long) in libtorch_cpu.so",
+        "        c10::Dispatcher::call(unsigned long) in libtorch_cpu.so",
+        "        at::_ops::addmm::call(unsigned long) in libtorch_cpu.so",
+        "        torch::autograd::THPVariable_addmm(unsigned long) in libtorch_cpu.so",
+        "        pybind11::cpp_function::dispatcher(unsigned long) in libtorch_cpu.so"]
+       + first_row(full)[8:],
+       "full stack: every native frame, named as the symbol table names it")
+    rest = "\n".join(first_row(full)[8:])
+    for frame in ("PyObject_Vectorcall at", "_PyEval_EvalFrameDefault at", f"forward at {MODEL}:42",
+                  "_call_impl at /home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py:1750",
+                  f"train_step at {SCRIPT}:55", "_call_with_frames_removed at <frozen importlib._bootstrap>:488",
+                  "_run_code at /usr/lib/python3.12/runpy.py:88", "in python3.12+0x1054caed"):
+        check(frame in rest, f"--full-stacks shows {frame!r}:\n{full}")
+    # --fold: forward is folded too; the site is then train_step's line.
+    p = cli_check(trace, "--fold", "forward")
+    eq(p.returncode, 1, f"check --fold: {p.stderr}")
+    check(findings(p, trace).startswith(f"{SCRIPT}:55: error: leaked 1.0 MiB in 1 allocation (cudaMalloc) [leak]\n"
+                              "    #0 aten::addmm in libtorch_cpu.so\n"
+                              f"    #1 train_step at {SCRIPT}:55\n"
+                              f"    #2 <module> at {SCRIPT}:80\n"), p.stdout)
+    # --unfold: nn.Module's frame is shown; the innermost user line still names the site.
+    out = section(text_report(trace, "--unfold", "*/torch/nn/*"), "Leaks", "Growing")
+    eq(first_row(out),
+       ["        aten::addmm in libtorch_cpu.so", f"        forward at {MODEL}:42",
+        "        _call_impl at /home/u/venv/lib/python3.12/site-packages/torch/nn/modules/module.py:1750",
+        f"        train_step at {SCRIPT}:55", f"        <module> at {SCRIPT}:80"], "--unfold")
+    # --unfold of native plumbing: the factory shows, innermost.
+    out = section(text_report(trace, "--unfold", "at::detail::*"), "Leaks", "Growing")
+    eq(out.splitlines()[3:5], ["        at::detail::empty_generic(unsigned long) in libtorch_cpu.so",
+                               "        aten::addmm in libtorch_cpu.so"], "--unfold at::detail::*")
+    d.done()
+
+
+def test_python_check_locations():
+    d = Scratch()
+    trace = python_trace(d)
+    p = cli_check(trace)
+    eq(p.returncode, 1, f"check: {p.stderr}")
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen_pytorch_trace.c")
+    eq(findings(p, trace),
+       f"{MODEL}:42: error: leaked 1.0 MiB in 1 allocation (cudaMalloc) [leak]\n"
+       "    #0 aten::addmm in libtorch_cpu.so\n"
+       f"    #1 forward at {MODEL}:42\n"
+       f"    #2 train_step at {SCRIPT}:55\n"
+       f"    #3 <module> at {SCRIPT}:80\n"
+       "/home/u/proj/data.py:12: error: leaked 512.0 KiB in 1 allocation (cudaMalloc) [leak]\n"
+       + "".join(f"    #{i} {f.strip()}\n" for i, f in enumerate(ext_rows("")))
+       .replace(f"at {gen}", "at tests/e2e/gen_pytorch_trace.c"), "check text")
+    check("note: PyTorch held 28.0 MiB in 2 segments at exit: its cache, not checked as leaks (--include-cached "
+          "checks them;" in said(p), said(p))
+    check(said(p).endswith("FAIL " + trace + " (python3 train.py, pid 4242): 2 violations; leaked 1.5 MiB in 2 "
+                           "allocations; peak 69.0 MiB on device 0\n"), said(p))
+    sarif = json.loads(cli_check(trace, "--format", "sarif").stdout)
+    results = sarif["runs"][0]["results"]
+    eq([(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+         r["locations"][0]["physicalLocation"]["region"]["startLine"],
+         r["locations"][0]["logicalLocations"][0]["name"]) for r in results],
+       [("file://" + MODEL, 42, "forward"), ("file:///home/u/proj/data.py", 12, "load")], "SARIF locations")
+    junit = ET.fromstring(cli_check(trace, "--format", "junit").stdout)
+    failures = junit.findall(".//failure")
+    eq(len(failures), 1, "one JUnit failure (the trace is one test case)")
+    check(failures[0].text.startswith(f"{MODEL}:42: error: leaked 1.0 MiB"), failures[0].text)
+    # --include-cached: the cache's segments are leaks of their user sites.
+    p = cli_check(trace, "--include-cached")
+    eq(p.returncode, 1, f"check --include-cached: {p.stderr}")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [(f"{MODEL}:30", "20.0 MiB in 1 allocation (cudaMalloc)"),
+        ("libtorch_cpu.so", "8.0 MiB in 1 allocation (cudaMalloc)"),
+        (f"{MODEL}:42", "1.0 MiB in 1 allocation (cudaMalloc)"),
+        ("/home/u/proj/data.py:12", "512.0 KiB in 1 allocation (cudaMalloc)")], "--include-cached findings")
+    check("PyTorch held" not in said(p), said(p))
+    rep = cmtest.report(trace, "--no-forensics", "--include-cached")
+    check("held_at_exit" not in rep, "report --include-cached sets nothing aside")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (29 * MiB + 512 * 1024, 4), "report --include-cached leaks")
+    d.done()
+
+
+def test_own_peak_churn():
+    """PyTorch's own peak over 4,000 segments made and released in a shuffled
+    order, against the generator's plain sums."""
+    d = Scratch()
+    out = d("churn.bin")
+    p = subprocess.run([GEN, out, "--churn"], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace --churn: {p.stderr}")
+    best, count, ts = (int(x) for x in p.stdout.split())
+    own = cmtest.device(cmtest.report(out, "--no-forensics"), 0)["own_peaks"]["pytorch"]
+    eq(own, {"bytes": best, "count": count, "time_ns": ts}, "PyTorch's own peak")
+    rep = cmtest.report(out, "--no-forensics")
+    eq(cmtest.device(rep, 0)["peak_bytes"], best, "every allocation is PyTorch's: its peak is the device's")
+    d.done()
+
+
+# ---- a caching allocator under the shim ------------------------------------
+
+def run_train(env=None):
+    r = cmtest.run([TRAIN], env=env)
+    eq(r.proc.returncode, 0, f"torch_train: {r.proc.stderr}")
+    eq(r.proc.stdout, "torch_train done\n", "stdout untouched")
+    return r
+
+
+def test_caching_allocator():
+    r = run_train()
+    fwd = line_of("torch_train.c", "forward: the tensor kept")
+    fwd_call = line_of("torch_train.c", "    forward_step();")
+    leak = line_of("torch_train.c", "leak: never freed")
+    leak_call = line_of("torch_train.c", "    leak_buffer();")
+    out = text_report(r.trace)
+    check(re.search(r"\nDevice 0: peak 71.0 MiB \(74448896 B\) in 5 allocations at [0-9.]+ s\n", out), out)
+    holders = re.sub(r"at [0-9.]+ s", "at T s", section(out, "  by holder", "  live at exit"))
+    eq(holders,
+       "  by holder (at the device peak; each holder's own peak):\n"
+       "    PyTorch  28.0 MiB (29360128 B); own peak 34.0 MiB (35651584 B) in 3 allocations at T s\n"
+       "    cuBLAS   2.0 MiB (2097152 B); own peak 2.0 MiB (2097152 B) in 1 allocation at T s\n"
+       "    other    41.0 MiB (42991616 B)\n"
+       "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
+       "torch.cuda.max_memory_reserved())\n", "by holder")
+    held = section(out, "Held by PyTorch at exit", "Leaks")
+    check(held.startswith("Held by PyTorch at exit (its cache, not counted as leaks; --include-cached counts it): "
+                          "28.0 MiB (29360128 B) in 2 segments\n"), held)
+    sites = held.split("  the call sites that first needed them:\n")[1]
+    shown = [re.sub(r" at \S+/tests/e2e/programs/", " at ", s) for s in sites.splitlines()]
+    eq(shown, ["    20.0 MiB (20971520 B) in 1 segment (device, cudaMalloc)",
+               "        aten::addmm in libtorch_cpu.so",
+               f"        forward_step at torch_train.c:{fwd}",
+               f"        main at torch_train.c:{fwd_call}",
+               "    8.0 MiB (8388608 B) in 1 segment (device, cudaMalloc)",
+               "        AddmmBackward0 in libtorch_cpu.so", ""], "held sites")
+    leaks = section(out, "Leaks", "Growing")
+    check(leaks.startswith("Leaks (live at exit): 3.0 MiB (3145728 B) in 2 allocations\n"), leaks)
+    # check: the cache is no leak; the program's own 1 MiB is, at its line;
+    # cuBLAS's handle is suppressed by default.
+    p = cli_check(r.trace)
+    eq(p.returncode, 1, f"check: {p.stderr}")
+    eq(findings(p, r.trace), f"{REL}torch_train.c:{leak}: error: leaked 1.0 MiB in 1 allocation (cudaMalloc) [leak]\n"
+                 f"    #0 leak_buffer at {REL}torch_train.c:{leak}\n"
+                 f"    #1 main at {REL}torch_train.c:{leak_call}\n", "check text")
+    check("note: PyTorch held 28.0 MiB in 2 segments at exit" in said(p), said(p))
+    check(re.search(r"FAIL \S+ \(torch_train, pid \d+\): 1 violation; leaked 1.0 MiB in 1 allocation \(2.0 MiB in "
+                    r"1 allocation suppressed\); peak 71.0 MiB on device 0\n$", said(p)), said(p))
+    junit = ET.fromstring(cli_check(r.trace, "--format", "junit").stdout)
+    check(junit.find(".//failure").text.startswith(f"{REL}torch_train.c:{leak}: error: leaked 1.0 MiB"),
+          "JUnit names the program's line")
+    sarif = json.loads(cli_check(r.trace, "--format", "sarif").stdout)
+    loc = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    eq((loc["artifactLocation"]["uri"], loc["region"]["startLine"]), (REL + "torch_train.c", leak), "SARIF")
+    p = cli_check(r.trace, "--include-cached")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [(f"{REL}torch_train.c:{fwd}", "20.0 MiB in 1 allocation (cudaMalloc)"),
+        ("libtorch_cpu.so", "8.0 MiB in 1 allocation (cudaMalloc)"),
+        (f"{REL}torch_train.c:{leak}", "1.0 MiB in 1 allocation (cudaMalloc)")], "--include-cached")
+    cmtest.cleanup(r)
+
+
+def test_no_caching():
+    r = run_train({"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    fwd = line_of("torch_train.c", "forward: the tensor kept")
+    leak = line_of("torch_train.c", "leak: never freed")
+    out = text_report(r.trace)
+    check("Held by" not in out, f"nothing is cache without caching:\n{out}")
+    check(re.search(r"\n    PyTorch  28.0 MiB \(29360128 B\); own peak 28.0 MiB \(29360128 B\) in 2 allocations at "
+                    r"[0-9.]+ s\n", out), out)
+    p = cli_check(r.trace)
+    eq(p.returncode, 1, f"check: {p.stderr}")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [(f"{REL}torch_train.c:{fwd}", "20.0 MiB in 1 allocation (cudaMalloc)"),
+        ("libtorch_cpu.so", "8.0 MiB in 1 allocation (cudaMalloc)"),
+        (f"{REL}torch_train.c:{leak}", "1.0 MiB in 1 allocation (cudaMalloc)")], "leaks without the cache")
+    check("PyTorch held" not in said(p), said(p))
+    cmtest.cleanup(r)
+
+
+if __name__ == "__main__":
+    cmtest.main(sys.modules[__name__])
