@@ -48,8 +48,7 @@ int main(int argc, char **argv)
     TIME_LOOP(gettime, calls, acc_ += cmt_now_ns());
 
     cmt_clock_init(CMT_CLOCK_MONOTONIC);
-    struct cmt_clock_anchor a = {0};
-    TIME_LOOP(mono_clock, calls, acc_ = cmt_clock_ns(&a, acc_));
+    TIME_LOOP(mono_clock, calls, acc_ = cmt_clock_ns(acc_));
 
     cmt_clock_init(CMT_CLOCK_TSC);
     if (!cmt_clock_tsc_on) {
@@ -58,8 +57,7 @@ int main(int argc, char **argv)
         return 0;
     }
     cmt_clock_ready();
-    struct cmt_clock_anchor b = {0};
-    TIME_LOOP(tsc_clock, calls, acc_ = cmt_clock_ns(&b, acc_));
+    TIME_LOOP(tsc_clock, calls, acc_ = cmt_clock_ns(acc_));
 #if defined(__x86_64__)
     double rdtsc, rdtsc_fenced;
     TIME_LOOP(rdtsc, calls, acc_ += cmt_rdtsc());

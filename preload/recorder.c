@@ -318,7 +318,6 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
     memset(&t->stream, 0, sizeof t->stream);
     /* A forked child's thread, or a thread of a restarted recorder: the
      * first timestamp anchors afresh. */
-    memset(&t->clock, 0, sizeof t->clock);
     t->stream.tid = (uint32_t)syscall(SYS_gettid);
     t->generation = cmt_recorder.generation;
 
@@ -416,13 +415,13 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text)
     leave_internal();
 }
 
-/* The END record's time: not before anything this thread recorded nor any
- * chunk claimed (the event clock may run up to its error bound ahead of
- * clock_gettime; docs/performance.md). */
+/* The END record's time: from the event clock, as the events are, and not
+ * before anything this thread recorded nor any chunk claimed (a thread's
+ * floor may hold it ahead of the clock; docs/performance.md). */
 static uint64_t end_time(void)
 {
     uint64_t t = cmt_trace_last_claim_ns(&cmt_recorder.tf);
-    uint64_t now = cmt_now_ns();
+    uint64_t now = cmt_clock_now();
     if (now > t)
         t = now;
     struct cmt_thread *self = &cmt_thread_state;

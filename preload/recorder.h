@@ -61,9 +61,6 @@ struct cmt_thread {
     uint32_t generation;
     uint8_t outer_layer; /* enum cmt_layer of the outermost hook (or internal code) in progress */
     struct cmt_event_stream stream;
-    /* The event clock's anchor (clock.h), next to the stream whose previous
-     * timestamp is its floor: one more line of TLS the hot path touches. */
-    struct cmt_clock_anchor clock;
     /* The current device as cudaGetDevice and cuCtxGetDevice last answered. */
     struct cmt_device_memo device_memo[2];
 };
@@ -153,7 +150,7 @@ static inline void cmt_hook_leave(struct cmt_hook *h)
  * W3) whatever the re-anchoring does. Call it after the reserve. */
 static CMT_ALWAYS_INLINE uint64_t cmt_event_ts(struct cmt_thread *t)
 {
-    return cmt_clock_ns(&t->clock, t->stream.prev_ts);
+    return cmt_clock_ns(t->stream.prev_ts);
 }
 
 /* Captures the caller's stack (innermost user frame first, the shim's own

@@ -409,11 +409,13 @@ uint8_t *cmt_trace_claim_chunk_fit(struct cmt_trace_file *tf, uint32_t magic, ui
     tf->segment_used += size;
     ahead = populate_ahead_locked(tf, s, chunk_offset);
     /* Taken under the lock: claim times never decrease in file order (W2).
-     * With clock_gettime for events too, neither raise below ever applies;
-     * with the TSC event clock (clock.h) a thread's last timestamp may lie
-     * up to the clock's error bound ahead of clock_gettime, and its next
-     * chunk must not start before it. */
-    uint64_t now = cmt_now_ns();
+     * From the event clock, as the events are: a claim floors the first
+     * event of its chunk, and a claim from clock_gettime (which the TSC
+     * conversion may trail by tens of ns) raised a thread's free above
+     * another thread's allocation of the same address just after it
+     * (issue 15). The raises below then apply only where a thread's
+     * counter lags another's (its floor) or under the test skew. */
+    uint64_t now = cmt_clock_now();
     if (now < tf->last_claim_ns)
         now = tf->last_claim_ns;
     if (now < not_before)

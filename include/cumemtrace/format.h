@@ -30,11 +30,16 @@
  *   W3  records inside one event chunk have non-decreasing ts.
  * A free's timestamp is taken before the real free runs and an allocation's
  * after the real allocation returns, so a free of address A sorts before a
- * later allocation that reuses A. Within a thread always; across threads
- * when the two timestamps are further apart than the clock's error between
- * threads: none with CUMEMTRACE_CLOCK=monotonic, tens of nanoseconds
- * (at most about 3 us) with the TSC event clock (docs/performance.md), far
- * below what a real release and allocation take between them.
+ * later allocation that reuses A, whichever threads made them:
+ *   W4  every timestamp of a process (events, claims, END) comes from one
+ *       clock that all its threads share, never decreasing in real time:
+ *       an event taken after another, on any thread, has ts >= the
+ *       other's, up to the hardware's error between CPUs only (none with
+ *       CUMEMTRACE_CLOCK=monotonic; with the TSC event clock, the TSCs'
+ *       synchronisation and an unfenced counter read running early by up
+ *       to a cache miss, tens of ns: docs/performance.md), far below what
+ *       a real release and a real allocation take between them.
+ * Within one thread the order is exact whatever the error (W1, W3).
  *
  * Compiles as C99, C11 and C++ (tests/headers/meson.build builds it all three ways).
  */

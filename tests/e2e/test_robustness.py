@@ -208,6 +208,19 @@ def test_dlopen_constructor():
     cmtest.cleanup(r)
 
 
+def header_committed(directory):
+    """Whether a trace in directory has its header's magic (written last)."""
+    for name in os.listdir(directory):
+        if name.endswith(".bin"):
+            try:
+                with open(os.path.join(directory, name), "rb") as f:
+                    if f.read(8) == b"CUMEMTRC":
+                        return True
+            except OSError:
+                pass
+    return False
+
+
 def test_crash_trials():
     trials = scale(100, 4)
     sigs = [signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT]
@@ -225,9 +238,12 @@ def test_crash_trials():
         eq(p.stdout.readline(), b"running\n", "started")
         # The random moment is counted from the trace's creation (the first
         # allocation): on a loaded machine, under a sanitizer, the threads'
-        # first calls can come later than the shortest delay.
+        # first calls can come later than the shortest delay. Created means
+        # its header committed (the magic, stored last): the file appears a
+        # few steps earlier (open, fallocate, mmap), and under load a kill
+        # 5 ms after it appeared found no header yet (scripts/stress.sh).
         deadline = time.monotonic() + 120
-        while not any(x.endswith(".bin") for x in os.listdir(tmpdir)) and time.monotonic() < deadline:
+        while not header_committed(tmpdir) and time.monotonic() < deadline:
             time.sleep(0.001)
         time.sleep(rng.uniform(0.005, 0.08) * (20 if cmtest.VALGRIND else 1))
         sig = sigs[trial % 3]
