@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The recording side of phases, marks and steps (phase_record.h). */
 #include "phase_record.h"
+#include "thread_block.h"
 
 #include <string.h>
 
@@ -21,7 +22,15 @@ struct name_cache_slot {
     char text[NAME_CACHE_TEXT];
 };
 
-static __thread struct name_cache_slot name_cache[NAME_CACHE_SLOTS] __attribute__((tls_model("initial-exec")));
+/* In a block of its own (thread_block.h): 1 KiB more of static TLS and the
+ * shim could not be dlopen'ed. NULL until the thread's first name. */
+static struct cmt_thread_block name_cache_blocks;
+static __thread struct name_cache_slot *name_cache __attribute__((tls_model("initial-exec")));
+
+void cmt_phase_record_init(void)
+{
+    cmt_thread_block_init(&name_cache_blocks, NAME_CACHE_SLOTS * sizeof(struct name_cache_slot));
+}
 
 static uint64_t range_ids;
 
@@ -48,6 +57,8 @@ static uint32_t name_id(const char *s, size_t len)
         return 0;
     uint64_t h = name_hash(s, len);
     uint32_t gen = cmt_recorder.generation;
+    if (!cmt_thread_block_get(&name_cache_blocks, (void **)&name_cache))
+        return intern_locked_path(s, len);
     struct name_cache_slot *c = &name_cache[(h >> 7) % NAME_CACHE_SLOTS];
     if (c->hash == h && c->generation == gen && c->len == len && memcmp(c->text, s, len) == 0)
         return c->id;

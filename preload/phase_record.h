@@ -25,6 +25,9 @@ struct cmt_phase_string {
  * thread. name: the name (len bytes, not terminated) or NULL for none; a
  * registered string may be given instead as name_handle. Returns whether the
  * event was recorded. */
+/* At load (thread_block.h). */
+void cmt_phase_record_init(void);
+
 int cmt_phase_record(unsigned api, const char *name, size_t len, struct cmt_phase_string *name_handle,
                      struct cmt_phase_string *domain, uint64_t id);
 

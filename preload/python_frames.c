@@ -13,6 +13,7 @@
  * yields fewer frames, not a wild read. Nothing is written, no lock of the
  * interpreter is taken, no object is created. */
 #include "python_frames.h"
+#include "thread_block.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -37,8 +38,21 @@ struct memo_entry {
     uint32_t id;
 };
 
-static __thread struct memo_entry memo[MEMO_FRAMES] __attribute__((tls_model("initial-exec")));
-static __thread uint32_t memo_epoch __attribute__((tls_model("initial-exec")));
+/* The table lives in a block of its own (thread_block.h: 3 KiB of static
+ * TLS made the shim impossible to dlopen); NULL until the thread walks its
+ * first Python frames, and when no block could be had (then every frame
+ * probes the shared table). */
+struct memo {
+    uint32_t epoch;
+    struct memo_entry entry[MEMO_FRAMES];
+};
+static struct cmt_thread_block memo_blocks;
+static __thread struct memo *memo __attribute__((tls_model("initial-exec")));
+
+void cmt_python_frames_init(void)
+{
+    cmt_thread_block_init(&memo_blocks, sizeof(struct memo));
+}
 
 static inline bool plausible(uint64_t p)
 {
@@ -182,13 +196,14 @@ __attribute__((no_sanitize("address"))) static uint32_t frame_location(const str
         .firstlineno = (int32_t)read32(code + l->co_firstlineno),
         .offset = (int32_t)offset,
     };
-    if (depth < MEMO_FRAMES && memo[depth].id && same_key(&memo[depth].key, &k))
-        return memo[depth].id;
+    struct memo_entry *m = memo && depth < MEMO_FRAMES ? &memo->entry[depth] : NULL;
+    if (m && m->id && same_key(&m->key, &k))
+        return m->id;
     uint32_t id = cmt_python_location_find(&k);
     if (!id)
         id = resolve(l, &k);
-    if (id && depth < MEMO_FRAMES)
-        memo[depth] = (struct memo_entry){k, id};
+    if (id && m)
+        *m = (struct memo_entry){k, id};
     return id;
 }
 
@@ -225,9 +240,9 @@ __attribute__((no_sanitize("address"))) void cmt_python_collect(struct cmt_py_st
     if (max > CMT_MAX_STACK_DEPTH)
         max = CMT_MAX_STACK_DEPTH;
     uint32_t epoch = __atomic_load_n(&cmt_python_locations_epoch, __ATOMIC_ACQUIRE);
-    if (memo_epoch != epoch) {
-        memset(memo, 0, sizeof memo);
-        memo_epoch = epoch;
+    if (cmt_thread_block_get(&memo_blocks, (void **)&memo) && memo->epoch != epoch) {
+        memset(memo->entry, 0, sizeof memo->entry);
+        memo->epoch = epoch;
     }
     for (unsigned walked = 0; frame && walked < WALK_LIMIT && s->n < max; walked++) {
         if (!plausible(frame))

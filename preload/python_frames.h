@@ -27,6 +27,9 @@ struct cmt_py_stack {
  * thread state, an interpreter not running or finalizing). At most max
  * frames. Inside a hook; may take the metadata lock to record a new
  * location. */
+/* At load (thread_block.h). */
+void cmt_python_frames_init(void);
+
 void cmt_python_collect(struct cmt_py_stack *s, unsigned max);
 
 /* The stack to record: native frames ips[0..n) (innermost first) with each

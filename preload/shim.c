@@ -8,6 +8,8 @@
 #include "config.h"
 #include "device_cache.h"
 #include "log.h"
+#include "phase_record.h"
+#include "python_frames.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"
@@ -23,6 +25,8 @@ static void load(void)
     cmt_clock_init((enum cmt_clock_mode)cmt_config.clock);
     cmt_clock_set_test_skew(cmt_config.clock_test_skew_ns);
     cmt_stacks_init();
+    cmt_python_frames_init();
+    cmt_phase_record_init();
     /* Found now rather than inside the first dlsym some other library's
      * constructor makes (ours may run after theirs). */
     cmt_glibc_dlsym();
