@@ -23,7 +23,7 @@ done
 # --gen .gpu/build/bench/bench_gen_trace run from the bundle; the programs'
 # libraries are found through LD_LIBRARY_PATH=.gpu/build/bench/cpu there).
 for f in bench/cpu/alloc_loop bench/cpu/alloc_loop_null bench/cpu/libcmt_null_cudart.so bench/trace_stats \
-  bench/bench_gen_trace; do
+  bench/bench_gen_trace bench/bench_record_cost bench/bench_clock_cost bench/bench_nvtx_cost; do
   if [ -e "$build/$f" ]; then
     mkdir -p ".gpu/build/$(dirname "$f")"
     cp -L "$build/$f" ".gpu/build/$f"

@@ -11,7 +11,12 @@ script read from PyTorch (its --json figures):
             with the caching allocator a NOTE: it may serve it from its cache);
   NOTE      per phase, the report's peak next to PyTorch's.
 
-    python phases_check.py NAME REPORT_JSON FIGURES_JSON allocated|reserved"""
+    python phases_check.py NAME REPORT_JSON FIGURES_JSON allocated|reserved [REFERENCE_JSON]
+
+With PYTORCH_NO_CUDA_MEMORY_CACHING=1 PyTorch keeps no statistics (its
+max_memory_allocated() reads 0), so the PyTorch side of that check comes from
+REFERENCE_JSON: the figures of the same script run with the caching
+allocator, whose max_memory_allocated() counts the same tensors."""
 import json
 import sys
 
@@ -22,6 +27,10 @@ def main():
     name, report_path, figures_path, measure = sys.argv[1:5]
     rep = json.load(open(report_path))
     fig = json.load(open(figures_path))
+    if len(sys.argv) > 5:
+        ref = json.load(open(sys.argv[5]))
+        print(f"NOTE  {name}: PyTorch's figures per phase from {sys.argv[5]} (caching on: the same tensors)")
+        fig = dict(fig, phases=ref["phases"])
     key = "max_allocated" if measure == "allocated" else "max_reserved"
     rows = fig["phases"]
     best = max(r[key] for r in rows)

@@ -5,12 +5,14 @@
 # change to the program beyond the ranges:
 #
 #   1. torch_phases.py under `cumemtrace run` (which names the shim in
-#      NVTX_INJECTION64_PATH) with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every
-#      tensor its own cudaMalloc): the report's phase at the peak must be the
-#      step and phase of PyTorch's highest max_memory_allocated(); its steps
-#      the script's; its growth per step 16 MiB (phases_check.py);
-#   2. the same with the default caching allocator, against
-#      max_memory_reserved() (what the allocator asks the device for);
+#      NVTX_INJECTION64_PATH) with the default caching allocator: the
+#      report's phase at the peak must be the step and phase of PyTorch's
+#      highest max_memory_reserved() (what the allocator asks the device for);
+#   2. the same with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (every tensor its own
+#      cudaMalloc): the phase at the peak must be the step and phase of the
+#      highest max_memory_allocated() (read in run 1: with its cache off
+#      PyTorch keeps no statistics); its steps the script's; its growth per
+#      step 16 MiB (phases_check.py);
 #   3. step times, default allocator, 60 steps: without the profiler, phases
 #      off and on (NVTX no-ops); under the profiler, phases off and on. The
 #      figure: under the profiler, the median step with phases on within 1%
@@ -82,9 +84,9 @@ fi
 # PyTorch treats PYTORCH_NO_CUDA_MEMORY_CACHING as set even when empty.
 unset NVTX_INJECTION64_PATH PYTORCH_NO_CUDA_MEMORY_CACHING
 
-# NAME ALLOCATOR_ENV MEASURE: one profiled run and its check.
+# NAME ALLOCATOR_ENV MEASURE [REFERENCE]: one profiled run and its check.
 profiled() {
-  local name=$1 alloc_env=$2 measure=$3
+  local name=$1 alloc_env=$2 measure=$3 reference=${4:-}
   rm -f "$out/$name".*.bin
   # shellcheck disable=SC2086
   limited 300 env $alloc_env CUMEMTRACE_QUIET=1 "$cli" run -o "$out/$name.%p.bin" -- \
@@ -106,17 +108,19 @@ profiled() {
   limited 300 "$cli" report "$trace" >"$out/$name.report.txt" 2>&1
   limited 300 "$cli" report --json "$trace" >"$out/$name.report.json" 2>"$out/$name.report.err"
   "$python" "$here/phases_check.py" "$name" "$out/$name.report.json" "$out/$name.figures.json" "$measure" \
-    >"$out/$name.check.txt" 2>&1
+    ${reference:+"$out/$reference.figures.json"} >"$out/$name.check.txt" 2>&1
   rc=$?
   cat "$out/$name.check.txt"
   checked "$name" "$out/$name.check.txt" $rc
   grep -E "phase at the peak|live bytes at step ends|per step:" "$out/$name.report.txt" | head -n 4 | sed 's/^/  /'
 }
 
-note "== 1. PYTORCH_NO_CUDA_MEMORY_CACHING=1 (allocations per tensor)"
-profiled nocache PYTORCH_NO_CUDA_MEMORY_CACHING=1 allocated
-note "== 2. default caching allocator"
+note "== 1. default caching allocator"
 profiled default "-u PYTORCH_NO_CUDA_MEMORY_CACHING" reserved
+# PyTorch keeps no statistics with its cache off: the tensors' figures per
+# phase come from the run above (the same tensors, max_memory_allocated()).
+note "== 2. PYTORCH_NO_CUDA_MEMORY_CACHING=1 (allocations per tensor)"
+profiled nocache PYTORCH_NO_CUDA_MEMORY_CACHING=1 allocated default
 
 note "== 3. step times (default allocator, 60 steps, first 10 left out; median)"
 # NAME PROFILED(0/1) PHASES(on/off)
