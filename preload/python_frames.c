@@ -282,8 +282,8 @@ unsigned cmt_python_merge(const struct cmt_py_stack *py, const uint64_t *ips, un
                           unsigned depth)
 {
     const struct cmt_python_layout *l = cmt_python_layout();
-    unsigned o = 0, seg = 0, next = 0;
-    for (unsigned i = 0; i < n && o < depth; i++) {
+    unsigned o = 0, seg = 0, next = 0, i = 0;
+    for (; i < n && o < depth; i++) {
         uint64_t at = ips[i] - 1; /* a return address is one past its call */
         if (seg < py->nseg && at >= l->eval_lo && at < l->eval_hi) {
             unsigned end = py->seg_end[seg++];
@@ -300,5 +300,19 @@ unsigned cmt_python_merge(const struct cmt_py_stack *py, const uint64_t *ips, un
      * information, say): the Python frames still come, outermost last. */
     for (; !cut && next < py->n && o < depth; next++)
         out[o++] = CMT_FRAME_SYNTHETIC_BIT | py->ids[next];
+    /* The depth limit cut the native walk before the loop frames of the
+     * rest: make room for those Python frames, the innermost first, in place
+     * of the outermost native frames kept (at least a quarter of the limit
+     * stays native). Seen on the H200: a GPT-2 model's native stacks (cuBLAS,
+     * ATen, autograd, a dozen module calls) are deeper than the default 64
+     * frames, and its sites lost the script's line. */
+    if (cut && i == n && next < py->n) {
+        unsigned rest = py->n - next;
+        unsigned native = rest < depth - depth / 4 ? depth - rest : depth / 4;
+        if (o > native)
+            o = native;
+        for (; next < py->n && o < depth; next++)
+            out[o++] = CMT_FRAME_SYNTHETIC_BIT | py->ids[next];
+    }
     return o;
 }

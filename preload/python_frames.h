@@ -34,9 +34,10 @@ void cmt_python_collect(struct cmt_py_stack *s, unsigned max);
 
 /* The stack to record: native frames ips[0..n) (innermost first) with each
  * evaluation-loop frame replaced by the Python frames it ran, in order;
- * when the native walk was not cut at the depth limit, Python frames whose
- * loop frame it did not reach come last. At most depth frames; returns how
- * many. */
+ * Python frames whose loop frame the native walk did not reach come last
+ * (when the depth limit cut it, in place of its outermost native frames:
+ * at least a quarter of depth stays native). At most depth frames; returns
+ * how many. */
 unsigned cmt_python_merge(const struct cmt_py_stack *py, const uint64_t *ips, unsigned n, bool cut, uint64_t *out,
                           unsigned depth);
 

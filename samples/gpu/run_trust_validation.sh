@@ -70,7 +70,7 @@ verdict "killed run" "$([ "$state" = incomplete ] && [ "$rrc" = 0 ] && [ "$crc" 
 echo "NOTE killed run: $(sed -n 2,4p "$out/killed.report.txt" | tr -s ' ' | tr '\n' '|')" >>"$summary"
 
 # 3. an ASan-built CUDA program under plain `run`
-if "$nvcc" -g -O1 -cudart shared -Xcompiler -fsanitize=address -Xlinker -fsanitize=address \
+if "$nvcc" -g -O1 -cudart shared -Xcompiler -fsanitize=address -lasan \
   -o "$out/leak_and_peak_asan" "$root/samples/leak_and_peak.cu" >"$out/asan.build.log" 2>&1; then
   ASAN_OPTIONS=detect_leaks=0,protect_shadow_gap=0 "$out/leak_and_peak_asan" >"$out/asan.native.out" 2>&1
   native=$?

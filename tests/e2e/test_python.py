@@ -231,6 +231,30 @@ def test_deep_stack_depth_limit():
     cmtest.cleanup(r)
 
 
+def test_native_stack_past_depth_limit():
+    """Native frames deeper than the depth limit between the interpreter and
+    the allocation (a framework's C++): the Python frames still come, in
+    place of the outermost native frames kept, at least a quarter of the
+    limit staying native."""
+    r = run_python("deep_native", HELPER, "100")
+    rep = report(r)
+    site = one_site(rep, 9 * MiB)
+    frames = physical(site)
+    eq(len(frames), 64, "frames at the default depth limit")
+    eq(python_frames(site), [here("deep_native", "deep_native_call"), here("<module>", "module_call")],
+       "the script's frames kept")
+    names = functions(site)
+    eq(names[:62], ["cmt_py_deep_native"] * 62, "the innermost native frames first")
+    cmtest.cleanup(r)
+    r = run_python("deep_native", HELPER, "100", env={"CUMEMTRACE_STACK_DEPTH": "16"})
+    site = one_site(report(r), 9 * MiB)
+    eq(len(physical(site)), 16, "frames at a limit of 16")
+    eq(functions(site)[:4], ["cmt_py_deep_native"] * 4, "a quarter of the limit stays native")
+    eq(python_frames(site), [here("deep_native", "deep_native_call"), here("<module>", "module_call")],
+       "the script's frames at a limit of 16")
+    cmtest.cleanup(r)
+
+
 def test_switched_off():
     """CUMEMTRACE_PYTHON=0: native frames only (so the three allocations of
     `lines`, whose native paths differ only in how deep the loop frames

@@ -89,6 +89,13 @@ def python_threads():
     t.join()
 
 
+def deep_native():
+    helper = ctypes.CDLL(sys.argv[2])
+    helper.cmt_py_deep_native.argtypes = [ctypes.c_uint, ctypes.c_size_t]
+    r = helper.cmt_py_deep_native(int(sys.argv[3]), 9 * MiB)  # @deep_native_call
+    assert r == 0, r
+
+
 def deep(depth, size, count):
     if depth == 0:
         for _ in range(count):

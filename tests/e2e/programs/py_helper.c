@@ -10,6 +10,7 @@ int cmt_py_call_back(int (*callback)(int), int arg);
 int cmt_py_start_c_thread(unsigned count, size_t size);
 int cmt_py_c_thread_done(void);
 int cmt_py_join_c_thread(void);
+int cmt_py_deep_native(unsigned depth, size_t size);
 
 /* Python -> C -> Python: the callback allocates. Not a tail call, so this
  * frame is on the stack while the callback runs. */
@@ -58,4 +59,18 @@ int cmt_py_c_thread_done(void)
 int cmt_py_join_c_thread(void)
 {
     return pthread_join(worker, NULL);
+}
+
+/* A native stack deeper than the depth limit between the interpreter and
+ * the allocation (as a framework's C++ under a model's forward is). Not a
+ * tail call: each level stays on the stack. */
+__attribute__((noinline)) int cmt_py_deep_native(unsigned depth, size_t size)
+{
+    if (depth == 0) {
+        void *p = NULL;
+        return cudaMalloc(&p, size) == cudaSuccess ? 0 : -1;
+    }
+    int r = cmt_py_deep_native(depth - 1, size);
+    __asm__ volatile("" ::: "memory");
+    return r;
 }
