@@ -176,14 +176,20 @@ static bool is_own_frame(uint64_t ip)
 }
 
 /* Interns native frames, merged with the thread's Python frames when it has
- * any. cut: the native walk stopped at the depth limit. */
+ * any. cut: the native walk stopped at the depth limit. The limit is the
+ * native walk's: the Python frames come on top, up to CMT_MAX_STACK_DEPTH
+ * in all. A model's Python stack alone (module calls, wrappers) can be as
+ * deep as the default limit, and its outermost frames are the script's
+ * lines (a GPT-2 model on the H200: the site named by train_hf.py only with
+ * room past 64 frames). */
 static uint64_t intern_with_python(const struct cmt_py_stack *py, const uint64_t *ips, unsigned n, bool cut,
                                    unsigned depth)
 {
+    (void)depth;
     if (!py)
         return cmt_stack_intern(ips, n);
     uint64_t merged[CMT_MAX_STACK_DEPTH];
-    unsigned m = cmt_python_merge(py, ips, n, cut, merged, depth);
+    unsigned m = cmt_python_merge(py, ips, n, cut, merged, CMT_MAX_STACK_DEPTH);
     return m ? cmt_stack_intern(merged, m) : 0;
 }
 
@@ -296,7 +302,7 @@ uint64_t cmt_stack_capture(void)
     struct cmt_py_stack py_frames;
     const struct cmt_py_stack *py = NULL;
     if (cmt_python_layout()) {
-        cmt_python_collect(&py_frames, depth);
+        cmt_python_collect(&py_frames, CMT_MAX_STACK_DEPTH); /* on top of depth native frames */
         if (py_frames.n)
             py = &py_frames;
     }

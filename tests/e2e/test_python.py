@@ -212,47 +212,39 @@ def test_cache_tells_paths_apart():
 
 
 def test_deep_stack_depth_limit():
-    """50 Python frames: all of them with a depth limit that has room; 80:
-    the innermost ones up to the default limit of 64 frames."""
-    r = run_python("deep", "50", "3", env={"CUMEMTRACE_STACK_DEPTH": "256"})
-    rep = report(r)
-    site = one_site(rep, MiB, count=3)
-    eq(python_frames(site), [here("allocate", "allocate"), here("deep", "deep_leaf")] + [here("deep", "deep")] * 50 +
-       [here("<module>", "module_deep")], "all Python frames")
-    cmtest.cleanup(r)
-    r = run_python("deep", "80", "3")
-    rep = report(r)
-    site = one_site(rep, MiB, count=3)
+    """The depth limit is the native walk's; Python frames come on top, up
+    to 256 frames in all: 50 and 80 Python frames all kept (80 at the
+    default limit of 64), 300 cut to the innermost ones at 256."""
+    for depth, env in ((50, {"CUMEMTRACE_STACK_DEPTH": "256"}), (80, None)):
+        r = run_python("deep", str(depth), "3", env=env)
+        site = one_site(report(r), MiB, count=3)
+        eq(python_frames(site), [here("allocate", "allocate"), here("deep", "deep_leaf")] +
+           [here("deep", "deep")] * depth + [here("<module>", "module_deep")], f"all {depth} Python frames")
+        native = [f for f in physical(site) if not is_python(f)]
+        check(len(native) <= 64, f"at most 64 native frames: {len(native)}")
+        cmtest.cleanup(r)
+    r = run_python("deep", "300", "3")
+    site = one_site(report(r), MiB, count=3)
     frames = physical(site)
-    eq(len(frames), 64, "frames at the default depth limit")
-    native = next(i for i, f in enumerate(frames) if is_python(f))
+    eq(len(frames), 256, "frames in all at most 256")
+    first = next(i for i, f in enumerate(frames) if is_python(f))
     eq(python_frames(site), [here("allocate", "allocate"), here("deep", "deep_leaf")] +
-       [here("deep", "deep")] * (64 - native - 2), "the innermost Python frames")
+       [here("deep", "deep")] * (256 - first - 2), "the innermost Python frames")
     cmtest.cleanup(r)
 
 
 def test_native_stack_past_depth_limit():
     """Native frames deeper than the depth limit between the interpreter and
-    the allocation (a framework's C++): the Python frames still come, in
-    place of the outermost native frames kept, at least a quarter of the
-    limit staying native."""
-    r = run_python("deep_native", HELPER, "100")
-    rep = report(r)
-    site = one_site(rep, 9 * MiB)
-    frames = physical(site)
-    eq(len(frames), 64, "frames at the default depth limit")
-    eq(python_frames(site), [here("deep_native", "deep_native_call"), here("<module>", "module_call")],
-       "the script's frames kept")
-    names = functions(site)
-    eq(names[:62], ["cmt_py_deep_native"] * 62, "the innermost native frames first")
-    cmtest.cleanup(r)
-    r = run_python("deep_native", HELPER, "100", env={"CUMEMTRACE_STACK_DEPTH": "16"})
-    site = one_site(report(r), 9 * MiB)
-    eq(len(physical(site)), 16, "frames at a limit of 16")
-    eq(functions(site)[:4], ["cmt_py_deep_native"] * 4, "a quarter of the limit stays native")
-    eq(python_frames(site), [here("deep_native", "deep_native_call"), here("<module>", "module_call")],
-       "the script's frames at a limit of 16")
-    cmtest.cleanup(r)
+    the allocation (a framework's C++): the innermost native frames up to the
+    limit, then the Python frames all the same."""
+    for limit in (64, 16):
+        r = run_python("deep_native", HELPER, "100", env={"CUMEMTRACE_STACK_DEPTH": str(limit)})
+        site = one_site(report(r), 9 * MiB)
+        eq(len(physical(site)), limit + 2, f"native frames at the limit of {limit}, then the Python frames")
+        eq(functions(site)[:limit], ["cmt_py_deep_native"] * limit, f"the innermost {limit} native frames first")
+        eq(python_frames(site), [here("deep_native", "deep_native_call"), here("<module>", "module_call")],
+           f"the script's frames at a limit of {limit}")
+        cmtest.cleanup(r)
 
 
 def test_switched_off():
