@@ -212,7 +212,7 @@
     var others = all.filter(function (s) { return s.layer !== 'kind' && s.max.some(function (v) { return v > 0; }); });
     var n = m.buckets;
     var xs = new Array(n);
-    for (var b = 0; b < n; b++) xs[b] = axisS(t, b * m.bucket_ns);
+    for (var b = 0; b < n; b++) xs[b] = axisS(t, (m.origin_ns || 0) + b * m.bucket_ns);
     var data = [xs, total.max, total.min];
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
     var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }},
@@ -302,7 +302,7 @@
     var m = t.timeline;
     box.hidden = false;
     box.textContent = '';
-    var from = idx * m.bucket_ns, to = Math.min((idx + 1) * m.bucket_ns, m.end_ns);
+    var from = (m.origin_ns || 0) + idx * m.bucket_ns, to = Math.min(from + m.bucket_ns, m.end_ns);
     var step = null;
     ((t.report.phases && t.report.phases.steps) || []).forEach(function (s) {
       if (s.start_time_ns <= from && (s.end_time_ns === null || s.end_time_ns >= from)) step = s;
@@ -313,14 +313,19 @@
       all.filter(function (s) { return s.max.some(function (v) { return v > 0; }); }),
       function (s) { return [seriesLabel(s), both(s.min[idx]), both(s.max[idx]), both(s.last[idx])]; }));
     var st = t.sites;
-    if (st && st.list && st.list.length) {
-      var sb = Math.min(st.buckets - 1, Math.floor(from / st.bucket_ns));
-      var live = st.list.filter(function (s) { return s.device === device && s.max[sb] > 0; })
-        .sort(function (a, b) { return b.max[sb] - a.max[sb]; });
-      box.appendChild(el('div', {text: 'Call sites live from ' + secs(sb * st.bucket_ns) + ' to ' + secs((sb + 1) * st.bucket_ns) +
-        ' (highest bytes each held then; ' + live.length + ' sites):'}));
-      box.appendChild(table([{name: 'bytes', num: 1}, {name: 'call site'}], live,
-        function (s) { return [both(s.max[sb]), siteCell(s.frames, s.site_frame)]; }));
+    if (st && st.list && st.intervals) {
+      var c = Math.floor((from - st.origin_ns) / st.interval_ns);
+      if (c < 0 || c >= st.intervals) {
+        box.appendChild(el('div', {cls: 'muted', text: 'No complete checkpoint interval covers this instant: the call sites are known from ' +
+          secs(st.origin_ns) + ' to ' + secs(st.origin_ns + st.intervals * st.interval_ns) + '.'}));
+        return;
+      }
+      var live = st.list.filter(function (x) { return x.device === device && x.floor[c] > 0; })
+        .sort(function (a, b) { return b.floor[c] - a.floor[c]; });
+      box.appendChild(el('div', {text: 'Call sites holding memory throughout ' + secs(st.origin_ns + c * st.interval_ns) + ' to ' +
+        secs(st.origin_ns + (c + 1) * st.interval_ns) + ' (the least each held then; ' + live.length + ' sites):'}));
+      box.appendChild(table([{name: 'bytes held throughout', num: 1}, {name: 'kind'}, {name: 'call site'}], live,
+        function (x) { return [both(x.floor[c]), x.kind, siteCell(x.frames, x.site_frame)]; }));
     }
   }
 

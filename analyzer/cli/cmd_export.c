@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace export --format perfetto|folded: the analyzer's model in other
+ * tools' formats (docs/export.md). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "folded.h"
+#include "perfetto.h"
+#include "progress.h"
+#include "report.h"
+#include "trace_reader.h"
+
+#define MAX_LIST_OPTION 64
+
+struct export_cli {
+    enum { FORMAT_NONE, FORMAT_PERFETTO, FORMAT_FOLDED } format;
+    enum cmt_folded_metric metric;
+    const char *output;
+    struct cmt_report_options opt;
+    const char *folds[MAX_LIST_OPTION];
+    const char *unfolds[MAX_LIST_OPTION];
+    const char *debuginfo[MAX_LIST_OPTION];
+    size_t n_folds, n_unfolds, n_debuginfo;
+};
+
+static void export_usage(FILE *out)
+{
+    fputs("usage: cumemtrace export --format perfetto [-o OUT.json] [OPTIONS] TRACE...\n"
+          "       cumemtrace export --format folded [--metric peak|leaks|allocated] [OPTIONS] TRACE\n"
+          "\n"
+          "  --format perfetto      Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing:\n"
+          "                         live bytes per device and kind, device samples, failed\n"
+          "                         allocations with their stacks, steps; one process per trace\n"
+          "  --format folded        collapsed stacks (frame;frame;frame bytes) for flamegraph.pl,\n"
+          "                         inferno and speedscope\n"
+          "  --metric M             folded: peak (live at each device's peak, the default),\n"
+          "                         leaks (live at exit) or allocated (every byte allocated)\n"
+          "  -o, --output FILE      write there instead of stdout\n"
+          "  --full-stacks          keep every frame (the profiler's, cudart's, frameworks')\n"
+          "  --fold PATTERN         also fold frames matching PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
+          "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
+          "  --sysroot DIR          look up the recorded module paths under DIR first\n"
+          "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "  -h, --help             this help\n",
+          out);
+}
+
+static int add_list(const char **list, size_t *n, const char *v)
+{
+    if (*n >= MAX_LIST_OPTION) {
+        cmt_cli_error("export: at most %d of each of --fold, --unfold and --debuginfo-path", MAX_LIST_OPTION);
+        return -1;
+    }
+    list[(*n)++] = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, struct export_cli *cli, int *status)
+{
+    enum { OPT_FORMAT = 256, OPT_METRIC, OPT_FULL, OPT_FOLD, OPT_UNFOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"metric", required_argument, NULL, OPT_METRIC},
+        {"output", required_argument, NULL, 'o'},
+        {"full-stacks", no_argument, NULL, OPT_FULL},
+        {"fold", required_argument, NULL, OPT_FOLD},
+        {"unfold", required_argument, NULL, OPT_UNFOLD},
+        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
+        {"sysroot", required_argument, NULL, OPT_SYSROOT},
+        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct cmt_report_options *opt = &cli->opt;
+    *opt = (struct cmt_report_options){.top = 10, .max_frames = 8, .tree_min_percent = 1.0, .holder_peaks = true};
+    opt->frames.symbolizer.demangle = true;
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            if (!strcmp(optarg, "perfetto"))
+                cli->format = FORMAT_PERFETTO;
+            else if (!strcmp(optarg, "folded"))
+                cli->format = FORMAT_FOLDED;
+            else {
+                cmt_cli_error("export: --format is perfetto or folded, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_METRIC:
+            if (!strcmp(optarg, "peak"))
+                cli->metric = CMT_FOLDED_PEAK;
+            else if (!strcmp(optarg, "leaks"))
+                cli->metric = CMT_FOLDED_LEAKS;
+            else if (!strcmp(optarg, "allocated"))
+                cli->metric = CMT_FOLDED_ALLOCATED;
+            else {
+                cmt_cli_error("export: --metric is peak, leaks or allocated, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'o':
+            cli->output = optarg;
+            break;
+        case OPT_FULL:
+            opt->frames.full_stacks = true;
+            break;
+        case OPT_FOLD:
+            if (add_list(cli->folds, &cli->n_folds, optarg) != 0)
+                return -1;
+            break;
+        case OPT_UNFOLD:
+            if (add_list(cli->unfolds, &cli->n_unfolds, optarg) != 0)
+                return -1;
+            break;
+        case OPT_DEBUGINFO:
+            if (add_list(cli->debuginfo, &cli->n_debuginfo, optarg) != 0)
+                return -1;
+            break;
+        case OPT_SYSROOT:
+            opt->frames.symbolizer.sysroot = optarg;
+            break;
+        case OPT_NO_SYMBOLS:
+            opt->frames.no_symbols = true;
+            break;
+        case 'h':
+            export_usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        default:
+            export_usage(stderr);
+            return -1;
+        }
+    }
+    if (cli->format == FORMAT_NONE) {
+        cmt_cli_error("export: say which format: --format perfetto or --format folded");
+        export_usage(stderr);
+        return -1;
+    }
+    if (optind == argc) {
+        cmt_cli_error("export: no trace given");
+        export_usage(stderr);
+        return -1;
+    }
+    if (cli->format == FORMAT_FOLDED && argc - optind > 1) {
+        cmt_cli_error("export: --format folded takes one trace (run it once per trace)");
+        return -1;
+    }
+    opt->frames.fold_patterns = cli->folds;
+    opt->frames.n_fold_patterns = cli->n_folds;
+    opt->frames.keep_patterns = cli->unfolds;
+    opt->frames.n_keep_patterns = cli->n_unfolds;
+    opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
+    opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    return optind;
+}
+
+/* The earliest wall-clock start of the traces that can be opened. */
+static uint64_t earliest_start(char **paths, size_t n)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        struct cmt_reader *reader;
+        char err[CMT_READER_MESSAGE_MAX];
+        if (cmt_reader_open(paths[i], &reader, err, sizeof err) != 0)
+            continue;
+        uint64_t s = cmt_reader_info(reader)->start_realtime_ns;
+        first = s < first ? s : first;
+        cmt_reader_close(reader);
+    }
+    return first == UINT64_MAX ? 0 : first;
+}
+
+int cmt_cmd_export(int argc, char **argv)
+{
+    struct export_cli cli = {0};
+    int status;
+    int first = parse_options(argc, argv, &cli, &status);
+    if (first < 0)
+        return status;
+    char **paths = argv + first;
+    size_t n = (size_t)(argc - first);
+    FILE *out = stdout;
+    if (cli.output && !(out = fopen(cli.output, "w"))) {
+        cmt_cli_error("export: cannot write %s: %m", cli.output);
+        return CMT_EXIT_USAGE;
+    }
+    struct cmt_perfetto perfetto;
+    if (cli.format == FORMAT_PERFETTO)
+        cmt_perfetto_begin(&perfetto, out, earliest_start(paths, n));
+    struct cmt_progress progress;
+    cmt_progress_init(&progress, n);
+    status = CMT_EXIT_OK;
+    for (size_t i = 0; i < n; i++) {
+        cmt_progress_trace(&progress, i, paths[i]);
+        struct cmt_analysis a;
+        struct cmt_analysis_options aopt = {.forensics = cli.format == FORMAT_PERFETTO, .phases = true};
+        if (cmt_analysis_run_with(&a, paths[i], 0, &aopt) != 0) {
+            cmt_progress_done(&progress);
+            cmt_cli_error("%s: %s", paths[i], a.message);
+            cmt_analysis_free(&a);
+            status = CMT_EXIT_USAGE;
+            continue;
+        }
+        struct cmt_report r;
+        if (cmt_report_build(&r, &a, &cli.opt) != 0) {
+            cmt_progress_done(&progress);
+            cmt_cli_error("%s: out of memory while building the report", paths[i]);
+            cmt_report_free(&r);
+            cmt_analysis_free(&a);
+            status = CMT_EXIT_USAGE;
+            continue;
+        }
+        cmt_progress_done(&progress);
+        if (cli.format == FORMAT_PERFETTO) {
+            cmt_perfetto_trace(&perfetto, &r, &a);
+        } else {
+            uint64_t total;
+            if (cmt_folded_render(&r, cli.metric, out, &total) != 0)
+                status = CMT_EXIT_USAGE;
+        }
+        int st = cmt_cli_damage_status(paths[i], &a, "output");
+        if (st != CMT_EXIT_OK)
+            status = st;
+        cmt_report_free(&r);
+        cmt_analysis_free(&a);
+    }
+    if (cli.format == FORMAT_PERFETTO)
+        cmt_perfetto_end(&perfetto);
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+        cmt_cli_error("export: writing %s failed: %m", cli.output ? cli.output : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_PERFETTO_H
+#define CUMEMTRACE_ANALYZER_PERFETTO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis.h"
+#include "json_writer.h"
+#include "report.h"
+
+/* Chrome Trace Event JSON (the "JSON Array/Object Format" that
+ * ui.perfetto.dev and chrome://tracing load), docs/export.md: one process
+ * per trace, named; counter tracks of live bytes per account and kind, each
+ * timeline bucket (at most CMT_TIMELINE_BUCKETS over the run) as two
+ * samples: its highest live bytes at its start and its last at its middle;
+ * the device samples (used, pool reserved and used) as recorded, at most
+ * the forensics' bounded series; an instant event per failed allocation
+ * kept (its stack in args); the steps as slices. Times are microseconds on
+ * one axis: every trace is placed by its wall-clock start, the earliest at
+ * 0. */
+struct cmt_perfetto {
+    struct cmt_json j;
+    uint64_t origin_realtime_ns; /* the earliest trace's start */
+    uint32_t pids[256];          /* pids written, so a repeated one is told apart */
+    size_t n_pids;
+};
+
+void cmt_perfetto_begin(struct cmt_perfetto *p, FILE *out, uint64_t origin_realtime_ns);
+void cmt_perfetto_trace(struct cmt_perfetto *p, const struct cmt_report *r, const struct cmt_analysis *a);
+void cmt_perfetto_end(struct cmt_perfetto *p);
+
+#endif
