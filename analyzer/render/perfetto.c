@@ -29,12 +29,12 @@ void cmt_perfetto_begin(struct cmt_perfetto *p, FILE *out, uint64_t origin_realt
     cmt_json_begin_array(&p->j);
 }
 
-/* "ts": microseconds since the earliest trace's start, ns precision. */
+/* "ts": whole microseconds since the earliest trace's start (rounded
+ * down), the format's unit. */
 static void ts_key(struct cmt_json *j, uint64_t offset_ns, uint64_t rel_ns)
 {
     cmt_json_key(j, "ts");
-    uint64_t ns = offset_ns + rel_ns;
-    cmt_json_double(j, (double)(ns / 1000) + (double)(ns % 1000) / 1000.0);
+    cmt_json_uint(j, (offset_ns + rel_ns) / 1000);
 }
 
 static void head(struct cmt_json *j, const char *ph, const char *name, uint32_t pid, uint32_t tid)
@@ -213,7 +213,7 @@ static void steps(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const s
         uint64_t start = cmt_report_rel_ns(r, st[i].start_ts), end = cmt_report_rel_ns(r, st[i].end_ts);
         ts_key(&p->j, offset, start);
         cmt_json_key(&p->j, "dur");
-        cmt_json_double(&p->j, (double)(end > start ? end - start : 0) / 1000.0);
+        cmt_json_uint(&p->j, (offset + end) / 1000 - (offset + start) / 1000);
         cmt_json_key(&p->j, "cat");
         cmt_json_string(&p->j, "step");
         cmt_json_key(&p->j, "args");

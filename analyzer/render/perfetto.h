@@ -16,9 +16,9 @@
  * samples: its highest live bytes at its start and its last at its middle;
  * the device samples (used, pool reserved and used) as recorded, at most
  * the forensics' bounded series; an instant event per failed allocation
- * kept (its stack in args); the steps as slices. Times are microseconds on
- * one axis: every trace is placed by its wall-clock start, the earliest at
- * 0. */
+ * kept (its stack in args); the steps as slices. Times are whole
+ * microseconds (rounded down) on one axis: every trace is placed by its
+ * wall-clock start, the earliest at 0. */
 struct cmt_perfetto {
     struct cmt_json j;
     uint64_t origin_realtime_ns; /* the earliest trace's start */
