@@ -131,7 +131,7 @@ function inked(page) {
 
     const job = await open(browser, jobHtml);
     const jobInk = await inked(job.page);
-    check(jobInk.length === 3 && jobInk.every(n => n > 2000), `the job: one drawn timeline per rank: ${jobInk.join(', ')}`);
+    check(jobInk.length === 4 && jobInk.every(n => n > 2000), `the job: a chart of every rank, then one per rank, drawn: ${jobInk.join(', ')}`);
     const jobPeaks = await job.page.$$eval('.card[data-peak-bytes]', es => es.map(e => e.getAttribute('data-peak-bytes')));
     check(jobPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job\'s peaks by rank: ' + jobPeaks.join(','));
     const axes = await job.page.evaluate(() => window.cmtReport.charts.map(u => u.data[0][0]));

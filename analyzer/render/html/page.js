@@ -329,6 +329,54 @@
     }
   }
 
+  /* several traces: every trace's device totals on one chart first */
+  function drawJob() {
+    var lines = [];
+    traces.forEach(function (t, ti) {
+      (t.report.devices || []).forEach(function (d) {
+        var s = seriesOf(t, d.ordinal).filter(function (x) { return x.layer === 'kind' && x.name === 'total'; })[0];
+        if (s) lines.push({t: t, ti: ti, d: d, s: s});
+      });
+    });
+    if (traces.length < 2 || lines.length < 2) return;
+    var pts = [];
+    lines.forEach(function (l, li) {
+      var m = l.t.timeline;
+      for (var b = 0; b < m.buckets; b++) pts.push([axisS(l.t, (m.origin_ns || 0) + b * m.bucket_ns), li, l.s.max[b]]);
+    });
+    pts.sort(function (a, b) { return a[0] - b[0]; });
+    var xs = [], cols = lines.map(function () { return []; });
+    pts.forEach(function (p) {
+      if (!xs.length || xs[xs.length - 1] !== p[0]) { xs.push(p[0]); cols.forEach(function (c) { c.push(null); }); }
+      cols[p[1]][xs.length - 1] = p[2];
+    });
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : v.toFixed(6) + ' s'; }}];
+    lines.forEach(function (l, li) {
+      series.push({label: traceName(l.t).replace(/ \(pid \d+\)$/, '') + ' dev ' + l.d.ordinal, stroke: COLORS[li % COLORS.length],
+        width: 1.25, spanGaps: true, value: fmt});
+    });
+    var box = el('div', {cls: 'chart-box', id: 'job-chart'});
+    box.appendChild(el('div', {cls: 'chart-head'}, [el('span', {cls: 'name', text: 'Every trace: device live bytes (highest per bucket)'}),
+      el('span', {cls: 'muted', text: 'highest peak ' + both(Math.max.apply(null, lines.map(function (l) { return l.d.peak_bytes; }))) +
+        ', lowest ' + both(Math.min.apply(null, lines.map(function (l) { return l.d.peak_bytes; })))})]));
+    var div = el('div');
+    box.appendChild(div);
+    tl.appendChild(box);
+    var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 260, scales: {x: {time: false}},
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      axes: [{label: 'seconds (common time axis of the traces)'}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series,
+      hooks: {setScale: [function (u, key) {
+        if (key !== 'x' || syncing) return;
+        syncing = true;
+        charts.forEach(function (o) { if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max}); });
+        syncing = false;
+      }]}}, [xs].concat(cols), div);
+    charts.push(u);
+  }
+  drawJob();
+
   traces.forEach(function (t, ti) {
     var r = t.report;
     (r.devices || []).forEach(function (d) { drawChart(t, ti, d.ordinal, d); });
