@@ -111,6 +111,16 @@ function inked(page) {
     check(instant.includes('Call sites holding memory throughout') && instant.includes('load_weights'),
       'a clicked instant lists the call sites live then: ' + instant.slice(0, 120).replace(/\n/g, ' '));
 
+    // the flame graph drawn to scale: the root spans it, a frame's width is its share
+    const widths = await page.evaluate(() => {
+      const box = document.querySelector('#flame-0-0 svg');
+      const gs = Array.from(box.querySelectorAll('g'));
+      const w = g => Number(g.querySelector('rect').getAttribute('width'));
+      return {svg: Number(box.getAttribute('width')), root: w(gs[0]), weights: w(gs.find(g => /^load_weights/.test(g.textContent)))};
+    });
+    check(Math.abs(widths.root - widths.svg) < 0.5 && Math.abs(widths.weights - widths.svg * 268435456 / 642777088) < 0.5,
+      `the icicle to scale: root ${widths.root} of ${widths.svg}, load_weights ${widths.weights.toFixed(1)}`);
+
     // a click on a flame-graph frame: its whole stack
     const clicked = await page.evaluate(() => {
       const g = Array.from(document.querySelectorAll('#flame-0-0 g')).find(e => /^load_weights/.test(e.textContent));

@@ -169,7 +169,12 @@
     row.appendChild(card(g.length ? 'leak' : 'good', 'Growing call sites', String(g.length),
       g.length ? 'fastest ' + human(Math.round(g[0].rate_bytes_per_second)) + '/s' : 'none'));
     over.appendChild(row);
-    (r.warnings || []).forEach(function (w) { over.appendChild(el('div', {cls: 'warn', text: 'warning: ' + w})); });
+    var ws = r.warnings || [];
+    if (ws.length) {
+      var wd = el('details', {cls: 'warnings'}, [el('summary', {text: ws.length + (ws.length === 1 ? ' warning' : ' warnings') + ' from the analyzer'})]);
+      ws.forEach(function (w) { wd.appendChild(el('div', {cls: 'mono', text: w})); });
+      over.appendChild(wd);
+    }
   });
 
   /* ---- timelines -------------------------------------------------------- */
@@ -417,8 +422,8 @@
     parent.appendChild(details);
     parent.appendChild(stackBox);
     var chart = flamegraph.default()
-      .width(Math.max(400, parent.clientWidth || 900)).cellHeight(18).inverted(true).sort(true)
-      .minFrameSize(2).transitionDuration(150).title('')
+      .width(Math.max(400, (wrap.clientWidth || 900) - 10)).cellHeight(18).inverted(true).sort(true)
+      .minFrameSize(2).transitionDuration(0).title('') /* no animation: a zoom is drawn at once */
       .setDetailsElement(details)
       .setLabelHandler(function (n) {
         return n.data.name + ': ' + both(n.data.value) + ', ' + n.data.count + ' allocations, ' +
@@ -432,6 +437,9 @@
       })
       .onClick(function (n) { showStack(stackBox, n.data); });
     d3.select(wrap).datum(h).call(chart);
+    /* new frames grow in over 250 ms whatever the duration set (d3-flame-graph
+     * 5.0.0); drawing again replaces that with the zero-length transition */
+    chart.update();
     wrap.cmtFlame = chart;
   }
   function showStack(box, node) {
@@ -562,5 +570,9 @@
 
   /* for whoever drives the page (the suite's headless Chromium) */
   window.cmtReport = {model: model, charts: charts};
-  document.body.setAttribute('data-cmt-ready', '1');
+  /* ready once the flame graphs' first transition (d3's timer, on the next
+   * animation frame) has put every frame in its place */
+  requestAnimationFrame(function () {
+    requestAnimationFrame(function () { document.body.setAttribute('data-cmt-ready', '1'); });
+  });
 })();
