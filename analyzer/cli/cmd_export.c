@@ -2,15 +2,16 @@
 /* cumemtrace export --format perfetto|folded: the analyzer's model in other
  * tools' formats (docs/export.md). */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "cli.h"
-#include "folded.h"
-#include "perfetto.h"
+#include "export_model.h"
 #include "progress.h"
+#include "renderers.h"
 #include "report.h"
 #include "trace_reader.h"
 
@@ -20,6 +21,7 @@ struct export_cli {
     enum { FORMAT_NONE, FORMAT_PERFETTO, FORMAT_FOLDED } format;
     enum cmt_folded_metric metric;
     const char *output;
+    char **paths;
     struct cmt_report_options opt;
     const char *folds[MAX_LIST_OPTION];
     const char *unfolds[MAX_LIST_OPTION];
@@ -178,6 +180,62 @@ static uint64_t earliest_start(char **paths, size_t n)
     return first == UINT64_MAX ? 0 : first;
 }
 
+/* The traces, analysed one at a time as the renderer pulls them. */
+struct export_source {
+    const struct export_cli *cli;
+    struct cmt_progress progress;
+    struct cmt_analysis a;
+    struct cmt_report r;
+    bool analysed, built;
+    int status;
+};
+
+static void export_free(struct export_source *src)
+{
+    if (src->built)
+        cmt_report_free(&src->r);
+    if (src->analysed)
+        cmt_analysis_free(&src->a);
+    src->built = src->analysed = false;
+}
+
+static const struct cmt_report *export_report(void *ctx, size_t i)
+{
+    struct export_source *src = ctx;
+    const char *path = src->cli->paths[i];
+    cmt_progress_trace(&src->progress, i, path);
+    struct cmt_analysis_options aopt = {.forensics = src->cli->format == FORMAT_PERFETTO, .phases = true};
+    int rc = cmt_analysis_run_with(&src->a, path, 0, &aopt);
+    src->analysed = true;
+    cmt_progress_done(&src->progress);
+    if (rc != 0) {
+        cmt_cli_error("%s: %s", path, src->a.message);
+        src->status = CMT_EXIT_USAGE;
+        export_free(src);
+        return NULL;
+    }
+    if (cmt_report_build(&src->r, &src->a, &src->cli->opt) != 0) {
+        cmt_cli_error("%s: out of memory while building the report", path);
+        src->status = CMT_EXIT_USAGE;
+        cmt_report_free(&src->r);
+        export_free(src);
+        return NULL;
+    }
+    src->built = true;
+    return &src->r;
+}
+
+static void export_done(void *ctx, size_t i)
+{
+    struct export_source *src = ctx;
+    if (src->built) {
+        int st = cmt_cli_damage_status(src->cli->paths[i], &src->a, "output");
+        if (st != CMT_EXIT_OK)
+            src->status = st;
+    }
+    export_free(src);
+}
+
 int cmt_cmd_export(int argc, char **argv)
 {
     struct export_cli cli = {0};
@@ -185,55 +243,38 @@ int cmt_cmd_export(int argc, char **argv)
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
-    char **paths = argv + first;
+    cli.paths = argv + first;
     size_t n = (size_t)(argc - first);
     FILE *out = stdout;
     if (cli.output && !(out = fopen(cli.output, "w"))) {
         cmt_cli_error("export: cannot write %s: %m", cli.output);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_perfetto perfetto;
-    if (cli.format == FORMAT_PERFETTO)
-        cmt_perfetto_begin(&perfetto, out, earliest_start(paths, n));
-    struct cmt_progress progress;
-    cmt_progress_init(&progress, n);
-    status = CMT_EXIT_OK;
-    for (size_t i = 0; i < n; i++) {
-        cmt_progress_trace(&progress, i, paths[i]);
-        struct cmt_analysis a;
-        struct cmt_analysis_options aopt = {.forensics = cli.format == FORMAT_PERFETTO, .phases = true};
-        if (cmt_analysis_run_with(&a, paths[i], 0, &aopt) != 0) {
-            cmt_progress_done(&progress);
-            cmt_cli_error("%s: %s", paths[i], a.message);
-            cmt_analysis_free(&a);
-            status = CMT_EXIT_USAGE;
-            continue;
+    struct export_source src = {.cli = &cli, .status = CMT_EXIT_OK};
+    cmt_progress_init(&src.progress, n);
+    if (cli.format == FORMAT_PERFETTO) {
+        struct cmt_process_summary *sums = calloc(n, sizeof *sums);
+        if (!sums) {
+            cmt_cli_error("export: out of memory");
+            if (out != stdout)
+                fclose(out);
+            return CMT_EXIT_USAGE;
         }
-        struct cmt_report r;
-        if (cmt_report_build(&r, &a, &cli.opt) != 0) {
-            cmt_progress_done(&progress);
-            cmt_cli_error("%s: out of memory while building the report", paths[i]);
-            cmt_report_free(&r);
-            cmt_analysis_free(&a);
-            status = CMT_EXIT_USAGE;
-            continue;
+        struct cmt_perfetto_model m = {
+            .set = {.n = n, .paths = (const char *const *)cli.paths, .summaries = sums, .report = export_report,
+                    .done = export_done, .ctx = &src},
+            .origin_realtime_ns = earliest_start(cli.paths, n)};
+        cmt_cli_render(CMT_VIEW_PERFETTO, "perfetto", &m, out);
+        free(sums);
+    } else {
+        const struct cmt_report *r = export_report(&src, 0);
+        if (r) {
+            struct cmt_folded_model m = {.report = r, .metric = cli.metric};
+            cmt_cli_render(CMT_VIEW_FOLDED, "folded", &m, out);
         }
-        cmt_progress_done(&progress);
-        if (cli.format == FORMAT_PERFETTO) {
-            cmt_perfetto_trace(&perfetto, &r, &a);
-        } else {
-            uint64_t total;
-            if (cmt_folded_render(&r, cli.metric, out, &total) != 0)
-                status = CMT_EXIT_USAGE;
-        }
-        int st = cmt_cli_damage_status(paths[i], &a, "output");
-        if (st != CMT_EXIT_OK)
-            status = st;
-        cmt_report_free(&r);
-        cmt_analysis_free(&a);
+        export_done(&src, 0);
     }
-    if (cli.format == FORMAT_PERFETTO)
-        cmt_perfetto_end(&perfetto);
+    status = src.status;
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
         cmt_cli_error("export: writing %s failed: %m", cli.output ? cli.output : "standard output");
         return CMT_EXIT_USAGE;

@@ -52,11 +52,11 @@ static void account_name(const struct cmt_account *a, char *buf, size_t len)
         snprintf(buf, len, "device %d", (int)a->device);
 }
 
-int cmt_folded_render(const struct cmt_report *r, enum cmt_folded_metric metric, FILE *out, uint64_t *total)
+void cmt_folded_render(const struct cmt_folded_model *m, FILE *out)
 {
+    const struct cmt_report *r = m->report;
     char name[64];
-    *total = 0;
-    if (metric == CMT_FOLDED_PEAK) {
+    if (m->metric == CMT_FOLDED_PEAK) {
         for (size_t i = 0; i < r->n_accounts; i++) {
             const struct cmt_account_view *v = &r->accounts[i];
             account_name(v->account, name, sizeof name);
@@ -64,16 +64,14 @@ int cmt_folded_render(const struct cmt_report *r, enum cmt_folded_metric metric,
                 if (!v->peak.rows[k].bytes)
                     continue;
                 line(r, out, name, v->peak.rows[k].stack, v->peak.rows[k].bytes);
-                *total += v->peak.rows[k].bytes;
             }
         }
-    } else if (metric == CMT_FOLDED_LEAKS) {
+    } else if (m->metric == CMT_FOLDED_LEAKS) {
         for (size_t k = 0; k < r->n_leaks; k++) {
             const struct cmt_site_row *s = &r->leaks[k];
             if (!cmt_kind_holds_memory(s->kind) || !s->bytes)
                 continue;
             line(r, out, "live at exit", s->stack, s->bytes);
-            *total += s->bytes;
         }
     } else {
         const struct cmt_replay *rp = &r->analysis->replay;
@@ -82,8 +80,6 @@ int cmt_folded_render(const struct cmt_report *r, enum cmt_folded_metric metric,
             if (!rp->sites[id].alloc_bytes || !cmt_kind_holds_memory(rp->sites[id].kind))
                 continue;
             line(r, out, "allocated", id, rp->sites[id].alloc_bytes);
-            *total += rp->sites[id].alloc_bytes;
         }
     }
-    return ferror(out) ? -1 : 0;
 }

@@ -5,14 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "frames.h"
+#include "json_writer.h"
 #include "timeline.h"
+
+struct cmt_html_report {
+    FILE *out;
+    FILE *mem; /* the model, as it is written */
+    char *buf;
+    size_t len;
+    struct cmt_json j;
+};
 
 /* analyzer/render/html, inlined by embed_html.py at build time */
 extern const char cmt_html_head[];
 extern const char cmt_html_tail[];
 
-int cmt_html_begin(struct cmt_html_report *h, FILE *out, const char *version)
+static int html_begin(struct cmt_html_report *h, FILE *out, const char *version)
 {
     *h = (struct cmt_html_report){.out = out};
     h->mem = open_memstream(&h->buf, &h->len);
@@ -190,8 +200,9 @@ static void json_sites(struct cmt_json *j, const struct cmt_report *r, const str
     free(picks);
 }
 
-void cmt_html_trace(struct cmt_html_report *h, const struct cmt_report *r, const struct cmt_analysis *a)
+static void html_trace(struct cmt_html_report *h, const struct cmt_report *r)
 {
+    const struct cmt_analysis *a = r->analysis;
     cmt_json_begin_object(&h->j);
     cmt_json_key(&h->j, "report");
     cmt_report_render_json_value(r, &h->j);
@@ -200,7 +211,7 @@ void cmt_html_trace(struct cmt_html_report *h, const struct cmt_report *r, const
     cmt_json_end_object(&h->j);
 }
 
-void cmt_html_trace_error(struct cmt_html_report *h, const char *path, const char *error)
+static void html_trace_error(struct cmt_html_report *h, const char *path, const char *error)
 {
     cmt_json_begin_object(&h->j);
     cmt_json_key(&h->j, "report");
@@ -213,7 +224,7 @@ void cmt_html_trace_error(struct cmt_html_report *h, const char *path, const cha
     cmt_json_end_object(&h->j);
 }
 
-int cmt_html_end(struct cmt_html_report *h)
+static int html_end(struct cmt_html_report *h)
 {
     cmt_json_end_array(&h->j);
     cmt_json_end_object(&h->j);
@@ -239,4 +250,29 @@ int cmt_html_end(struct cmt_html_report *h)
     free(h->buf);
     h->buf = NULL;
     return err;
+}
+
+void cmt_report_render_html(const struct cmt_report *r, FILE *out)
+{
+    struct cmt_html_report h;
+    if (html_begin(&h, out, CMT_VERSION) != 0)
+        return;
+    html_trace(&h, r);
+    html_end(&h);
+}
+
+void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out)
+{
+    struct cmt_html_report h;
+    if (html_begin(&h, out, CMT_VERSION) != 0)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct cmt_report *r = s->report(s->ctx, i);
+        if (r)
+            html_trace(&h, r);
+        else
+            html_trace_error(&h, s->paths[i], s->summaries[i].error);
+        s->done(s->ctx, i);
+    }
+    html_end(&h);
 }

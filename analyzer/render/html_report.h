@@ -5,9 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "json_writer.h"
 #include "report.h"
+#include "report_set.h"
 
 /* The one-file HTML report (docs/html.md): the page built at build time
  * from analyzer/render/html (libraries and page.js inlined) around a model,
@@ -17,23 +16,8 @@
  * interval). The model is collected in memory and written at the end with
  * every '<' escaped, so no string from the trace can end the script
  * element that holds it. */
-struct cmt_html_report {
-    FILE *out;
-    FILE *mem; /* the model, as it is written */
-    char *buf;
-    size_t len;
-    struct cmt_json j;
-};
-
-/* Starts the model. Returns 0, or -errno. */
-int cmt_html_begin(struct cmt_html_report *h, FILE *out, const char *version);
-/* One analysed trace. */
-void cmt_html_trace(struct cmt_html_report *h, const struct cmt_report *r, const struct cmt_analysis *a);
-/* A trace that could not be analysed. */
-void cmt_html_trace_error(struct cmt_html_report *h, const char *path, const char *error);
-/* Writes the page with the model to out and frees what begin took.
- * Returns 0, or -errno when writing failed. */
-int cmt_html_end(struct cmt_html_report *h);
+void cmt_report_render_html(const struct cmt_report *r, FILE *out);
+void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);
 
 /* Call sites whose floors the model carries, the largest first. */
 #define CMT_HTML_MAX_SITES 400

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cuda_errors.h"
 #include "folded.h"
 #include "forensics.h"
 #include "frames.h"
+#include "json_writer.h"
 #include "phases.h"
 #include "timeline.h"
 
@@ -17,17 +19,12 @@
 #define TID_COUNTERS 0
 #define TID_STEPS 0x7ffffff0u
 
-void cmt_perfetto_begin(struct cmt_perfetto *p, FILE *out, uint64_t origin_realtime_ns)
-{
-    memset(p, 0, sizeof *p);
-    p->origin_realtime_ns = origin_realtime_ns;
-    cmt_json_init(&p->j, out, false);
-    cmt_json_begin_object(&p->j);
-    cmt_json_key(&p->j, "displayTimeUnit");
-    cmt_json_string(&p->j, "ms");
-    cmt_json_key(&p->j, "traceEvents");
-    cmt_json_begin_array(&p->j);
-}
+struct cmt_perfetto {
+    struct cmt_json j;
+    uint64_t origin_realtime_ns; /* the earliest trace's start */
+    uint32_t pids[256];          /* pids written, so a repeated one is told apart */
+    size_t n_pids;
+};
 
 /* "ts": whole microseconds since the earliest trace's start (rounded
  * down), the format's unit. */
@@ -244,8 +241,9 @@ static uint32_t unique_pid(struct cmt_perfetto *p, uint32_t pid)
     return pid;
 }
 
-void cmt_perfetto_trace(struct cmt_perfetto *p, const struct cmt_report *r, const struct cmt_analysis *a)
+static void trace(struct cmt_perfetto *p, const struct cmt_report *r)
 {
+    const struct cmt_analysis *a = r->analysis;
     const struct cmt_trace_model *m = &a->model;
     uint32_t pid = unique_pid(p, (uint32_t)(m->has_process ? m->pid : a->info.pid));
     uint64_t start = a->info.start_realtime_ns;
@@ -268,9 +266,22 @@ void cmt_perfetto_trace(struct cmt_perfetto *p, const struct cmt_report *r, cons
     steps(p, pid, offset, r, a);
 }
 
-void cmt_perfetto_end(struct cmt_perfetto *p)
+void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out)
 {
-    cmt_json_end_array(&p->j);
-    cmt_json_end_object(&p->j);
-    cmt_json_finish(&p->j);
+    struct cmt_perfetto p = {.origin_realtime_ns = m->origin_realtime_ns};
+    cmt_json_init(&p.j, out, false);
+    cmt_json_begin_object(&p.j);
+    cmt_json_key(&p.j, "displayTimeUnit");
+    cmt_json_string(&p.j, "ms");
+    cmt_json_key(&p.j, "traceEvents");
+    cmt_json_begin_array(&p.j);
+    for (size_t i = 0; i < m->set.n; i++) {
+        const struct cmt_report *r = m->set.report(m->set.ctx, i);
+        if (r)
+            trace(&p, r);
+        m->set.done(m->set.ctx, i);
+    }
+    cmt_json_end_array(&p.j);
+    cmt_json_end_object(&p.j);
+    cmt_json_finish(&p.j);
 }

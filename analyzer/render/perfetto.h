@@ -5,9 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "json_writer.h"
-#include "report.h"
+#include "export_model.h"
 
 /* Chrome Trace Event JSON (the "JSON Array/Object Format" that
  * ui.perfetto.dev and chrome://tracing load), docs/export.md: one process
@@ -19,15 +17,6 @@
  * kept (its stack in args); the steps as slices. Times are whole
  * microseconds (rounded down) on one axis: every trace is placed by its
  * wall-clock start, the earliest at 0. */
-struct cmt_perfetto {
-    struct cmt_json j;
-    uint64_t origin_realtime_ns; /* the earliest trace's start */
-    uint32_t pids[256];          /* pids written, so a repeated one is told apart */
-    size_t n_pids;
-};
-
-void cmt_perfetto_begin(struct cmt_perfetto *p, FILE *out, uint64_t origin_realtime_ns);
-void cmt_perfetto_trace(struct cmt_perfetto *p, const struct cmt_report *r, const struct cmt_analysis *a);
-void cmt_perfetto_end(struct cmt_perfetto *p);
+void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out);
 
 #endif
