@@ -627,24 +627,6 @@ int cmt_check_status(const struct cmt_check *c)
     return 0;
 }
 
-void cmt_check_render(const struct cmt_check *c, FILE *out)
-{
-    switch (c->opt->format) {
-    case CMT_CHECK_FORMAT_JSON:
-        cmt_check_render_json(c, out);
-        break;
-    case CMT_CHECK_FORMAT_JUNIT:
-        cmt_check_render_junit(c, out);
-        break;
-    case CMT_CHECK_FORMAT_SARIF:
-        cmt_check_render_sarif(c, out);
-        break;
-    default:
-        cmt_check_render_text(c, out);
-        break;
-    }
-}
-
 void cmt_check_free(struct cmt_check *c)
 {
     for (size_t i = 0; i < c->n_traces; i++) {

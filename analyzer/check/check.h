@@ -166,28 +166,6 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path);
 int cmt_check_status(const struct cmt_check *c);
 void cmt_check_free(struct cmt_check *c);
 
-/* Writes the report to --report-file, else to default_out; when it goes to
- * a file or is not text, the one-line results (and the suppressions table)
- * go to terminal as well. Returns 0, or -1 when the report file cannot be
- * written (said on stderr). cmd names the command in messages. */
-int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_out, FILE *terminal);
-
-/* Renderers (check_text.c, check_json.c, check_junit.c, check_sarif.c). */
-void cmt_check_render(const struct cmt_check *c, FILE *out);
-void cmt_check_render_text(const struct cmt_check *c, FILE *out);
-void cmt_check_render_json(const struct cmt_check *c, FILE *out);
-void cmt_check_render_junit(const struct cmt_check *c, FILE *out);
-void cmt_check_render_sarif(const struct cmt_check *c, FILE *out);
-/* One line per trace and a total: the short form for a terminal when the
- * report itself goes elsewhere. */
-void cmt_check_render_summary(const struct cmt_check *c, FILE *out);
-/* The per-trace result line and the suppressions table, shared by renderers. */
-void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_check_trace *t, char *buf, size_t len);
-void cmt_check_print_suppressions(const struct cmt_check *c, FILE *out);
-/* A finding in compiler style with its stack, as text (JUnit bodies too). */
-void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_trace *t,
-                             const struct cmt_finding *f, FILE *out);
-
 /* ---- sites and locations (check_site.c) -------------------------------- */
 
 /* The frame that names a site's location: the first with file and line,

@@ -316,3 +316,14 @@ void cmt_check_options_help(FILE *out, bool run_mode)
               "                            made no CUDA allocation, or the shim was not loaded)\n",
               out);
 }
+
+const char *cmt_check_format_name(enum cmt_check_format f)
+{
+    static const char *const names[] = {
+        [CMT_CHECK_FORMAT_TEXT] = "text",
+        [CMT_CHECK_FORMAT_JSON] = "json",
+        [CMT_CHECK_FORMAT_JUNIT] = "junit",
+        [CMT_CHECK_FORMAT_SARIF] = "sarif",
+    };
+    return names[f];
+}

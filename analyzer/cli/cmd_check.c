@@ -37,7 +37,7 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
             return -1;
         }
     }
-    cmt_check_render(c, out);
+    cmt_cli_render(CMT_VIEW_CHECK, cmt_check_format_name(o->format), c, out);
     int rc = 0;
     if (o->report_file) {
         if (fclose(out) != 0) {

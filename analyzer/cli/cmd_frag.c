@@ -8,8 +8,6 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "forensics_report.h"
-#include "json_writer.h"
 #include "report.h"
 #include "size_parse.h"
 
@@ -24,7 +22,8 @@ static void frag_usage(FILE *out)
           "and which releases opened them, internal waste, size churn, stream-ordered\n"
           "pools, and device memory no allocation explains.\n"
           "\n"
-          "  --json                     one JSON object instead of text (docs/fragmentation.md)\n"
+          "  --format FORMAT            text (default) or json: one object (docs/fragmentation.md)\n"
+          "  --json                     --format json\n"
           "  --top N                    call sites listed per list (default 10)\n"
           "  --max-frames N             frames shown per call site in text (default 8, 0 = all)\n"
           "  --context-allowance SIZE   device memory the CUDA context may use before the\n"
@@ -41,58 +40,12 @@ static void frag_usage(FILE *out)
           out);
 }
 
-static void render_json(const struct cmt_report *r, FILE *out)
-{
-    const struct cmt_analysis *a = r->analysis;
-    struct cmt_json j;
-    cmt_json_init(&j, out, true);
-    cmt_json_begin_object(&j);
-    cmt_json_key(&j, "trace");
-    cmt_json_string(&j, a->path);
-    char v[32];
-    snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
-    cmt_json_key(&j, "format_version");
-    cmt_json_string(&j, v);
-    cmt_json_key(&j, "complete");
-    cmt_json_bool(&j, cmt_analysis_complete(a));
-    cmt_json_key(&j, "trace_state");
-    cmt_json_string(&j, cmt_analysis_state(a));
-    cmt_json_key(&j, "duration_ns");
-    cmt_json_uint(&j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : a->replay.last_ts));
-    cmt_json_key(&j, "checkpoints");
-    cmt_json_uint(&j, a->forensics->checkpoints);
-    cmt_forensics_render_json(r, &j, true);
-    cmt_json_key(&j, "warnings");
-    cmt_json_begin_array(&j);
-    for (size_t i = 0; i < r->n_warnings; i++)
-        cmt_json_string(&j, r->warnings[i]);
-    cmt_json_end_array(&j);
-    cmt_json_end_object(&j);
-    cmt_json_finish(&j);
-}
-
-static void render_text(const struct cmt_report *r, FILE *out)
-{
-    const struct cmt_analysis *a = r->analysis;
-    fprintf(out, "cumemtrace frag of %s\n", a->path);
-    fprintf(out, "  %llu events, %llu fragmentation checkpoints, %llu device samples\n",
-            (unsigned long long)a->replay.events, (unsigned long long)a->forensics->checkpoints,
-            (unsigned long long)a->forensics->samples);
-    if (a->replay.failed_allocs == 0)
-        fprintf(out, "\nNo allocation failed.\n");
-    cmt_forensics_render_text(r, out, true);
-    if (r->n_warnings) {
-        fprintf(out, "\nWarnings:\n");
-        for (size_t i = 0; i < r->n_warnings; i++)
-            fprintf(out, "  - %s\n", r->warnings[i]);
-    }
-}
-
 int cmt_cmd_frag(int argc, char **argv)
 {
-    enum { OPT_TOP = 256, OPT_MAX_FRAMES, OPT_ALLOWANCE, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
+    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_MAX_FRAMES, OPT_ALLOWANCE, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"top", required_argument, NULL, OPT_TOP},
         {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
@@ -104,7 +57,7 @@ int cmt_cmd_frag(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    bool json = false;
+    const char *format = "text";
     const char *folds[MAX_LIST_OPTION], *debuginfo[MAX_LIST_OPTION];
     size_t n_folds = 0, n_debuginfo = 0;
     struct cmt_report_options opt = {.top = 10, .max_frames = 8};
@@ -114,7 +67,11 @@ int cmt_cmd_frag(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            json = true;
+            format = "json";
+            break;
+        case OPT_FORMAT:
+            if (cmt_cli_parse_format("frag", CMT_VIEW_FRAG, optarg, &format) != 0)
+                return CMT_EXIT_USAGE;
             break;
         case OPT_TOP:
         case OPT_MAX_FRAMES:
@@ -183,10 +140,7 @@ int cmt_cmd_frag(int argc, char **argv)
         cmt_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    if (json)
-        render_json(&r, stdout);
-    else
-        render_text(&r, stdout);
+    cmt_cli_render(CMT_VIEW_FRAG, format, &r, stdout);
     fflush(stdout);
     int status = cmt_cli_damage_status(path, &a, "output");
     cmt_report_free(&r);

@@ -7,9 +7,8 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "compare.h"
-#include "json_writer.h"
 #include "report.h"
+#include "report_set.h"
 #include "size_parse.h"
 #include "time_arg.h"
 
@@ -27,7 +26,8 @@ static void report_usage(FILE *out)
           "Several traces (one per process or rank: report rank*.bin) get a section each\n"
           "and a comparison table.\n"
           "\n"
-          "  --json                 one JSON object instead of text (docs/report.md)\n"
+          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --json                 --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
           "  --top N                call sites listed per list (default 10)\n"
@@ -70,7 +70,7 @@ static int parse_percent(const char *s, double *out)
 }
 
 struct report_cli {
-    bool json;
+    const char *format;
     struct cmt_report_options opt;
     const char *folds[MAX_LIST_OPTION];
     const char *unfolds[MAX_LIST_OPTION];
@@ -84,11 +84,12 @@ struct report_cli {
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
     enum {
-        OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
+        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
         OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"at", required_argument, NULL, OPT_AT},
         {"top", required_argument, NULL, OPT_TOP},
         {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
@@ -112,13 +113,18 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
+    cli->format = "text";
     *status = CMT_EXIT_USAGE;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            cli->json = true;
+            cli->format = "json";
+            break;
+        case OPT_FORMAT:
+            if (cmt_cli_parse_format("report", CMT_VIEW_REPORT, optarg, &cli->format) != 0)
+                return -1;
             break;
         case OPT_AT:
             if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
@@ -212,42 +218,50 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     return optind;
 }
 
-/* Analyses one trace and renders it: as text to stdout, or as a JSON value
- * into j. With summary, also fills it. Returns the exit status. */
-static int report_one(const char *path, const struct report_cli *cli, struct cmt_json *j,
-                      struct cmt_process_summary *summary)
-{
+/* One trace analysed and its report built; what the renderers get. */
+struct built_report {
     struct cmt_analysis a;
+    struct cmt_report r;
+    bool built;
+};
+
+/* Analyses path and builds its report; with summary, also fills it.
+ * Returns the exit status so far (0, or 2 when nothing was built). */
+static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
+                     struct cmt_process_summary *summary)
+{
+    b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
-    if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
-        cmt_cli_error("%s: %s", path, a.message);
+    if (cmt_analysis_run_with(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
+        cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
-            cmt_summary_failed(path, a.message, summary);
-        cmt_analysis_free(&a);
+            cmt_summary_failed(path, b->a.message, summary);
+        cmt_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_report r;
-    if (cmt_report_build(&r, &a, &cli->opt) != 0) {
+    if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
         cmt_cli_error("%s: out of memory while building the report", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
-        cmt_report_free(&r);
-        cmt_analysis_free(&a);
+        cmt_report_free(&b->r);
+        cmt_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    if (cli->opt.at_set && !a.stopped_early)
-        cmt_report_add_warning(&r, "--at is at or after the end of the trace: the report shows the end");
-    if (j)
-        cmt_report_render_json_value(&r, j);
-    else
-        cmt_report_render_text(&r, stdout);
-    fflush(stdout);
+    if (cli->opt.at_set && !b->a.stopped_early)
+        cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
     if (summary)
-        cmt_summary_from_report(&r, path, summary);
-    int status = cmt_cli_damage_status(path, &a, "report");
-    cmt_report_free(&r);
-    cmt_analysis_free(&a);
-    return status;
+        cmt_summary_from_report(&b->r, path, summary);
+    b->built = true;
+    return CMT_EXIT_OK;
+}
+
+static void free_one(struct built_report *b)
+{
+    if (!b->built)
+        return;
+    cmt_report_free(&b->r);
+    cmt_analysis_free(&b->a);
+    b->built = false;
 }
 
 struct ordered_trace {
@@ -266,13 +280,53 @@ static int by_rank(const void *pa, const void *pb)
     return a->given < b->given ? -1 : a->given > b->given;
 }
 
+/* The set's source of reports: builds trace i when the renderer asks and,
+ * once written, says what became of it (its damage) and frees it. */
+struct set_source {
+    const struct report_cli *cli;
+    struct cmt_report_set set;
+    struct built_report current;
+    size_t current_index;
+    int status;
+};
+
+static void finish_current(struct set_source *src)
+{
+    if (src->current.built) {
+        int st = cmt_cli_damage_status(src->set.paths[src->current_index], &src->current.a, "report");
+        if (st != CMT_EXIT_OK)
+            src->status = st;
+    }
+    free_one(&src->current);
+}
+
+static const struct cmt_report *set_report(void *ctx, size_t i)
+{
+    struct set_source *src = ctx;
+    src->current_index = i;
+    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i]);
+    if (st != CMT_EXIT_OK)
+        src->status = st;
+    return src->current.built ? &src->current.r : NULL;
+}
+
+static void set_done(void *ctx, size_t i)
+{
+    (void)i;
+    finish_current(ctx);
+}
+
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
     struct ordered_trace *order = calloc(n, sizeof *order);
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
-    if (!order || !sums) {
+    const char **sorted = calloc(n, sizeof *sorted);
+    int64_t *ranks = calloc(n, sizeof *ranks);
+    if (!order || !sums || !sorted || !ranks) {
         free(order);
         free(sums);
+        free(sorted);
+        free(ranks);
         cmt_cli_error("report: out of memory");
         return CMT_EXIT_USAGE;
     }
@@ -281,50 +335,21 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         cmt_analysis_peek_rank(paths[i], &order[i].rank);
     }
     qsort(order, n, sizeof *order, by_rank);
-    int status = CMT_EXIT_OK;
-    struct cmt_json j;
-    if (cli->json) {
-        cmt_json_init(&j, stdout, true);
-        cmt_json_begin_object(&j);
-        cmt_json_key(&j, "processes");
-        cmt_json_begin_array(&j);
-    }
     for (size_t i = 0; i < n; i++) {
-        const char *path = order[i].path;
-        if (!cli->json) {
-            if (order[i].rank >= 0)
-                printf("%s===== rank %lld: %s =====\n", i ? "\n" : "", (long long)order[i].rank, path);
-            else
-                printf("%s===== %s =====\n", i ? "\n" : "", path);
-            fflush(stdout);
-        }
-        int st = report_one(path, cli, cli->json ? &j : NULL, &sums[i]);
-        if (cli->json && !sums[i].analysed) {
-            cmt_json_begin_object(&j);
-            cmt_json_key(&j, "trace");
-            cmt_json_string(&j, path);
-            cmt_json_key(&j, "error");
-            cmt_json_string(&j, sums[i].error);
-            cmt_json_end_object(&j);
-        } else if (!cli->json && !sums[i].analysed) {
-            printf("not analysed: %s\n", sums[i].error);
-        }
-        if (st != CMT_EXIT_OK)
-            status = st;
+        sorted[i] = order[i].path;
+        ranks[i] = order[i].rank;
     }
-    if (cli->json) {
-        cmt_json_end_array(&j);
-        cmt_json_key(&j, "comparison");
-        cmt_compare_render_json(sums, n, &j);
-        cmt_json_end_object(&j);
-        cmt_json_finish(&j);
-    } else {
-        cmt_compare_render_text(sums, n, stdout);
-    }
+    struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
+    src.set = (struct cmt_report_set){
+        .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .report = set_report, .done = set_done, .ctx = &src};
+    cmt_cli_render(CMT_VIEW_REPORTS, cli->format, &src.set, stdout);
+    finish_current(&src);
     fflush(stdout);
     free(order);
     free(sums);
-    return status;
+    free(sorted);
+    free(ranks);
+    return src.status;
 }
 
 int cmt_cmd_report(int argc, char **argv)
@@ -337,13 +362,15 @@ int cmt_cmd_report(int argc, char **argv)
     size_t n = (size_t)(argc - first);
     if (n > 1)
         return report_many(argv + first, n, &cli);
-    if (!cli.json)
-        return report_one(argv[first], &cli, NULL, NULL);
-    struct cmt_json j;
-    cmt_json_init(&j, stdout, true);
+    const char *path = argv[first];
+    struct built_report b;
     /* A trace that cannot be read prints nothing on stdout. */
-    status = report_one(argv[first], &cli, &j, NULL);
-    if (j.need_comma[0])
-        cmt_json_finish(&j);
+    status = build_one(path, &cli, &b, NULL);
+    if (status != CMT_EXIT_OK)
+        return status;
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format, &b.r, stdout);
+    fflush(stdout);
+    status = cmt_cli_damage_status(path, &b.a, "report");
+    free_one(&b);
     return status;
 }

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "json_writer.h"
+#include "render_parts.h"
 
 #ifndef CMT_VERSION
 #define CMT_VERSION "unknown"

@@ -14,6 +14,8 @@
 
 #include "check.h"
 #include "size_parse.h"
+#include "render_parts.h"
+#include "renderers.h"
 
 static const char *plural(uint64_t n, const char *one, const char *many)
 {

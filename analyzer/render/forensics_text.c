@@ -11,6 +11,7 @@
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
+#include "render_parts.h"
 
 /* Sizes in a sentence: "1.5 GiB". */
 #define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))

@@ -8,6 +8,7 @@
 
 #include "json_writer.h"
 #include "size_parse.h"
+#include "render_parts.h"
 
 static const struct cmt_phases *phases_of(const struct cmt_report *r)
 {

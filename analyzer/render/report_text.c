@@ -11,6 +11,7 @@
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
+#include "render_parts.h"
 
 /* "64.0 MiB (67108864 B)", or "512 B" below 1 KiB. */
 static const char *bytes_str(uint64_t v, char *buf, size_t len)
