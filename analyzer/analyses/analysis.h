@@ -6,13 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feed.h"
 #include "forensics.h"
 #include "phases.h"
 #include "replay.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
-/* One trace read once: metadata into the model, events into the replay. */
+/* One trace read once (feed.h: metadata into the model, events into the
+ * replay) with the analyses a command asks for following the replay. */
 struct cmt_analysis {
     const char *path;
     struct cmt_reader *reader;
@@ -39,10 +41,7 @@ struct cmt_analysis_options {
     bool phases;
 };
 
-/* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
- * least two usable, load average below their number - 0.5), the trace is
- * decoded in a second thread while this one replays
- * (CUMEMTRACE_ANALYZER_THREADS=1 keeps one thread, =2 forces two). Returns
+/* Opens and reads path (in two threads where that pays: feed.h). Returns
  * 0 when analysed (possibly up to damage or
  * truncation: see damaged and the reader's warnings), -1 when the file
  * cannot be analysed at all (message says why). */
