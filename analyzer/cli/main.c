@@ -6,10 +6,7 @@
 
 #include "analysis.h"
 #include "cli.h"
-
-#ifndef CMT_VERSION
-#define CMT_VERSION "unknown"
-#endif
+#include "cmt_version.h"
 
 void cmt_cli_error(const char *fmt, ...)
 {

@@ -9,12 +9,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmt_version.h"
 #include "json_writer.h"
 #include "render_parts.h"
-
-#ifndef CMT_VERSION
-#define CMT_VERSION "unknown"
-#endif
 
 /* Percent-encodes a path for a URI: unreserved characters and '/' stay. */
 static void uri_path(char *buf, size_t len, const char *prefix, const char *path)
