@@ -12,6 +12,7 @@
 
 #include "cuda_errors.h"
 #include "size_parse.h"
+#include "units.h"
 
 #define UNLIMITED UINT64_MAX
 
@@ -45,17 +46,6 @@ const char *cmt_rule_id(enum cmt_rule rule)
 const char *cmt_rule_description(enum cmt_rule rule)
 {
     return rule < CMT_RULE_COUNT ? rules[rule].description : "";
-}
-
-const char *cmt_check_bytes(uint64_t v, char *buf, size_t len)
-{
-    char h[32];
-    cmt_format_size(v, h, sizeof h);
-    if (v < 1024)
-        snprintf(buf, len, "%s", h);
-    else
-        snprintf(buf, len, "%s (%" PRIu64 " B)", h, v);
-    return buf;
 }
 
 void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api)
@@ -378,7 +368,7 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
                 return;
             cmt_format_size(limit, b2, sizeof b2);
             snprintf(f->message, sizeof f->message, "device %d peaked at %s, over --max-peak %s%s", acc->device,
-                     cmt_check_bytes(acc->peak, b1, sizeof b1), b2, site);
+                     cmt_size_exact_str(acc->peak, b1, sizeof b1), b2, site);
             f->site = v->n_top > 0;
             f->stack = v->n_top ? v->top[0].stack : 0;
             f->bytes = acc->peak;
@@ -403,11 +393,11 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
                 double pct = ((double)acc->peak - (double)base) * 100.0 / (double)base;
                 snprintf(f->message, sizeof f->message,
                          "device %d peaked at %s, %.1f%% above the baseline's %s (--max-peak-growth %g%%)%s",
-                         acc->device, cmt_check_bytes(acc->peak, b1, sizeof b1), pct, b2, o->max_peak_growth, site);
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), pct, b2, o->max_peak_growth, site);
             } else {
                 snprintf(f->message, sizeof f->message,
                          "device %d peaked at %s; the baseline used no memory on device %d (--max-peak-growth)%s",
-                         acc->device, cmt_check_bytes(acc->peak, b1, sizeof b1), acc->device, site);
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), acc->device, site);
             }
             f->site = v->n_top > 0;
             f->stack = v->n_top ? v->top[0].stack : 0;

@@ -206,7 +206,5 @@ bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint
 struct cmt_finding *cmt_check_add_finding(struct cmt_check_trace *t, enum cmt_rule rule, enum cmt_level level);
 /* "leaked 64.0 MiB in 1 allocation (cudaMalloc)" */
 void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api);
-/* "64.0 MiB (67108864 B)", or "512 B". */
-const char *cmt_check_bytes(uint64_t v, char *buf, size_t len);
 
 #endif
