@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* --format, and the older spellings (--json, --csv) that stand for it. */
+#include <string.h>
+
+#include "cli.h"
+
+int cmt_cli_parse_format(const char *cmd, enum cmt_view view, const char *arg, const char **format)
+{
+    const struct cmt_renderer *r = cmt_renderer_find(view, arg);
+    if (!r) {
+        char formats[128];
+        cmt_renderer_formats(view, NULL, formats, sizeof formats);
+        cmt_cli_error("%s: --format is one of %s; got '%s'", cmd, formats, arg);
+        return -1;
+    }
+    *format = r->format;
+    return 0;
+}
+
+int cmt_cli_render(enum cmt_view view, const char *format, const void *model, FILE *out)
+{
+    const struct cmt_renderer *r = cmt_renderer_find(view, format ? format : "text");
+    if (!r)
+        return -1;
+    r->render(model, out);
+    return 0;
+}
