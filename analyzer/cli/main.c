@@ -43,6 +43,7 @@ static void usage(FILE *out)
           "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
+          "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  version                                    print the version\n"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
         return cmt_cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "timeline"))
         return cmt_cmd_timeline(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cmt_cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmt_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "check"))

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-#include "folded.h"
+#include "render_parts.h"
 
 #include <inttypes.h>
 #include <string.h>
 
 #include "frames.h"
+
+/* Collapsed stacks for flamegraph.pl, inferno and speedscope
+ * (docs/export.md): one line per call stack, frames outermost first joined
+ * by ';', a space and the stack's bytes. The first frame names the account
+ * ("device 0", "pinned host"), so several devices stay apart and the lines
+ * sum exactly to the report's figures. */
 
 static const char *base_name(const char *p)
 {

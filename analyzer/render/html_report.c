@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#include "html_report.h"
+#include "cmt_version.h"
+#include "render_parts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,18 @@ struct cmt_html_report {
     size_t len;
     struct cmt_json j;
 };
+
+/* The one-file HTML report (docs/html.md): the page built at build time
+ * from analyzer/render/html (libraries and page.js inlined) around a model,
+ * one JSON object: per trace its report (as `report --json`), its timeline
+ * (every bucket's lowest, highest and last live bytes per series) and its
+ * call sites' floors per growth checkpoint (what each held throughout an
+ * interval). The model is collected in memory and written at the end with
+ * every '<' escaped, so no string from the trace can end the script
+ * element that holds it. */
+
+/* Call sites whose floors the model carries, the largest first. */
+#define CMT_HTML_MAX_SITES 400
 
 /* analyzer/render/html, inlined by embed_html.py at build time */
 extern const char cmt_html_head[];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "perfetto.h"
+#include "render_parts.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -7,7 +7,6 @@
 
 #include "analysis.h"
 #include "cuda_errors.h"
-#include "folded.h"
 #include "forensics.h"
 #include "frames.h"
 #include "json_writer.h"
@@ -19,6 +18,16 @@
 #define TID_COUNTERS 0
 #define TID_STEPS 0x7ffffff0u
 
+/* Chrome Trace Event JSON (the "JSON Array/Object Format" that
+ * ui.perfetto.dev and chrome://tracing load), docs/export.md: one process
+ * per trace, named; counter tracks of live bytes per account and kind, each
+ * timeline bucket (at most CMT_TIMELINE_BUCKETS over the run) as two
+ * samples: its highest live bytes at its start and its last at its middle;
+ * the device samples (used, pool reserved and used) as recorded, at most
+ * the forensics' bounded series; an instant event per failed allocation
+ * kept (its stack in args); the steps as slices. Times are whole
+ * microseconds (rounded down) on one axis: every trace is placed by its
+ * wall-clock start, the earliest at 0. */
 struct cmt_perfetto {
     struct cmt_json j;
     uint64_t origin_realtime_ns; /* the earliest trace's start */
