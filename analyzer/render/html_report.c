@@ -9,6 +9,7 @@
 #include "analysis.h"
 #include "frames.h"
 #include "json_writer.h"
+#include "memory_holder.h"
 #include "timeline.h"
 
 struct cmt_html_report {
@@ -181,6 +182,21 @@ static void json_sites(struct cmt_json *j, const struct cmt_report *r, const str
         if (top)
             picks[k++] = (struct site_pick){id, top};
     }
+    /* per device and holder (PyTorch, cuBLAS, ..., the rest), the sum of
+     * every site's floor: held throughout each interval by that holder */
+    uint64_t *by_holder = calloc((size_t)(CMT_MAX_DEVICES + 1) * CMT_HOLDER_COUNT * n, sizeof *by_holder);
+    for (size_t i = 0; by_holder && i < k; i++) {
+        const struct cmt_site_stats *st = &rp->sites[picks[i].stack];
+        uint8_t home = st->home & (uint8_t)~CMT_SITE_HOME_DIRTY;
+        int64_t device = home ? (int64_t)((home - 1) / CMT_CLASS_COUNT) - 1 : -1;
+        if (device < -1 || device >= CMT_MAX_DEVICES)
+            continue;
+        enum cmt_holder hd = cmt_holder_of(r->frames, picks[i].stack);
+        uint64_t *row = &by_holder[((size_t)(device + 1) * CMT_HOLDER_COUNT + hd) * n];
+        const uint64_t *s = rp->site_extra[picks[i].stack].samples;
+        for (uint32_t c = 0; c < n; c++)
+            row[c] += s[c];
+    }
     qsort(picks, k, sizeof *picks, by_top);
     if (k > CMT_HTML_MAX_SITES)
         k = CMT_HTML_MAX_SITES;
@@ -191,6 +207,25 @@ static void json_sites(struct cmt_json *j, const struct cmt_report *r, const str
     cmt_json_uint(j, 1ull << rp->growth.shift);
     cmt_json_key(j, "intervals");
     cmt_json_uint(j, n);
+    cmt_json_key(j, "by_holder");
+    cmt_json_begin_array(j);
+    for (size_t row = 0; by_holder && row < (size_t)(CMT_MAX_DEVICES + 1) * CMT_HOLDER_COUNT; row++) {
+        const uint64_t *v = &by_holder[row * n];
+        bool any = false;
+        for (uint32_t c = 0; c < n && !any; c++)
+            any = v[c] != 0;
+        if (!any)
+            continue;
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "device");
+        cmt_json_int(j, (int64_t)(row / CMT_HOLDER_COUNT) - 1);
+        cmt_json_key(j, "holder");
+        cmt_json_string(j, cmt_holder_key((enum cmt_holder)(row % CMT_HOLDER_COUNT)));
+        uint_array(j, "floor", v, n, 1);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+    free(by_holder);
     cmt_json_key(j, "list");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < k; i++) {

@@ -292,6 +292,7 @@
     var u = new uPlot(opts, data, plotDiv);
     u.cmtTrace = ti; u.cmtDevice = device;
     charts.push(u);
+    holderChart(box, t, device, xs[0], xs[n - 1]);
     var downX = null;
     u.over.addEventListener('mousedown', function (e) { downX = e.clientX; });
     u.over.addEventListener('click', function (e) {
@@ -300,6 +301,43 @@
       if (idx === null || idx === undefined || idx < 0) return;
       showInstant(instant, t, device, idx, all);
     });
+  }
+
+  /* Who held the memory (PyTorch's cache, cuBLAS, ..., the rest) over the
+   * run: per growth checkpoint interval, the sum of what each call site held
+   * throughout it, by the holder its frames name. Drawn when some holder
+   * other than the program held memory. */
+  var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch (its cache)', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
+    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL'};
+  function holderChart(box, t, device, xmin, xmax) {
+    var st = t.sites;
+    if (!st || !st.by_holder || !st.intervals) return;
+    var rows = st.by_holder.filter(function (h) { return h.device === device; });
+    if (!rows.some(function (h) { return h.holder !== 'other'; })) return;
+    var xs = [];
+    for (var c = 0; c < st.intervals; c++) xs.push(axisS(t, st.origin_ns + c * st.interval_ns));
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'interval from', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }}];
+    rows.forEach(function (h, i) {
+      series.push({label: HOLDER_NAMES[h.holder] || h.holder, stroke: COLORS[(i + 3) % COLORS.length], width: 1.5,
+        paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt});
+    });
+    box.appendChild(el('div', {cls: 'chart-help', text: 'By holder: what each held throughout each checkpoint interval (the least of every call site\'s bytes then, summed)'}));
+    var div = el('div', {cls: 'holder-chart'});
+    box.appendChild(div);
+    var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
+      scales: {x: {time: false, range: function (u, min, max) { return u.cmtZoomed ? [min, max] : [xmin, xmax]; }}},
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      axes: [{values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series,
+      hooks: {setScale: [function (u, key) {
+        if (key !== 'x' || syncing) return;
+        syncing = true;
+        charts.forEach(function (o) { if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max}); });
+        syncing = false;
+      }]}}, [xs].concat(rows.map(function (h) { return h.floor; })), div);
+    u.cmtZoomed = true; /* from now on setScale (zoom, sync) decides the range */
+    charts.push(u);
   }
 
   /* what was live in bucket idx: every series, and the call sites */
