@@ -142,7 +142,22 @@
     model.traces.forEach(function (t) {
       if (t.report && t.report.error) over.appendChild(el('p', {cls: 'warn', text: t.report.trace + ': ' + t.report.error}));
     });
+  /* a job of many ranks: one row each, the highest peak marked */
+  if (traces.length > 3) {
+    var top = Math.max.apply(null, traces.map(function (t) { return Math.max.apply(null, (t.report.devices || []).map(function (d) { return d.peak_bytes; }).concat([0])); }));
+    over.appendChild(table([{name: 'trace'}, {name: 'device peaks', num: 1}, {name: 'leaks', num: 1}, {name: 'failed', num: 1}, {name: 'growing', num: 1}, {name: 'state'}],
+      traces, function (t) {
+        var r = t.report;
+        var peaks = el('span', null, (r.devices || []).map(function (d) {
+          return el('span', {cls: d.peak_bytes === top ? 'verdict' : '', 'data-peak-bytes': d.peak_bytes,
+            text: 'dev ' + d.ordinal + ' ' + human(d.peak_bytes) + ' (' + exact(d.peak_bytes) + ') '});
+        }));
+        return [traceName(t), peaks, both(r.leaks ? r.leaks.bytes : 0), r.failed_count,
+          ((r.growth && r.growth.candidates) || []).length, r.trace_state];
+      }));
+  }
   traces.forEach(function (t, ti) {
+    if (traces.length > 3) return;
     var r = t.report;
     var row = el('div', {cls: 'cards'});
     var head = el('div', {cls: 'trace-title'}, [traceName(t) + '  ', el('span', {cls: 'muted', text: r.trace + ' · ' +
