@@ -322,7 +322,7 @@
    * run: per growth checkpoint interval, the sum of what each call site held
    * throughout it, by the holder its frames name. Drawn when some holder
    * other than the program held memory. */
-  var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch (its cache)', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
+  var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
     cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL'};
   function holderChart(box, t, device, xmin, xmax) {
     var st = t.sites;
@@ -578,10 +578,13 @@
       var frs = section(s, 'Fragmentation over time');
       fr.forEach(function (fd) { fragChart(frs, t, fd); });
     }
-    if (r.pools && r.pools.length) {
+    var pools = (r.pools || []).filter(function (x) { return x.peak_reserved_bytes > 0; });
+    if (r.pools && r.pools.length && !pools.length)
+      section(s, 'Stream-ordered pools').appendChild(el('div', {text: 'none held memory (' + r.pools.length + ' seen)'}));
+    if (pools.length) {
       var ps = section(s, 'Stream-ordered pools');
       ps.appendChild(table([{name: 'pool'}, {name: 'device', num: 1}, {name: 'reserved at exit', num: 1}, {name: 'used at exit', num: 1}, {name: 'peak reserved', num: 1}, {name: 'peak unused', num: 1}, {name: 'trims', num: 1}],
-        r.pools, function (x) {
+        pools, function (x) {
           return ['0x' + x.handle.toString(16) + (x['default'] ? ' (default)' : ''), x.device, both(x.reserved_bytes), both(x.used_bytes),
             both(x.peak_reserved_bytes) + ' at ' + secs(x.peak_reserved_ns), both(x.peak_unused_bytes), x.trims];
         }));
