@@ -248,17 +248,6 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
     }
 }
 
-void cmt_check_option_error(const char *cmd, int value, char *const *argv)
-{
-    const char *arg = argv[optind - 1];
-    if (value == ':')
-        cmt_cli_error("%s: option '%s' needs a value", cmd, arg);
-    else if (optopt && optopt != '?')
-        cmt_cli_error("%s: unknown option '-%c'", cmd, optopt);
-    else
-        cmt_cli_error("%s: unknown option '%s'", cmd, arg);
-}
-
 int cmt_check_validate_options(const struct cmt_check_options *o, const char *cmd, bool run_mode)
 {
     if (o->has_max_peak_growth && o->n_baselines == 0) {

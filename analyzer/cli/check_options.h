@@ -23,9 +23,6 @@ bool cmt_check_is_option(int value);
 /* Applies one option. Returns 0, or -1 after saying on stderr what is wrong
  * ("cumemtrace CMD: ..."). */
 int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *arg, const char *cmd);
-/* Says what getopt_long (with opterr = 0 and a ':' first in the short
- * options) rejected: '?' an unknown option, ':' a missing value. */
-void cmt_check_option_error(const char *cmd, int value, char *const *argv);
 /* Checks options that depend on each other. run_mode: `run --check`. */
 int cmt_check_validate_options(const struct cmt_check_options *o, const char *cmd, bool run_mode);
 /* The options' help, for both commands' usage texts. */

@@ -74,8 +74,8 @@ int cmt_cmd_check(int argc, char **argv)
             return CMT_EXIT_OK;
         }
         if (!cmt_check_is_option(c)) {
-            cmt_check_option_error("check", c, argv);
-            check_usage(stderr);
+            cmt_cli_option_error("check", c, argv);
+            cmt_cli_try_help("check");
             return CMT_EXIT_USAGE;
         }
         if (cmt_check_parse_option(&o, c, optarg, "check") != 0)
@@ -83,7 +83,7 @@ int cmt_cmd_check(int argc, char **argv)
     }
     if (optind >= argc) {
         cmt_cli_error("check: no trace given");
-        check_usage(stderr);
+        cmt_cli_try_help("check");
         return CMT_EXIT_USAGE;
     }
     if (cmt_check_validate_options(&o, "check", false) != 0)

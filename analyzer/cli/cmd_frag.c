@@ -57,20 +57,20 @@ int cmt_cmd_frag(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *format = "text";
+    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
     const char *folds[MAX_LIST_OPTION], *debuginfo[MAX_LIST_OPTION];
     size_t n_folds = 0, n_debuginfo = 0;
     struct cmt_report_options opt = {.top = 10, .max_frames = 8};
     opt.frames.symbolizer.demangle = true;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            format = "json";
-            break;
         case OPT_FORMAT:
-            if (cmt_cli_parse_format("frag", CMT_VIEW_FRAG, optarg, &format) != 0)
+            if (cmt_cli_format_option("frag", CMT_VIEW_FRAG, &format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
                 return CMT_EXIT_USAGE;
             break;
         case OPT_TOP:
@@ -111,13 +111,14 @@ int cmt_cmd_frag(int argc, char **argv)
             frag_usage(stdout);
             return CMT_EXIT_OK;
         default:
-            frag_usage(stderr);
+            cmt_cli_option_error("frag", c, argv);
+            cmt_cli_try_help("frag");
             return CMT_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
         cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time");
-        frag_usage(stderr);
+        cmt_cli_try_help("frag");
         return CMT_EXIT_USAGE;
     }
     opt.frames.fold_patterns = folds;
@@ -128,22 +129,22 @@ int cmt_cmd_frag(int argc, char **argv)
     const char *path = argv[optind];
     struct cmt_analysis a;
     struct cmt_analysis_options aopt = {.forensics = true, .forensics_opt = {.track_holes = true}};
-    if (cmt_analysis_run_with(&a, path, 0, &aopt) != 0) {
+    if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
-        cmt_analysis_free(&a);
+        cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
     struct cmt_report r;
     if (cmt_report_build(&r, &a, &opt) != 0) {
         cmt_cli_error("%s: out of memory while building the report", path);
         cmt_report_free(&r);
-        cmt_analysis_free(&a);
+        cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_FRAG, format, &r, stdout);
+    cmt_cli_render(CMT_VIEW_FRAG, format.format, &r, stdout);
     fflush(stdout);
     int status = cmt_cli_damage_status(path, &a, "output");
     cmt_report_free(&r);
-    cmt_analysis_free(&a);
+    cmt_cli_analysis_free(&a);
     return status;
 }

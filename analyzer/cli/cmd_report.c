@@ -70,7 +70,7 @@ static int parse_percent(const char *s, double *out)
 }
 
 struct report_cli {
-    const char *format;
+    struct cmt_cli_format format;
     struct cmt_report_options opt;
     const char *folds[MAX_LIST_OPTION];
     const char *unfolds[MAX_LIST_OPTION];
@@ -113,17 +113,17 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
-    cli->format = "text";
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
     *status = CMT_EXIT_USAGE;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    int c, index = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jh", longopts, &index)) != -1) {
         switch (c) {
         case 'j':
-            cli->format = "json";
-            break;
         case OPT_FORMAT:
-            if (cmt_cli_parse_format("report", CMT_VIEW_REPORT, optarg, &cli->format) != 0)
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
                 return -1;
             break;
         case OPT_AT:
@@ -144,7 +144,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                           : c == OPT_CHART_W ? &opt->chart_width
                                              : &opt->chart_height;
             if (cmt_cli_parse_count(optarg, dst) != 0) {
-                cmt_cli_error("report: %s needs a count, got '%s'", argv[optind - 1], optarg);
+                cmt_cli_error("report: --%s needs a count, got '%s'", longopts[index].name, optarg);
                 return -1;
             }
             break;
@@ -200,13 +200,14 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             *status = CMT_EXIT_OK;
             return -1;
         default:
-            report_usage(stderr);
+            cmt_cli_option_error("report", c, argv);
+            cmt_cli_try_help("report");
             return -1;
         }
     }
     if (optind == argc) {
         cmt_cli_error("report: no trace given");
-        report_usage(stderr);
+        cmt_cli_try_help("report");
         return -1;
     }
     opt->frames.fold_patterns = cli->folds;
@@ -232,11 +233,11 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
 {
     b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
-    if (cmt_analysis_run_with(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
+    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
             cmt_summary_failed(path, b->a.message, summary);
-        cmt_analysis_free(&b->a);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
     if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
@@ -244,7 +245,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
         cmt_report_free(&b->r);
-        cmt_analysis_free(&b->a);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
     if (cli->opt.at_set && !b->a.stopped_early)
@@ -260,7 +261,7 @@ static void free_one(struct built_report *b)
     if (!b->built)
         return;
     cmt_report_free(&b->r);
-    cmt_analysis_free(&b->a);
+    cmt_cli_analysis_free(&b->a);
     b->built = false;
 }
 
@@ -318,6 +319,16 @@ static void set_done(void *ctx, size_t i)
 
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
+    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
+        cmt_cli_error("report: --format %s shows one trace at a time", cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(paths[i], "-")) {
+            cmt_cli_error("report: '-' (the standard input) only as the one trace");
+            return CMT_EXIT_USAGE;
+        }
+    }
     struct ordered_trace *order = calloc(n, sizeof *order);
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
     const char **sorted = calloc(n, sizeof *sorted);
@@ -342,7 +353,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
     src.set = (struct cmt_report_set){
         .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .report = set_report, .done = set_done, .ctx = &src};
-    cmt_cli_render(CMT_VIEW_REPORTS, cli->format, &src.set, stdout);
+    cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, stdout);
     finish_current(&src);
     fflush(stdout);
     free(order);
@@ -368,7 +379,7 @@ int cmt_cmd_report(int argc, char **argv)
     status = build_one(path, &cli, &b, NULL);
     if (status != CMT_EXIT_OK)
         return status;
-    cmt_cli_render(CMT_VIEW_REPORT, cli.format, &b.r, stdout);
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, stdout);
     fflush(stdout);
     status = cmt_cli_damage_status(path, &b.a, "report");
     free_one(&b);

@@ -360,8 +360,8 @@ int cmt_cmd_run(int argc, char **argv)
             if (cmt_check_parse_option(&copt, c, optarg, "run") != 0)
                 return CMT_EXIT_USAGE;
         } else {
-            cmt_check_option_error("run", c, argv);
-            run_usage(stderr);
+            cmt_cli_option_error("run", c, argv);
+            cmt_cli_try_help("run");
             return CMT_EXIT_USAGE;
         }
     }
@@ -371,7 +371,7 @@ int cmt_cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         cmt_cli_error("run: no program given");
-        run_usage(stderr);
+        cmt_cli_try_help("run");
         return CMT_EXIT_USAGE;
     }
     if (check && cmt_check_validate_options(&copt, "run", true) != 0)
