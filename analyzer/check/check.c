@@ -208,14 +208,7 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->top = 5;
     ro->max_frames = opt->max_frames;
     ro->frames.symbolizer.demangle = true;
-    ro->frames.symbolizer.debuginfo_paths = opt->debuginfo_paths;
-    ro->frames.symbolizer.n_debuginfo_paths = opt->n_debuginfo_paths;
-    ro->frames.symbolizer.sysroot = opt->sysroot;
-    ro->frames.fold_patterns = opt->folds;
-    ro->frames.n_fold_patterns = opt->n_folds;
-    ro->frames.keep_patterns = opt->unfolds;
-    ro->frames.n_keep_patterns = opt->n_unfolds;
-    ro->frames.full_stacks = opt->full_stacks;
+    cmt_frames_args_apply(&opt->symbols, &ro->frames);
     ro->include_cached = opt->include_cached;
     ro->suppress_leak = suppress_leak;
     if (load_suppressions(c, err, errlen) != 0)

@@ -50,15 +50,8 @@ struct cmt_check_options {
     const char *source_root;
     int violation_status; /* --error-exitcode; 1 by default */
     size_t max_frames;
-    const char *folds[CMT_CHECK_MAX_LIST];
-    size_t n_folds;
-    const char *unfolds[CMT_CHECK_MAX_LIST]; /* --unfold */
-    size_t n_unfolds;
-    bool full_stacks;
+    struct cmt_frames_args symbols; /* --fold, --unfold, --full-stacks, --debuginfo-path, --sysroot */
     bool include_cached; /* --include-cached: memory caching allocators hold at exit is checked as leaks */
-    const char *debuginfo_paths[CMT_CHECK_MAX_LIST];
-    size_t n_debuginfo_paths;
-    const char *sysroot;
     /* `run --check` only */
     bool keep_traces;
     bool require_trace;

@@ -18,7 +18,12 @@
 extern const struct option cmt_check_longopts[];
 extern const size_t cmt_check_longopts_count; /* without the terminator */
 
-/* Whether a getopt value is one of ours. */
+/* The getopt entries of every check option, the symbol options' included
+ * (symbol_options.h), into out (room for CMT_CHECK_LONGOPTS_MAX); returns
+ * how many, without a terminator. */
+#define CMT_CHECK_LONGOPTS_MAX 48
+size_t cmt_check_all_longopts(struct option *out);
+/* Whether a getopt value is one of ours (the symbol options' too). */
 bool cmt_check_is_option(int value);
 /* Applies one option. Returns 0, or -1 after saying on stderr what is wrong
  * ("cumemtrace CMD: ..."). */

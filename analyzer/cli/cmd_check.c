@@ -59,10 +59,10 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
 
 int cmt_cmd_check(int argc, char **argv)
 {
-    struct option longopts[64];
-    memcpy(longopts, cmt_check_longopts, cmt_check_longopts_count * sizeof *longopts);
-    longopts[cmt_check_longopts_count] = (struct option){"help", no_argument, NULL, 'h'};
-    longopts[cmt_check_longopts_count + 1] = (struct option){NULL, 0, NULL, 0};
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 2];
+    size_t n = cmt_check_all_longopts(longopts);
+    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
     struct cmt_check_options o;
     cmt_check_options_init(&o);
     optind = 1;

@@ -10,9 +10,8 @@
 #include "report.h"
 #include "report_set.h"
 #include "size_parse.h"
+#include "symbol_options.h"
 #include "time_arg.h"
-
-#define MAX_LIST_OPTION 64
 
 static void report_usage(FILE *out)
 {
@@ -72,10 +71,7 @@ static int parse_percent(const char *s, double *out)
 struct report_cli {
     struct cmt_cli_format format;
     struct cmt_report_options opt;
-    const char *folds[MAX_LIST_OPTION];
-    const char *unfolds[MAX_LIST_OPTION];
-    const char *debuginfo[MAX_LIST_OPTION];
-    size_t n_folds, n_unfolds, n_debuginfo;
+    struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
 };
 
@@ -84,10 +80,10 @@ struct report_cli {
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
     enum {
-        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED
+        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED
     };
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"at", required_argument, NULL, OPT_AT},
@@ -96,18 +92,17 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
         {"chart-width", required_argument, NULL, OPT_CHART_W},
         {"chart-height", required_argument, NULL, OPT_CHART_H},
-        {"full-stacks", no_argument, NULL, OPT_FULL},
-        {"fold", required_argument, NULL, OPT_FOLD},
-        {"unfold", required_argument, NULL, OPT_UNFOLD},
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
@@ -155,35 +150,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                 return -1;
             }
             break;
-        case OPT_FULL:
-            opt->frames.full_stacks = true;
-            break;
-        case OPT_FOLD:
-        case OPT_DEBUGINFO:
-            if ((c == OPT_FOLD ? cli->n_folds : cli->n_debuginfo) == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d of each of --fold and --debuginfo-path", MAX_LIST_OPTION);
-                return -1;
-            }
-            if (c == OPT_FOLD)
-                cli->folds[cli->n_folds++] = optarg;
-            else
-                cli->debuginfo[cli->n_debuginfo++] = optarg;
-            break;
-        case OPT_UNFOLD:
-            if (cli->n_unfolds == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d --unfold", MAX_LIST_OPTION);
-                return -1;
-            }
-            cli->unfolds[cli->n_unfolds++] = optarg;
-            break;
         case OPT_INCLUDE_CACHED:
             opt->include_cached = true;
-            break;
-        case OPT_SYSROOT:
-            opt->frames.symbolizer.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt->frames.no_symbols = true;
             break;
         case OPT_ALLOWANCE:
             if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
@@ -200,6 +168,11 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             *status = CMT_EXIT_OK;
             return -1;
         default:
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
             cmt_cli_option_error("report", c, argv);
             cmt_cli_try_help("report");
             return -1;
@@ -210,12 +183,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         cmt_cli_try_help("report");
         return -1;
     }
-    opt->frames.fold_patterns = cli->folds;
-    opt->frames.n_fold_patterns = cli->n_folds;
-    opt->frames.keep_patterns = cli->unfolds;
-    opt->frames.n_keep_patterns = cli->n_unfolds;
-    opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
-    opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
     return optind;
 }
 

@@ -331,11 +331,12 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
 int cmt_cmd_run(int argc, char **argv)
 {
     enum { OPT_CHECK = 1000 };
-    struct option longopts[64];
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 4];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
-    memcpy(longopts + 3, cmt_check_longopts, (cmt_check_longopts_count + 1) * sizeof *longopts);
+    size_t n_opts = 3 + cmt_check_all_longopts(longopts + 3);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     const char *output = NULL;
     bool check = false;
     const char *first_check_option = NULL;
