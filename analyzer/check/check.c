@@ -21,7 +21,7 @@ void cmt_check_options_init(struct cmt_check_options *o)
     memset(o, 0, sizeof *o);
     o->violation_status = 1;
     o->max_frames = 8;
-    o->format = CMT_CHECK_FORMAT_TEXT;
+    o->format = "text";
 }
 
 static const struct {

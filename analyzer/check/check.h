@@ -18,13 +18,6 @@
 
 #define CMT_CHECK_MAX_LIST 64
 
-enum cmt_check_format {
-    CMT_CHECK_FORMAT_TEXT,
-    CMT_CHECK_FORMAT_JSON,
-    CMT_CHECK_FORMAT_JUNIT,
-    CMT_CHECK_FORMAT_SARIF
-};
-
 struct cmt_peak_limit {
     int32_t device; /* -1: every device that has no limit of its own */
     uint64_t bytes;
@@ -45,7 +38,7 @@ struct cmt_check_options {
     bool has_max_peak_growth;
     double max_peak_growth; /* percent */
     bool check_incomplete;
-    enum cmt_check_format format;
+    const char *format; /* --format: a renderer of the check view (render/renderers.h) */
     const char *report_file;
     const char *source_root;
     int violation_status; /* --error-exitcode; 1 by default */

@@ -188,19 +188,7 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
         o->check_incomplete = true;
         return 0;
     case OPT_FORMAT:
-        if (!strcmp(arg, "text"))
-            o->format = CMT_CHECK_FORMAT_TEXT;
-        else if (!strcmp(arg, "json"))
-            o->format = CMT_CHECK_FORMAT_JSON;
-        else if (!strcmp(arg, "junit"))
-            o->format = CMT_CHECK_FORMAT_JUNIT;
-        else if (!strcmp(arg, "sarif"))
-            o->format = CMT_CHECK_FORMAT_SARIF;
-        else {
-            cmt_cli_error("%s: --format is one of text, json, junit, sarif; got '%s'", cmd, arg);
-            return -1;
-        }
-        return 0;
+        return cmt_cli_parse_format(cmd, CMT_VIEW_CHECK, arg, &o->format);
     case OPT_REPORT_FILE:
         o->report_file = arg;
         return 0;
@@ -293,15 +281,4 @@ void cmt_check_options_help(FILE *out, bool run_mode)
               "  --require-trace           status 2 when no process wrote a trace (the program\n"
               "                            made no CUDA allocation, or the shim was not loaded)\n",
               out);
-}
-
-const char *cmt_check_format_name(enum cmt_check_format f)
-{
-    static const char *const names[] = {
-        [CMT_CHECK_FORMAT_TEXT] = "text",
-        [CMT_CHECK_FORMAT_JSON] = "json",
-        [CMT_CHECK_FORMAT_JUNIT] = "junit",
-        [CMT_CHECK_FORMAT_SARIF] = "sarif",
-    };
-    return names[f];
 }

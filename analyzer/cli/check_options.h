@@ -33,9 +33,6 @@ int cmt_check_validate_options(const struct cmt_check_options *o, const char *cm
 /* The options' help, for both commands' usage texts. */
 void cmt_check_options_help(FILE *out, bool run_mode);
 
-/* The renderer name of a --format (renderers.h): "text", "json", ... */
-const char *cmt_check_format_name(enum cmt_check_format f);
-
 /* Writes the report to --report-file, else to default_out; when it goes to
  * a file or is not text, the one-line results (and the suppressions table)
  * go to terminal as well. Returns 0, or -1 when the report file cannot be

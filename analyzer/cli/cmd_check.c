@@ -37,7 +37,7 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
             return -1;
         }
     }
-    cmt_cli_render(CMT_VIEW_CHECK, cmt_check_format_name(o->format), c, out);
+    cmt_cli_render(CMT_VIEW_CHECK, o->format, c, out);
     int rc = 0;
     if (o->report_file) {
         if (fclose(out) != 0) {
@@ -48,9 +48,9 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
         fflush(out);
     }
     /* Whoever watches the terminal still learns the result. */
-    if (o->report_file || o->format != CMT_CHECK_FORMAT_TEXT) {
+    if (o->report_file || strcmp(o->format, "text") != 0) {
         cmt_check_render_summary(c, terminal);
-        if (o->print_suppressions && o->format != CMT_CHECK_FORMAT_JSON)
+        if (o->print_suppressions && strcmp(o->format, "json") != 0)
             cmt_check_print_suppressions(c, terminal);
     }
     fflush(terminal);
