@@ -19,8 +19,8 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         snprintf(a->message, sizeof a->message, "out of memory");
         return -1;
     }
-    /* The analyses asked for, observers of the replay in this order; a new
-     * one is attached here. */
+    /* The analyses asked for, observers of the replay in this order: the
+     * built-in ones, then the command's own (opt->observers). */
     if (opt && opt->phases) {
         a->phases = cmt_phases_new();
         if (!a->phases || cmt_phases_attach(a->phases, &a->replay) != 0) {
@@ -32,6 +32,13 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         a->forensics = cmt_forensics_new(&opt->forensics_opt);
         if (!a->forensics || cmt_forensics_attach(a->forensics, &a->replay) != 0) {
             snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+    }
+    for (size_t i = 0; opt && i < opt->n_observers; i++) {
+        if (cmt_replay_add_observer(&a->replay, opt->observers[i]) != 0) {
+            snprintf(a->message, sizeof a->message, "more than %d analyses follow the replay",
+                     CMT_REPLAY_MAX_OBSERVERS);
             return -1;
         }
     }

@@ -39,6 +39,13 @@ struct cmt_analysis_options {
     struct cmt_forensics_options forensics_opt;
     /* Follow the phases and steps the program named (phases.h). */
     bool phases;
+    /* More analyses, observers of the replay (replay.h), attached after
+     * those above in this order: a new analysis is a file of analyses/ and
+     * one line in the command that asks for it. Their results are theirs;
+     * on_finish comes after the replay's end. At most
+     * CMT_REPLAY_MAX_OBSERVERS in all. */
+    const struct cmt_replay_observer *const *observers;
+    size_t n_observers;
 };
 
 /* Opens and reads path (in two threads where that pays: feed.h). Returns

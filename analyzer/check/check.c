@@ -21,7 +21,7 @@ void cmt_check_options_init(struct cmt_check_options *o)
     memset(o, 0, sizeof *o);
     o->violation_status = 1;
     o->max_frames = 8;
-    o->format = CMT_CHECK_FORMAT_TEXT;
+    o->format = "text";
 }
 
 static const struct {
@@ -208,14 +208,7 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->top = 5;
     ro->max_frames = opt->max_frames;
     ro->frames.symbolizer.demangle = true;
-    ro->frames.symbolizer.debuginfo_paths = opt->debuginfo_paths;
-    ro->frames.symbolizer.n_debuginfo_paths = opt->n_debuginfo_paths;
-    ro->frames.symbolizer.sysroot = opt->sysroot;
-    ro->frames.fold_patterns = opt->folds;
-    ro->frames.n_fold_patterns = opt->n_folds;
-    ro->frames.keep_patterns = opt->unfolds;
-    ro->frames.n_keep_patterns = opt->n_unfolds;
-    ro->frames.full_stacks = opt->full_stacks;
+    cmt_frames_args_apply(&opt->symbols, &ro->frames);
     ro->include_cached = opt->include_cached;
     ro->suppress_leak = suppress_leak;
     if (load_suppressions(c, err, errlen) != 0)
@@ -347,7 +340,7 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
     const struct cmt_report *r = &t->report;
-    char b1[64], b2[32], b3[32];
+    char b1[64], b2[64], b3[32];
     for (size_t i = 0; i < r->n_accounts; i++) {
         const struct cmt_account_view *v = &r->accounts[i];
         const struct cmt_account *acc = v->account;
@@ -366,7 +359,7 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
             struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_PEAK, CMT_LEVEL_ERROR);
             if (!f)
                 return;
-            cmt_format_size(limit, b2, sizeof b2);
+            cmt_size_exact_str(limit, b2, sizeof b2);
             snprintf(f->message, sizeof f->message, "device %d peaked at %s, over --max-peak %s%s", acc->device,
                      cmt_size_exact_str(acc->peak, b1, sizeof b1), b2, site);
             f->site = v->n_top > 0;
@@ -409,6 +402,19 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
             f->peak_view = v;
             f->fingerprint = cmt_check_hash("peak-growth", (uint64_t)acc->device);
         }
+    }
+    /* A budget for a device the trace never allocated on applies to nothing:
+     * say so rather than pass in silence (a device number off by one). */
+    for (size_t k = 0; k < o->n_peak_limits; k++) {
+        const struct cmt_peak_limit *l = &o->peak_limits[k];
+        if (l->device < 0)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < r->n_accounts && !seen; i++)
+            seen = r->accounts[i].account->cls == CMT_CLASS_DEVICE && r->accounts[i].account->device == l->device;
+        if (!seen)
+            add_note(t, "--max-peak %d=%s checked nothing: the trace allocated no device memory on device %d",
+                     l->device, cmt_size_exact_str(l->bytes, b2, sizeof b2), l->device);
     }
 }
 

@@ -18,13 +18,6 @@
 
 #define CMT_CHECK_MAX_LIST 64
 
-enum cmt_check_format {
-    CMT_CHECK_FORMAT_TEXT,
-    CMT_CHECK_FORMAT_JSON,
-    CMT_CHECK_FORMAT_JUNIT,
-    CMT_CHECK_FORMAT_SARIF
-};
-
 struct cmt_peak_limit {
     int32_t device; /* -1: every device that has no limit of its own */
     uint64_t bytes;
@@ -45,20 +38,13 @@ struct cmt_check_options {
     bool has_max_peak_growth;
     double max_peak_growth; /* percent */
     bool check_incomplete;
-    enum cmt_check_format format;
+    const char *format; /* --format: a renderer of the check view (render/renderers.h) */
     const char *report_file;
     const char *source_root;
     int violation_status; /* --error-exitcode; 1 by default */
     size_t max_frames;
-    const char *folds[CMT_CHECK_MAX_LIST];
-    size_t n_folds;
-    const char *unfolds[CMT_CHECK_MAX_LIST]; /* --unfold */
-    size_t n_unfolds;
-    bool full_stacks;
+    struct cmt_frames_args symbols; /* --fold, --unfold, --full-stacks, --debuginfo-path, --sysroot */
     bool include_cached; /* --include-cached: memory caching allocators hold at exit is checked as leaks */
-    const char *debuginfo_paths[CMT_CHECK_MAX_LIST];
-    size_t n_debuginfo_paths;
-    const char *sysroot;
     /* `run --check` only */
     bool keep_traces;
     bool require_trace;

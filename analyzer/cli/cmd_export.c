@@ -13,9 +13,8 @@
 #include "progress.h"
 #include "renderers.h"
 #include "report.h"
+#include "symbol_options.h"
 #include "trace_reader.h"
-
-#define MAX_LIST_OPTION 64
 
 struct export_cli {
     enum { FORMAT_NONE, FORMAT_PERFETTO, FORMAT_FOLDED } format;
@@ -23,10 +22,7 @@ struct export_cli {
     const char *output;
     char **paths;
     struct cmt_report_options opt;
-    const char *folds[MAX_LIST_OPTION];
-    const char *unfolds[MAX_LIST_OPTION];
-    const char *debuginfo[MAX_LIST_OPTION];
-    size_t n_folds, n_unfolds, n_debuginfo;
+    struct cmt_frames_args symbols;
 };
 
 static void export_usage(FILE *out)
@@ -48,43 +44,35 @@ static void export_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
-          "  -h, --help             this help\n",
+          "  -h, --help             this help\n"
+          "\n"
+          "docs/export.md says what each format holds and how long runs stay loadable.\n",
           out);
-}
-
-static int add_list(const char **list, size_t *n, const char *v)
-{
-    if (*n >= MAX_LIST_OPTION) {
-        cmt_cli_error("export: at most %d of each of --fold, --unfold and --debuginfo-path", MAX_LIST_OPTION);
-        return -1;
-    }
-    list[(*n)++] = v;
-    return 0;
 }
 
 static int parse_options(int argc, char **argv, struct export_cli *cli, int *status)
 {
-    enum { OPT_FORMAT = 256, OPT_METRIC, OPT_FULL, OPT_FOLD, OPT_UNFOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
-    static const struct option longopts[] = {
+    enum { OPT_FORMAT = 256, OPT_METRIC };
+    static const struct option own[] = {
         {"format", required_argument, NULL, OPT_FORMAT},
         {"metric", required_argument, NULL, OPT_METRIC},
         {"output", required_argument, NULL, 'o'},
-        {"full-stacks", no_argument, NULL, OPT_FULL},
-        {"fold", required_argument, NULL, OPT_FOLD},
-        {"unfold", required_argument, NULL, OPT_UNFOLD},
-        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){.top = 10, .max_frames = 8, .tree_min_percent = 1.0, .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
     *status = CMT_EXIT_USAGE;
     optind = 1;
+    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_FORMAT:
             if (!strcmp(optarg, "perfetto"))
@@ -111,56 +99,36 @@ static int parse_options(int argc, char **argv, struct export_cli *cli, int *sta
         case 'o':
             cli->output = optarg;
             break;
-        case OPT_FULL:
-            opt->frames.full_stacks = true;
-            break;
-        case OPT_FOLD:
-            if (add_list(cli->folds, &cli->n_folds, optarg) != 0)
-                return -1;
-            break;
-        case OPT_UNFOLD:
-            if (add_list(cli->unfolds, &cli->n_unfolds, optarg) != 0)
-                return -1;
-            break;
-        case OPT_DEBUGINFO:
-            if (add_list(cli->debuginfo, &cli->n_debuginfo, optarg) != 0)
-                return -1;
-            break;
-        case OPT_SYSROOT:
-            opt->frames.symbolizer.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt->frames.no_symbols = true;
-            break;
         case 'h':
             export_usage(stdout);
             *status = CMT_EXIT_OK;
             return -1;
         default:
-            export_usage(stderr);
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("export", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("export", c, argv);
+            cmt_cli_try_help("export");
             return -1;
         }
     }
     if (cli->format == FORMAT_NONE) {
         cmt_cli_error("export: say which format: --format perfetto or --format folded");
-        export_usage(stderr);
+        cmt_cli_try_help("export");
         return -1;
     }
     if (optind == argc) {
         cmt_cli_error("export: no trace given");
-        export_usage(stderr);
+        cmt_cli_try_help("export");
         return -1;
     }
     if (cli->format == FORMAT_FOLDED && argc - optind > 1) {
         cmt_cli_error("export: --format folded takes one trace (run it once per trace)");
         return -1;
     }
-    opt->frames.fold_patterns = cli->folds;
-    opt->frames.n_fold_patterns = cli->n_folds;
-    opt->frames.keep_patterns = cli->unfolds;
-    opt->frames.n_keep_patterns = cli->n_unfolds;
-    opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
-    opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
     return optind;
 }
 

@@ -11,9 +11,8 @@
 #include "report.h"
 #include "report_set.h"
 #include "size_parse.h"
+#include "symbol_options.h"
 #include "time_arg.h"
-
-#define MAX_LIST_OPTION 64
 
 static void report_usage(FILE *out)
 {
@@ -73,13 +72,10 @@ static int parse_percent(const char *s, double *out)
 }
 
 struct report_cli {
-    const char *format;
+    struct cmt_cli_format format;
     const char *output; /* -o FILE; NULL: stdout */
     struct cmt_report_options opt;
-    const char *folds[MAX_LIST_OPTION];
-    const char *unfolds[MAX_LIST_OPTION];
-    const char *debuginfo[MAX_LIST_OPTION];
-    size_t n_folds, n_unfolds, n_debuginfo;
+    struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
 };
 
@@ -88,10 +84,10 @@ struct report_cli {
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
     enum {
-        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED
+        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED
     };
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
@@ -101,37 +97,36 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
         {"chart-width", required_argument, NULL, OPT_CHART_W},
         {"chart-height", required_argument, NULL, OPT_CHART_H},
-        {"full-stacks", no_argument, NULL, OPT_FULL},
-        {"fold", required_argument, NULL, OPT_FOLD},
-        {"unfold", required_argument, NULL, OPT_UNFOLD},
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
-    cli->format = "text";
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
     *status = CMT_EXIT_USAGE;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "jho:", longopts, NULL)) != -1) {
+    int c, index = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
         switch (c) {
-        case 'j':
-            cli->format = "json";
-            break;
         case 'o':
             cli->output = optarg;
             break;
+        case 'j':
         case OPT_FORMAT:
-            if (cmt_cli_parse_format("report", CMT_VIEW_REPORT, optarg, &cli->format) != 0)
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
                 return -1;
             break;
         case OPT_AT:
@@ -152,7 +147,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                           : c == OPT_CHART_W ? &opt->chart_width
                                              : &opt->chart_height;
             if (cmt_cli_parse_count(optarg, dst) != 0) {
-                cmt_cli_error("report: %s needs a count, got '%s'", argv[optind - 1], optarg);
+                cmt_cli_error("report: --%s needs a count, got '%s'", longopts[index].name, optarg);
                 return -1;
             }
             break;
@@ -163,35 +158,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                 return -1;
             }
             break;
-        case OPT_FULL:
-            opt->frames.full_stacks = true;
-            break;
-        case OPT_FOLD:
-        case OPT_DEBUGINFO:
-            if ((c == OPT_FOLD ? cli->n_folds : cli->n_debuginfo) == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d of each of --fold and --debuginfo-path", MAX_LIST_OPTION);
-                return -1;
-            }
-            if (c == OPT_FOLD)
-                cli->folds[cli->n_folds++] = optarg;
-            else
-                cli->debuginfo[cli->n_debuginfo++] = optarg;
-            break;
-        case OPT_UNFOLD:
-            if (cli->n_unfolds == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d --unfold", MAX_LIST_OPTION);
-                return -1;
-            }
-            cli->unfolds[cli->n_unfolds++] = optarg;
-            break;
         case OPT_INCLUDE_CACHED:
             opt->include_cached = true;
-            break;
-        case OPT_SYSROOT:
-            opt->frames.symbolizer.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt->frames.no_symbols = true;
             break;
         case OPT_ALLOWANCE:
             if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
@@ -208,21 +176,22 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             *status = CMT_EXIT_OK;
             return -1;
         default:
-            report_usage(stderr);
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("report", c, argv);
+            cmt_cli_try_help("report");
             return -1;
         }
     }
     if (optind == argc) {
         cmt_cli_error("report: no trace given");
-        report_usage(stderr);
+        cmt_cli_try_help("report");
         return -1;
     }
-    opt->frames.fold_patterns = cli->folds;
-    opt->frames.n_fold_patterns = cli->n_folds;
-    opt->frames.keep_patterns = cli->unfolds;
-    opt->frames.n_keep_patterns = cli->n_unfolds;
-    opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
-    opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
     return optind;
 }
 
@@ -240,11 +209,11 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
 {
     b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
-    if (cmt_analysis_run_with(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
+    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
             cmt_summary_failed(path, b->a.message, summary);
-        cmt_analysis_free(&b->a);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
     if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
@@ -252,7 +221,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
         cmt_report_free(&b->r);
-        cmt_analysis_free(&b->a);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
     if (cli->opt.at_set && !b->a.stopped_early)
@@ -268,7 +237,7 @@ static void free_one(struct built_report *b)
     if (!b->built)
         return;
     cmt_report_free(&b->r);
-    cmt_analysis_free(&b->a);
+    cmt_cli_analysis_free(&b->a);
     b->built = false;
 }
 
@@ -352,6 +321,16 @@ static int close_output(const struct report_cli *cli, FILE *out, int status)
 
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
+    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
+        cmt_cli_error("report: --format %s shows one trace at a time", cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(paths[i], "-")) {
+            cmt_cli_error("report: '-' (the standard input) only as the one trace");
+            return CMT_EXIT_USAGE;
+        }
+    }
     struct ordered_trace *order = calloc(n, sizeof *order);
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
     const char **sorted = calloc(n, sizeof *sorted);
@@ -379,7 +358,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     cmt_progress_init(&src.progress, n);
     FILE *out = open_output(cli);
     if (out) {
-        cmt_cli_render(CMT_VIEW_REPORTS, cli->format, &src.set, out);
+        cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
         finish_current(&src);
         src.status = close_output(cli, out, src.status);
     } else {
@@ -417,7 +396,7 @@ int cmt_cmd_report(int argc, char **argv)
         free_one(&b);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_REPORT, cli.format, &b.r, out);
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
     status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
     free_one(&b);
     return status;

@@ -331,11 +331,12 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
 int cmt_cmd_run(int argc, char **argv)
 {
     enum { OPT_CHECK = 1000 };
-    struct option longopts[64];
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 4];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
-    memcpy(longopts + 3, cmt_check_longopts, (cmt_check_longopts_count + 1) * sizeof *longopts);
+    size_t n_opts = 3 + cmt_check_all_longopts(longopts + 3);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     const char *output = NULL;
     bool check = false;
     const char *first_check_option = NULL;
@@ -360,8 +361,8 @@ int cmt_cmd_run(int argc, char **argv)
             if (cmt_check_parse_option(&copt, c, optarg, "run") != 0)
                 return CMT_EXIT_USAGE;
         } else {
-            cmt_check_option_error("run", c, argv);
-            run_usage(stderr);
+            cmt_cli_option_error("run", c, argv);
+            cmt_cli_try_help("run");
             return CMT_EXIT_USAGE;
         }
     }
@@ -371,7 +372,7 @@ int cmt_cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         cmt_cli_error("run: no program given");
-        run_usage(stderr);
+        cmt_cli_try_help("run");
         return CMT_EXIT_USAGE;
     }
     if (check && cmt_check_validate_options(&copt, "run", true) != 0)

@@ -48,19 +48,22 @@ int cmt_cmd_timeline(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *format = "text";
+    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
     size_t buckets = CMT_TIMELINE_BUCKETS, width = 72, height = 8;
     uint64_t at = 0;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    int c, index = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, &index)) != -1) {
         switch (c) {
         case OPT_CSV:
         case OPT_JSON:
-            format = c == OPT_CSV ? "csv" : "json";
+            if (cmt_cli_format_option("timeline", CMT_VIEW_TIMELINE, &format, c == OPT_CSV ? "csv" : "json",
+                                      c == OPT_CSV ? "--csv" : "--json") != 0)
+                return CMT_EXIT_USAGE;
             break;
         case OPT_FORMAT:
-            if (cmt_cli_parse_format("timeline", CMT_VIEW_TIMELINE, optarg, &format) != 0)
+            if (cmt_cli_format_option("timeline", CMT_VIEW_TIMELINE, &format, optarg, NULL) != 0)
                 return CMT_EXIT_USAGE;
             break;
         case OPT_BUCKETS:
@@ -68,7 +71,7 @@ int cmt_cmd_timeline(int argc, char **argv)
         case OPT_CHART_H: {
             size_t *dst = c == OPT_BUCKETS ? &buckets : c == OPT_CHART_W ? &width : &height;
             if (cmt_cli_parse_count(optarg, dst) != 0 || *dst == 0) {
-                cmt_cli_error("timeline: %s needs a positive count, got '%s'", argv[optind - 1], optarg);
+                cmt_cli_error("timeline: --%s needs a positive count, got '%s'", longopts[index].name, optarg);
                 return CMT_EXIT_USAGE;
             }
             break;
@@ -85,32 +88,33 @@ int cmt_cmd_timeline(int argc, char **argv)
             timeline_usage(stdout);
             return CMT_EXIT_OK;
         default:
-            timeline_usage(stderr);
+            cmt_cli_option_error("timeline", c, argv);
+            cmt_cli_try_help("timeline");
             return CMT_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
         cmt_cli_error(optind == argc ? "timeline: no trace given" : "timeline: one trace at a time");
-        timeline_usage(stderr);
+        cmt_cli_try_help("timeline");
         return CMT_EXIT_USAGE;
     }
     const char *path = argv[optind];
     struct cmt_analysis a;
-    if (cmt_analysis_run(&a, path, at) != 0) {
+    if (cmt_cli_analyse(&a, path, at, NULL) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
-        cmt_analysis_free(&a);
+        cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
     struct cmt_timeline_report t;
     if (cmt_timeline_report_build(&t, &a, buckets, width, height) != 0) {
         cmt_cli_error("%s: out of memory", path);
-        cmt_analysis_free(&a);
+        cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_TIMELINE, format, &t, stdout);
+    cmt_cli_render(CMT_VIEW_TIMELINE, format.format, &t, stdout);
     fflush(stdout);
     int status = cmt_cli_damage_status(path, &a, "timeline");
     cmt_timeline_report_free(&t);
-    cmt_analysis_free(&a);
+    cmt_cli_analysis_free(&a);
     return status;
 }

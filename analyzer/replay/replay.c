@@ -474,7 +474,7 @@ void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_accou
 }
 
 /* After the replay: every home cell goes to its account's table, so that
- * the tables list every site (report.c, tests). Returns -1 when out of
+ * the tables list every site (report_build.c, tests). Returns -1 when out of
  * memory. */
 static int merge_home_cells(struct cmt_replay *r)
 {
