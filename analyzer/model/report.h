@@ -112,6 +112,23 @@ struct cmt_report_options {
 
 struct cmt_forensics_report;
 
+/* The trace and the process it recorded, as the renderers print them
+ * (copied from the analysis by cmt_report_build: a renderer reads the model,
+ * never the analysis). */
+struct cmt_report_trace {
+    const char *path;
+    unsigned version_major, version_minor; /* of the trace format */
+    const char *state;  /* cmt_analysis_state: "complete", "incomplete", "truncated", "damaged" */
+    bool complete;      /* state is "complete" */
+    uint64_t end_ts;    /* absolute: the END record's time, else the last event's */
+    uint64_t pid;       /* the process record's, else the file header's */
+    const char **argv;  /* the process's arguments (strings of the trace model) */
+    size_t argc;
+    uint64_t events;        /* events replayed */
+    uint64_t failed_allocs; /* allocations that failed */
+    uint64_t frag_checkpoints, device_samples; /* the forensics' (0 without them) */
+};
+
 struct cmt_report {
     const struct cmt_analysis *analysis;
     struct cmt_frames *frames;
@@ -142,6 +159,7 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    struct cmt_report_trace trace;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

@@ -575,13 +575,41 @@ static void collect_warnings(struct cmt_report *r)
         cmt_report_add_warning(r, "%s", cmt_frames_warning(r->frames, i));
 }
 
+static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    struct cmt_report_trace *t = &r->trace;
+    const struct cmt_trace_model *m = &a->model;
+    t->path = a->path;
+    t->version_major = a->info.version_major;
+    t->version_minor = a->info.version_minor;
+    t->state = cmt_analysis_state(a);
+    t->complete = cmt_analysis_complete(a);
+    t->end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
+    t->pid = m->has_process ? m->pid : a->info.pid;
+    t->events = a->replay.events;
+    t->failed_allocs = a->replay.failed_allocs;
+    if (a->forensics) {
+        t->frag_checkpoints = a->forensics->checkpoints;
+        t->device_samples = a->forensics->samples;
+    }
+    if (m->argc) {
+        t->argv = calloc(m->argc, sizeof *t->argv);
+        if (!t->argv)
+            return -1;
+        for (uint32_t i = 0; i < m->argc; i++)
+            t->argv[i] = cmt_model_string(m, m->arg_ids[i]);
+        t->argc = m->argc;
+    }
+    return 0;
+}
+
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt)
 {
     memset(r, 0, sizeof *r);
     r->analysis = a;
     r->opt = opt;
     r->frames = cmt_frames_new(&a->model, &opt->frames);
-    if (!r->frames)
+    if (!r->frames || build_trace_facts(r, a) != 0)
         return -1;
     const struct cmt_replay *rp = &a->replay;
     r->accounts = calloc((CMT_MAX_DEVICES + 1) * CMT_CLASS_COUNT, sizeof *r->accounts);
@@ -613,6 +641,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
 
 void cmt_report_free(struct cmt_report *r)
 {
+    free(r->trace.argv);
     for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {
         free(r->accounts[i].peak.rows);
         cmt_call_tree_free(&r->accounts[i].peak.tree);

@@ -81,8 +81,7 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
         append(buf, len, u, ": %s", t->error);
         return;
     }
-    const struct cmt_trace_model *m = &t->analysis.model;
-    u = append(buf, len, u, " (%s, pid %" PRIu64 "): ", t->name, m->has_process ? m->pid : t->analysis.info.pid);
+    u = append(buf, len, u, " (%s, pid %" PRIu64 "): ", t->name, t->report.trace.pid);
     if (t->status == CMT_TRACE_ERROR)
         u = append(buf, len, u, "%s; ", t->error);
     else if (t->status == CMT_TRACE_FAIL)
