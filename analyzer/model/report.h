@@ -12,6 +12,8 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "site_floors.h"
+#include "timeline_model.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -108,9 +110,17 @@ struct cmt_report_options {
     /* Each holder's own peak per device: a second reading of the trace,
      * done only when some allocation is a caching allocator's (report). */
     bool holder_peaks;
+    /* The call sites' floors per growth checkpoint interval (the HTML
+     * report's): needs every such site's holder, so its symbols. */
+    bool site_floors;
 };
 
 struct cmt_forensics_report;
+
+struct cmt_allocated_site {
+    uint32_t stack;
+    uint64_t bytes;
+};
 
 /* The trace and the process it recorded, as the renderers print them
  * (copied from the analysis by cmt_report_build: a renderer reads the model,
@@ -160,6 +170,14 @@ struct cmt_report {
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_report_trace trace;
+    /* The replay's timeline, downsampled to CMT_TIMELINE_BUCKETS at most. */
+    struct cmt_timeline_model timeline;
+    /* With site_floors; else empty (n 0). */
+    struct cmt_site_floors floors;
+    /* Sites that allocated memory (kinds that hold memory), in order of
+     * their first allocation, with the bytes they allocated in all. */
+    struct cmt_allocated_site *allocated;
+    size_t n_allocated;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

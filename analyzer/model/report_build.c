@@ -575,6 +575,19 @@ static void collect_warnings(struct cmt_report *r)
         cmt_report_add_warning(r, "%s", cmt_frames_warning(r->frames, i));
 }
 
+static int build_allocated(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    r->allocated = calloc(rp->n_active ? rp->n_active : 1, sizeof *r->allocated);
+    if (!r->allocated)
+        return -1;
+    for (size_t i = 0; i < rp->n_active; i++) {
+        uint32_t id = rp->active_sites[i];
+        if (rp->sites[id].alloc_bytes && cmt_kind_holds_memory(rp->sites[id].kind))
+            r->allocated[r->n_allocated++] = (struct cmt_allocated_site){id, rp->sites[id].alloc_bytes};
+    }
+    return 0;
+}
+
 static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
 {
     struct cmt_report_trace *t = &r->trace;
@@ -629,6 +642,11 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         return -1;
     if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
         return -1;
+    if (cmt_timeline_model_build(&r->timeline, &rp->timeline, CMT_TIMELINE_BUCKETS) != 0 ||
+        build_allocated(r, rp) != 0)
+        return -1;
+    if (opt->site_floors && cmt_site_floors_build(&r->floors, r, a) != 0)
+        return -1;
     if (a->forensics) {
         r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance
                                                                                   : CMT_DEFAULT_CONTEXT_ALLOWANCE);
@@ -642,6 +660,9 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
 void cmt_report_free(struct cmt_report *r)
 {
     free(r->trace.argv);
+    cmt_timeline_model_free(&r->timeline);
+    cmt_site_floors_free(&r->floors);
+    free(r->allocated);
     for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {
         free(r->accounts[i].peak.rows);
         cmt_call_tree_free(&r->accounts[i].peak.tree);

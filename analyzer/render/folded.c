@@ -80,12 +80,7 @@ void cmt_folded_render(const struct cmt_folded_model *m, FILE *out)
             line(r, out, "live at exit", s->stack, s->bytes);
         }
     } else {
-        const struct cmt_replay *rp = &r->analysis->replay;
-        for (size_t i = 0; i < rp->n_active; i++) {
-            uint32_t id = rp->active_sites[i];
-            if (!rp->sites[id].alloc_bytes || !cmt_kind_holds_memory(rp->sites[id].kind))
-                continue;
-            line(r, out, "allocated", id, rp->sites[id].alloc_bytes);
-        }
+        for (size_t i = 0; i < r->n_allocated; i++)
+            line(r, out, "allocated", r->allocated[i].stack, r->allocated[i].bytes);
     }
 }
