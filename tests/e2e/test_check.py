@@ -301,7 +301,7 @@ def test_suppressions():
     # list's entries among them).
     c = check_cmd("--suppressions", supp, "--suppressions", second, "--print-suppressions", t)
     eq(c.returncode, 0, "print-suppressions")
-    default_lines = [(n, l.strip()) for n, l in enumerate(open(os.path.join(ROOT, "analyzer", "default.supp")), 1)
+    default_lines = [(n, l.strip()) for n, l in enumerate(open(os.path.join(ROOT, "analyzer", "check", "default.supp")), 1)
                      if l.startswith("leak:")]
     expect = (result("PASS", t, "gate leak:1 vendor", "no leaks (5.0 MiB in 2 allocations suppressed); peak 5.0 MiB "
                      "on device 0")
@@ -346,7 +346,7 @@ def test_default_suppressions():
     check(c.stdout.startswith(f"{REL}fake_cublas.c:{line}: error: leaked 2.0 MiB in 1 allocation (cudaMalloc) [leak]\n"),
           c.stdout)
     c = check_cmd("--print-suppressions", t)
-    n = line_of(os.path.join(ROOT, "analyzer", "default.supp"), "leak:cublasCreate")
+    n = line_of(os.path.join(ROOT, "analyzer", "check", "default.supp"), "leak:cublasCreate")
     check(f"            1     2.0 MiB  leak:cublasCreate (default list, line {n})\n" in c.stdout, c.stdout)
     c = check_cmd("--print-suppressions", "--no-default-suppressions", t)
     check("cumemtrace check: suppressions used: 0 of 0\n" in c.stdout, c.stdout)
