@@ -8,6 +8,8 @@
 #include "analysis.h"
 #include "cli.h"
 #include "compare.h"
+#include "job.h"
+#include "job_report.h"
 #include "json_writer.h"
 #include "report.h"
 #include "size_parse.h"
@@ -25,7 +27,9 @@ static void report_usage(FILE *out)
           "and why they failed, fragmentation, internal waste, size churn, pools and\n"
           "device memory no allocation explains (cumemtrace frag has all of it in full).\n"
           "Several traces (one per process or rank: report rank*.bin) get a section each\n"
-          "and a comparison table.\n"
+          "and a comparison table; the traces of a job (torchrun, mpirun, srun) also get\n"
+          "a job view: per rank its peak, when and where, the imbalance, memory held on\n"
+          "another rank's GPU, leaks, failures and a timeline side by side.\n"
           "\n"
           "  --json                 one JSON object instead of text (docs/report.md)\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
@@ -50,6 +54,8 @@ static void report_usage(FILE *out)
           "  --no-symbols           do not symbolize: addresses and modules only\n"
           "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
           "                         counts as other consumers in failure verdicts (default 1GiB)\n"
+          "  --clock-tolerance TIME how far apart the clocks of a job's hosts may be, stated\n"
+          "                         in the job view (default 10ms; one host shares one clock)\n"
           "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
           "                         and device-sample sections (about 15% faster on huge traces)\n"
           "\n"
@@ -77,6 +83,7 @@ struct report_cli {
     const char *debuginfo[MAX_LIST_OPTION];
     size_t n_folds, n_unfolds, n_debuginfo;
     bool no_forensics; /* --no-forensics */
+    uint64_t clock_tolerance_ns; /* --clock-tolerance */
 };
 
 /* Parses options into cli; returns -1 when done with an exit status in
@@ -85,7 +92,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED
+        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED,
+        OPT_CLOCK_TOLERANCE
     };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
@@ -104,6 +112,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
+        {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -112,6 +121,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
+    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
     *status = CMT_EXIT_USAGE;
     optind = 1;
     int c;
@@ -189,6 +199,12 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         case OPT_NO_FORENSICS:
             cli->no_forensics = true;
             break;
+        case OPT_CLOCK_TOLERANCE:
+            if (cmt_parse_time_arg(optarg, &cli->clock_tolerance_ns) != 0) {
+                cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'h':
             report_usage(stdout);
             *status = CMT_EXIT_OK;
@@ -215,8 +231,10 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 /* Analyses one trace and renders it: as text to stdout, or as a JSON value
  * into j. With summary, also fills it. Returns the exit status. */
 static int report_one(const char *path, const struct report_cli *cli, struct cmt_json *j,
-                      struct cmt_process_summary *summary)
+                      struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
+    if (member)
+        cmt_job_member_failed(path, member);
     struct cmt_analysis a;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
     if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
@@ -244,6 +262,8 @@ static int report_one(const char *path, const struct report_cli *cli, struct cmt
     fflush(stdout);
     if (summary)
         cmt_summary_from_report(&r, path, summary);
+    if (member)
+        cmt_job_member_from_report(&r, path, member);
     int status = cmt_cli_damage_status(path, &a, "report");
     cmt_report_free(&r);
     cmt_analysis_free(&a);
@@ -270,9 +290,11 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
     struct ordered_trace *order = calloc(n, sizeof *order);
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
-    if (!order || !sums) {
+    struct cmt_job_member *members = calloc(n, sizeof *members);
+    if (!order || !sums || !members) {
         free(order);
         free(sums);
+        free(members);
         cmt_cli_error("report: out of memory");
         return CMT_EXIT_USAGE;
     }
@@ -298,7 +320,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
                 printf("%s===== %s =====\n", i ? "\n" : "", path);
             fflush(stdout);
         }
-        int st = report_one(path, cli, cli->json ? &j : NULL, &sums[i]);
+        int st = report_one(path, cli, cli->json ? &j : NULL, &sums[i], &members[i]);
         if (cli->json && !sums[i].analysed) {
             cmt_json_begin_object(&j);
             cmt_json_key(&j, "trace");
@@ -312,18 +334,29 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         if (st != CMT_EXIT_OK)
             status = st;
     }
+    struct cmt_job_set jobs;
+    if (cmt_job_set_build(&jobs, members, n) != 0) {
+        cmt_cli_error("report: out of memory while grouping the traces by job");
+        status = CMT_EXIT_USAGE;
+    }
+    struct cmt_job_render_options jopt = {cli->opt.chart_width, cli->clock_tolerance_ns};
     if (cli->json) {
         cmt_json_end_array(&j);
         cmt_json_key(&j, "comparison");
         cmt_compare_render_json(sums, n, &j);
+        cmt_json_key(&j, "jobs");
+        cmt_job_render_json(&jobs, &jopt, &j);
         cmt_json_end_object(&j);
         cmt_json_finish(&j);
     } else {
         cmt_compare_render_text(sums, n, stdout);
+        cmt_job_render_text(&jobs, &jopt, stdout);
     }
     fflush(stdout);
+    cmt_job_set_free(&jobs);
     free(order);
     free(sums);
+    free(members);
     return status;
 }
 
@@ -338,11 +371,11 @@ int cmt_cmd_report(int argc, char **argv)
     if (n > 1)
         return report_many(argv + first, n, &cli);
     if (!cli.json)
-        return report_one(argv[first], &cli, NULL, NULL);
+        return report_one(argv[first], &cli, NULL, NULL, NULL);
     struct cmt_json j;
     cmt_json_init(&j, stdout, true);
     /* A trace that cannot be read prints nothing on stdout. */
-    status = report_one(argv[first], &cli, &j, NULL);
+    status = report_one(argv[first], &cli, &j, NULL, NULL);
     if (j.need_comma[0])
         cmt_json_finish(&j);
     return status;
