@@ -11,7 +11,8 @@ MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID=none), openmpi
 MPI_LOCALRANKID, MPI_LOCALNRANKS), slurm (SLURM_PROCID, SLURM_LOCALID,
 SLURM_NTASKS, SLURM_JOB_ID, SLURM_STEP_ID). LAUNCH_JOB_TAG, when set, goes
 into the job's id (MASTER_PORT, the PMIx namespace, the Slurm job), so two
-launches are two jobs."""
+launches are two jobs. LAUNCH_SERIAL=1 starts each rank when the previous
+one has exited (a job's clock, tested)."""
 import os
 import subprocess
 import sys
@@ -35,11 +36,14 @@ def rank_env(style, rank, n, tag):
 def main():
     style, n, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
     tag = int(os.environ.get("LAUNCH_JOB_TAG", "0"))
+    serial = os.environ.get("LAUNCH_SERIAL") == "1"
     procs = []
     for rank in range(n):
         env = dict(os.environ)
         env.update({k: str(v) for k, v in rank_env(style, rank, n, tag).items()})
         procs.append(subprocess.Popen(argv, env=env))
+        if serial:
+            procs[-1].wait()
     status = 0
     for p in procs:
         rc = p.wait()

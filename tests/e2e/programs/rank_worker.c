@@ -12,6 +12,7 @@
  *   stray   every rank but 0 also holds 2 MiB on device 0 from before the
  *           weights until the end (a tensor put on cuda:0 by mistake)
  *   fail    the last rank asks for 64 GiB once (a failed allocation)
+ *   shared  every rank works on device 0 (ranks sharing one GPU)
  * The rank and local rank come from the first launcher variables set:
  * RANK/LOCAL_RANK, OMPI_COMM_WORLD_RANK/_LOCAL_RANK, PMI_RANK/MPI_LOCALRANKID,
  * SLURM_PROCID/SLURM_LOCALID. */
@@ -88,11 +89,14 @@ int main(int argc, char **argv)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                             NULL};
     int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
-    int stray = 0, fail = 0;
+    int stray = 0, fail = 0, shared = 0;
     for (int i = 1; i < argc; i++) {
         stray |= strcmp(argv[i], "stray") == 0;
         fail |= strcmp(argv[i], "fail") == 0;
+        shared |= strcmp(argv[i], "shared") == 0;
     }
+    if (shared)
+        local = 0;
     check(cudaSetDevice(local), "cudaSetDevice");
     void *comm = NULL;
     if (ncclCommInitRank(&comm, size, NULL, rank) != 0) {
