@@ -37,7 +37,7 @@ for r in job["ranks"]:
     result(r["own_device"] == mine["device"], f"{mode} rank {r['rank']}: own device {r['own_device']} "
            f"(torch: cuda:{mine['device']})")
     dev = next((d for d in r["devices"] if d["ordinal"] == mine["device"]), None)
-    got = dev["own_peaks"].get("pytorch") if dev else None
+    got = (dev.get("own_peaks") or {}).get("pytorch") if dev else None
     result(got == mine["max_memory_reserved"],
            f"{mode} rank {r['rank']}: PyTorch's own peak on its device {got} B, max_memory_reserved() "
            f"{mine['max_memory_reserved']} B")
@@ -46,7 +46,7 @@ for r in job["ranks"]:
           f"leaks {r['leak_bytes']} B in {r['leak_count']}, failed {r['failed_count']}, "
           f"site {r['peak_site']!r}; max_memory_allocated {mine['max_memory_allocated']} B")
     if mode == "x2":
-        nccl = (dev or {}).get("own_peaks", {}).get("nccl", 0)
+        nccl = ((dev or {}).get("own_peaks") or {}).get("nccl", 0)
         result(nccl > 0, f"{mode} rank {r['rank']}: NCCL's own memory on its device {nccl} B (NCCL "
                f"{mine['nccl']})")
     if stray and r["rank"] != 0:
@@ -56,8 +56,9 @@ for r in job["ranks"]:
         result(bool(peer) and 0 in peer[0]["owner_ranks"],
                f"{mode} rank {r['rank']}: memory on rank 0's GPU named ({peer[0] if peer else None})")
         d0 = next((d for d in r["devices"] if d["ordinal"] == 0), None)
-        result(d0 is not None and d0["own_peaks"].get("pytorch") == want,
-               f"{mode} rank {r['rank']}: PyTorch's peak on cuda:0 {d0['own_peaks'].get('pytorch') if d0 else None}"
+        d0_pytorch = ((d0 or {}).get("own_peaks") or {}).get("pytorch")
+        result(d0 is not None and d0_pytorch == want,
+               f"{mode} rank {r['rank']}: PyTorch's peak on cuda:0 {d0_pytorch}"
                f" B, max_memory_reserved(0) {want} B; device peak there {got} B")
 im = job["imbalance"]
 if im:
