@@ -13,9 +13,7 @@ static uint64_t wall_of(const struct cmt_analysis *a, uint64_t ts)
     return a->info.start_realtime_ns + (ts > mono ? ts - mono : 0);
 }
 
-/* The entry of CUDA_VISIBLE_DEVICES that ordinal names, or the ordinal
- * itself when the variable is unset. */
-static void gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, size_t len)
+void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, size_t len)
 {
     if (!m->cvd_set) {
         snprintf(out, len, "%d", ordinal);
@@ -43,11 +41,7 @@ static size_t visible_count(const struct cmt_job_member *m)
     return n;
 }
 
-/* The rank's own device: the one its local rank names among the visible
- * devices (the first and only one when CUDA_VISIBLE_DEVICES lists one, as
- * srun --gpus-per-task does), when the process used it; else the device
- * where it peaked highest. */
-static int own_device(const struct cmt_job_member *m)
+int cmt_job_own_device(const struct cmt_job_member *m)
 {
     int32_t expected = -1;
     if (m->local_rank >= 0)
@@ -110,7 +104,7 @@ static void fill_device(const struct cmt_report *r, const struct cmt_account_vie
 {
     const struct cmt_account *acc = v->account;
     d->ordinal = acc->device;
-    gpu_of(m, acc->device, d->gpu, sizeof d->gpu);
+    cmt_job_gpu_of(m, acc->device, d->gpu, sizeof d->gpu);
     d->peak = acc->peak;
     d->peak_wall_ns = wall_of(r->analysis, acc->peak_ts);
     d->live_end = acc->live;
@@ -148,7 +142,7 @@ void cmt_job_member_from_report(const struct cmt_report *r, const char *trace, s
         views[m->n_devices] = v;
         fill_device(r, v, m, &m->devices[m->n_devices++]);
     }
-    m->own = own_device(m);
+    m->own = cmt_job_own_device(m);
     if (m->own >= 0)
         fill_cells(r, views[m->own], m);
     m->leak_bytes = r->leak_bytes;

@@ -62,6 +62,16 @@ void cmt_job_member_from_report(const struct cmt_report *r, const char *trace, s
 /* A trace that could not be analysed: it takes part in no job. */
 void cmt_job_member_failed(const char *trace, struct cmt_job_member *m);
 
+/* The physical GPU of a device ordinal of m: its entry in
+ * CUDA_VISIBLE_DEVICES ("?N" past the list's end), or the ordinal itself
+ * when the variable is unset. */
+void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, size_t len);
+/* The rank's own device (index into m->devices, -1 none): the one its local
+ * rank names among the visible devices (the first and only one when
+ * CUDA_VISIBLE_DEVICES lists one, as srun --gpus-per-task does), when the
+ * process used it; else the device where it peaked highest. */
+int cmt_job_own_device(const struct cmt_job_member *m);
+
 /* Memory one rank held on a GPU that is another rank's own (or that is not
  * its own, when no rank of the job owns it). */
 struct cmt_job_peer {
