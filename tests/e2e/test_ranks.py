@@ -19,7 +19,9 @@ import cmtest  # noqa: E402
 from cmtest import MiB, check, eq  # noqa: E402
 
 LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch_ranks.py")
-SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB"}
+# Nothing of the developer's shell: no launcher variable, all devices visible.
+SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB", "CUDA_VISIBLE_DEVICES": None, "CUDA_DEVICE_ORDER": None,
+       "TORCHELASTIC_RUN_ID": None, "SLURM_JOB_ID": None, "PMIX_NAMESPACE": None, "OMPI_MCA_ess_base_jobid": None}
 
 
 def launch(style, n, *worker_args, env=None, tmp=None):
@@ -163,6 +165,13 @@ def test_single_trace_no_job():
     tmp, traces = launch("torchrun", 1)
     rep = cmtest.report(traces[0])
     check("jobs" not in rep, "one trace: the single report")
+    eq({k: rep["job"][k] for k in ("launcher", "job_id", "rank", "local_rank", "world_size", "local_world_size")},
+       {"launcher": "torchrun", "job_id": "torch:127.0.0.1:29500", "rank": 0, "local_rank": 0, "world_size": 1,
+        "local_world_size": 1}, "the single report's job")
+    eq(rep["job"]["variables"]["MASTER_PORT"], "29500", "the variables as set")
+    text = cmtest.cli("report", traces[0]).stdout
+    check("  job:      rank 0 of 1 (local rank 0), started by torchrun, job torch:127.0.0.1:29500" in text.splitlines(),
+          f"the header's job line:\n{text}")
     p = cmtest.cli("report", "--clock-tolerance", "soon", traces[0])
     eq(p.returncode, 2, "a bad tolerance")
     cleanup(tmp)
