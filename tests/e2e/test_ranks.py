@@ -21,7 +21,9 @@ from cmtest import MiB, check, eq  # noqa: E402
 LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch_ranks.py")
 # Nothing of the developer's shell: no launcher variable, all devices visible.
 SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB", "CUDA_VISIBLE_DEVICES": None, "CUDA_DEVICE_ORDER": None,
-       "TORCHELASTIC_RUN_ID": None, "SLURM_JOB_ID": None, "PMIX_NAMESPACE": None, "OMPI_MCA_ess_base_jobid": None}
+       "TORCHELASTIC_RUN_ID": None, "SLURM_JOB_ID": None, "PMIX_NAMESPACE": None, "OMPI_MCA_ess_base_jobid": None,
+       "RANK": None, "OMPI_COMM_WORLD_RANK": None, "PMI_RANK": None, "SLURM_PROCID": None, "MASTER_ADDR": None,
+       "MASTER_PORT": None, "SLURM_STEP_ID": None}
 
 
 def launch(style, n, *worker_args, env=None, tmp=None):
