@@ -8,6 +8,7 @@ tests/e2e/programs/rank_worker.c: rank r peaks at 8 + 24 (r + 1) + r MiB on
 its own device (LOCAL_RANK), 8 MiB of it NCCL's (a libnccl.so.2 double),
 leaks r MiB; with `stray` every rank but 0 holds 2 MiB on device 0; with
 `fail` the last rank asks for 64 GiB once; with `shared` every rank works on
+device 0; with `vmm` every rank but 0 maps 2 MiB of VMM memory located on
 device 0."""
 import json
 import os
@@ -160,6 +161,20 @@ def test_shared_gpu():
     text = cmtest.cli("report", *traces).stdout
     check(any(l.startswith("  shared:   GPU 0 of ") and l.endswith("is the own GPU of ranks 0 and 1: their peaks add up on it")
               for l in text.splitlines()), f"shared GPU said:\n{text}")
+    cleanup(tmp)
+
+
+def test_vmm_on_peer():
+    """Physical memory created on device 0 by rank 1 (cuMemCreate, located
+    by its properties, not by the current device) is rank 1's memory on rank
+    0's GPU."""
+    tmp, traces = launch("torchrun", 2, "vmm")
+    job = job_report(traces)["jobs"][0]
+    eq([(r["rank"], r["own_device"], r["peak_bytes"]) for r in job["ranks"]], [(0, 0, peak_of(0)), (1, 1, peak_of(1))],
+       "own devices untouched")
+    eq([(p["rank"], p["device"], p["owner_ranks"], p["peak_bytes"], p["live_at_end_bytes"]) for p in job["peer_memory"]],
+       [(1, 0, [0], 2 * MiB, 0)], "the VMM memory on rank 0's GPU")
+    check(job["peer_memory"][0]["peak_site"].startswith("map_peer_memory at "), f"site: {job['peer_memory']}")
     cleanup(tmp)
 
 

@@ -13,9 +13,13 @@
  *           weights until the end (a tensor put on cuda:0 by mistake)
  *   fail    the last rank asks for 64 GiB once (a failed allocation)
  *   shared  every rank works on device 0 (ranks sharing one GPU)
+ *   vmm     every rank but 0 creates 2 MiB of physical memory located on
+ *           device 0 with the driver's VMM API (cuMemCreate) and maps it,
+ *           from its own device's context, released before exit
  * The rank and local rank come from the first launcher variables set:
  * RANK/LOCAL_RANK, OMPI_COMM_WORLD_RANK/_LOCAL_RANK, PMI_RANK/MPI_LOCALRANKID,
  * SLURM_PROCID/SLURM_LOCALID. */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +55,39 @@ __attribute__((noinline)) static void *stray_on_device0(int own)
     check(cudaMalloc(&p, 2 * MiB), "stray_on_device0");
     check(cudaSetDevice(own), "cudaSetDevice(own)");
     return p;
+}
+
+struct peer_mapping {
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr va;
+};
+
+static void check_cu(CUresult r, const char *what)
+{
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "%s failed: %d\n", what, (int)r);
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) static struct peer_mapping map_peer_memory(void)
+{
+    struct peer_mapping m;
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    check_cu(cuMemCreate(&m.handle, 2 * MiB, &prop, 0), "cuMemCreate on device 0");
+    check_cu(cuMemAddressReserve(&m.va, 2 * MiB, 0, 0, 0), "cuMemAddressReserve");
+    check_cu(cuMemMap(m.va, 2 * MiB, 0, m.handle, 0), "cuMemMap");
+    return m;
+}
+
+static void unmap_peer_memory(struct peer_mapping m)
+{
+    check_cu(cuMemUnmap(m.va, 2 * MiB), "cuMemUnmap");
+    check_cu(cuMemAddressFree(m.va, 2 * MiB), "cuMemAddressFree");
+    check_cu(cuMemRelease(m.handle), "cuMemRelease");
 }
 
 __attribute__((noinline)) static void *load_weights(int rank)
@@ -89,11 +126,12 @@ int main(int argc, char **argv)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                             NULL};
     int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
-    int stray = 0, fail = 0, shared = 0;
+    int stray = 0, fail = 0, shared = 0, vmm = 0;
     for (int i = 1; i < argc; i++) {
         stray |= strcmp(argv[i], "stray") == 0;
         fail |= strcmp(argv[i], "fail") == 0;
         shared |= strcmp(argv[i], "shared") == 0;
+        vmm |= strcmp(argv[i], "vmm") == 0;
     }
     if (shared)
         local = 0;
@@ -104,6 +142,9 @@ int main(int argc, char **argv)
         return 1;
     }
     void *strayp = stray && rank != 0 ? stray_on_device0(local) : NULL;
+    struct peer_mapping peer = {0, 0};
+    if (vmm && rank != 0)
+        peer = map_peer_memory();
     void *weights = load_weights(rank);
     leak_per_rank(rank);
     for (int step = 0; step < 3; step++)
@@ -116,6 +157,8 @@ int main(int argc, char **argv)
         check(cudaFree(strayp), "free stray");
         check(cudaSetDevice(local), "cudaSetDevice(own)");
     }
+    if (peer.handle)
+        unmap_peer_memory(peer);
     ncclCommDestroy(comm);
     printf("rank %d of %d done\n", rank, size);
     return 0;
