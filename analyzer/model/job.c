@@ -227,8 +227,10 @@ static int peers(const struct cmt_job_set *s, struct cmt_job *job)
             struct cmt_job_peer p = {.member = job->members[k], .device = d};
             for (size_t o = 0; o < job->n_members; o++) {
                 const struct cmt_job_member *x = &s->members[job->members[o]];
+                /* Members are in rank order: a rank given twice is its last entry. */
                 if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, m->devices[d].gpu) &&
-                    p.n_owners < sizeof p.owners / sizeof p.owners[0])
+                    p.n_owners < sizeof p.owners / sizeof p.owners[0] &&
+                    (p.n_owners == 0 || p.owners[p.n_owners - 1] != x->rank))
                     p.owners[p.n_owners++] = x->rank;
             }
             struct cmt_job_peer *grown = realloc(job->peers, (job->n_peers + 1) * sizeof *grown);

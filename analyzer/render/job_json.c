@@ -29,10 +29,13 @@ static void owner_ranks(const struct cmt_job *job, const struct cmt_job_set *s, 
 {
     cmt_json_key(j, "owner_ranks");
     cmt_json_begin_array(j);
+    int64_t last = -1;
     for (size_t o = 0; o < job->n_members; o++) {
         const struct cmt_job_member *x = &s->members[job->members[o]];
-        if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, d->gpu))
+        if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, d->gpu) && x->rank != last) {
             cmt_json_int(j, x->rank);
+            last = x->rank;
+        }
     }
     cmt_json_end_array(j);
 }

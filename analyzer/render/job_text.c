@@ -150,7 +150,7 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
                 continue;
             if (o < k)
                 first = false;
-            if (n < 16)
+            if (n < 16 && (n == 0 || ranks[n - 1] != x->rank))
                 ranks[n++] = x->rank;
         }
         if (!first || n < 2)

@@ -3,6 +3,7 @@
  * grouping, order, own devices, GPUs, memory on another rank's GPU, the
  * imbalance, missing and duplicate ranks, the timeline on the job's clock. */
 #include "job.h"
+#include "job_report.h"
 #include "test_util.h"
 
 #define MiB (1024ull * 1024ull)
@@ -138,10 +139,10 @@ static void test_job(void)
     /* Rank 1's memory on its host's GPU 0, which no rank there owns. */
     CHECK_EQ_U64(job->peers[0].member, 6);
     CHECK_EQ_U64(job->peers[0].n_owners, 0);
-    /* Rank 2's tensor on GPU 0 of h: rank 0's (both of its traces). */
+    /* Rank 2's tensor on GPU 0 of h: rank 0's (named once for its two traces). */
     CHECK_EQ_U64(job->peers[1].member, 0);
     CHECK_EQ_U64(job->peers[1].device, 1);
-    CHECK_EQ_U64(job->peers[1].n_owners, 2);
+    CHECK_EQ_U64(job->peers[1].n_owners, 1);
     CHECK_EQ_U64(job->peers[1].owners[0], 0);
 
     const struct cmt_job *b = &s.jobs[1];
@@ -162,6 +163,22 @@ static void test_job(void)
     for (size_t c = 0; c < 9; c++)
         CHECK_EQ_U64(cells[3 * 10 + c], 0);
     CHECK_EQ_U64(cells[3 * 10 + 9], 82 * MiB);
+
+    /* Two hosts: the clock line states the tolerance. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    struct cmt_job_render_options opt = {0, 5000000};
+    cmt_job_render_text(&s, &opt, out);
+    fclose(out);
+    CHECK(strstr(text, "Job torch:a:1 (torchrun): 4 ranks of 4, 2 hosts\n"));
+    CHECK(strstr(text, "  clock:    the ranks' traces merged by CLOCK_REALTIME across 2 hosts, whose clocks are taken "
+                       "to agree within 5.0 ms (--clock-tolerance)"));
+    CHECK(strstr(text, "  missing:  no trace of rank 3 (world size 4)\n"));
+    CHECK(strstr(text, "  twice:    more than one trace of rank 0 "));
+    CHECK(strstr(text, "    rank 1: 1.0 MiB at most on its device 0 (GPU 0 of other, no rank's own)"));
+    CHECK(strstr(text, "    rank 2: 2.0 MiB at most on its device 0 (GPU 0 of h, rank 0's own)"));
+    free(text);
     cmt_job_set_free(&s);
 }
 
