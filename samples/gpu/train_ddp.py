@@ -42,6 +42,14 @@ class Block(nn.Module):
         return x + self.down(torch.nn.functional.gelu(self.up(x)))
 
 
+def nccl_version():
+    try:
+        v = torch.cuda.nccl.version()
+    except (AttributeError, RuntimeError):
+        return None
+    return ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+
 def figures(device):
     return {"max_memory_reserved": torch.cuda.max_memory_reserved(device),
             "max_memory_allocated": torch.cuda.max_memory_allocated(device),
@@ -94,7 +102,7 @@ def main():
     dist.barrier()
     out = {"rank": rank, "local_rank": local, "world_size": dist.get_world_size(), "backend": args.backend,
            "device": device.index, "rows": rows, "median_step_ms": statistics.median(times),
-           "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+           "torch": torch.__version__, "nccl": nccl_version(),
            **figures(device)}
     if device.index != 0:
         # Only asked when this rank put memory there: asking creates nothing,
