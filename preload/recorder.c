@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "cmt_version.h"
 #include "config.h"
 #include "log.h"
 #include "modules.h"
@@ -31,8 +32,6 @@ struct cmt_recorder cmt_recorder = {
 };
 
 __thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
-
-#define CMT_VERSION_STRING "0.1.0"
 
 /* ---- strings -------------------------------------------------------------- */
 
@@ -206,7 +205,7 @@ static void write_job_record_locked(const struct cmt_job_identity *job)
 
 static void write_config_record_locked(void)
 {
-    uint32_t version_id = intern_cstr_locked(CMT_VERSION_STRING);
+    uint32_t version_id = intern_cstr_locked(CMT_VERSION);
     uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
     if (!payload)
         return;

@@ -243,8 +243,11 @@ struct cmt_forensics {
 
 struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt);
 void cmt_forensics_free(struct cmt_forensics *f);
-/* Attaches f to the replay (before the first event). */
-void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r);
+/* Attaches f to the replay (before the first event) as one of its
+ * observers (replay.h), cmt_forensics_finish included at the replay's end
+ * (cmt_replay_finish_observers). Returns 0, or -1 when r has no room for
+ * another observer. */
+int cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r);
 /* After the last event: the final checkpoint, what was live at exit.
  * Returns 0, or -1 when out of memory. */
 int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);

@@ -8,7 +8,7 @@
 /* Why an allocation failed, decided from figures only (docs/fragmentation.md,
  * "Verdict rules": the rules are applied in the order of enum
  * cmt_verdict_rule, the first that holds decides). A pure function, so every
- * rule is tested on its own (tests/unit/test_forensics.c). */
+ * rule is tested on its own (tests/unit/analyses/test_forensics.c). */
 
 enum cmt_verdict {
     CMT_VERDICT_NOT_OOM = 0,     /* the call failed, but not for lack of memory */

@@ -52,7 +52,6 @@ struct node_key_slot {
 
 struct cmt_phases {
     struct cmt_replay_observer observer;
-    const struct cmt_replay_observer *next; /* the forensics, or NULL */
     bool any;
     uint64_t marks, unmatched;
     uint64_t seq;
@@ -729,8 +728,6 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
             }
         }
     }
-    if (p->next && p->next->on_change)
-        return p->next->on_change(p->next->ctx, r, l, live);
     return 0;
 }
 
@@ -746,19 +743,14 @@ static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_re
         if (w.node != CMT_PHASE_NONE)
             p->nodes[w.node].failures++;
     }
-    if (p->next && p->next->on_failure)
-        return p->next->on_failure(p->next->ctx, r, e);
     return 0;
 }
 
 static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
     struct cmt_phases *p = ctx;
-    if (rec->type != CMT_REC_MARK) {
-        if (p->next && p->next->on_record)
-            return p->next->on_record(p->next->ctx, r, rec);
+    if (rec->type != CMT_REC_MARK)
         return 0;
-    }
     p->any = true;
     int rc = 0;
     switch (rec->api) {
@@ -790,22 +782,33 @@ static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_rep
 
 /* ---- life cycle -------------------------------------------------------------------------------- */
 
+static void on_mark_read(void *ctx, const struct cmt_trace_model *m, struct cmt_event_in *e)
+{
+    (void)ctx;
+    cmt_phases_classify(m, e);
+}
+
+static int on_finish(void *ctx, const struct cmt_replay *r, uint64_t end_ts)
+{
+    return cmt_phases_finish(ctx, r, end_ts);
+}
+
 struct cmt_phases *cmt_phases_new(void)
 {
     struct cmt_phases *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->observer = (struct cmt_replay_observer){.ctx = p, .on_change = on_change, .on_failure = on_failure,
-                                                .on_record = on_record};
+                                                .on_record = on_record, .on_mark_read = on_mark_read,
+                                                .on_finish = on_finish};
     p->hash_mult = cmt_hash_multiplier();
     p->stride = 1;
     return p;
 }
 
-void cmt_phases_attach(struct cmt_phases *p, struct cmt_replay *r)
+int cmt_phases_attach(struct cmt_phases *p, struct cmt_replay *r)
 {
-    p->next = r->observer;
-    cmt_replay_set_observer(r, &p->observer);
+    return cmt_replay_add_observer(r, &p->observer);
 }
 
 int cmt_phases_finish(struct cmt_phases *p, const struct cmt_replay *r, uint64_t end_ts)

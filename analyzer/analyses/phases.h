@@ -84,10 +84,11 @@ struct cmt_phases;
 
 /* NULL when out of memory. */
 struct cmt_phases *cmt_phases_new(void);
-/* Follows r from now on, ahead of the observer already attached (the
- * forensics), which it passes every callback on to. Call before the first
- * event. */
-void cmt_phases_attach(struct cmt_phases *p, struct cmt_replay *r);
+/* Follows r from now on (an observer of r, replay.h; before the first
+ * event); it names steps as marks are read and finishes at the replay's
+ * end (cmt_replay_finish_observers calls cmt_phases_finish). Returns 0, or
+ * -1 when r has no room for another observer. */
+int cmt_phases_attach(struct cmt_phases *p, struct cmt_replay *r);
 /* Closes what is still open at end_ts (open at the end); after
  * cmt_replay_finish. Returns 0, or -1 when out of memory. */
 int cmt_phases_finish(struct cmt_phases *p, const struct cmt_replay *r, uint64_t end_ts);

@@ -12,6 +12,7 @@
 
 #include "cuda_errors.h"
 #include "size_parse.h"
+#include "units.h"
 
 #define UNLIMITED UINT64_MAX
 
@@ -20,7 +21,7 @@ void cmt_check_options_init(struct cmt_check_options *o)
     memset(o, 0, sizeof *o);
     o->violation_status = 1;
     o->max_frames = 8;
-    o->format = CMT_CHECK_FORMAT_TEXT;
+    o->format = "text";
 }
 
 static const struct {
@@ -45,17 +46,6 @@ const char *cmt_rule_id(enum cmt_rule rule)
 const char *cmt_rule_description(enum cmt_rule rule)
 {
     return rule < CMT_RULE_COUNT ? rules[rule].description : "";
-}
-
-const char *cmt_check_bytes(uint64_t v, char *buf, size_t len)
-{
-    char h[32];
-    cmt_format_size(v, h, sizeof h);
-    if (v < 1024)
-        snprintf(buf, len, "%s", h);
-    else
-        snprintf(buf, len, "%s (%" PRIu64 " B)", h, v);
-    return buf;
 }
 
 void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api)
@@ -218,14 +208,7 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->top = 5;
     ro->max_frames = opt->max_frames;
     ro->frames.symbolizer.demangle = true;
-    ro->frames.symbolizer.debuginfo_paths = opt->debuginfo_paths;
-    ro->frames.symbolizer.n_debuginfo_paths = opt->n_debuginfo_paths;
-    ro->frames.symbolizer.sysroot = opt->sysroot;
-    ro->frames.fold_patterns = opt->folds;
-    ro->frames.n_fold_patterns = opt->n_folds;
-    ro->frames.keep_patterns = opt->unfolds;
-    ro->frames.n_keep_patterns = opt->n_unfolds;
-    ro->frames.full_stacks = opt->full_stacks;
+    cmt_frames_args_apply(&opt->symbols, &ro->frames);
     ro->include_cached = opt->include_cached;
     ro->suppress_leak = suppress_leak;
     if (load_suppressions(c, err, errlen) != 0)
@@ -357,7 +340,7 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
     const struct cmt_report *r = &t->report;
-    char b1[64], b2[32], b3[32];
+    char b1[64], b2[64], b3[32];
     for (size_t i = 0; i < r->n_accounts; i++) {
         const struct cmt_account_view *v = &r->accounts[i];
         const struct cmt_account *acc = v->account;
@@ -376,9 +359,9 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
             struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_PEAK, CMT_LEVEL_ERROR);
             if (!f)
                 return;
-            cmt_format_size(limit, b2, sizeof b2);
+            cmt_size_exact_str(limit, b2, sizeof b2);
             snprintf(f->message, sizeof f->message, "device %d peaked at %s, over --max-peak %s%s", acc->device,
-                     cmt_check_bytes(acc->peak, b1, sizeof b1), b2, site);
+                     cmt_size_exact_str(acc->peak, b1, sizeof b1), b2, site);
             f->site = v->n_top > 0;
             f->stack = v->n_top ? v->top[0].stack : 0;
             f->bytes = acc->peak;
@@ -403,11 +386,11 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
                 double pct = ((double)acc->peak - (double)base) * 100.0 / (double)base;
                 snprintf(f->message, sizeof f->message,
                          "device %d peaked at %s, %.1f%% above the baseline's %s (--max-peak-growth %g%%)%s",
-                         acc->device, cmt_check_bytes(acc->peak, b1, sizeof b1), pct, b2, o->max_peak_growth, site);
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), pct, b2, o->max_peak_growth, site);
             } else {
                 snprintf(f->message, sizeof f->message,
                          "device %d peaked at %s; the baseline used no memory on device %d (--max-peak-growth)%s",
-                         acc->device, cmt_check_bytes(acc->peak, b1, sizeof b1), acc->device, site);
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), acc->device, site);
             }
             f->site = v->n_top > 0;
             f->stack = v->n_top ? v->top[0].stack : 0;
@@ -419,6 +402,19 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
             f->peak_view = v;
             f->fingerprint = cmt_check_hash("peak-growth", (uint64_t)acc->device);
         }
+    }
+    /* A budget for a device the trace never allocated on applies to nothing:
+     * say so rather than pass in silence (a device number off by one). */
+    for (size_t k = 0; k < o->n_peak_limits; k++) {
+        const struct cmt_peak_limit *l = &o->peak_limits[k];
+        if (l->device < 0)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < r->n_accounts && !seen; i++)
+            seen = r->accounts[i].account->cls == CMT_CLASS_DEVICE && r->accounts[i].account->device == l->device;
+        if (!seen)
+            add_note(t, "--max-peak %d=%s checked nothing: the trace allocated no device memory on device %d",
+                     l->device, cmt_size_exact_str(l->bytes, b2, sizeof b2), l->device);
     }
 }
 
@@ -625,24 +621,6 @@ int cmt_check_status(const struct cmt_check *c)
     if (c->n_error)
         return 2;
     return 0;
-}
-
-void cmt_check_render(const struct cmt_check *c, FILE *out)
-{
-    switch (c->opt->format) {
-    case CMT_CHECK_FORMAT_JSON:
-        cmt_check_render_json(c, out);
-        break;
-    case CMT_CHECK_FORMAT_JUNIT:
-        cmt_check_render_junit(c, out);
-        break;
-    case CMT_CHECK_FORMAT_SARIF:
-        cmt_check_render_sarif(c, out);
-        break;
-    default:
-        cmt_check_render_text(c, out);
-        break;
-    }
 }
 
 void cmt_check_free(struct cmt_check *c)

@@ -18,13 +18,6 @@
 
 #define CMT_CHECK_MAX_LIST 64
 
-enum cmt_check_format {
-    CMT_CHECK_FORMAT_TEXT,
-    CMT_CHECK_FORMAT_JSON,
-    CMT_CHECK_FORMAT_JUNIT,
-    CMT_CHECK_FORMAT_SARIF
-};
-
 struct cmt_peak_limit {
     int32_t device; /* -1: every device that has no limit of its own */
     uint64_t bytes;
@@ -45,20 +38,13 @@ struct cmt_check_options {
     bool has_max_peak_growth;
     double max_peak_growth; /* percent */
     bool check_incomplete;
-    enum cmt_check_format format;
+    const char *format; /* --format: a renderer of the check view (render/renderers.h) */
     const char *report_file;
     const char *source_root;
     int violation_status; /* --error-exitcode; 1 by default */
     size_t max_frames;
-    const char *folds[CMT_CHECK_MAX_LIST];
-    size_t n_folds;
-    const char *unfolds[CMT_CHECK_MAX_LIST]; /* --unfold */
-    size_t n_unfolds;
-    bool full_stacks;
+    struct cmt_frames_args symbols; /* --fold, --unfold, --full-stacks, --debuginfo-path, --sysroot */
     bool include_cached; /* --include-cached: memory caching allocators hold at exit is checked as leaks */
-    const char *debuginfo_paths[CMT_CHECK_MAX_LIST];
-    size_t n_debuginfo_paths;
-    const char *sysroot;
     /* `run --check` only */
     bool keep_traces;
     bool require_trace;
@@ -166,28 +152,6 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path);
 int cmt_check_status(const struct cmt_check *c);
 void cmt_check_free(struct cmt_check *c);
 
-/* Writes the report to --report-file, else to default_out; when it goes to
- * a file or is not text, the one-line results (and the suppressions table)
- * go to terminal as well. Returns 0, or -1 when the report file cannot be
- * written (said on stderr). cmd names the command in messages. */
-int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_out, FILE *terminal);
-
-/* Renderers (check_text.c, check_json.c, check_junit.c, check_sarif.c). */
-void cmt_check_render(const struct cmt_check *c, FILE *out);
-void cmt_check_render_text(const struct cmt_check *c, FILE *out);
-void cmt_check_render_json(const struct cmt_check *c, FILE *out);
-void cmt_check_render_junit(const struct cmt_check *c, FILE *out);
-void cmt_check_render_sarif(const struct cmt_check *c, FILE *out);
-/* One line per trace and a total: the short form for a terminal when the
- * report itself goes elsewhere. */
-void cmt_check_render_summary(const struct cmt_check *c, FILE *out);
-/* The per-trace result line and the suppressions table, shared by renderers. */
-void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_check_trace *t, char *buf, size_t len);
-void cmt_check_print_suppressions(const struct cmt_check *c, FILE *out);
-/* A finding in compiler style with its stack, as text (JUnit bodies too). */
-void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_trace *t,
-                             const struct cmt_finding *f, FILE *out);
-
 /* ---- sites and locations (check_site.c) -------------------------------- */
 
 /* The frame that names a site's location: the first with file and line,
@@ -228,7 +192,5 @@ bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint
 struct cmt_finding *cmt_check_add_finding(struct cmt_check_trace *t, enum cmt_rule rule, enum cmt_level level);
 /* "leaked 64.0 MiB in 1 allocation (cudaMalloc)" */
 void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api);
-/* "64.0 MiB (67108864 B)", or "512 B". */
-const char *cmt_check_bytes(uint64_t v, char *buf, size_t len);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "symbol_options.h"
 #include "size_parse.h"
 
 enum {
@@ -24,13 +25,8 @@ enum {
     OPT_SOURCE_ROOT,
     OPT_ERROR_EXITCODE,
     OPT_MAX_FRAMES,
-    OPT_FOLD,
-    OPT_DEBUGINFO_PATH,
-    OPT_SYSROOT,
     OPT_KEEP_TRACES,
     OPT_REQUIRE_TRACE,
-    OPT_UNFOLD,
-    OPT_FULL_STACKS,
     OPT_INCLUDE_CACHED,
     OPT_LAST
 };
@@ -51,13 +47,8 @@ const struct option cmt_check_longopts[] = {
     {"source-root", required_argument, NULL, OPT_SOURCE_ROOT},
     {"error-exitcode", required_argument, NULL, OPT_ERROR_EXITCODE},
     {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
-    {"fold", required_argument, NULL, OPT_FOLD},
-    {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH},
-    {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"keep-traces", no_argument, NULL, OPT_KEEP_TRACES},
     {"require-trace", no_argument, NULL, OPT_REQUIRE_TRACE},
-    {"unfold", required_argument, NULL, OPT_UNFOLD},
-    {"full-stacks", no_argument, NULL, OPT_FULL_STACKS},
     {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
     {NULL, 0, NULL, 0},
 };
@@ -66,7 +57,15 @@ const size_t cmt_check_longopts_count = sizeof cmt_check_longopts / sizeof cmt_c
 
 bool cmt_check_is_option(int value)
 {
-    return value >= CMT_CHECK_OPT_FIRST && value < OPT_LAST;
+    return (value >= CMT_CHECK_OPT_FIRST && value < OPT_LAST) || cmt_symbol_is_option(value);
+}
+
+size_t cmt_check_all_longopts(struct option *out)
+{
+    size_t n = cmt_check_longopts_count;
+    memcpy(out, cmt_check_longopts, n * sizeof *out);
+    cmt_symbol_longopts(out, &n, false);
+    return n;
 }
 
 static int parse_count(const char *s, uint64_t max, uint64_t *out)
@@ -189,19 +188,7 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
         o->check_incomplete = true;
         return 0;
     case OPT_FORMAT:
-        if (!strcmp(arg, "text"))
-            o->format = CMT_CHECK_FORMAT_TEXT;
-        else if (!strcmp(arg, "json"))
-            o->format = CMT_CHECK_FORMAT_JSON;
-        else if (!strcmp(arg, "junit"))
-            o->format = CMT_CHECK_FORMAT_JUNIT;
-        else if (!strcmp(arg, "sarif"))
-            o->format = CMT_CHECK_FORMAT_SARIF;
-        else {
-            cmt_cli_error("%s: --format is one of text, json, junit, sarif; got '%s'", cmd, arg);
-            return -1;
-        }
-        return 0;
+        return cmt_cli_parse_format(cmd, CMT_VIEW_CHECK, arg, &o->format);
     case OPT_REPORT_FILE:
         o->report_file = arg;
         return 0;
@@ -222,20 +209,8 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
         }
         o->max_frames = (size_t)v;
         return 0;
-    case OPT_FOLD:
-        return add_to_list(o->folds, &o->n_folds, arg, cmd, "--fold");
-    case OPT_DEBUGINFO_PATH:
-        return add_to_list(o->debuginfo_paths, &o->n_debuginfo_paths, arg, cmd, "--debuginfo-path");
-    case OPT_SYSROOT:
-        o->sysroot = arg;
-        return 0;
     case OPT_KEEP_TRACES:
         o->keep_traces = true;
-        return 0;
-    case OPT_UNFOLD:
-        return add_to_list(o->unfolds, &o->n_unfolds, arg, cmd, "--unfold");
-    case OPT_FULL_STACKS:
-        o->full_stacks = true;
         return 0;
     case OPT_INCLUDE_CACHED:
         o->include_cached = true;
@@ -244,19 +219,10 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
         o->require_trace = true;
         return 0;
     default:
+        if (cmt_symbol_is_option(value))
+            return cmt_symbol_parse(cmd, value, arg, &o->symbols);
         return -1;
     }
-}
-
-void cmt_check_option_error(const char *cmd, int value, char *const *argv)
-{
-    const char *arg = argv[optind - 1];
-    if (value == ':')
-        cmt_cli_error("%s: option '%s' needs a value", cmd, arg);
-    else if (optopt && optopt != '?')
-        cmt_cli_error("%s: unknown option '-%c'", cmd, optopt);
-    else
-        cmt_cli_error("%s: unknown option '%s'", cmd, arg);
 }
 
 int cmt_check_validate_options(const struct cmt_check_options *o, const char *cmd, bool run_mode)

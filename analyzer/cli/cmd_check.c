@@ -37,7 +37,7 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
             return -1;
         }
     }
-    cmt_check_render(c, out);
+    cmt_cli_render(CMT_VIEW_CHECK, o->format, c, out);
     int rc = 0;
     if (o->report_file) {
         if (fclose(out) != 0) {
@@ -48,9 +48,9 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
         fflush(out);
     }
     /* Whoever watches the terminal still learns the result. */
-    if (o->report_file || o->format != CMT_CHECK_FORMAT_TEXT) {
+    if (o->report_file || strcmp(o->format, "text") != 0) {
         cmt_check_render_summary(c, terminal);
-        if (o->print_suppressions && o->format != CMT_CHECK_FORMAT_JSON)
+        if (o->print_suppressions && strcmp(o->format, "json") != 0)
             cmt_check_print_suppressions(c, terminal);
     }
     fflush(terminal);
@@ -59,10 +59,10 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
 
 int cmt_cmd_check(int argc, char **argv)
 {
-    struct option longopts[64];
-    memcpy(longopts, cmt_check_longopts, cmt_check_longopts_count * sizeof *longopts);
-    longopts[cmt_check_longopts_count] = (struct option){"help", no_argument, NULL, 'h'};
-    longopts[cmt_check_longopts_count + 1] = (struct option){NULL, 0, NULL, 0};
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 2];
+    size_t n = cmt_check_all_longopts(longopts);
+    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
     struct cmt_check_options o;
     cmt_check_options_init(&o);
     optind = 1;
@@ -74,8 +74,8 @@ int cmt_cmd_check(int argc, char **argv)
             return CMT_EXIT_OK;
         }
         if (!cmt_check_is_option(c)) {
-            cmt_check_option_error("check", c, argv);
-            check_usage(stderr);
+            cmt_cli_option_error("check", c, argv);
+            cmt_cli_try_help("check");
             return CMT_EXIT_USAGE;
         }
         if (cmt_check_parse_option(&o, c, optarg, "check") != 0)
@@ -83,7 +83,7 @@ int cmt_cmd_check(int argc, char **argv)
     }
     if (optind >= argc) {
         cmt_cli_error("check: no trace given");
-        check_usage(stderr);
+        cmt_cli_try_help("check");
         return CMT_EXIT_USAGE;
     }
     if (cmt_check_validate_options(&o, "check", false) != 0)

@@ -7,15 +7,12 @@
 
 #include "analysis.h"
 #include "cli.h"
-#include "compare.h"
-#include "job.h"
-#include "job_report.h"
-#include "json_writer.h"
+#include "progress.h"
 #include "report.h"
+#include "report_set.h"
 #include "size_parse.h"
+#include "symbol_options.h"
 #include "time_arg.h"
-
-#define MAX_LIST_OPTION 64
 
 static void report_usage(FILE *out)
 {
@@ -31,7 +28,10 @@ static void report_usage(FILE *out)
           "a job view: per rank its peak, when and where, the imbalance, memory held on\n"
           "another rank's GPU, leaks, failures and a timeline side by side.\n"
           "\n"
-          "  --json                 one JSON object instead of text (docs/report.md)\n"
+          "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
+          "                         (one self-contained page with charts, docs/html.md)\n"
+          "  -o, --output FILE      write the report to FILE instead of standard output\n"
+          "  --json                 --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
           "  --top N                call sites listed per list (default 10)\n"
@@ -76,12 +76,10 @@ static int parse_percent(const char *s, double *out)
 }
 
 struct report_cli {
-    bool json;
+    struct cmt_cli_format format;
+    const char *output; /* -o FILE; NULL: stdout */
     struct cmt_report_options opt;
-    const char *folds[MAX_LIST_OPTION];
-    const char *unfolds[MAX_LIST_OPTION];
-    const char *debuginfo[MAX_LIST_OPTION];
-    size_t n_folds, n_unfolds, n_debuginfo;
+    struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
     uint64_t clock_tolerance_ns; /* --clock-tolerance */
 };
@@ -91,44 +89,52 @@ struct report_cli {
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
     enum {
-        OPT_TOP = 256, OPT_MAX_FRAMES, OPT_FULL, OPT_FOLD, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS, OPT_AT,
-        OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE, OPT_NO_FORENSICS, OPT_UNFOLD, OPT_INCLUDE_CACHED,
-        OPT_CLOCK_TOLERANCE
+        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE
     };
-    static const struct option longopts[] = {
+    static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
         {"top", required_argument, NULL, OPT_TOP},
         {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
         {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
         {"chart-width", required_argument, NULL, OPT_CHART_W},
         {"chart-height", required_argument, NULL, OPT_CHART_H},
-        {"full-stacks", no_argument, NULL, OPT_FULL},
-        {"fold", required_argument, NULL, OPT_FOLD},
-        {"unfold", required_argument, NULL, OPT_UNFOLD},
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
     cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
     *status = CMT_EXIT_USAGE;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    int c, index = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
         switch (c) {
+        case 'o':
+            cli->output = optarg;
+            break;
         case 'j':
-            cli->json = true;
+        case OPT_FORMAT:
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
+                return -1;
             break;
         case OPT_AT:
             if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
@@ -148,7 +154,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                           : c == OPT_CHART_W ? &opt->chart_width
                                              : &opt->chart_height;
             if (cmt_cli_parse_count(optarg, dst) != 0) {
-                cmt_cli_error("report: %s needs a count, got '%s'", argv[optind - 1], optarg);
+                cmt_cli_error("report: --%s needs a count, got '%s'", longopts[index].name, optarg);
                 return -1;
             }
             break;
@@ -159,35 +165,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                 return -1;
             }
             break;
-        case OPT_FULL:
-            opt->frames.full_stacks = true;
-            break;
-        case OPT_FOLD:
-        case OPT_DEBUGINFO:
-            if ((c == OPT_FOLD ? cli->n_folds : cli->n_debuginfo) == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d of each of --fold and --debuginfo-path", MAX_LIST_OPTION);
-                return -1;
-            }
-            if (c == OPT_FOLD)
-                cli->folds[cli->n_folds++] = optarg;
-            else
-                cli->debuginfo[cli->n_debuginfo++] = optarg;
-            break;
-        case OPT_UNFOLD:
-            if (cli->n_unfolds == MAX_LIST_OPTION) {
-                cmt_cli_error("report: at most %d --unfold", MAX_LIST_OPTION);
-                return -1;
-            }
-            cli->unfolds[cli->n_unfolds++] = optarg;
-            break;
         case OPT_INCLUDE_CACHED:
             opt->include_cached = true;
-            break;
-        case OPT_SYSROOT:
-            opt->frames.symbolizer.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            opt->frames.no_symbols = true;
             break;
         case OPT_ALLOWANCE:
             if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
@@ -210,64 +189,73 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             *status = CMT_EXIT_OK;
             return -1;
         default:
-            report_usage(stderr);
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("report", c, argv);
+            cmt_cli_try_help("report");
             return -1;
         }
     }
     if (optind == argc) {
         cmt_cli_error("report: no trace given");
-        report_usage(stderr);
+        cmt_cli_try_help("report");
         return -1;
     }
-    opt->frames.fold_patterns = cli->folds;
-    opt->frames.n_fold_patterns = cli->n_folds;
-    opt->frames.keep_patterns = cli->unfolds;
-    opt->frames.n_keep_patterns = cli->n_unfolds;
-    opt->frames.symbolizer.debuginfo_paths = cli->debuginfo;
-    opt->frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
     return optind;
 }
 
-/* Analyses one trace and renders it: as text to stdout, or as a JSON value
- * into j. With summary, also fills it. Returns the exit status. */
-static int report_one(const char *path, const struct report_cli *cli, struct cmt_json *j,
-                      struct cmt_process_summary *summary, struct cmt_job_member *member)
+/* One trace analysed and its report built; what the renderers get. */
+struct built_report {
+    struct cmt_analysis a;
+    struct cmt_report r;
+    bool built;
+};
+
+/* Analyses path and builds its report; with summary, also fills it.
+ * Returns the exit status so far (0, or 2 when nothing was built). */
+static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
+                     struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
     if (member)
         cmt_job_member_failed(path, member);
-    struct cmt_analysis a;
+    b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
-    if (cmt_analysis_run_with(&a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
-        cmt_cli_error("%s: %s", path, a.message);
+    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
+        cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
-            cmt_summary_failed(path, a.message, summary);
-        cmt_analysis_free(&a);
+            cmt_summary_failed(path, b->a.message, summary);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_report r;
-    if (cmt_report_build(&r, &a, &cli->opt) != 0) {
+    if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
         cmt_cli_error("%s: out of memory while building the report", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
-        cmt_report_free(&r);
-        cmt_analysis_free(&a);
+        cmt_report_free(&b->r);
+        cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    if (cli->opt.at_set && !a.stopped_early)
-        cmt_report_add_warning(&r, "--at is at or after the end of the trace: the report shows the end");
-    if (j)
-        cmt_report_render_json_value(&r, j);
-    else
-        cmt_report_render_text(&r, stdout);
-    fflush(stdout);
+    if (cli->opt.at_set && !b->a.stopped_early)
+        cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
     if (summary)
-        cmt_summary_from_report(&r, path, summary);
+        cmt_summary_from_report(&b->r, path, summary);
     if (member)
-        cmt_job_member_from_report(&r, path, member);
-    int status = cmt_cli_damage_status(path, &a, "report");
-    cmt_report_free(&r);
-    cmt_analysis_free(&a);
-    return status;
+        cmt_job_member_from_report(&b->r, path, member);
+    b->built = true;
+    return CMT_EXIT_OK;
+}
+
+static void free_one(struct built_report *b)
+{
+    if (!b->built)
+        return;
+    cmt_report_free(&b->r);
+    cmt_cli_analysis_free(&b->a);
+    b->built = false;
 }
 
 struct ordered_trace {
@@ -286,15 +274,91 @@ static int by_rank(const void *pa, const void *pb)
     return a->given < b->given ? -1 : a->given > b->given;
 }
 
+/* The set's source of reports: builds trace i when the renderer asks and,
+ * once written, says what became of it (its damage) and frees it. */
+struct set_source {
+    struct cmt_progress progress;
+    const struct report_cli *cli;
+    struct cmt_report_set set;
+    struct built_report current;
+    size_t current_index;
+    int status;
+};
+
+static void finish_current(struct set_source *src)
+{
+    if (src->current.built) {
+        int st = cmt_cli_damage_status(src->set.paths[src->current_index], &src->current.a, "report");
+        if (st != CMT_EXIT_OK)
+            src->status = st;
+    }
+    free_one(&src->current);
+}
+
+static const struct cmt_report *set_report(void *ctx, size_t i)
+{
+    struct set_source *src = ctx;
+    src->current_index = i;
+    cmt_progress_trace(&src->progress, i, src->set.paths[i]);
+    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
+    cmt_progress_done(&src->progress);
+    if (st != CMT_EXIT_OK)
+        src->status = st;
+    return src->current.built ? &src->current.r : NULL;
+}
+
+static void set_done(void *ctx, size_t i)
+{
+    (void)i;
+    finish_current(ctx);
+}
+
+/* Where the report goes: -o FILE or stdout. NULL (with a message) when the
+ * file cannot be created. */
+static FILE *open_output(const struct report_cli *cli)
+{
+    if (!cli->output)
+        return stdout;
+    FILE *out = fopen(cli->output, "w");
+    if (!out)
+        cmt_cli_error("report: cannot write %s: %m", cli->output);
+    return out;
+}
+
+/* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
+ * failed. */
+static int close_output(const struct report_cli *cli, FILE *out, int status)
+{
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+        cmt_cli_error("report: writing %s failed: %m", cli->output ? cli->output : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
+}
+
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
+    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
+        cmt_cli_error("report: --format %s shows one trace at a time", cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(paths[i], "-")) {
+            cmt_cli_error("report: '-' (the standard input) only as the one trace");
+            return CMT_EXIT_USAGE;
+        }
+    }
     struct ordered_trace *order = calloc(n, sizeof *order);
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
+    const char **sorted = calloc(n, sizeof *sorted);
+    int64_t *ranks = calloc(n, sizeof *ranks);
     struct cmt_job_member *members = calloc(n, sizeof *members);
-    if (!order || !sums || !members) {
+    if (!order || !sums || !sorted || !ranks || !members) {
+        free(members);
         free(order);
         free(sums);
-        free(members);
+        free(sorted);
+        free(ranks);
         cmt_cli_error("report: out of memory");
         return CMT_EXIT_USAGE;
     }
@@ -303,61 +367,30 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         cmt_analysis_peek_rank(paths[i], &order[i].rank);
     }
     qsort(order, n, sizeof *order, by_rank);
-    int status = CMT_EXIT_OK;
-    struct cmt_json j;
-    if (cli->json) {
-        cmt_json_init(&j, stdout, true);
-        cmt_json_begin_object(&j);
-        cmt_json_key(&j, "processes");
-        cmt_json_begin_array(&j);
-    }
     for (size_t i = 0; i < n; i++) {
-        const char *path = order[i].path;
-        if (!cli->json) {
-            if (order[i].rank >= 0)
-                printf("%s===== rank %lld: %s =====\n", i ? "\n" : "", (long long)order[i].rank, path);
-            else
-                printf("%s===== %s =====\n", i ? "\n" : "", path);
-            fflush(stdout);
-        }
-        int st = report_one(path, cli, cli->json ? &j : NULL, &sums[i], &members[i]);
-        if (cli->json && !sums[i].analysed) {
-            cmt_json_begin_object(&j);
-            cmt_json_key(&j, "trace");
-            cmt_json_string(&j, path);
-            cmt_json_key(&j, "error");
-            cmt_json_string(&j, sums[i].error);
-            cmt_json_end_object(&j);
-        } else if (!cli->json && !sums[i].analysed) {
-            printf("not analysed: %s\n", sums[i].error);
-        }
-        if (st != CMT_EXIT_OK)
-            status = st;
+        sorted[i] = order[i].path;
+        ranks[i] = order[i].rank;
     }
-    struct cmt_job_set jobs;
-    if (cmt_job_set_build(&jobs, members, n) != 0) {
-        cmt_cli_error("report: out of memory while grouping the traces by job");
-        status = CMT_EXIT_USAGE;
-    }
-    struct cmt_job_render_options jopt = {cli->opt.chart_width, cli->clock_tolerance_ns};
-    if (cli->json) {
-        cmt_json_end_array(&j);
-        cmt_json_key(&j, "comparison");
-        cmt_compare_render_json(sums, n, &j);
-        cmt_json_key(&j, "jobs");
-        cmt_job_render_json(&jobs, &jopt, &j);
-        cmt_json_end_object(&j);
-        cmt_json_finish(&j);
+    struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
+    src.set = (struct cmt_report_set){
+        .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .members = members,
+        .job_columns = cli->opt.chart_width, .clock_tolerance_ns = cli->clock_tolerance_ns,
+        .report = set_report, .done = set_done, .ctx = &src};
+    cmt_progress_init(&src.progress, n);
+    FILE *out = open_output(cli);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
+        finish_current(&src);
+        src.status = close_output(cli, out, src.status);
     } else {
-        cmt_compare_render_text(sums, n, stdout);
-        cmt_job_render_text(&jobs, &jopt, stdout);
+        src.status = CMT_EXIT_USAGE;
     }
-    fflush(stdout);
-    cmt_job_set_free(&jobs);
     free(order);
     free(sums);
+    free(sorted);
+    free(ranks);
     free(members);
-    return status;
+    return src.status;
 }
 
 int cmt_cmd_report(int argc, char **argv)
@@ -370,13 +403,23 @@ int cmt_cmd_report(int argc, char **argv)
     size_t n = (size_t)(argc - first);
     if (n > 1)
         return report_many(argv + first, n, &cli);
-    if (!cli.json)
-        return report_one(argv[first], &cli, NULL, NULL, NULL);
-    struct cmt_json j;
-    cmt_json_init(&j, stdout, true);
-    /* A trace that cannot be read prints nothing on stdout. */
-    status = report_one(argv[first], &cli, &j, NULL, NULL);
-    if (j.need_comma[0])
-        cmt_json_finish(&j);
+    const char *path = argv[first];
+    struct built_report b;
+    struct cmt_progress progress;
+    cmt_progress_init(&progress, 1);
+    cmt_progress_trace(&progress, 0, path);
+    /* A trace that cannot be read prints nothing on stdout (creates no -o file). */
+    status = build_one(path, &cli, &b, NULL, NULL);
+    cmt_progress_done(&progress);
+    if (status != CMT_EXIT_OK)
+        return status;
+    FILE *out = open_output(&cli);
+    if (!out) {
+        free_one(&b);
+        return CMT_EXIT_USAGE;
+    }
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
+    status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
+    free_one(&b);
     return status;
 }

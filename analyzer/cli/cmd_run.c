@@ -28,6 +28,7 @@
 #include "check.h"
 #include "check_options.h"
 #include "cli.h"
+#include "env_splice.h"
 #include "sanitizer_runtime.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
@@ -105,45 +106,14 @@ static int find_shim(char *out, size_t len)
     return -1;
 }
 
-/* LD_PRELOAD with the shim inserted: first, so our hooks shadow cudart's for
- * the program and other preloads still find the real functions behind us;
- * only sanitizer runtimes go ahead of it (they refuse to start otherwise).
- * runtime: the sanitizer runtime the program needs (its DT_NEEDED name),
- * put first by itself unless LD_PRELOAD already starts with one. */
+/* LD_PRELOAD with the shim spliced in (env_splice.h). */
 static int set_preload(const char *shim, const char *runtime)
 {
-    const char *old = getenv("LD_PRELOAD");
-    if (!old)
-        old = "";
-    if (strstr(old, shim))
-        return 0; /* already there (a nested run) */
-    size_t len = strlen(shim) + strlen(old) + (runtime ? strlen(runtime) : 0) + 3;
-    char *v = malloc(len);
-    if (!v)
+    char *v;
+    if (cmt_preload_splice(getenv("LD_PRELOAD"), shim, runtime, &v) != 0)
         return -1;
-    size_t n = 0, pos = 0;
-    bool placed = false;
-    size_t first_len = strcspn(old, ": ");
-    if (runtime && !cmt_is_sanitizer_runtime(old, first_len))
-        n += (size_t)sprintf(v + n, "%s", runtime);
-    /* Entries are separated by ':' or spaces (ld.so accepts both). */
-    while (old[pos]) {
-        size_t start = pos;
-        while (old[pos] && old[pos] != ':' && old[pos] != ' ')
-            pos++;
-        size_t elen = pos - start;
-        if (elen) {
-            if (!placed && !cmt_is_sanitizer_runtime(old + start, elen)) {
-                n += (size_t)sprintf(v + n, "%s%s", n ? ":" : "", shim);
-                placed = true;
-            }
-            n += (size_t)sprintf(v + n, "%s%.*s", n ? ":" : "", (int)elen, old + start);
-        }
-        if (old[pos])
-            pos++;
-    }
-    if (!placed)
-        n += (size_t)sprintf(v + n, "%s%s", n ? ":" : "", shim);
+    if (!v)
+        return 0;
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
     return rc;
@@ -197,19 +167,13 @@ static int pass_status(int status)
  * manifest's readers (us) look, whatever directory it changed to. */
 static int absolute_template(const char *output)
 {
-    const char *t = output ? output : getenv("CUMEMTRACE_OUTPUT");
-    if (!t || !*t)
-        t = "cumemtrace.%p.bin";
-    if (t[0] == '/')
-        return setenv("CUMEMTRACE_OUTPUT", t, 1);
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd))
+    const char *t = output ? output : getenv("CUMEMTRACE_OUTPUT");
+    if ((!t || t[0] != '/') && !getcwd(cwd, sizeof cwd))
         return -1;
-    size_t len = strlen(cwd) + strlen(t) + 2;
-    char *abs = malloc(len);
+    char *abs = cmt_output_absolute(t, cwd);
     if (!abs)
         return -1;
-    snprintf(abs, len, "%s/%s", cwd, t);
     int rc = setenv("CUMEMTRACE_OUTPUT", abs, 1);
     free(abs);
     return rc;
@@ -367,11 +331,12 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
 int cmt_cmd_run(int argc, char **argv)
 {
     enum { OPT_CHECK = 1000 };
-    struct option longopts[64];
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 4];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
-    memcpy(longopts + 3, cmt_check_longopts, (cmt_check_longopts_count + 1) * sizeof *longopts);
+    size_t n_opts = 3 + cmt_check_all_longopts(longopts + 3);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     const char *output = NULL;
     bool check = false;
     const char *first_check_option = NULL;
@@ -396,8 +361,8 @@ int cmt_cmd_run(int argc, char **argv)
             if (cmt_check_parse_option(&copt, c, optarg, "run") != 0)
                 return CMT_EXIT_USAGE;
         } else {
-            cmt_check_option_error("run", c, argv);
-            run_usage(stderr);
+            cmt_cli_option_error("run", c, argv);
+            cmt_cli_try_help("run");
             return CMT_EXIT_USAGE;
         }
     }
@@ -407,7 +372,7 @@ int cmt_cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         cmt_cli_error("run: no program given");
-        run_usage(stderr);
+        cmt_cli_try_help("run");
         return CMT_EXIT_USAGE;
     }
     if (check && cmt_check_validate_options(&copt, "run", true) != 0)
@@ -418,8 +383,8 @@ int cmt_cmd_run(int argc, char **argv)
     /* NVTX ranges reach the shim as an NVTX tool (docs/report.md, "Phases and
      * steps"); a tool already named there (Nsight Systems) keeps its place,
      * and the shim says that NVTX is not recorded. */
-    const char *nvtx = getenv("NVTX_INJECTION64_PATH");
-    if ((!nvtx || !*nvtx) && setenv("NVTX_INJECTION64_PATH", shim, 1) != 0) {
+    const char *nvtx = cmt_nvtx_injection(getenv("NVTX_INJECTION64_PATH"), shim);
+    if (nvtx && setenv("NVTX_INJECTION64_PATH", nvtx, 1) != 0) {
         cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
         return CMT_EXIT_USAGE;
     }

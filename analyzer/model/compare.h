@@ -52,8 +52,4 @@ void cmt_compare_imbalance(const struct cmt_process_summary *s, size_t n, struct
 /* "rank 3" or "pid 4242". */
 void cmt_summary_label(const struct cmt_process_summary *s, char *buf, size_t len);
 
-void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE *out);
-struct cmt_json;
-void cmt_compare_render_json(const struct cmt_process_summary *s, size_t n, struct cmt_json *j);
-
 #endif

@@ -8,7 +8,6 @@
 
 #include "allocator_family.h"
 #include "forensics.h"
-#include "json_writer.h"
 
 struct cmt_report;
 
@@ -88,11 +87,6 @@ void cmt_forensics_report_free(struct cmt_forensics_report *fr);
  * NULL when it was not examined. */
 const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensics_report *fr, size_t failure_index);
 
-/* Renderers. full: the `cumemtrace frag` view (series, who opened the holes,
- * every list in full); otherwise the report's sections. */
-void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full);
-/* Adds the forensics keys to the JSON object being written. */
-void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, bool full);
 
 /* Plain words for a verdict and what to try (forensics_text.c; JSON too). */
 void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);

@@ -147,12 +147,6 @@ struct cmt_report {
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
 void cmt_report_free(struct cmt_report *r);
 
-void cmt_report_render_text(const struct cmt_report *r, FILE *out);
-void cmt_report_render_json(const struct cmt_report *r, FILE *out);
-/* The report as one JSON value inside a document being written. */
-struct cmt_json;
-void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
-
 /* Holders of a recorded stack's allocations (memory_holder.h), cached. */
 enum cmt_holder cmt_report_holder(struct cmt_report *r, uint64_t stack);
 enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack);

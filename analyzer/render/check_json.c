@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "json_writer.h"
+#include "render_parts.h"
 
 static void json_opt_uint(struct cmt_json *j, const char *key, bool has, uint64_t v)
 {

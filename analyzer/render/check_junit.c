@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "render_parts.h"
 
 /* XML 1.0 text: markup characters escaped, control characters other than
  * tab and newline dropped (they cannot appear even escaped). */

@@ -9,11 +9,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "cmt_version.h"
 #include "json_writer.h"
-
-#ifndef CMT_VERSION
-#define CMT_VERSION "unknown"
-#endif
+#include "render_parts.h"
 
 /* Percent-encodes a path for a URI: unreserved characters and '/' stay. */
 static void uri_path(char *buf, size_t len, const char *prefix, const char *path)

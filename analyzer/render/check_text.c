@@ -14,11 +14,9 @@
 
 #include "check.h"
 #include "size_parse.h"
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-    return n == 1 ? one : many;
-}
+#include "render_parts.h"
+#include "renderers.h"
+#include "units.h"
 
 static void print_stack(const struct cmt_check *c, const struct cmt_check_trace *t, uint64_t stack, FILE *out)
 {
@@ -36,7 +34,7 @@ static void print_stack(const struct cmt_check *c, const struct cmt_check_trace 
     }
     if (limit < sf->n)
         fprintf(out, "    ... %zu more %s (--max-frames 0 shows all)\n", sf->n - limit,
-                plural(sf->n - limit, "frame", "frames"));
+                cmt_plural(sf->n - limit, "frame", "frames"));
 }
 
 void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_trace *t,
@@ -58,7 +56,7 @@ void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_t
         cmt_format_size(v->top[i].bytes, size, sizeof size);
         cmt_check_location(c, t, v->top[i].stack, where, sizeof where);
         fprintf(out, "    also live at the peak: %s in %" PRIu64 " %s (%s) at %s\n", size, v->top[i].count,
-                plural(v->top[i].count, "allocation", "allocations"), cmt_api_name(v->top[i].api), where);
+                cmt_plural(v->top[i].count, "allocation", "allocations"), cmt_api_name(v->top[i].api), where);
     }
 }
 
@@ -88,20 +86,20 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
     if (t->status == CMT_TRACE_ERROR)
         u = append(buf, len, u, "%s; ", t->error);
     else if (t->status == CMT_TRACE_FAIL)
-        u = append(buf, len, u, "%zu %s; ", t->n_errors, plural(t->n_errors, "violation", "violations"));
+        u = append(buf, len, u, "%zu %s; ", t->n_errors, cmt_plural(t->n_errors, "violation", "violations"));
     const struct cmt_report *r = &t->report;
     char size[32];
     if (t->leaks_checked) {
         cmt_format_size(r->leak_bytes, size, sizeof size);
         if (r->leak_count)
             u = append(buf, len, u, "leaked %s in %" PRIu64 " %s", size, r->leak_count,
-                       plural(r->leak_count, "allocation", "allocations"));
+                       cmt_plural(r->leak_count, "allocation", "allocations"));
         else
             u = append(buf, len, u, "no leaks");
         if (r->suppressed_count) {
             cmt_format_size(r->suppressed_bytes, size, sizeof size);
             u = append(buf, len, u, " (%s in %" PRIu64 " %s suppressed)", size, r->suppressed_count,
-                       plural(r->suppressed_count, "allocation", "allocations"));
+                       cmt_plural(r->suppressed_count, "allocation", "allocations"));
         }
         u = append(buf, len, u, "; ");
     }

@@ -6,6 +6,7 @@
 #include "cuda_errors.h"
 #include "forensics_report.h"
 #include "report.h"
+#include "render_parts.h"
 
 static void key_uint(struct cmt_json *j, const char *k, uint64_t v)
 {

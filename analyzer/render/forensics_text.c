@@ -11,14 +11,11 @@
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
+#include "render_parts.h"
+#include "units.h"
 
 /* Sizes in a sentence: "1.5 GiB". */
 #define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-    return n == 1 ? one : many;
-}
 
 static double seconds(const struct cmt_report *r, uint64_t ts)
 {
@@ -59,7 +56,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
         fprintf(out, "%s%s\n", indent, buf);
     }
     if (limit < sf->n)
-        fprintf(out, "%s... %zu more %s\n", indent, sf->n - limit, plural(sf->n - limit, "frame", "frames"));
+        fprintf(out, "%s... %zu more %s\n", indent, sf->n - limit, cmt_plural(sf->n - limit, "frame", "frames"));
 }
 
 /* --- verdicts in words --------------------------------------------------------- */
@@ -96,7 +93,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
         snprintf(buf, len,
                  "a caching allocator held freed memory: right after the failure this thread released %s in %" PRIu64
                  " %s and asked for the same %s again, which %s",
-                 SZ(a, f->released_after), v->c->releases_after, plural(v->c->releases_after, "allocation", "allocations"),
+                 SZ(a, f->released_after), v->c->releases_after, cmt_plural(v->c->releases_after, "allocation", "allocations"),
                  SZ(b, f->request), v->c->retry_result == 0 ? "succeeded" : "failed again");
         break;
     case CMT_VRULE_NO_SAMPLE_SPAN:
@@ -149,7 +146,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
         snprintf(buf, len,
                  "the device had %s free, at least the %s asked for, but no free range that large; in this "
                  "process's address span %" PRIu64 " %s held %s, the largest %s",
-                 SZ(a, f->free), SZ(b, f->request), v->c->span.count, plural(v->c->span.count, "hole", "holes"),
+                 SZ(a, f->free), SZ(b, f->request), v->c->span.count, cmt_plural(v->c->span.count, "hole", "holes"),
                  SZ(c, f->span_free), SZ(d, f->largest_hole));
         break;
     default:
@@ -244,8 +241,8 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
             fprintf(out, "    address span: %s from 0x%" PRIx64 "%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
                     SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
                     c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
-                    c->span.allocations, plural(c->span.allocations, "allocation", "allocations"), c->span.count,
-                    plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
+                    c->span.allocations, cmt_plural(c->span.allocations, "allocation", "allocations"), c->span.count,
+                    cmt_plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
     }
     for (size_t i = 0; i < c->n_pools; i++) {
         const struct cmt_oom_pool *p = &c->pools[i];
@@ -259,10 +256,10 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         fprintf(out, "    afterwards this thread");
         if (c->releases_after)
             fprintf(out, " released %s in %" PRIu64 " %s%s", SZ(a, c->released_after), c->releases_after,
-                    plural(c->releases_after, "allocation", "allocations"), c->trims_after ? "," : "");
+                    cmt_plural(c->releases_after, "allocation", "allocations"), c->trims_after ? "," : "");
         if (c->trims_after)
             fprintf(out, " trimmed pools %" PRIu64 " %s, giving back %s", c->trims_after,
-                    plural(c->trims_after, "time", "times"), SZ(b, c->trimmed_bytes));
+                    cmt_plural(c->trims_after, "time", "times"), SZ(b, c->trimmed_bytes));
         if (c->retried)
             fprintf(out, "%s asked for the same size again: %s\n", c->releases_after || c->trims_after ? " and" : "",
                     c->retry_result == 0 ? "success" : "failed again");
@@ -280,7 +277,7 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
     }
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "      %s in %" PRIu64 " %s\n", SZ(a, v->top[i].bytes), v->top[i].count,
-                plural(v->top[i].count, "allocation", "allocations"));
+                cmt_plural(v->top[i].count, "allocation", "allocations"));
         print_frames(r, out, v->top[i].stack, "          ", full ? r->opt->max_frames : 3);
     }
     fprintf(out, "    failing call site:\n");
@@ -294,7 +291,7 @@ static void print_oom(const struct cmt_report *r, const struct cmt_forensics_rep
         return;
     char a[32];
     fprintf(out, "\nOut-of-memory forensics: %zu of %" PRIu64 " failed %s examined (context allowance %s)\n",
-            fr->n_oom, f->failures_seen, plural(f->failures_seen, "allocation", "allocations"),
+            fr->n_oom, f->failures_seen, cmt_plural(f->failures_seen, "allocation", "allocations"),
             SZ(a, fr->allowance));
     size_t n = full ? fr->n_oom : (fr->n_oom < 10 ? fr->n_oom : 10);
     for (size_t i = 0; i < n; i++)
@@ -343,14 +340,14 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
 {
     const struct cmt_device_forensics *dev = fr->f->devices[d];
     char a[32], b[32], c[32], e[32], s1[32], s2[32];
-    fprintf(out, "  Device %d: %zu %s", d, dev->point_series.n, plural(dev->point_series.n, "checkpoint", "checkpoints"));
+    fprintf(out, "  Device %d: %zu %s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"));
     if (!dev->worst.valid) {
         fprintf(out, "; free space in the span never split: no holes beside a larger one\n");
     } else {
         const struct cmt_frag_point *w = &dev->worst.point;
         fprintf(out, "; worst at %.3f s: %" PRIu64 " %s, %s free between live allocations, largest %s, "
                      "fragmentation ratio %.2f (%s usable only by requests under %s); span %s, %s live\n",
-                seconds(r, w->ts), w->holes.count, plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
+                seconds(r, w->ts), w->holes.count, cmt_plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
                 SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes), SZ(c, cmt_holes_stranded(&w->holes)),
                 SZ(e, w->holes.largest), SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
         size_t nh = full ? dev->worst.n_top : (dev->worst.n_top < 3 ? dev->worst.n_top : 3);
@@ -370,7 +367,7 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
     }
     const struct cmt_frag_point *x = &dev->last_point;
     fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
-            plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
+            cmt_plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
     if (dev->pitch_waste_peak || dev->round_waste_peak)
         fprintf(out, "    internal waste live at once: pitch padding up to %s (at %.3f s), rounding to 512 B up to %s (at %.3f s)\n",
                 SZ(a, dev->pitch_waste_peak), seconds(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),
@@ -412,7 +409,7 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
                 n ? ", largest hole first:" : ": none");
         for (size_t i = 0; i < n; i++) {
             const struct cmt_opener_view *o = &fr->openers[i];
-            fprintf(out, "    %" PRIu64 " %s, largest hole %s, %s in all\n", o->count, plural(o->count, "release", "releases"),
+            fprintf(out, "    %" PRIu64 " %s, largest hole %s, %s in all\n", o->count, cmt_plural(o->count, "release", "releases"),
                     SZ(a, o->largest), SZ(b, o->bytes));
             print_frames(r, out, o->stack, "        ", r->opt->max_frames);
         }
@@ -436,7 +433,7 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
     for (size_t i = 0; i < n; i++) {
         const struct cmt_waste_view *w = &fr->waste[i];
         fprintf(out, "  pitch padding %s in %" PRIu64 " %s, rounding %s\n", SZ(a, w->pitch_bytes), w->pitch_count,
-                plural(w->pitch_count, "allocation", "allocations"), SZ(b, w->round_bytes));
+                cmt_plural(w->pitch_count, "allocation", "allocations"), SZ(b, w->round_bytes));
         print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
     }
     fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver API)\n");
@@ -455,7 +452,7 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
         const struct cmt_churn_row *row = &v->row;
         fprintf(out, "  %s%" PRIu64 " distinct sizes (%s to %s) in %" PRIu64 " %s, %" PRIu64 " released during the run",
                 row->saturated ? "at least " : "", row->distinct, SZ(a, row->min_size), SZ(b, row->max_size),
-                row->allocs, plural(row->allocs, "allocation", "allocations"), row->frees);
+                row->allocs, cmt_plural(row->allocs, "allocation", "allocations"), row->frees);
         if (row->frees)
             fprintf(out, " after %.3f s on average", (double)row->lifetime_ns / (double)row->frees / 1e9);
         fprintf(out, ": %s\n", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "mostly kept");
@@ -495,7 +492,7 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
                      "%s used; release threshold %s; %" PRIu64 " %s\n",
                 SZ(a, p->peak_reserved), seconds(r, p->peak_reserved_ts), SZ(b, p->peak_slack),
                 seconds(r, p->peak_slack_ts), SZ(c, p->reserved), SZ(d, p->used),
-                p->threshold == UINT64_MAX ? "unlimited" : SZ(t, p->threshold), p->trims, plural(p->trims, "trim", "trims"));
+                p->threshold == UINT64_MAX ? "unlimited" : SZ(t, p->threshold), p->trims, cmt_plural(p->trims, "trim", "trims"));
         if (full)
             for (size_t k = 0; k < p->pool_series.n; k++)
                 fprintf(out, "    %9.3f s  %12s reserved  %12s used\n", seconds(r, p->series[k].ts),
@@ -519,12 +516,12 @@ static void print_unexplained(const struct cmt_report *r, const struct cmt_foren
         return;
     fprintf(out, "\nDevice memory in use that this process's allocations and pools do not explain (context, module "
                  "images, libraries' own memory, other processes), from %" PRIu64 " device %s:\n",
-            f->samples, plural(f->samples, "sample", "samples"));
+            f->samples, cmt_plural(f->samples, "sample", "samples"));
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
         const struct cmt_device_forensics *dev = f->devices[d];
         if (!dev || !dev->n_samples)
             continue;
-        fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, plural(dev->n_samples, "sample", "samples"));
+        fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
         print_sample(r, "first", &dev->first_sample, out);
         print_sample(r, "largest", &dev->max_gap_sample, out);
         print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);

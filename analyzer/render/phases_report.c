@@ -8,6 +8,8 @@
 
 #include "json_writer.h"
 #include "size_parse.h"
+#include "render_parts.h"
+#include "units.h"
 
 static const struct cmt_phases *phases_of(const struct cmt_report *r)
 {
@@ -121,12 +123,6 @@ void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_wh
         append(buf, len, &pos, g);
         append(buf, len, &pos, ")");
     }
-}
-
-static const char *size_str(uint64_t v, char *buf, size_t len)
-{
-    cmt_format_size(v, buf, len);
-    return buf;
 }
 
 /* ---- peaks and failures -------------------------------------------------------------- */
@@ -345,7 +341,7 @@ static void print_phases(const struct cmt_report *r, FILE *out)
         const struct cmt_phase_node *nd = &nodes[order[i]];
         node_path(r, order[i], 0, path, sizeof path);
         fprintf(out, "  %s%s: peak %s", path, nd->global ? " (process-wide range)" : "",
-                size_str(nd->peak, b1, sizeof b1));
+                cmt_size_str(nd->peak, b1, sizeof b1));
         if (nd->peak_step) {
             char s[256];
             step_name(r, nd->peak_step, s, sizeof s);
@@ -353,7 +349,7 @@ static void print_phases(const struct cmt_report *r, FILE *out)
         }
         fprintf(out, ", entered %" PRIu64 " %s\n", nd->instances, nd->instances == 1 ? "time" : "times");
         fprintf(out, "      allocated %s in %" PRIu64 "; left live at its end: %s in %" PRIu64 "\n",
-                size_str(nd->alloc_bytes, b2, sizeof b2), nd->alloc_count, size_str(nd->retained_bytes, b3, sizeof b3),
+                cmt_size_str(nd->alloc_bytes, b2, sizeof b2), nd->alloc_count, cmt_size_str(nd->retained_bytes, b3, sizeof b3),
                 nd->retained_count);
         if (nd->failures)
             fprintf(out, "      failed allocations: %" PRIu64 "\n", nd->failures);
@@ -370,7 +366,7 @@ static void print_phases(const struct cmt_report *r, FILE *out)
             node_path(r, i, 0, path, sizeof path);
             fprintf(out, "    %s: %" PRIu64 " open; what %s allocated and is still live: %s in %" PRIu64 "\n",
                     path, nodes[i].open_at_end, nodes[i].open_at_end == 1 ? "it" : "they",
-                    size_str(nodes[i].open_retained_bytes, b1, sizeof b1), nodes[i].open_retained_count);
+                    cmt_size_str(nodes[i].open_retained_bytes, b1, sizeof b1), nodes[i].open_retained_count);
         }
     }
     uint64_t marks = cmt_phases_marks(r->analysis->phases), unmatched = cmt_phases_unmatched(r->analysis->phases);
@@ -389,9 +385,9 @@ static void print_step_row(const struct cmt_report *r, FILE *out, size_t i, cons
     step_name(r, (uint32_t)i + 1, name, sizeof name);
     fprintf(out, "    %-16s %9.3f s  live at end %10s  peak %10s  allocated %10s in %" PRIu64
                  ", left live %s in %" PRIu64 "%s\n",
-            name, (double)cmt_report_rel_ns(r, s->end_ts) / 1e9, size_str(s->live_at_end, b1, sizeof b1),
-            size_str(s->peak, b2, sizeof b2), size_str(s->alloc_bytes, b3, sizeof b3), s->alloc_count,
-            size_str(s->retained_bytes, b4, sizeof b4), s->retained_count,
+            name, (double)cmt_report_rel_ns(r, s->end_ts) / 1e9, cmt_size_str(s->live_at_end, b1, sizeof b1),
+            cmt_size_str(s->peak, b2, sizeof b2), cmt_size_str(s->alloc_bytes, b3, sizeof b3), s->alloc_count,
+            cmt_size_str(s->retained_bytes, b4, sizeof b4), s->retained_count,
             s->closed ? "" : s->from_call ? " (ends with the trace)" : " (open at the end)");
 }
 
@@ -407,7 +403,7 @@ static void print_steps(const struct cmt_report *r, FILE *out)
             top = i;
     char name[256], b1[32];
     step_name(r, (uint32_t)top + 1, name, sizeof name);
-    fprintf(out, "\nSteps: %zu; the highest peak in %s (%s)\n", n, name, size_str(steps[top].peak, b1, sizeof b1));
+    fprintf(out, "\nSteps: %zu; the highest peak in %s (%s)\n", n, name, cmt_size_str(steps[top].peak, b1, sizeof b1));
     for (size_t i = 0; i < n; i++) {
         if (n > 2 * STEPS_SHOWN_EACH_END && i == STEPS_SHOWN_EACH_END) {
             fprintf(out, "    ... %zu more (the JSON report lists every step)\n", n - 2 * STEPS_SHOWN_EACH_END);
@@ -440,7 +436,7 @@ static void print_steps(const struct cmt_report *r, FILE *out)
             cmt_format_size(g->verdict.rate > 0 ? (uint64_t)(g->verdict.rate + 0.5) : 0, rate, sizeof rate);
             fprintf(out, "    +%s per step: %s live at the end; the site allocated %" PRIu64 " times, freed %" PRIu64
                          " (trend %.2f over %zu step ends)\n",
-                    rate, size_str(g->live_bytes, b1, sizeof b1), g->allocs, g->frees, g->verdict.trend, g->verdict.n);
+                    rate, cmt_size_str(g->live_bytes, b1, sizeof b1), g->allocs, g->frees, g->verdict.trend, g->verdict.n);
             print_frames_short(r, out, g->stack, "        ");
         }
     }

@@ -9,6 +9,7 @@
 #include "phases_report.h"
 #include "json_writer.h"
 #include "report.h"
+#include "render_parts.h"
 
 static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
 {

@@ -2,8 +2,10 @@
 /* `cumemtrace report` for people. docs/report.md shows and explains it. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
@@ -12,23 +14,8 @@
 #include "report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
-
-/* "64.0 MiB (67108864 B)", or "512 B" below 1 KiB. */
-static const char *bytes_str(uint64_t v, char *buf, size_t len)
-{
-    char h[32];
-    cmt_format_size(v, h, sizeof h);
-    if (v < 1024)
-        snprintf(buf, len, "%s", h);
-    else
-        snprintf(buf, len, "%s (%" PRIu64 " B)", h, v);
-    return buf;
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-    return n == 1 ? one : many;
-}
+#include "render_parts.h"
+#include "units.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
@@ -45,7 +32,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     }
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
-                plural(sf->n - limit, "frame", "frames"));
+                cmt_plural(sf->n - limit, "frame", "frames"));
 }
 
 /* Who the process was in a job of several (the JOB record). */
@@ -136,7 +123,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
                 cmt_model_string(m, m->notes[i].text_id));
     if (m->notes_dropped)
         fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
-                plural(m->notes_dropped, "note", "notes"));
+                cmt_plural(m->notes_dropped, "note", "notes"));
     if (r->opt->at_set) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
@@ -155,8 +142,8 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     fprintf(out, ":\n");
     for (size_t i = 0; i < snap->n_top; i++) {
         const struct cmt_site_row *s = &snap->rows[i];
-        fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", bytes_str(s->bytes, b1, sizeof b1), s->count,
-                plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
+        fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
         print_frames(r, out, s->stack, "        ");
     }
 }
@@ -230,7 +217,7 @@ static void tree_node(struct tree_printer *p, const struct cmt_tree_node *node, 
         if (max && chain > max && shown >= max && shown < chain) {
             if (shown == max) {
                 fprintf(p->out, "    %10s %6s %10s  %s... %zu more %s\n", "", "", "", p->prefix, chain - max,
-                        plural(chain - max, "frame", "frames"));
+                        cmt_plural(chain - max, "frame", "frames"));
             }
             continue;
         }
@@ -273,8 +260,8 @@ static void tree_children(struct tree_printer *p, const struct cmt_tree_node *n)
         cmt_format_size(hidden, b, sizeof b);
         snprintf(pct, sizeof pct, "%5.1f%%", p->total ? 100.0 * (double)hidden / (double)p->total : 0.0);
         fprintf(p->out, "    %10s %6s %10s  %s%s(%zu more %s below %.4g%%, %" PRIu64 " %s)\n", b, pct, "", p->prefix,
-                !n->frame && n->self ? "|- " : "`- ", hidden_paths, plural(hidden_paths, "path", "paths"),
-                p->r->opt->tree_min_percent, hidden_count, plural(hidden_count, "allocation", "allocations"));
+                !n->frame && n->self ? "|- " : "`- ", hidden_paths, cmt_plural(hidden_paths, "path", "paths"),
+                p->r->opt->tree_min_percent, hidden_count, cmt_plural(hidden_count, "allocation", "allocations"));
     }
     if (!n->frame && n->self) {
         char b[32], pct[16];
@@ -349,12 +336,12 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
         const struct cmt_holder_peak *own = &v->own_peak[h];
         if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
             continue;
-        bytes_str(v->peak_by_holder[h], b1, sizeof b1);
+        cmt_size_exact_str(v->peak_by_holder[h], b1, sizeof b1);
         fprintf(out, "    %-8s %s", cmt_holder_name(h), b1);
         if (v->has_own_peaks && own->bytes) {
-            bytes_str(own->bytes, b2, sizeof b2);
+            cmt_size_exact_str(own->bytes, b2, sizeof b2);
             fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
-                    plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+                    cmt_plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
         }
         fprintf(out, "\n");
     }
@@ -363,14 +350,30 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
                      "torch.cuda.max_memory_reserved())\n");
 }
 
+/* Colour for the headline lines, only on a terminal, never with NO_COLOR
+ * set (no-color.org) or TERM=dumb (docs/cli.md, "Terminal"). */
+static const char *colour(FILE *out, const char *sgr)
+{
+    static int wanted = -1;
+    if (wanted < 0) {
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+        wanted = isatty(fileno(out)) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+    }
+    return wanted ? sgr : "";
+}
+#define SGR_PEAK "\033[1;33m"
+#define SGR_LEAK "\033[1;35m"
+#define SGR_FAIL "\033[1;31m"
+#define SGR_OFF "\033[0m"
+
 static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
     const struct cmt_account *acc = v->account;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
-    fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %.3f s\n", label, bytes_str(acc->peak, b1, sizeof b1),
-            acc->peak_count, plural(acc->peak_count, "allocation", "allocations"),
-            (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %.3f s\n", colour(out, SGR_PEAK), label,
+            cmt_size_exact_str(acc->peak, b1, sizeof b1), colour(out, SGR_OFF), acc->peak_count,
+            cmt_plural(acc->peak_count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
@@ -379,13 +382,13 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
-        fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", when, bytes_str(acc->live, b1, sizeof b1),
-                acc->live_count, plural(acc->live_count, "allocation", "allocations"));
+        fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", when, cmt_size_exact_str(acc->live, b1, sizeof b1),
+                acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
         if (acc->cls != CMT_CLASS_MANAGED)
             print_by_kind(out, v->at.by_kind, when);
     } else {
-        fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", bytes_str(acc->live, b1, sizeof b1),
-                acc->live_count, plural(acc->live_count, "allocation", "allocations"));
+        fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", cmt_size_exact_str(acc->live, b1, sizeof b1),
+                acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
     }
     print_chart(r, v, out);
     const struct cmt_snapshot *snap = v->has_at ? &v->at : &v->peak;
@@ -407,9 +410,9 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
         else
             fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
         if (v->physical_peak) {
-            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", bytes_str(v->physical_peak, b1, sizeof b1),
-                    bytes_str(v->physical_live, b2, sizeof b2), v->physical_count,
-                    plural(v->physical_count, "handle", "handles"));
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", cmt_size_exact_str(v->physical_peak, b1, sizeof b1),
+                    cmt_size_exact_str(v->physical_live, b2, sizeof b2), v->physical_count,
+                    cmt_plural(v->physical_count, "handle", "handles"));
             if (d == 0)
                 fprintf(out, " (counted in pinned host memory)\n");
             else
@@ -417,12 +420,12 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
         }
         if (v->reserve_peak)
             fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
-                    bytes_str(v->reserve_peak, b1, sizeof b1), bytes_str(v->reserve_live, b2, sizeof b2),
-                    v->reserve_count, plural(v->reserve_count, "range", "ranges"));
+                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
+                    v->reserve_count, cmt_plural(v->reserve_count, "range", "ranges"));
         if (v->map_peak)
-            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", bytes_str(v->map_peak, b1, sizeof b1),
-                    bytes_str(v->map_live, b2, sizeof b2), v->map_count,
-                    plural(v->map_count, "mapping", "mappings"));
+            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
+                    cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
+                    cmt_plural(v->map_count, "mapping", "mappings"));
     }
 }
 
@@ -447,8 +450,8 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
             one = "reserved range", many = "reserved ranges";
         else if (s->kind == CMT_KIND_VMM_MAP)
             one = "mapping", many = "mappings";
-        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", bytes_str(s->bytes, b1, sizeof b1), s->count,
-                plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
+        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
                 group == LEAK_ADDRESS_SPACE ? "; address space, not memory" : "");
         if (group == LEAK_REPEATED)
             fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64, s->site_allocs, s->site_frees);
@@ -478,8 +481,8 @@ static void print_held(const struct cmt_report *r, FILE *out)
         const char *name = cmt_holder_name(h);
         fprintf(out, "\nHeld by %s %s (its cache, not counted as leaks; --include-cached counts it): %s in "
                      "%" PRIu64 " %s\n",
-                name, when, bytes_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
-                plural(r->held_count[h], "segment", "segments"));
+                name, when, cmt_size_exact_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
+                cmt_plural(r->held_count[h], "segment", "segments"));
         fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
                      "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks the "
                      "same as free cache. To tell them apart, %s.\n",
@@ -489,8 +492,8 @@ static void print_held(const struct cmt_report *r, FILE *out)
             const struct cmt_site_row *s = &r->held[i];
             if (s->holder != h)
                 continue;
-            fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)\n", bytes_str(s->bytes, b1, sizeof b1), s->count,
-                    plural(s->count, "segment", "segments"), cmt_kind_name(s->kind), cmt_api_name(s->api));
+            fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                    cmt_plural(s->count, "segment", "segments"), cmt_kind_name(s->kind), cmt_api_name(s->api));
             print_frames(r, out, s->stack, "        ");
         }
     }
@@ -507,29 +510,30 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
             return;
         }
         fprintf(out, "\nLive at %s by call site: %s in %" PRIu64 " %s\n", at,
-                bytes_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
-                plural(r->leak_count, "allocation", "allocations"));
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
             fprintf(out, r->n_held ? "\nLeaks: none (nothing but allocator caches was live at exit)\n"
                                    : "\nLeaks: none (nothing was live at exit)\n");
             return;
         }
-        fprintf(out, "\nLeaks (live at exit): %s in %" PRIu64 " %s\n", bytes_str(r->leak_bytes, b1, sizeof b1),
-                r->leak_count, plural(r->leak_count, "allocation", "allocations"));
+        fprintf(out, "\n%sLeaks (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK),
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), colour(out, SGR_OFF), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
         fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
                      "in %" PRIu64 " %s\n",
-                bytes_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
-                plural(r->leak_once_count, "allocation", "allocations"));
+                cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
+                cmt_plural(r->leak_once_count, "allocation", "allocations"));
         print_leak_rows(r, out, LEAK_ONCE);
     }
     if (r->leak_repeated_count) {
         fprintf(out, "  allocated repeatedly (the call site allocated many times and kept some): %s in %" PRIu64
                      " %s\n",
-                bytes_str(r->leak_repeated_bytes, b1, sizeof b1), r->leak_repeated_count,
-                plural(r->leak_repeated_count, "allocation", "allocations"));
+                cmt_size_exact_str(r->leak_repeated_bytes, b1, sizeof b1), r->leak_repeated_count,
+                cmt_plural(r->leak_repeated_count, "allocation", "allocations"));
         print_leak_rows(r, out, LEAK_REPEATED);
     }
     bool address_space = false;
@@ -563,8 +567,8 @@ static void print_growth(const struct cmt_report *r, FILE *out)
         cmt_format_size(g->verdict.last, b3, sizeof b3);
         fprintf(out, "  +%s/s: %s live in %" PRIu64 " %s (%s, %s); the site allocated %" PRIu64
                      " times, freed %" PRIu64 "\n",
-                rate, bytes_str(g->live_bytes, b1, sizeof b1), g->live_count,
-                plural(g->live_count, "allocation", "allocations"), cmt_kind_name(g->kind), cmt_api_name(g->api),
+                rate, cmt_size_exact_str(g->live_bytes, b1, sizeof b1), g->live_count,
+                cmt_plural(g->live_count, "allocation", "allocations"), cmt_kind_name(g->kind), cmt_api_name(g->api),
                 g->allocs, g->frees);
         fprintf(out, "      rose from %s to %s over %zu samples (trend %.2f)\n", b2, b3, g->verdict.n,
                 g->verdict.trend);
@@ -578,12 +582,12 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     if (rp->failed_allocs == 0)
         return;
     char b1[64], b2[64], b3[160];
-    fprintf(out, "\nFailed allocations: %" PRIu64 "\n", rp->failed_allocs);
+    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), rp->failed_allocs, colour(out, SGR_OFF));
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
         const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));
         if (g->count == 1 || g->min_size == g->max_size)
-            snprintf(b3, sizeof b3, "%s", bytes_str(g->min_size, b1, sizeof b1));
+            snprintf(b3, sizeof b3, "%s", cmt_size_exact_str(g->min_size, b1, sizeof b1));
         else {
             cmt_format_size(g->min_size, b1, sizeof b1);
             cmt_format_size(g->max_size, b2, sizeof b2);
@@ -596,7 +600,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
         fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
-                bytes_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
         cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }

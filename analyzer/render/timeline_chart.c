@@ -7,20 +7,6 @@
 
 #include "size_parse.h"
 
-void cmt_format_duration(uint64_t ns, char *buf, size_t len)
-{
-    if (ns == 0)
-        snprintf(buf, len, "0 s");
-    else if (ns >= 1000000000ull)
-        snprintf(buf, len, "%.3f s", (double)ns / 1e9);
-    else if (ns >= 1000000ull)
-        snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
-    else if (ns >= 1000ull)
-        snprintf(buf, len, "%.1f us", (double)ns / 1e3);
-    else
-        snprintf(buf, len, "%" PRIu64 " ns", ns);
-}
-
 /* Rows (1 .. height) a value fills, out of height for the scale. */
 static size_t level(uint64_t v, uint64_t scale, size_t height)
 {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "timeline.h"
+#include "units.h"
 
 /* A compact text chart of one timeline series: at most width columns,
  * height rows, each column covering the same stretch of time. A '#' cell
@@ -16,8 +17,5 @@
  * with indent. start is the trace's start (time 0 on the axis). */
 void cmt_timeline_chart(FILE *out, const struct cmt_timeline *t, const struct cmt_timeline_series *s,
                         size_t width, size_t height, const char *indent, uint64_t start);
-
-/* "1.234 s" / "12.5 ms" / "80 us" / "512 ns". */
-void cmt_format_duration(uint64_t ns, char *buf, size_t len);
 
 #endif

@@ -474,7 +474,7 @@ void cmt_replay_account_cells(const struct cmt_replay *r, const struct cmt_accou
 }
 
 /* After the replay: every home cell goes to its account's table, so that
- * the tables list every site (report.c, tests). Returns -1 when out of
+ * the tables list every site (report_build.c, tests). Returns -1 when out of
  * memory. */
 static int merge_home_cells(struct cmt_replay *r)
 {
@@ -530,12 +530,26 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
     }
 }
 
-/* Tells the observer (one predicted branch when there is none). */
+/* Tells the observers (one predicted branch when there is none). */
 static inline int notify_change(struct cmt_replay *r, const struct cmt_live *l, bool add)
 {
-    const struct cmt_replay_observer *o = r->observer;
-    if (__builtin_expect(o != NULL, 0) && o->on_change)
-        return o->on_change(o->ctx, r, l, add);
+    if (__builtin_expect(r->n_observers == 0, 1))
+        return 0;
+    for (unsigned i = 0; i < r->n_observers; i++) {
+        const struct cmt_replay_observer *o = r->observers[i];
+        if (o->on_change && o->on_change(o->ctx, r, l, add) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int notify_failure(struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    for (unsigned i = 0; i < r->n_observers; i++) {
+        const struct cmt_replay_observer *o = r->observers[i];
+        if (o->on_failure && o->on_failure(o->ctx, r, e) != 0)
+            return -1;
+    }
     return 0;
 }
 
@@ -717,7 +731,7 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
 
 static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
-    if (r->observer && r->observer->on_failure && r->observer->on_failure(r->observer->ctx, r, e) != 0)
+    if (notify_failure(r, e) != 0)
         return -1;
     r->failed_allocs++;
     r->site_extra[stack].failures++;
@@ -814,13 +828,15 @@ static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, c
     return apply(r, &l, false, e->ts);
 }
 
-/* A sample or pool record: for the observer only. */
+/* A sample, pool record or mark: for the observers only. */
 static int replay_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
-    const struct cmt_replay_observer *o = r->observer;
-    if (o && o->on_record && o->on_record(o->ctx, r, rec) != 0) {
-        r->out_of_memory = true;
-        return -1;
+    for (unsigned i = 0; i < r->n_observers; i++) {
+        const struct cmt_replay_observer *o = r->observers[i];
+        if (o->on_record && o->on_record(o->ctx, r, rec) != 0) {
+            r->out_of_memory = true;
+            return -1;
+        }
     }
     return 0;
 }
@@ -930,7 +946,20 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
     return rc;
 }
 
-void cmt_replay_set_observer(struct cmt_replay *r, const struct cmt_replay_observer *o)
+int cmt_replay_add_observer(struct cmt_replay *r, const struct cmt_replay_observer *o)
 {
-    r->observer = o;
+    if (r->n_observers == CMT_REPLAY_MAX_OBSERVERS)
+        return -1;
+    r->observers[r->n_observers++] = o;
+    return 0;
+}
+
+int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts)
+{
+    for (unsigned i = 0; i < r->n_observers; i++) {
+        const struct cmt_replay_observer *o = r->observers[i];
+        if (o->on_finish && o->on_finish(o->ctx, r, end_ts) != 0)
+            return -1;
+    }
+    return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "live_set.h"
 #include "timeline.h"
+#include "trace_model.h"
 #include "trace_reader.h"
 
 /* The replay engine: applies events in time order to the live set and keeps
@@ -190,8 +191,9 @@ struct cmt_replay_record {
 };
 
 /* An analysis that follows the replay event by event without the engine
- * knowing what it computes (the forensics of forensics.h): one pass feeds
- * it and every other view. Every callback may be NULL; a nonzero return
+ * knowing what it computes (the analyses of analyses/: forensics.h,
+ * phases.h): one pass feeds every observer and every other view, in the
+ * order they were added. Every callback may be NULL; a nonzero return
  * means out of memory and stops the replay. r->event is the event being
  * applied during on_change and on_failure. */
 struct cmt_replay_observer {
@@ -202,10 +204,21 @@ struct cmt_replay_observer {
     int (*on_failure)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
     /* Samples, pool records and marks, in their place among the events. */
     int (*on_record)(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
+    /* A mark record as the reader meets it, before it is packed for the
+     * replay, with the metadata read so far (its strings): where the
+     * observer may note in e->aux[3] what it needs of them later (the phases
+     * name steps). On the reader's thread (feed.h). */
+    void (*on_mark_read)(void *ctx, const struct cmt_trace_model *m, struct cmt_event_in *e);
+    /* Once the replay ended at end_ts (after cmt_replay_finish). */
+    int (*on_finish)(void *ctx, const struct cmt_replay *r, uint64_t end_ts);
 };
 
+/* Observers a replay takes at most. */
+#define CMT_REPLAY_MAX_OBSERVERS 8
+
 struct cmt_replay {
-    const struct cmt_replay_observer *observer; /* optional (cmt_replay_set_observer) */
+    const struct cmt_replay_observer *observers[CMT_REPLAY_MAX_OBSERVERS]; /* cmt_replay_add_observer */
+    unsigned n_observers;
     const struct cmt_replay_in *event;          /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
@@ -336,8 +349,12 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e);
 /* Applies n packed entries in order (a record's two entries are never
  * split between calls). Returns 0, or -1 when out of memory. */
 int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n);
-/* Attaches an observer (before the first event; NULL detaches). */
-void cmt_replay_set_observer(struct cmt_replay *r, const struct cmt_replay_observer *o);
+/* Adds an observer, after those added before (before the first event).
+ * Returns 0, or -1 when CMT_REPLAY_MAX_OBSERVERS are there. */
+int cmt_replay_add_observer(struct cmt_replay *r, const struct cmt_replay_observer *o);
+/* Tells the observers the replay ended at end_ts (after cmt_replay_finish).
+ * Returns 0, or -1 when one ran out of memory. */
+int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts);
 
 /* Called for every event: inline. */
 static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)

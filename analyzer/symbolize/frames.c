@@ -54,6 +54,19 @@ const char *cmt_basename(const char *path)
     return s ? s + 1 : path;
 }
 
+void cmt_frames_args_apply(const struct cmt_frames_args *a, struct cmt_frames_options *o)
+{
+    o->fold_patterns = a->folds;
+    o->n_fold_patterns = a->n_folds;
+    o->keep_patterns = a->unfolds;
+    o->n_keep_patterns = a->n_unfolds;
+    o->symbolizer.debuginfo_paths = a->debuginfo_paths;
+    o->symbolizer.n_debuginfo_paths = a->n_debuginfo_paths;
+    o->symbolizer.sysroot = a->sysroot;
+    o->full_stacks = a->full_stacks;
+    o->no_symbols = a->no_symbols;
+}
+
 struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt)
 {
     struct cmt_frames *f = calloc(1, sizeof *f);

@@ -32,6 +32,23 @@ struct cmt_frames_options {
     size_t n_keep_patterns;
 };
 
+/* The symbol options as a command line gives them (report, frag, check,
+ * run --check; cli/symbol_options.c parses them): the lists live here and
+ * cmt_frames_args_apply points a cmt_frames_options at them. */
+#define CMT_FRAMES_ARGS_MAX 64
+struct cmt_frames_args {
+    const char *folds[CMT_FRAMES_ARGS_MAX];           /* --fold */
+    const char *unfolds[CMT_FRAMES_ARGS_MAX];         /* --unfold */
+    const char *debuginfo_paths[CMT_FRAMES_ARGS_MAX]; /* --debuginfo-path */
+    size_t n_folds, n_unfolds, n_debuginfo_paths;
+    const char *sysroot; /* --sysroot */
+    bool full_stacks;    /* --full-stacks */
+    bool no_symbols;     /* --no-symbols */
+};
+/* Sets what a holds in o (the lists by reference: a must outlive o's use);
+ * leaves o's other fields (demangling) alone. */
+void cmt_frames_args_apply(const struct cmt_frames_args *a, struct cmt_frames_options *o);
+
 struct cmt_stack_frames {
     size_t n;
     struct cmt_frame *frames;

@@ -6,13 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feed.h"
 #include "forensics.h"
 #include "phases.h"
 #include "replay.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
-/* One trace read once: metadata into the model, events into the replay. */
+/* One trace read once (feed.h: metadata into the model, events into the
+ * replay) with the analyses a command asks for following the replay. */
 struct cmt_analysis {
     const char *path;
     struct cmt_reader *reader;
@@ -37,12 +39,16 @@ struct cmt_analysis_options {
     struct cmt_forensics_options forensics_opt;
     /* Follow the phases and steps the program named (phases.h). */
     bool phases;
+    /* More analyses, observers of the replay (replay.h), attached after
+     * those above in this order: a new analysis is a file of analyses/ and
+     * one line in the command that asks for it. Their results are theirs;
+     * on_finish comes after the replay's end. At most
+     * CMT_REPLAY_MAX_OBSERVERS in all. */
+    const struct cmt_replay_observer *const *observers;
+    size_t n_observers;
 };
 
-/* Opens and reads path. With a trace of 8 MiB or more and an idle CPU (at
- * least two usable, load average below their number - 0.5), the trace is
- * decoded in a second thread while this one replays
- * (CUMEMTRACE_ANALYZER_THREADS=1 keeps one thread, =2 forces two). Returns
+/* Opens and reads path (in two threads where that pays: feed.h). Returns
  * 0 when analysed (possibly up to damage or
  * truncation: see damaged and the reader's warnings), -1 when the file
  * cannot be analysed at all (message says why). */

@@ -96,6 +96,12 @@ static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_rep
     return 0;
 }
 
+static int on_finish(void *ctx, const struct cmt_replay *r, uint64_t end_ts)
+{
+    (void)end_ts; /* the replay's own end */
+    return cmt_forensics_finish(ctx, r);
+}
+
 struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
 {
     struct cmt_forensics *f = calloc(1, sizeof *f);
@@ -108,6 +114,7 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
         /* on_change: cmt_frag_init */
         .on_failure = on_failure,
         .on_record = on_record,
+        .on_finish = on_finish,
     };
     f->checkpoint_interval = 1;
     cmt_churn_init(&f->churn);
@@ -120,9 +127,9 @@ struct cmt_forensics *cmt_forensics_new(const struct cmt_forensics_options *opt)
     return f;
 }
 
-void cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r)
+int cmt_forensics_attach(struct cmt_forensics *f, struct cmt_replay *r)
 {
-    cmt_replay_set_observer(r, &f->observer);
+    return cmt_replay_add_observer(r, &f->observer);
 }
 
 void cmt_forensics_free(struct cmt_forensics *f)

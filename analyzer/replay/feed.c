@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#include "analysis.h"
+/* Reader -> model and replay (feed.h). */
+#include "feed.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -57,8 +58,8 @@ static double thread_cpu_seconds(void)
            (double)u.ru_stime.tv_usec / 1e6;
 }
 
-struct analysis_run {
-    struct cmt_analysis *a;
+struct feed_run {
+    struct cmt_feed *f;
     struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
     size_t fill_index;
@@ -66,17 +67,17 @@ struct analysis_run {
     double reader_cpu;        /* CPU seconds of the reader thread */
 };
 
-static bool replay_failed(struct cmt_analysis *a)
+static bool replay_failed(const struct cmt_feed *f)
 {
-    return a->replay.out_of_memory;
+    return f->replay->out_of_memory;
 }
 
 /* Hands the batch being filled to the replay. Returns -1 when the replay
  * gave up. */
-static int publish(struct analysis_run *run)
+static int publish(struct feed_run *run)
 {
     if (!run->pipe) {
-        int rc = cmt_replay_events(&run->a->replay, run->fill->ev, run->fill->n);
+        int rc = cmt_replay_events(run->f->replay, run->fill->ev, run->fill->n);
         run->fill->n = 0;
         return rc;
     }
@@ -101,29 +102,34 @@ static int publish(struct analysis_run *run)
 
 static int on_event(void *ctx, const struct cmt_event_in *e)
 {
-    struct analysis_run *run = ctx;
-    struct cmt_analysis *a = run->a;
-    if (a->stop_at_ns && e->ts > a->info.start_monotonic_ns + a->stop_at_ns) {
-        a->stopped_early = true;
+    struct feed_run *run = ctx;
+    struct cmt_feed *f = run->f;
+    if (f->stop_at_ns && e->ts > f->start_ns + f->stop_at_ns) {
+        f->stopped_early = true;
         return 1;
     }
-    size_t entries = cmt_replay_in_entries(e, a->forensics != NULL || a->phases != NULL);
+    size_t entries = cmt_replay_in_entries(e, f->replay->n_observers != 0);
     if (!entries)
         return 0; /* the replay has no use for the others */
     struct cmt_event_in mark;
     if (e->type == CMT_REC_MARK) {
-        /* Named here, where the model is this thread's: it holds the
-         * record's strings (their metadata chunk was claimed before the
-         * record's time, so the merge opened it first). */
+        /* Shown to the observers here, where the model is this thread's: it
+         * holds the record's strings (their metadata chunk was claimed
+         * before the record's time, so the merge opened it first). */
         mark = *e;
-        cmt_phases_classify(&a->model, &mark);
+        mark.aux[3] = 0;
+        for (unsigned i = 0; i < f->replay->n_observers; i++) {
+            const struct cmt_replay_observer *o = f->replay->observers[i];
+            if (o->on_mark_read)
+                o->on_mark_read(o->ctx, f->model, &mark);
+        }
         e = &mark;
     }
     /* a record's two entries stay in one batch */
     if (run->fill->n + entries > run->batch_size && publish(run) != 0)
         return 1;
     struct event_batch *b = run->fill;
-    cmt_replay_in_pack(&b->ev[b->n], e, a->replay.stack_id_limit);
+    cmt_replay_in_pack(&b->ev[b->n], e, f->replay->stack_id_limit);
     b->n += entries;
     if (b->n == run->batch_size && publish(run) != 0)
         return 1;
@@ -131,7 +137,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
 }
 
 /* The reader hands metadata to the model. */
-#define MODEL(ctx) (&((struct analysis_run *)(ctx))->a->model)
+#define MODEL(ctx) (((struct feed_run *)(ctx))->f->model)
 static void on_string(void *ctx, uint32_t id, const char *t, size_t n) { cmt_model_on_string(MODEL(ctx), id, t, n); }
 static void on_module(void *ctx, const struct cmt_module_in *m) { cmt_model_on_module(MODEL(ctx), m); }
 static void on_stack(void *ctx, uint32_t id, uint32_t k, const uint64_t *f, uint32_t n) { cmt_model_on_stack(MODEL(ctx), id, k, f, n); }
@@ -160,10 +166,10 @@ static const struct cmt_reader_callbacks callbacks = {
 
 static void *reader_thread(void *arg)
 {
-    struct analysis_run *run = arg;
+    struct feed_run *run = arg;
     struct pipeline *p = run->pipe;
     double start = thread_cpu_seconds();
-    int rc = cmt_reader_run(run->a->reader, &callbacks, run);
+    int rc = cmt_reader_run(run->f->reader, &callbacks, run);
     run->reader_cpu = thread_cpu_seconds() - start;
     pthread_mutex_lock(&p->lock);
     if (run->fill->n)
@@ -176,7 +182,7 @@ static void *reader_thread(void *arg)
 }
 
 /* The replay side of the pipeline: takes batches until the reader is done. */
-static int replay_batches(struct analysis_run *run)
+static int replay_batches(struct feed_run *run)
 {
     struct pipeline *p = run->pipe;
     for (;;) {
@@ -191,7 +197,7 @@ static int replay_batches(struct analysis_run *run)
         }
         struct event_batch *b = &p->batches[p->head];
         pthread_mutex_unlock(&p->lock);
-        int rc = cmt_replay_events(&run->a->replay, b->ev, b->n);
+        int rc = cmt_replay_events(run->f->replay, b->ev, b->n);
         pthread_mutex_lock(&p->lock);
         p->head = (p->head + 1) % PIPELINE_BATCHES;
         p->filled--;
@@ -211,12 +217,12 @@ static int replay_batches(struct analysis_run *run)
     }
 }
 
-static bool want_pipeline(const struct cmt_analysis *a)
+static bool want_pipeline(const struct cmt_feed *f)
 {
     const char *env = getenv("CUMEMTRACE_ANALYZER_THREADS");
     if (env && *env)
         return atoi(env) >= 2;
-    if (a->info.file_size < PIPELINE_MIN_FILE_SIZE)
+    if (f->file_size < PIPELINE_MIN_FILE_SIZE)
         return false;
     cpu_set_t cpus;
     /* the CPUs this process may run on (taskset, cgroups), not the machine's */
@@ -230,11 +236,10 @@ static bool want_pipeline(const struct cmt_analysis *a)
     return usable >= 2;
 }
 
-/* Reads the whole trace; returns what cmt_reader_run returned. */
-static int read_and_replay(struct cmt_analysis *a)
+int cmt_feed_run(struct cmt_feed *f)
 {
-    struct analysis_run run = {.a = a, .batch_size = BATCH_EVENTS};
-    if (want_pipeline(a)) {
+    struct feed_run run = {.f = f, .batch_size = BATCH_EVENTS};
+    if (want_pipeline(f)) {
         struct pipeline *p = calloc(1, sizeof *p);
         if (p) {
             pthread_mutex_init(&p->lock, NULL);
@@ -264,159 +269,15 @@ static int read_and_replay(struct cmt_analysis *a)
     }
     struct event_batch *b = malloc(sizeof *b);
     if (!b) {
-        a->replay.out_of_memory = true;
+        f->replay->out_of_memory = true;
         return 0;
     }
     b->n = 0;
     run.fill = b;
     run.batch_size = SINGLE_THREAD_BATCH;
-    int rc = cmt_reader_run(a->reader, &callbacks, &run);
-    if (b->n && !replay_failed(a))
-        cmt_replay_events(&a->replay, b->ev, b->n);
+    int rc = cmt_reader_run(f->reader, &callbacks, &run);
+    if (b->n && !replay_failed(f))
+        cmt_replay_events(f->replay, b->ev, b->n);
     free(b);
     return rc;
-}
-
-/* The one place that wires reader -> model -> replay, for a file or bytes. */
-static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
-                   const struct cmt_analysis_options *opt)
-{
-    memset(a, 0, sizeof *a);
-    a->path = path;
-    a->data = data;
-    a->data_size = size;
-    a->stop_at_ns = stop_at_ns;
-    cmt_model_init(&a->model);
-    if (cmt_replay_init(&a->replay) != 0) {
-        snprintf(a->message, sizeof a->message, "out of memory");
-        return -1;
-    }
-    if (opt && opt->forensics) {
-        a->forensics = cmt_forensics_new(&opt->forensics_opt);
-        if (!a->forensics) {
-            snprintf(a->message, sizeof a->message, "out of memory");
-            return -1;
-        }
-        cmt_forensics_attach(a->forensics, &a->replay);
-    }
-    if (opt && opt->phases) {
-        a->phases = cmt_phases_new();
-        if (!a->phases) {
-            snprintf(a->message, sizeof a->message, "out of memory");
-            return -1;
-        }
-        cmt_phases_attach(a->phases, &a->replay); /* ahead of the forensics, which it passes everything on to */
-    }
-    char err[CMT_READER_MESSAGE_MAX];
-    int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
-                  : cmt_reader_open(path, &a->reader, err, sizeof err);
-    if (rc != 0) {
-        snprintf(a->message, sizeof a->message, "%s", err);
-        a->open_error = rc;
-        return -1;
-    }
-    a->info = *cmt_reader_info(a->reader);
-    /* Before any event: stack ids the trace is too small to define name no
-     * stack, so per-stack tables stay in proportion to the trace. */
-    cmt_replay_bound_stacks(&a->replay, a->info.file_size);
-    cmt_replay_set_origin(&a->replay, a->info.start_monotonic_ns);
-    if (read_and_replay(a) != 0) {
-        a->damaged = true;
-        snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
-    }
-    /* What the whole read established (the END record's figures, a
-     * clean-exit flag without its END record) replaces the header's word. */
-    a->info = *cmt_reader_info(a->reader);
-    uint64_t end = a->model.has_end ? a->model.end.ts : a->replay.last_ts;
-    if (a->stopped_early || (a->stop_at_ns && end > a->info.start_monotonic_ns + a->stop_at_ns))
-        end = a->info.start_monotonic_ns + a->stop_at_ns;
-    cmt_replay_finish(&a->replay, end);
-    /* After the replay's own end: the forensics' last checkpoint is at it. */
-    if (a->forensics && !a->replay.out_of_memory && cmt_forensics_finish(a->forensics, &a->replay) != 0)
-        a->replay.out_of_memory = true;
-    if (a->phases && !a->replay.out_of_memory && cmt_phases_finish(a->phases, &a->replay, end) != 0)
-        a->replay.out_of_memory = true;
-    if (a->replay.out_of_memory) {
-        snprintf(a->message, sizeof a->message, "out of memory while replaying the trace");
-        return -1;
-    }
-    return 0;
-}
-
-int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns)
-{
-    return analyse(a, path, NULL, 0, stop_at_ns, NULL);
-}
-
-int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
-                          const struct cmt_analysis_options *opt)
-{
-    return analyse(a, path, NULL, 0, stop_at_ns, opt);
-}
-
-int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
-                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt)
-{
-    /* A non-NULL pointer even for 0 bytes, so analyse() reads memory. */
-    static const uint8_t no_bytes[1];
-    return analyse(a, name, data ? data : no_bytes, size, stop_at_ns, opt);
-}
-
-int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
-                            uint64_t stop_at_ns)
-{
-    return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
-}
-
-const char *cmt_analysis_state(const struct cmt_analysis *a)
-{
-    if (a->damaged)
-        return "damaged";
-    if (a->reader && cmt_reader_truncated(a->reader))
-        return "truncated";
-    if (!(a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT))
-        return "incomplete";
-    return "complete";
-}
-
-bool cmt_analysis_complete(const struct cmt_analysis *a)
-{
-    return !strcmp(cmt_analysis_state(a), "complete");
-}
-
-void cmt_analysis_free(struct cmt_analysis *a)
-{
-    cmt_reader_close(a->reader);
-    cmt_model_free(&a->model);
-    cmt_replay_free(&a->replay);
-    cmt_forensics_free(a->forensics);
-    a->forensics = NULL;
-    cmt_phases_free(a->phases);
-    a->phases = NULL;
-    a->reader = NULL;
-}
-
-static void peek_process(void *ctx, const struct cmt_process_in *p)
-{
-    *(int64_t *)ctx = p->rank;
-}
-
-static int peek_stop(void *ctx, const struct cmt_event_in *e)
-{
-    (void)ctx;
-    (void)e;
-    return 1; /* the process record comes before any event */
-}
-
-int cmt_analysis_peek_rank(const char *path, int64_t *rank)
-{
-    struct cmt_reader *reader;
-    char err[CMT_READER_MESSAGE_MAX];
-    *rank = -1;
-    if (cmt_reader_open(path, &reader, err, sizeof err) != 0)
-        return -1;
-    struct cmt_reader_callbacks cb = {.on_process = peek_process, .on_event = peek_stop};
-    cmt_reader_run(reader, &cb, rank);
-    cmt_reader_close(reader);
-    return 0;
 }
