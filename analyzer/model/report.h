@@ -59,6 +59,7 @@ struct cmt_account_view {
     /* Its live bytes over time: the device-resident total, the managed
      * memory of the device, or pinned host memory. */
     const struct cmt_timeline_series *series;
+    size_t chart_series; /* its index in the report's chart; SIZE_MAX: none */
     /* Device accounts: the peak split by who held it, and each holder's own
      * peak (has_own_peaks: computed, see cmt_report_options.holder_peaks). */
     uint64_t peak_by_holder[CMT_HOLDER_COUNT];
@@ -130,6 +131,7 @@ struct cmt_report_trace {
     unsigned version_major, version_minor; /* of the trace format */
     const char *state;  /* cmt_analysis_state: "complete", "incomplete", "truncated", "damaged" */
     bool complete;      /* state is "complete" */
+    uint64_t start_ns;  /* absolute (monotonic): the trace's start */
     uint64_t end_ts;    /* absolute: the END record's time, else the last event's */
     uint64_t pid;       /* the process record's, else the file header's */
     const char **argv;  /* the process's arguments (strings of the trace model) */
@@ -172,6 +174,11 @@ struct cmt_report {
     struct cmt_report_trace trace;
     /* The replay's timeline, downsampled to CMT_TIMELINE_BUCKETS at most. */
     struct cmt_timeline_model timeline;
+    /* The text chart's timeline: downsampled to chart_width buckets, when
+     * there is a chart (charts: chart_width and chart_height set, and the
+     * timeline holds some bucket). */
+    bool charts;
+    struct cmt_timeline_model chart;
     /* With site_floors; else empty (n 0). */
     struct cmt_site_floors floors;
     /* Sites that allocated memory (kinds that hold memory), in order of

@@ -588,6 +588,20 @@ static int build_allocated(struct cmt_report *r, const struct cmt_replay *rp)
     return 0;
 }
 
+static int build_chart(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    for (size_t i = 0; i < r->n_accounts; i++)
+        r->accounts[i].chart_series = SIZE_MAX;
+    r->charts = r->opt->chart_width && r->opt->chart_height && cmt_timeline_used(&rp->timeline) != 0;
+    if (!r->charts)
+        return 0;
+    if (cmt_timeline_model_build(&r->chart, &rp->timeline, r->opt->chart_width) != 0)
+        return -1;
+    for (size_t i = 0; i < r->n_accounts; i++)
+        r->accounts[i].chart_series = cmt_timeline_model_find(&r->chart, r->accounts[i].series);
+    return 0;
+}
+
 static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
 {
     struct cmt_report_trace *t = &r->trace;
@@ -597,6 +611,7 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     t->version_minor = a->info.version_minor;
     t->state = cmt_analysis_state(a);
     t->complete = cmt_analysis_complete(a);
+    t->start_ns = a->info.start_monotonic_ns;
     t->end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
     t->pid = m->has_process ? m->pid : a->info.pid;
     t->events = a->replay.events;
@@ -643,7 +658,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
         return -1;
     if (cmt_timeline_model_build(&r->timeline, &rp->timeline, CMT_TIMELINE_BUCKETS) != 0 ||
-        build_allocated(r, rp) != 0)
+        build_allocated(r, rp) != 0 || build_chart(r, rp) != 0)
         return -1;
     if (opt->site_floors && cmt_site_floors_build(&r->floors, r, a) != 0)
         return -1;
@@ -661,6 +676,7 @@ void cmt_report_free(struct cmt_report *r)
 {
     free(r->trace.argv);
     cmt_timeline_model_free(&r->timeline);
+    cmt_timeline_model_free(&r->chart);
     cmt_site_floors_free(&r->floors);
     free(r->allocated);
     for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {

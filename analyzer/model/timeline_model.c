@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "timeline_model.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,14 @@ void cmt_timeline_model_free(struct cmt_timeline_model *m)
     free(m->series);
     cmt_timeline_view_free(&m->view);
     memset(m, 0, sizeof *m);
+}
+
+size_t cmt_timeline_model_find(const struct cmt_timeline_model *m, const struct cmt_timeline_series *s)
+{
+    for (size_t i = 0; s && i < m->view.n_series; i++)
+        if (m->view.series[i] == s)
+            return i;
+    return SIZE_MAX;
 }
 
 size_t cmt_timeline_model_bucket(const struct cmt_timeline_model *m, uint64_t ts)

@@ -39,6 +39,8 @@ struct cmt_timeline_model {
 /* Returns 0, or -1 when out of memory. */
 int cmt_timeline_model_build(struct cmt_timeline_model *m, const struct cmt_timeline *t, size_t max_buckets);
 void cmt_timeline_model_free(struct cmt_timeline_model *m);
+/* Index in m->series of the replay's series s; SIZE_MAX when not there. */
+size_t cmt_timeline_model_find(const struct cmt_timeline_model *m, const struct cmt_timeline_series *s);
 /* Bucket holding absolute time ts. */
 size_t cmt_timeline_model_bucket(const struct cmt_timeline_model *m, uint64_t ts);
 

@@ -312,12 +312,10 @@ static void print_by_kind(FILE *out, const uint64_t *by_kind, const char *when)
 
 static void print_chart(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
-    const struct cmt_timeline *tl = &r->analysis->replay.timeline;
-    if (!v->series || !r->opt->chart_width || !r->opt->chart_height || cmt_timeline_used(tl) == 0)
+    if (!v->series || !r->charts)
         return;
     fprintf(out, "  live bytes over time ('#' live throughout a column, ':' at times, '^' the peak):\n");
-    cmt_timeline_chart(out, tl, v->series, r->opt->chart_width, r->opt->chart_height, "    ",
-                       r->analysis->info.start_monotonic_ns);
+    cmt_timeline_chart(out, &r->chart, v->chart_series, r->opt->chart_height, "    ", r->trace.start_ns);
 }
 
 /* The device peak split by holder (memory_holder.h), and each holder's own
