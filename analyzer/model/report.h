@@ -139,6 +139,35 @@ struct cmt_report_trace {
     uint64_t events;        /* events replayed */
     uint64_t failed_allocs; /* allocations that failed */
     uint64_t frag_checkpoints, device_samples; /* the forensics' (0 without them) */
+    bool damaged;          /* the read stopped at damage: message says where */
+    const char *message;
+    uint64_t file_size, claimed_end; /* of the file, and where its chunks reach */
+    bool clean_exit;       /* the file header's flag */
+    uint64_t start_realtime_ns;
+    /* The process record (has_process; else only pid, from the header). */
+    bool has_process;
+    uint64_t ppid;
+    const char *exe, *hostname, *cwd;
+    int64_t rank; /* -1: none recorded */
+    /* The JOB record (has_job): who the process was in a job of several. */
+    bool has_job;
+    uint64_t job_source; /* enum cmt_job_source */
+    int64_t job_rank, job_local_rank, job_world_size, job_local_world_size; /* -1 unknown */
+    bool has_job_id;
+    const char *job_id; /* "" without one */
+    struct cmt_report_var { const char *name, *value; } job_vars[CMT_JOB_MAX_VARS];
+    size_t job_nvars;
+    /* The writer's notes, the first ones. */
+    struct cmt_report_note { const char *source, *text; uint64_t ts; } notes[CMT_MODEL_MAX_NOTES];
+    size_t n_notes;
+    uint64_t notes_dropped;
+    uint64_t events_by_api[256];
+    uint64_t events_dropped, unrecorded_nested, unmatched_frees;
+    uint64_t device_mask; /* devices with events (bit d) */
+    bool host_seen;       /* pinned host memory had events */
+    uint32_t growth_checkpoints;  /* growth checkpoint intervals */
+    uint64_t growth_interval_ns;  /* their width; 0: they never started */
+    struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1]; /* VMM, by device (the last: host) */
 };
 
 struct cmt_report {
@@ -172,6 +201,9 @@ struct cmt_report {
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_report_trace trace;
+    /* The holders' names (memory_holder.h), for the renderers. */
+    const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */
+    const char *holder_key[CMT_HOLDER_COUNT];  /* "pytorch", ... */
     /* The replay's timeline, downsampled to CMT_TIMELINE_BUCKETS at most. */
     struct cmt_timeline_model timeline;
     /* The text chart's timeline: downsampled to chart_width buckets, when

@@ -616,6 +616,47 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     t->pid = m->has_process ? m->pid : a->info.pid;
     t->events = a->replay.events;
     t->failed_allocs = a->replay.failed_allocs;
+    t->damaged = a->damaged;
+    t->message = a->message;
+    t->file_size = a->info.file_size;
+    t->claimed_end = a->info.claimed_end;
+    t->clean_exit = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    t->start_realtime_ns = a->info.start_realtime_ns;
+    t->has_process = m->has_process;
+    t->ppid = m->ppid;
+    t->exe = cmt_model_string(m, m->exe_id);
+    t->hostname = cmt_model_string(m, m->hostname_id);
+    t->cwd = cmt_model_string(m, m->cwd_id);
+    t->rank = m->rank;
+    t->has_job = m->has_job;
+    if (m->has_job) {
+        const struct cmt_job_in *jb = &m->job;
+        t->job_source = jb->source;
+        t->job_rank = jb->rank;
+        t->job_local_rank = jb->local_rank;
+        t->job_world_size = jb->world_size;
+        t->job_local_world_size = jb->local_world_size;
+        t->has_job_id = jb->job_id != 0;
+        t->job_id = cmt_model_string(m, jb->job_id);
+        t->job_nvars = jb->nvars < CMT_JOB_MAX_VARS ? jb->nvars : CMT_JOB_MAX_VARS;
+        for (size_t i = 0; i < t->job_nvars; i++)
+            t->job_vars[i] = (struct cmt_report_var){cmt_model_string(m, jb->vars[i].name_id),
+                                                     cmt_model_string(m, jb->vars[i].value_id)};
+    }
+    t->n_notes = m->n_notes;
+    for (size_t i = 0; i < m->n_notes; i++)
+        t->notes[i] = (struct cmt_report_note){cmt_note_source_name(m->notes[i].source),
+                                               cmt_model_string(m, m->notes[i].text_id), m->notes[i].ts};
+    t->notes_dropped = m->notes_dropped;
+    memcpy(t->events_by_api, a->replay.events_by_api, sizeof t->events_by_api);
+    t->events_dropped = a->info.events_dropped;
+    t->unrecorded_nested = a->info.unrecorded_nested;
+    t->unmatched_frees = a->replay.unmatched_frees;
+    t->device_mask = a->replay.device_mask;
+    t->host_seen = a->replay.host_seen;
+    t->growth_checkpoints = a->replay.growth.n;
+    t->growth_interval_ns = a->replay.growth.started ? 1ull << a->replay.growth.shift : 0;
+    memcpy(t->virt, a->replay.virt, sizeof t->virt);
     if (a->forensics) {
         t->frag_checkpoints = a->forensics->checkpoints;
         t->device_samples = a->forensics->samples;
@@ -639,6 +680,10 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     r->frames = cmt_frames_new(&a->model, &opt->frames);
     if (!r->frames || build_trace_facts(r, a) != 0)
         return -1;
+    for (int h = 0; h < CMT_HOLDER_COUNT; h++) {
+        r->holder_name[h] = cmt_holder_name((enum cmt_holder)h);
+        r->holder_key[h] = cmt_holder_key((enum cmt_holder)h);
+    }
     const struct cmt_replay *rp = &a->replay;
     r->accounts = calloc((CMT_MAX_DEVICES + 1) * CMT_CLASS_COUNT, sizeof *r->accounts);
     if (!r->accounts)
