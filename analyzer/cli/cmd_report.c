@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "progress.h"
 #include "report.h"
 #include "report_set.h"
 #include "size_parse.h"
@@ -25,7 +26,9 @@ static void report_usage(FILE *out)
           "Several traces (one per process or rank: report rank*.bin) get a section each\n"
           "and a comparison table.\n"
           "\n"
-          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
+          "                         (one self-contained page with charts, docs/html.md)\n"
+          "  -o, --output FILE      write the report to FILE instead of standard output\n"
           "  --json                 --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
@@ -70,6 +73,7 @@ static int parse_percent(const char *s, double *out)
 
 struct report_cli {
     struct cmt_cli_format format;
+    const char *output; /* -o FILE; NULL: stdout */
     struct cmt_report_options opt;
     struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
@@ -86,6 +90,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
         {"top", required_argument, NULL, OPT_TOP},
         {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
@@ -113,8 +118,11 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     optind = 1;
     int c, index = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
         switch (c) {
+        case 'o':
+            cli->output = optarg;
+            break;
         case 'j':
         case OPT_FORMAT:
             if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
@@ -252,6 +260,7 @@ static int by_rank(const void *pa, const void *pb)
 /* The set's source of reports: builds trace i when the renderer asks and,
  * once written, says what became of it (its damage) and frees it. */
 struct set_source {
+    struct cmt_progress progress;
     const struct report_cli *cli;
     struct cmt_report_set set;
     struct built_report current;
@@ -273,7 +282,9 @@ static const struct cmt_report *set_report(void *ctx, size_t i)
 {
     struct set_source *src = ctx;
     src->current_index = i;
+    cmt_progress_trace(&src->progress, i, src->set.paths[i]);
     int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i]);
+    cmt_progress_done(&src->progress);
     if (st != CMT_EXIT_OK)
         src->status = st;
     return src->current.built ? &src->current.r : NULL;
@@ -283,6 +294,29 @@ static void set_done(void *ctx, size_t i)
 {
     (void)i;
     finish_current(ctx);
+}
+
+/* Where the report goes: -o FILE or stdout. NULL (with a message) when the
+ * file cannot be created. */
+static FILE *open_output(const struct report_cli *cli)
+{
+    if (!cli->output)
+        return stdout;
+    FILE *out = fopen(cli->output, "w");
+    if (!out)
+        cmt_cli_error("report: cannot write %s: %m", cli->output);
+    return out;
+}
+
+/* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
+ * failed. */
+static int close_output(const struct report_cli *cli, FILE *out, int status)
+{
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+        cmt_cli_error("report: writing %s failed: %m", cli->output ? cli->output : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
 }
 
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
@@ -321,9 +355,15 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
     src.set = (struct cmt_report_set){
         .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .report = set_report, .done = set_done, .ctx = &src};
-    cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, stdout);
-    finish_current(&src);
-    fflush(stdout);
+    cmt_progress_init(&src.progress, n);
+    FILE *out = open_output(cli);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
+        finish_current(&src);
+        src.status = close_output(cli, out, src.status);
+    } else {
+        src.status = CMT_EXIT_USAGE;
+    }
     free(order);
     free(sums);
     free(sorted);
@@ -343,13 +383,21 @@ int cmt_cmd_report(int argc, char **argv)
         return report_many(argv + first, n, &cli);
     const char *path = argv[first];
     struct built_report b;
-    /* A trace that cannot be read prints nothing on stdout. */
+    struct cmt_progress progress;
+    cmt_progress_init(&progress, 1);
+    cmt_progress_trace(&progress, 0, path);
+    /* A trace that cannot be read prints nothing on stdout (creates no -o file). */
     status = build_one(path, &cli, &b, NULL);
+    cmt_progress_done(&progress);
     if (status != CMT_EXIT_OK)
         return status;
-    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, stdout);
-    fflush(stdout);
-    status = cmt_cli_damage_status(path, &b.a, "report");
+    FILE *out = open_output(&cli);
+    if (!out) {
+        free_one(&b);
+        return CMT_EXIT_USAGE;
+    }
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
+    status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
     free_one(&b);
     return status;
 }
