@@ -129,7 +129,8 @@ def test_man_pages():
         if section == 7:
             # The installed paths, without the DESTDIR.
             check(os.path.join(DIRS["libdir"], "cumemtrace", "libcumemtrace.so") in p.stdout, p.stdout)
-    for doc in ("README.md", "cli.md", "check.md", "report.md", "environment.md", "fragmentation.md"):
+    for doc in ("README.md", "cli.md", "check.md", "report.md", "environment.md", "fragmentation.md", "html.md",
+                "export.md"):
         check(os.path.isfile(path("datadir", "doc", "cumemtrace", doc)), f"share/doc/cumemtrace/{doc} installed")
     shutil.rmtree(destdir)
 
@@ -188,7 +189,8 @@ def test_man_covers_help():
         documented = set(options(sections[cmd]))
         if cmd == "run":
             documented |= set(options(sections["check"]))
-        missing += [f"{cmd} {o}" for o in options(p.stdout) if o not in documented]
+        # -h and --help: DESCRIPTION says every command has them.
+        missing += [f"{cmd} {o}" for o in options(p.stdout) if o not in documented | {"-h", "--help"}]
     eq(missing, [], "options in --help that cumemtrace(1) does not describe")
     with open(os.path.join(SOURCE, "docs", "environment.md")) as f:
         variables = sorted(set(re.findall(r"`(CUMEMTRACE_[A-Z0-9_]+)`", f.read())))
