@@ -30,7 +30,7 @@ def sh(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=240, **kw)
 
 
-def clean_env(extra=None):
+def clean_env(extra=None, traced=False):
     """No trace of the build tree: no CUMEMTRACE_SHIM, no LD_PRELOAD, no
     LD_LIBRARY_PATH but the simulated device's: the test programs find its
     cudart by their RUNPATH, and that cudart finds its libcuda.so.1 there,
@@ -38,6 +38,11 @@ def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("CUMEMTRACE_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
     env["LD_LIBRARY_PATH"] = cmtest.SIM_DIR
+    # Test setup 'asan': the shim is built with ASan, so what `run` starts
+    # gets the runtime first, as in tests/e2e; not the build's own tools.
+    if traced and cmtest.PRELOAD_PREFIX:
+        env["LD_PRELOAD"] = cmtest.PRELOAD_PREFIX
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     env.update(extra or {})
     return env
 
@@ -68,12 +73,13 @@ def test_run_installed():
     out = os.path.join(destdir, "traces")
     os.mkdir(out)
     for argv0 in (cli, link):
-        p = sh([argv0, "run", "--", "/usr/bin/env"], env=clean_env())
+        p = sh([argv0, "run", "--", "/usr/bin/env"], env=clean_env(traced=True))
         eq(p.returncode, 0, f"run env: {p.stderr}")
         preload = [l for l in p.stdout.splitlines() if l.startswith("LD_PRELOAD=")]
-        eq(preload, ["LD_PRELOAD=" + os.path.realpath(shim)], f"LD_PRELOAD set by {argv0}")
+        expected = ":".join(x for x in (cmtest.PRELOAD_PREFIX, os.path.realpath(shim)) if x)
+        eq(preload, ["LD_PRELOAD=" + expected], f"LD_PRELOAD set by {argv0}")
     p = sh([cli, "run", "-o", os.path.join(out, "t.%p.bin"), "--", cmtest.program("leak_peak")],
-           env=clean_env({"CUMEMTRACE_QUIET": "1"}))
+           env=clean_env({"CUMEMTRACE_QUIET": "1"}, traced=True))
     eq((p.returncode, p.stdout), (0, "leak_peak done\n"), f"traced program: {p.stderr}")
     traces = os.listdir(out)
     eq(len(traces), 1, "one trace")
@@ -85,7 +91,7 @@ def test_run_installed():
        (18, 115 * MiB, 69 * MiB, 6), "events, peak, leaked bytes and count")
     eq(cmtest.first_function(rep["leaks"]["sites"][0]), "keep_forever", "largest leak symbolized")
     p = sh([cli, "run", "--check", "--", cmtest.program("leak_peak")],
-           env=clean_env({"CUMEMTRACE_QUIET": "1", "TMPDIR": out}))
+           env=clean_env({"CUMEMTRACE_QUIET": "1", "TMPDIR": out}, traced=True))
     eq(p.returncode, 1, f"installed run --check fails on the leaks: {p.stderr}")
     shutil.rmtree(destdir)
 
@@ -233,7 +239,7 @@ def test_pkg_config():
     out = os.path.join(destdir, "traces")
     os.mkdir(out)
     p = sh([path("bindir", "cumemtrace"), "run", "-o", os.path.join(out, "probe.bin"), "--", exe],
-           env=clean_env({"CUMEMTRACE_QUIET": "1"}))
+           env=clean_env({"CUMEMTRACE_QUIET": "1"}, traced=True))
     eq((p.returncode, p.stdout), (0, "probe done (trace format 2)\n"), f"probe: {p.stderr}")
     p = sh([path("bindir", "cumemtrace"), "report", "--json", os.path.join(out, "probe.bin")], env=clean_env())
     eq(p.returncode, 0, f"report: {p.stderr}")
