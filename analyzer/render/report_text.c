@@ -9,6 +9,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "job.h"
 #include "phases_report.h"
 #include "report.h"
 #include "size_parse.h"
@@ -32,6 +33,26 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
                 cmt_plural(sf->n - limit, "frame", "frames"));
+}
+
+/* Who the process was in a job of several (the JOB record). */
+static void print_job(const struct cmt_trace_model *m, FILE *out)
+{
+    if (!m->has_job || m->job.source == CMT_JOB_NONE)
+        return;
+    const struct cmt_job_in *j = &m->job;
+    fprintf(out, "  job:      rank %" PRId64, j->rank);
+    if (j->world_size >= 0)
+        fprintf(out, " of %" PRId64, j->world_size);
+    if (j->local_rank >= 0)
+        fprintf(out, " (local rank %" PRId64 ")", j->local_rank);
+    fprintf(out, ", started by %s", cmt_job_source_name((unsigned)j->source));
+    if (j->job_id)
+        fprintf(out, ", job %s", cmt_model_string(m, j->job_id));
+    for (uint32_t i = 0; i < j->nvars; i++)
+        if (!strcmp(cmt_model_string(m, j->vars[i].name_id), "CUDA_VISIBLE_DEVICES"))
+            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", cmt_model_string(m, j->vars[i].value_id));
+    fputc('\n', out);
 }
 
 static void print_header(const struct cmt_report *r, FILE *out)
@@ -59,6 +80,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
         if (m->rank >= 0)
             fprintf(out, ", rank %" PRId64, m->rank);
         fprintf(out, "\n");
+        print_job(m, out);
     } else {
         fprintf(out, "  process:  pid %u\n", a->info.pid);
     }
