@@ -93,6 +93,17 @@ def test_run_installed():
     p = sh([cli, "run", "--check", "--", cmtest.program("leak_peak")],
            env=clean_env({"CUMEMTRACE_QUIET": "1", "TMPDIR": out}, traced=True))
     eq(p.returncode, 1, f"installed run --check fails on the leaks: {p.stderr}")
+    # The tree moved elsewhere as a whole: the shim is found in its new place.
+    if all(d.startswith(PREFIX + "/") for d in (DIRS["bindir"], DIRS["libdir"])):
+        moved = os.path.join(destdir, "moved")
+        os.rename(destdir + PREFIX, moved)
+        p = sh([moved + DIRS["bindir"][len(PREFIX):] + "/cumemtrace", "run", "--", "/usr/bin/env"],
+               env=clean_env(traced=True))
+        eq(p.returncode, 0, f"moved run env: {p.stderr}")
+        shim = os.path.realpath(os.path.join(moved + DIRS["libdir"][len(PREFIX):], "cumemtrace", "libcumemtrace.so"))
+        expected = ":".join(x for x in (cmtest.PRELOAD_PREFIX, shim) if x)
+        eq([l for l in p.stdout.splitlines() if l.startswith("LD_PRELOAD=")], ["LD_PRELOAD=" + expected],
+           "LD_PRELOAD set by the moved tree's cumemtrace")
     shutil.rmtree(destdir)
 
 
