@@ -48,8 +48,19 @@ struct cmt_snapshot {
     struct cmt_call_tree tree;
 };
 
+/* An account's figures, copied from the replay's account when the model
+ * is built: what renderers read (not account). */
+struct cmt_account_figures {
+    int32_t device; /* -1: host */
+    uint8_t cls;    /* enum cmt_class */
+    uint64_t live, live_count;
+    uint64_t peak, peak_ts, peak_count;
+    uint64_t peak_by_kind[8]; /* as struct cmt_account's */
+};
+
 struct cmt_account_view {
-    const struct cmt_account *account;
+    const struct cmt_account *account; /* the model builder's (and phases_report's, until moved) */
+    struct cmt_account_figures fig;
     struct cmt_site_row *top; /* sites live at the peak, largest first (= peak.rows) */
     size_t n_top;
     size_t n_sites_at_peak;
@@ -235,6 +246,6 @@ void cmt_report_add_warning(struct cmt_report *r, const char *fmt, ...) __attrib
 /* ns since the trace started, from a monotonic timestamp. */
 uint64_t cmt_report_rel_ns(const struct cmt_report *r, uint64_t ts);
 /* "account" label of a view: "Device 0", "Managed memory, device 0", "Pinned host memory". */
-void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len);
+void cmt_account_label(const struct cmt_account_figures *acc, char *buf, size_t len);
 
 #endif

@@ -16,7 +16,7 @@ const char *cmt_class_name(unsigned cls)
     return cls < CMT_CLASS_COUNT ? names[cls] : "unknown";
 }
 
-void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len)
+void cmt_account_label(const struct cmt_account_figures *acc, char *buf, size_t len)
 {
     if (acc->cls == CMT_CLASS_HOST)
         snprintf(buf, len, "Pinned host memory");
@@ -220,6 +220,14 @@ static const struct cmt_timeline_series *account_series(const struct cmt_report 
 static int build_account(struct cmt_report *r, const struct cmt_account *acc, struct cmt_account_view *v)
 {
     v->account = acc;
+    v->fig = (struct cmt_account_figures){.device = acc->device,
+                                          .cls = acc->cls,
+                                          .live = acc->live,
+                                          .live_count = acc->live_count,
+                                          .peak = acc->peak,
+                                          .peak_ts = acc->peak_ts,
+                                          .peak_count = acc->peak_count};
+    memcpy(v->fig.peak_by_kind, acc->peak_by_kind, sizeof v->fig.peak_by_kind);
     v->series = account_series(r, acc);
     v->peak.ts = acc->peak_ts;
     v->peak.bytes = acc->peak;

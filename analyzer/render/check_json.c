@@ -151,7 +151,7 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
         cmt_json_key(j, "devices");
         cmt_json_begin_array(j);
         for (size_t i = 0; i < r->n_accounts; i++) {
-            const struct cmt_account *acc = r->accounts[i].account;
+            const struct cmt_account_figures *acc = &r->accounts[i].fig;
             if (acc->cls != CMT_CLASS_DEVICE)
                 continue;
             cmt_json_begin_object(j);

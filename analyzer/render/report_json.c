@@ -244,7 +244,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
     bool any = false;
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
-    if (v->account->cls != CMT_CLASS_DEVICE || !any)
+    if (v->fig.cls != CMT_CLASS_DEVICE || !any)
         return;
     cmt_json_key(j, "peak_by_holder");
     cmt_json_begin_object(j);
@@ -277,7 +277,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
 
 static void json_account(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
 {
-    const struct cmt_account *acc = v->account;
+    const struct cmt_account_figures *acc = &v->fig;
     cmt_json_begin_object(j);
     if (acc->cls != CMT_CLASS_HOST) {
         cmt_json_key(j, "ordinal");
@@ -289,7 +289,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
-    cmt_phases_json_peak(r, acc, j);
+    cmt_phases_json_peak(r, v->account, j);
     if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
@@ -342,7 +342,7 @@ static void json_accounts(const struct cmt_report *r, struct cmt_json *j, unsign
     cmt_json_key(j, key);
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_accounts; i++)
-        if (r->accounts[i].account->cls == cls)
+        if (r->accounts[i].fig.cls == cls)
             json_account(r, j, &r->accounts[i]);
     cmt_json_end_array(j);
 }

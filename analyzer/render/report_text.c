@@ -360,7 +360,7 @@ static const char *colour(FILE *out, const char *sgr)
 
 static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
-    const struct cmt_account *acc = v->account;
+    const struct cmt_account_figures *acc = &v->fig;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
     fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %.3f s\n", colour(out, SGR_PEAK), label,
@@ -370,7 +370,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
         print_holders(r, v, out);
-    cmt_phases_text_peak(r, acc, out);
+    cmt_phases_text_peak(r, v->account, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
