@@ -12,6 +12,7 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "report_events.h"
 #include "site_floors.h"
 #include "timeline_model.h"
 
@@ -228,6 +229,8 @@ struct cmt_report {
      * their first allocation, with the bytes they allocated in all. */
     struct cmt_allocated_site *allocated;
     size_t n_allocated;
+    /* Threads, device samples, failures and steps, one by one (Perfetto). */
+    struct cmt_report_events events;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

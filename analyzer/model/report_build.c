@@ -711,7 +711,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
         return -1;
     if (cmt_timeline_model_build(&r->timeline, &rp->timeline, CMT_TIMELINE_BUCKETS) != 0 ||
-        build_allocated(r, rp) != 0 || build_chart(r, rp) != 0)
+        build_allocated(r, rp) != 0 || build_chart(r, rp) != 0 || cmt_report_events_build(&r->events, a) != 0)
         return -1;
     if (opt->site_floors && cmt_site_floors_build(&r->floors, r, a) != 0)
         return -1;
@@ -730,6 +730,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->trace.argv);
     cmt_timeline_model_free(&r->timeline);
     cmt_timeline_model_free(&r->chart);
+    cmt_report_events_free(&r->events);
     cmt_site_floors_free(&r->floors);
     free(r->allocated);
     for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {
