@@ -400,6 +400,8 @@ int cmt_cmd_report(int argc, char **argv)
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    /* the floors only the HTML page draws: they name every site's holder */
+    cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);
     if (n > 1)
         return report_many(argv + first, n, &cli);

@@ -415,7 +415,7 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
         }
     } else if (!full) {
         fprintf(out, "  (cumemtrace frag %s: fragmentation over time and the releases that opened the holes)\n",
-                r->analysis->path);
+                r->trace.path);
     }
 }
 
