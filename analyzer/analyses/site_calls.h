@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_SITE_CALLS_H
+#define CUMEMTRACE_ANALYZER_SITE_CALLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "replay.h"
+
+/* How often each call site allocates, and how many of its allocations are
+ * short-lived: a loop calling cudaMalloc 200,000 times is a performance bug
+ * (each call synchronizes the device) even when it leaks nothing, and the
+ * views sorted by bytes never show it.
+ *
+ * An allocation is short-lived when the thread that made it releases it
+ * before that thread allocates anything else (heaptrack's "temporary
+ * allocations"): allocate, use, release, in a row. The rule needs no
+ * threshold of time, so it reads the same on a fast and a slow machine.
+ * Only memory counts (not VMM reservations or mappings).
+ *
+ * It follows the replay as an observer (replay.h): per stack id, fixed
+ * memory; per thread, the allocation it made last. */
+
+struct cmt_site_calls_cell {
+    uint64_t calls;          /* successful allocations */
+    uint64_t short_lived;    /* of them, released before the thread allocated again */
+    uint64_t short_bytes;    /* their bytes */
+    uint64_t short_life_ns;  /* their lifetimes, summed */
+};
+
+struct cmt_site_calls_thread {
+    uint32_t tid;
+    bool used;
+    bool pending;       /* its last allocation is still live and nothing else came since */
+    uint8_t ns;         /* namespace of that allocation (live_set.h) */
+    uint64_t addr;
+    uint64_t ts;
+};
+
+struct cmt_site_calls {
+    struct cmt_site_calls_cell *by_stack; /* indexed by stack id */
+    size_t cap;
+    struct cmt_site_calls_thread *threads; /* open addressing by tid, at most half full */
+    size_t threads_cap;                    /* power of two */
+    size_t n_threads;
+    uint64_t calls, short_lived; /* over every site */
+    struct cmt_replay_observer observer;
+};
+
+int cmt_site_calls_init(struct cmt_site_calls *s);
+void cmt_site_calls_free(struct cmt_site_calls *s);
+/* The observer to give the replay; s must outlive the replay. */
+const struct cmt_replay_observer *cmt_site_calls_observer(struct cmt_site_calls *s);
+/* The cell of stack id stack (zeros when it never allocated). */
+struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, uint32_t stack);
+
+/* The observer's callback, for a caller that chains several observers. */
+int cmt_site_calls_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+
+#endif
