@@ -4,29 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmt_site_calls_init(struct cmt_site_calls *s)
-{
-    memset(s, 0, sizeof *s);
-    s->threads_cap = 16;
-    s->threads = calloc(s->threads_cap, sizeof *s->threads);
-    if (!s->threads)
-        return -1;
-    s->observer = (struct cmt_replay_observer){.ctx = s, .on_change = cmt_site_calls_on_change};
-    return 0;
-}
-
-void cmt_site_calls_free(struct cmt_site_calls *s)
-{
-    free(s->by_stack);
-    free(s->threads);
-    memset(s, 0, sizeof *s);
-}
-
-const struct cmt_replay_observer *cmt_site_calls_observer(struct cmt_site_calls *s)
-{
-    return &s->observer;
-}
-
 struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, uint32_t stack)
 {
     if (stack < s->cap)
@@ -81,7 +58,7 @@ static struct cmt_site_calls_thread *thread_for(struct cmt_site_calls *s, uint32
     return &s->threads[i];
 }
 
-int cmt_site_calls_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     struct cmt_site_calls *s = ctx;
     if (!cmt_kind_holds_memory(l->kind) || !r->event)
@@ -112,4 +89,54 @@ int cmt_site_calls_on_change(void *ctx, const struct cmt_replay *r, const struct
     /* Releasing something else keeps it pending: only another allocation
      * in between makes an allocation more than short-lived. */
     return 0;
+}
+
+/* The observer's callbacks (at the end of the file). */
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
+static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
+
+int cmt_site_calls_init(struct cmt_site_calls *s)
+{
+    memset(s, 0, sizeof *s);
+    s->threads_cap = 16;
+    s->threads = calloc(s->threads_cap, sizeof *s->threads);
+    if (!s->threads)
+        return -1;
+    s->observer = (struct cmt_replay_observer){
+        .ctx = s, .on_change = on_change, .on_failure = on_failure, .on_record = on_record};
+    return 0;
+}
+
+void cmt_site_calls_free(struct cmt_site_calls *s)
+{
+    free(s->by_stack);
+    free(s->threads);
+    memset(s, 0, sizeof *s);
+}
+
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
+    return n && n->on_failure ? n->on_failure(n->ctx, r, e) : 0;
+}
+
+static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
+{
+    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
+    return n && n->on_record ? n->on_record(n->ctx, r, rec) : 0;
+}
+
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    if (own_change(ctx, r, l, live) != 0)
+        return -1;
+    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
+    return n && n->on_change ? n->on_change(n->ctx, r, l, live) : 0;
+}
+
+void cmt_site_calls_attach(struct cmt_site_calls *s, struct cmt_replay *r)
+{
+    s->next = r->observer;
+    cmt_replay_set_observer(r, &s->observer);
 }

@@ -4,29 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmt_thread_use_init(struct cmt_thread_use *t)
-{
-    memset(t, 0, sizeof *t);
-    t->live_cap = 64;
-    t->live = calloc(t->live_cap, sizeof *t->live);
-    if (!t->live)
-        return -1;
-    t->observer = (struct cmt_replay_observer){.ctx = t, .on_change = cmt_thread_use_on_change};
-    return 0;
-}
-
-void cmt_thread_use_free(struct cmt_thread_use *t)
-{
-    free(t->rows);
-    free(t->live);
-    memset(t, 0, sizeof *t);
-}
-
-const struct cmt_replay_observer *cmt_thread_use_observer(struct cmt_thread_use *t)
-{
-    return &t->observer;
-}
-
 static struct cmt_thread_use_row *row_for(struct cmt_thread_use *t, uint32_t tid)
 {
     /* Few threads allocate device memory (tens in a PyTorch job): a scan of
@@ -109,7 +86,7 @@ static bool live_take(struct cmt_thread_use *t, uint64_t addr, uint8_t ns, uint3
     return false;
 }
 
-int cmt_thread_use_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     struct cmt_thread_use *t = ctx;
     if (!cmt_kind_holds_memory(l->kind) || cmt_class_of_allocation(l->kind, l->device) != CMT_CLASS_DEVICE ||
@@ -140,4 +117,54 @@ int cmt_thread_use_on_change(void *ctx, const struct cmt_replay *r, const struct
     if (r->event->tid != tid)
         row->frees_by_others++;
     return 0;
+}
+
+/* The observer's callbacks (at the end of the file). */
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
+static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
+
+int cmt_thread_use_init(struct cmt_thread_use *t)
+{
+    memset(t, 0, sizeof *t);
+    t->live_cap = 64;
+    t->live = calloc(t->live_cap, sizeof *t->live);
+    if (!t->live)
+        return -1;
+    t->observer = (struct cmt_replay_observer){
+        .ctx = t, .on_change = on_change, .on_failure = on_failure, .on_record = on_record};
+    return 0;
+}
+
+void cmt_thread_use_free(struct cmt_thread_use *t)
+{
+    free(t->rows);
+    free(t->live);
+    memset(t, 0, sizeof *t);
+}
+
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
+    return n && n->on_failure ? n->on_failure(n->ctx, r, e) : 0;
+}
+
+static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
+{
+    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
+    return n && n->on_record ? n->on_record(n->ctx, r, rec) : 0;
+}
+
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    if (own_change(ctx, r, l, live) != 0)
+        return -1;
+    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
+    return n && n->on_change ? n->on_change(n->ctx, r, l, live) : 0;
+}
+
+void cmt_thread_use_attach(struct cmt_thread_use *t, struct cmt_replay *r)
+{
+    t->next = r->observer;
+    cmt_replay_set_observer(r, &t->observer);
 }

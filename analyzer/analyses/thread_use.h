@@ -40,11 +40,13 @@ struct cmt_thread_use {
     struct cmt_thread_use_live *live; /* open addressing by (ns, addr) */
     size_t live_cap, live_used;       /* live_used counts deleted slots too */
     struct cmt_replay_observer observer;
+    const struct cmt_replay_observer *next; /* the observer attached before, passed everything on */
 };
 
 int cmt_thread_use_init(struct cmt_thread_use *t);
 void cmt_thread_use_free(struct cmt_thread_use *t);
-const struct cmt_replay_observer *cmt_thread_use_observer(struct cmt_thread_use *t);
-int cmt_thread_use_on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+/* Attaches it to the replay ahead of the observer there (which it passes
+ * everything on to); t must outlive the replay. */
+void cmt_thread_use_attach(struct cmt_thread_use *t, struct cmt_replay *r);
 
 #endif
