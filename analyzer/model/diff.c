@@ -105,7 +105,7 @@ static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, c
     if (m->has_process) {
         snprintf(run->exe, sizeof run->exe, "%s", cmt_model_string(m, m->exe_id));
         if (m->argc == 0)
-            snprintf(run->program, sizeof run->program, "%s", run->exe);
+            snprintf(run->program, sizeof run->program, "%s", cmt_model_string(m, m->exe_id));
         for (uint32_t i = 0; i < m->argc && len < sizeof run->program; i++)
             len += (size_t)snprintf(run->program + len, sizeof run->program - len, "%s%s", i ? " " : "",
                                     cmt_model_string(m, m->arg_ids[i]));

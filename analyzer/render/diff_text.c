@@ -10,9 +10,8 @@
 /* "+20.0 MiB", "-3.0 MiB". */
 static const char *signed_size(int64_t v, char *buf, size_t len)
 {
-    char h[32];
-    cmt_format_size(v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v, h, sizeof h);
-    snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", h);
+    buf[0] = v < 0 ? '-' : '+';
+    cmt_format_size(v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v, buf + 1, len - 1);
     return buf;
 }
 
