@@ -34,6 +34,13 @@ CASES = {
     "frag.txt": (["frag", "frag.bin"], 0),
     "frag.json": (["frag", "--json", "--top", "3", "frag.bin"], 0),
     "report_frag.txt": (["report", "--chart-width", "0", "--top", "3", "frag.bin"], 0),
+    "small.txt": (["report", "small.bin"], 0),
+    "small.json": (["report", "--json", "small.bin"], 0),
+    "small_frag.txt": (["frag", "--top", "3", "small.bin"], 0),
+    "small_at_past_end.txt": (["report", "--chart-width", "0", "--at", "100s", "small.bin"], 0),
+    "diff.txt": (["diff", "old.bin", "new.bin"], 0),
+    "diff.json": (["diff", "--json", "old.bin", "new.bin"], 0),
+    "diff_other.txt": (["diff", "--top", "2", "old.bin", "other.bin"], 0),
 }
 
 # Cases run again with the trace decoded in a second thread: the output must
