@@ -406,9 +406,10 @@ static void small(const char *dir)
     uint32_t s_batch = stack(3, f_cuda_malloc, f_batch, f_loader);
     uint32_t s_pool = stack(2, f_pool, f_main);
     uint32_t s_stage = stack(2, f_stage, f_main);
-    const uint64_t table = 0x700000000000ull, tiles = 0x700100000000ull, ping = 0x700200000000ull,
-                   pooled = 0x710000000000ull;
-    const uint64_t batch = table + 63 * MiB; /* where the last scratch block was */
+    /* tiles, ping-pong buffers and batches in turn where the last scratch
+     * block was: the span stays the table's */
+    const uint64_t table = 0x700000000000ull, pooled = 0x710000000000ull;
+    const uint64_t tiles = table + 63 * MiB, ping = tiles, batch = tiles;
     const uint64_t total = 16 * GiB, pool = 0x5a00;
     /* nothing in use yet: the first sample is all free */
     record(CMT_REC_SAMPLE, CMT_API_SAMPLE_START, 500 * US, 0, 0, 0, total, total, 0, 0);
@@ -433,11 +434,11 @@ static void small(const char *dir)
     /* 200 ping-pong buffers: each released after the next one is allocated */
     ALLOC(101, CMT_API_CUDA_MALLOC, 0, 13 * MS + 100 * US, ping, 512 * KiB, s_pingpong);
     for (uint64_t i = 1; i < 200; i++) {
-        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 13 * MS + 100 * US + i * 10 * US, ping + (i % 2) * MiB, 512 * KiB,
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 13 * MS + 100 * US + i * 10 * US, ping + (i % 2) * 512 * KiB, 512 * KiB,
               s_pingpong);
-        FREE(101, CMT_API_CUDA_FREE, 13 * MS + 100 * US + i * 10 * US + 5 * US, ping + ((i - 1) % 2) * MiB);
+        FREE(101, CMT_API_CUDA_FREE, 13 * MS + 100 * US + i * 10 * US + 5 * US, ping + ((i - 1) % 2) * 512 * KiB);
     }
-    FREE(101, CMT_API_CUDA_FREE, 16 * MS, ping + (199 % 2) * MiB);
+    FREE(101, CMT_API_CUDA_FREE, 16 * MS, ping + (199 % 2) * 512 * KiB);
     /* the loader thread: 4 batches of 8 MiB; the main thread frees two */
     for (uint64_t k = 0; k < 4; k++)
         ALLOC(102, CMT_API_CUDA_MALLOC, 0, 16 * MS + k * 100 * US, batch + k * 8 * MiB, 8 * MiB, s_batch);
