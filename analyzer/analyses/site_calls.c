@@ -76,16 +76,20 @@ static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_li
             .tid = t->tid, .used = true, .pending = true, .ns = l->ns, .addr = l->addr, .ts = l->ts};
         return 0;
     }
-    if (t->pending && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts) {
+    uint64_t life = r->event->ts > l->ts ? r->event->ts - l->ts : 0;
+    if (t->pending && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts && life <= CMT_SHORT_LIVED_MAX_NS) {
         struct cmt_site_calls_cell *c = cell_for(s, l->stack);
         if (!c)
             return -1;
         c->short_lived++;
         c->short_bytes += l->size;
-        c->short_life_ns += r->event->ts > l->ts ? r->event->ts - l->ts : 0;
+        c->short_life_ns += life;
         s->short_lived++;
         t->pending = false;
     }
+    /* Released after the bound: no longer pending either. */
+    if (t->pending && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts)
+        t->pending = false;
     /* Releasing something else keeps it pending: only another allocation
      * in between makes an allocation more than short-lived. */
     return 0;

@@ -16,11 +16,15 @@
  * An allocation is short-lived when the thread that made it releases it
  * before that thread allocates anything else (heaptrack's "temporary
  * allocations"): allocate, use, release, in a row. The rule needs no
- * threshold of time, so it reads the same on a fast and a slow machine.
- * Only memory counts (not VMM reservations or mappings).
+ * threshold of time to tune, so it reads the same on a fast and a slow
+ * machine; only a bound, CMT_SHORT_LIVED_MAX_NS, so that a thread's last
+ * buffer released at exit seconds later is not called short-lived (the
+ * golden mixed.bin's loader thread). Only memory counts (not VMM
+ * reservations or mappings).
  *
  * It follows the replay as an observer (replay.h): per stack id, fixed
  * memory; per thread, the allocation it made last. */
+#define CMT_SHORT_LIVED_MAX_NS 100000000ull /* 100 ms */
 
 struct cmt_site_calls_cell {
     uint64_t calls;          /* successful allocations */

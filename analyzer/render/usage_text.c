@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "site_twins.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
 #include "usage_render.h"
@@ -63,6 +64,7 @@ static void print_calls(const struct cmt_report *r, FILE *out)
             fprintf(out, "; %" PRIu64 " short-lived", row->short_lived);
         fprintf(out, "\n");
         print_frames(r, out, row->stack, "      ");
+        CMT_PRINT_TWIN_NOTE(r, out, v->rows, n, i, "      ");
     }
 }
 
