@@ -5,7 +5,7 @@
 
 #include "diff_render.h"
 #include "size_parse.h"
-#include "timeline_chart.h"
+#include "duration_format.h"
 
 /* "+20.0 MiB", "-3.0 MiB". */
 static const char *signed_size(int64_t v, char *buf, size_t len)
