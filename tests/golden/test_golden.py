@@ -41,6 +41,7 @@ CASES = {
     "diff.txt": (["diff", "old.bin", "new.bin"], 0),
     "diff.json": (["diff", "--json", "old.bin", "new.bin"], 0),
     "diff_other.txt": (["diff", "--top", "2", "old.bin", "other.bin"], 0),
+    "check_other_baseline.txt": (["check", "--baseline", "old.bin", "other.bin"], 0),
 }
 
 # Cases run again with the trace decoded in a second thread: the output must
