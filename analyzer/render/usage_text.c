@@ -46,15 +46,21 @@ static size_t rows_shown(const struct cmt_report *r, size_t n)
 static void print_calls(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_calls_view *v = &r->calls;
-    if (!v->calls)
+    /* Sites that allocated once rank nothing: only those that called
+     * again are listed (rows are sorted, most calls first). */
+    size_t repeated = 0;
+    while (repeated < v->n && v->rows[repeated].calls > 1)
+        repeated++;
+    if (!repeated)
         return;
-    size_t n = rows_shown(r, v->n);
+    size_t n = rows_shown(r, repeated);
     char a[32];
     fprintf(out, "\nMost allocation calls (calls cost time even where nothing leaks: cudaMalloc and cudaFree "
                  "synchronize the device): %" PRIu64 " %s at %zu call %s",
             v->calls, plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
     if (n < v->n)
-        fprintf(out, ", top %zu", n);
+        fprintf(out, "; %s %zu of the %zu that allocated more than once", n < repeated ? "the top" : "the", n,
+                repeated);
     fprintf(out, "\n");
     for (size_t i = 0; i < n; i++) {
         const struct cmt_calls_row *row = &v->rows[i];
