@@ -58,9 +58,10 @@ static void print_calls(const struct cmt_report *r, FILE *out)
     fprintf(out, "\nMost allocation calls (calls cost time even where nothing leaks: cudaMalloc and cudaFree "
                  "synchronize the device): %" PRIu64 " %s at %zu call %s",
             v->calls, plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
-    if (n < v->n)
-        fprintf(out, "; %s %zu of the %zu that allocated more than once", n < repeated ? "the top" : "the", n,
-                repeated);
+    if (n < repeated)
+        fprintf(out, "; the top %zu of the %zu that allocated more than once", n, repeated);
+    else if (n < v->n)
+        fprintf(out, "; the %zu that allocated more than once", n);
     fprintf(out, "\n");
     for (size_t i = 0; i < n; i++) {
         const struct cmt_calls_row *row = &v->rows[i];
