@@ -8,11 +8,8 @@
 #include "analysis.h"
 #include "cli.h"
 #include "diff.h"
-#include "diff_render.h"
-#include "json_writer.h"
 #include "report.h"
-
-#define MAX_DEBUGINFO 64
+#include "symbol_options.h"
 
 static void diff_usage(FILE *out)
 {
@@ -22,10 +19,13 @@ static void diff_usage(FILE *out)
           "device peak, in bytes leaked (live at exit) and in allocation calls, largest\n"
           "change first. Call sites are matched by their frames (function, file, line).\n"
           "\n"
-          "  --json                 one JSON object instead of text\n"
-          "  --top N                call sites listed (default 10, 0 = all)\n"
-          "  --full-stacks          match and show every frame, folded ones too\n"
+          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --json                 --format json\n"
+          "  --top N                call sites listed in text (default 10, 0 = all)\n"
           "  --include-cached       count what caching allocators hold at exit as leaked\n"
+          "  --full-stacks          match and show every frame, folded ones too\n"
+          "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
@@ -36,38 +36,44 @@ static void diff_usage(FILE *out)
 }
 
 struct diff_cli {
-    bool json;
+    struct cmt_cli_format format;
     size_t top;
     struct cmt_report_options opt;
-    const char *debuginfo[MAX_DEBUGINFO];
-    size_t n_debuginfo;
 };
 
 static int parse_options(int argc, char **argv, struct diff_cli *cli, int *status)
 {
-    enum { OPT_TOP = 256, OPT_FULL, OPT_INCLUDE_CACHED, OPT_DEBUGINFO, OPT_SYSROOT, OPT_NO_SYMBOLS };
-    static const struct option longopts[] = {
+    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_INCLUDE_CACHED };
+    static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {"top", required_argument, NULL, OPT_TOP},
-        {"full-stacks", no_argument, NULL, OPT_FULL},
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO},
-        {"sysroot", required_argument, NULL, OPT_SYSROOT},
-        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    struct cmt_frames_args symbols = {0};
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
     cli->top = 10;
     /* Every site at the peak is compared, not only the top rows shown. */
     cli->opt = (struct cmt_report_options){.top = SIZE_MAX, .max_frames = 0, .tree_min_percent = 100.0};
     cli->opt.frames.symbolizer.demangle = true;
     *status = CMT_EXIT_USAGE;
     optind = 1;
+    opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            cli->json = true;
+        case OPT_FORMAT:
+            if (cmt_cli_format_option("diff", CMT_VIEW_DIFF, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
+                return -1;
             break;
         case OPT_TOP:
             if (cmt_cli_parse_count(optarg, &cli->top) != 0) {
@@ -75,41 +81,30 @@ static int parse_options(int argc, char **argv, struct diff_cli *cli, int *statu
                 return -1;
             }
             break;
-        case OPT_FULL:
-            cli->opt.frames.full_stacks = true;
-            break;
         case OPT_INCLUDE_CACHED:
             cli->opt.include_cached = true;
-            break;
-        case OPT_DEBUGINFO:
-            if (cli->n_debuginfo == MAX_DEBUGINFO) {
-                cmt_cli_error("diff: at most %d --debuginfo-path", MAX_DEBUGINFO);
-                return -1;
-            }
-            cli->debuginfo[cli->n_debuginfo++] = optarg;
-            break;
-        case OPT_SYSROOT:
-            cli->opt.frames.symbolizer.sysroot = optarg;
-            break;
-        case OPT_NO_SYMBOLS:
-            cli->opt.frames.no_symbols = true;
             break;
         case 'h':
             diff_usage(stdout);
             *status = CMT_EXIT_OK;
             return -1;
         default:
-            diff_usage(stderr);
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("diff", c, optarg, &symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("diff", c, argv);
+            cmt_cli_try_help("diff");
             return -1;
         }
     }
     if (argc - optind != 2) {
         cmt_cli_error("diff: needs two traces, OLD and NEW; got %d", argc - optind);
-        diff_usage(stderr);
+        cmt_cli_try_help("diff");
         return -1;
     }
-    cli->opt.frames.symbolizer.debuginfo_paths = cli->debuginfo;
-    cli->opt.frames.symbolizer.n_debuginfo_paths = cli->n_debuginfo;
+    cmt_frames_args_apply(&symbols, &cli->opt.frames);
     return optind;
 }
 
@@ -120,9 +115,9 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
 {
     struct cmt_analysis a;
     struct cmt_analysis_options aopt = {0};
-    if (cmt_analysis_run_with(&a, path, 0, &aopt) != 0) {
+    if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
-        cmt_analysis_free(&a);
+        cmt_cli_analysis_free(&a);
         return -1;
     }
     struct cmt_report r;
@@ -133,7 +128,7 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
     if (rc != 0)
         cmt_cli_error("%s: out of memory while comparing", path);
     cmt_report_free(&r);
-    cmt_analysis_free(&a);
+    cmt_cli_analysis_free(&a);
     return status;
 }
 
@@ -157,14 +152,8 @@ int cmt_cmd_diff(int argc, char **argv)
             status = st;
     }
     cmt_diff_finish(&d);
-    if (cli.json) {
-        struct cmt_json j;
-        cmt_json_init(&j, stdout, true);
-        cmt_diff_render_json(&d, &j);
-        cmt_json_finish(&j);
-    } else {
-        cmt_diff_render_text(&d, cli.top, stdout);
-    }
+    d.top = cli.top;
+    cmt_cli_render(CMT_VIEW_DIFF, cli.format.format, &d, stdout);
     fflush(stdout);
     cmt_diff_free(&d);
     return status;

@@ -51,6 +51,8 @@ struct cmt_diff {
     size_t n_sites, cap;
     /* Both runs: the executable's path differs (the sites may not match). */
     bool different_program;
+    /* Call sites the text lists (--top; 0 = all); JSON has every one. */
+    size_t top;
 };
 
 void cmt_diff_init(struct cmt_diff *d);

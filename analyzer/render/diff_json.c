@@ -2,7 +2,7 @@
 /* cumemtrace diff --json (docs/report.md, "Comparing two runs"). */
 #include <string.h>
 
-#include "diff_render.h"
+#include "render_parts.h"
 #include "json_writer.h"
 
 static void run_json(const struct cmt_diff_run *run, struct cmt_json *j)
@@ -58,7 +58,7 @@ static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side 
     }
 }
 
-void cmt_diff_render_json(const struct cmt_diff *d, struct cmt_json *j)
+static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
 {
     cmt_json_begin_object(j);
     cmt_json_key(j, "old");
@@ -95,4 +95,12 @@ void cmt_diff_render_json(const struct cmt_diff *d, struct cmt_json *j)
     }
     cmt_json_end_array(j);
     cmt_json_end_object(j);
+}
+
+void cmt_diff_render_json(const struct cmt_diff *d, FILE *out)
+{
+    struct cmt_json j;
+    cmt_json_init(&j, out, true);
+    diff_json(d, &j);
+    cmt_json_finish(&j);
 }

@@ -3,9 +3,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "diff_render.h"
+#include "render_parts.h"
 #include "size_parse.h"
-#include "duration_format.h"
+#include "units.h"
 
 /* "+20.0 MiB", "-3.0 MiB". */
 static const char *signed_size(int64_t v, char *buf, size_t len)
@@ -108,8 +108,9 @@ static void print_site(const struct cmt_diff_site *s, FILE *out)
         fprintf(out, "        ... %zu more %s\n", s->n_lines - shown, s->n_lines - shown == 1 ? "frame" : "frames");
 }
 
-void cmt_diff_render_text(const struct cmt_diff *d, size_t top, FILE *out)
+void cmt_diff_render_text(const struct cmt_diff *d, FILE *out)
 {
+    size_t top = d->top;
     fprintf(out, "cumemtrace diff of %s (OLD) and %s (NEW)\n", d->run[0].trace, d->run[1].trace);
     print_run("OLD", &d->run[0], out);
     print_run("NEW", &d->run[1], out);

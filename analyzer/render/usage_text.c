@@ -7,7 +7,7 @@
 
 #include "site_twins.h"
 #include "size_parse.h"
-#include "duration_format.h"
+#include "units.h"
 #include "usage_render.h"
 
 /* Rows per list in the report: these lists rank what costs time, not
