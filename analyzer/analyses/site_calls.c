@@ -58,7 +58,7 @@ static struct cmt_site_calls_thread *thread_for(struct cmt_site_calls *s, uint32
     return &s->threads[i];
 }
 
-static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     struct cmt_site_calls *s = ctx;
     if (!cmt_kind_holds_memory(l->kind) || !r->event)
@@ -96,9 +96,6 @@ static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_li
 }
 
 /* The observer's callbacks (at the end of the file). */
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
-static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
-static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
 
 int cmt_site_calls_init(struct cmt_site_calls *s)
 {
@@ -108,7 +105,7 @@ int cmt_site_calls_init(struct cmt_site_calls *s)
     if (!s->threads)
         return -1;
     s->observer = (struct cmt_replay_observer){
-        .ctx = s, .on_change = on_change, .on_failure = on_failure, .on_record = on_record};
+        .ctx = s, .on_change = on_change};
     return 0;
 }
 
@@ -117,30 +114,4 @@ void cmt_site_calls_free(struct cmt_site_calls *s)
     free(s->by_stack);
     free(s->threads);
     memset(s, 0, sizeof *s);
-}
-
-static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
-{
-    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
-    return n && n->on_failure ? n->on_failure(n->ctx, r, e) : 0;
-}
-
-static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
-{
-    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
-    return n && n->on_record ? n->on_record(n->ctx, r, rec) : 0;
-}
-
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
-{
-    if (own_change(ctx, r, l, live) != 0)
-        return -1;
-    const struct cmt_replay_observer *n = ((struct cmt_site_calls *)ctx)->next;
-    return n && n->on_change ? n->on_change(n->ctx, r, l, live) : 0;
-}
-
-void cmt_site_calls_attach(struct cmt_site_calls *s, struct cmt_replay *r)
-{
-    s->next = r->observer;
-    cmt_replay_set_observer(r, &s->observer);
 }

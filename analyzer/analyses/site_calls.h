@@ -50,16 +50,13 @@ struct cmt_site_calls {
     size_t n_threads;
     uint64_t calls, short_lived; /* over every site */
     struct cmt_replay_observer observer;
-    const struct cmt_replay_observer *next; /* the observer attached before, passed everything on */
 };
 
 int cmt_site_calls_init(struct cmt_site_calls *s);
 void cmt_site_calls_free(struct cmt_site_calls *s);
-/* Attaches it to the replay ahead of the observer there (which it passes
- * everything on to); s must outlive the replay. */
-void cmt_site_calls_attach(struct cmt_site_calls *s, struct cmt_replay *r);
+/* s->observer is what a command attaches (cmt_analysis_options'
+ * observers, or cmt_replay_add_observer); s must outlive the replay. */
 /* The cell of stack id stack (zeros when it never allocated). */
 struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, uint32_t stack);
-
 
 #endif

@@ -86,7 +86,7 @@ static bool live_take(struct cmt_thread_use *t, uint64_t addr, uint8_t ns, uint3
     return false;
 }
 
-static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     struct cmt_thread_use *t = ctx;
     if (!cmt_kind_holds_memory(l->kind) || cmt_class_of_allocation(l->kind, l->device) != CMT_CLASS_DEVICE ||
@@ -120,9 +120,6 @@ static int own_change(void *ctx, const struct cmt_replay *r, const struct cmt_li
 }
 
 /* The observer's callbacks (at the end of the file). */
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
-static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e);
-static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec);
 
 int cmt_thread_use_init(struct cmt_thread_use *t)
 {
@@ -132,7 +129,7 @@ int cmt_thread_use_init(struct cmt_thread_use *t)
     if (!t->live)
         return -1;
     t->observer = (struct cmt_replay_observer){
-        .ctx = t, .on_change = on_change, .on_failure = on_failure, .on_record = on_record};
+        .ctx = t, .on_change = on_change};
     return 0;
 }
 
@@ -141,30 +138,4 @@ void cmt_thread_use_free(struct cmt_thread_use *t)
     free(t->rows);
     free(t->live);
     memset(t, 0, sizeof *t);
-}
-
-static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
-{
-    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
-    return n && n->on_failure ? n->on_failure(n->ctx, r, e) : 0;
-}
-
-static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
-{
-    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
-    return n && n->on_record ? n->on_record(n->ctx, r, rec) : 0;
-}
-
-static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
-{
-    if (own_change(ctx, r, l, live) != 0)
-        return -1;
-    const struct cmt_replay_observer *n = ((struct cmt_thread_use *)ctx)->next;
-    return n && n->on_change ? n->on_change(n->ctx, r, l, live) : 0;
-}
-
-void cmt_thread_use_attach(struct cmt_thread_use *t, struct cmt_replay *r)
-{
-    t->next = r->observer;
-    cmt_replay_set_observer(r, &t->observer);
 }

@@ -40,13 +40,11 @@ struct cmt_thread_use {
     struct cmt_thread_use_live *live; /* open addressing by (ns, addr) */
     size_t live_cap, live_used;       /* live_used counts deleted slots too */
     struct cmt_replay_observer observer;
-    const struct cmt_replay_observer *next; /* the observer attached before, passed everything on */
 };
 
 int cmt_thread_use_init(struct cmt_thread_use *t);
 void cmt_thread_use_free(struct cmt_thread_use *t);
-/* Attaches it to the replay ahead of the observer there (which it passes
- * everything on to); t must outlive the replay. */
-void cmt_thread_use_attach(struct cmt_thread_use *t, struct cmt_replay *r);
+/* t->observer is what a command attaches (cmt_analysis_options'
+ * observers, or cmt_replay_add_observer); t must outlive the replay. */
 
 #endif

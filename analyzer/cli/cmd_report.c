@@ -200,7 +200,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
                      struct cmt_process_summary *summary)
 {
     b->built = false;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true, .usage = true};
     if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)

@@ -12,6 +12,7 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "usage_views.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -142,6 +143,10 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    /* The usage views (usage_views.h), when the analysis followed them. */
+    bool has_usage;
+    struct cmt_calls_view calls;
+    struct cmt_threads_view threads;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

@@ -607,6 +607,12 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         if (!r->forensics)
             return -1;
     }
+    if (a->site_calls && a->thread_use) {
+        if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
+            cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
+            return -1;
+        r->has_usage = true;
+    }
     collect_warnings(r);
     return 0;
 }
@@ -628,6 +634,8 @@ void cmt_report_free(struct cmt_report *r)
     free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
+    cmt_calls_view_free(&r->calls);
+    cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);

@@ -575,6 +575,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_virtual(r, out);
     print_leaks(r, out);
     print_growth(r, out);
+    cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_forensics_render_text(r, out, false);

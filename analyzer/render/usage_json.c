@@ -2,7 +2,7 @@
 /* Allocation calls, short-lived allocations and threads in the report's JSON
  * (docs/report.md, "JSON of report"). */
 #include "json_writer.h"
-#include "usage_render.h"
+#include "render_parts.h"
 
 static void key_uint(struct cmt_json *j, const char *k, uint64_t v)
 {

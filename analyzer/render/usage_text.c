@@ -8,7 +8,7 @@
 #include "site_twins.h"
 #include "size_parse.h"
 #include "units.h"
-#include "usage_render.h"
+#include "render_parts.h"
 
 /* Rows per list in the report: these lists rank what costs time, not
  * memory, and a few rows say it. */

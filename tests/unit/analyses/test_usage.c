@@ -42,8 +42,8 @@ int main(void)
     struct cmt_thread_use tu;
     CHECK(cmt_site_calls_init(&sc) == 0);
     CHECK(cmt_thread_use_init(&tu) == 0);
-    cmt_site_calls_attach(&sc, &r);
-    cmt_thread_use_attach(&tu, &r);
+    CHECK(cmt_replay_add_observer(&r, &sc.observer) == 0);
+    CHECK(cmt_replay_add_observer(&r, &tu.observer) == 0);
 
     /* stack 1, thread 7: three allocate-release pairs, short-lived */
     for (uint64_t i = 0; i < 3; i++) {
