@@ -117,6 +117,10 @@ struct cmt_device_forensics {
     /* internal waste live now and its peak */
     uint64_t pitch_waste_live, pitch_waste_peak, pitch_waste_peak_ts;
     uint64_t round_waste_live, round_waste_peak, round_waste_peak_ts;
+    /* stream-ordered (pool) allocations live now and their peak, every pool
+     * of the device together: known at every event, where a pool's reserve
+     * is known only at its samples */
+    uint64_t async_live, async_peak, async_peak_ts;
     /* samples */
     uint64_t n_samples;
     struct cmt_sample_point samples[CMT_SERIES_MAX];

@@ -62,6 +62,20 @@ static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t ele
     return a;
 }
 
+/* Stream-ordered bytes live on the device and their peak (forensics.h). */
+static inline void note_async(struct cmt_device_forensics *d, const struct cmt_live *l, bool live, uint64_t ts)
+{
+    if (live) {
+        d->async_live += l->size;
+        if (d->async_live > d->async_peak) {
+            d->async_peak = d->async_live;
+            d->async_peak_ts = ts;
+        }
+    } else {
+        d->async_live -= l->size < d->async_live ? l->size : d->async_live;
+    }
+}
+
 static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
                       const struct cmt_live *l, bool live, uint64_t ts)
 {
@@ -143,6 +157,12 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
         } else {
             cmt_churn_release(&f->churn, l->stack, ts > l->ts ? ts - l->ts : 0);
         }
+    }
+    if (l->kind == CMT_KIND_ASYNC && l->device >= 0) {
+        struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
+        if (!d)
+            return -1;
+        note_async(d, l, live, ts);
     }
     if (cmt_holes_counts(l)) {
         struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
@@ -231,6 +251,8 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
             f->devices_changed++;
             cmt_frag_clock_set(f);
         }
+        if (__builtin_expect(l->kind == CMT_KIND_ASYNC, 0))
+            note_async(f->devices[device], l, live, r->event ? r->event->ts : l->ts);
     }
     struct cmt_churn_site *s = &f->churn.sites[stack];
     bool new_size = false;

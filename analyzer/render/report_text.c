@@ -66,13 +66,13 @@ static void print_header(const struct cmt_report *r, FILE *out)
     if (gmtime_r(&start, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     uint64_t end_ts = m->has_end ? m->end.ts : rp->last_ts;
-    double dur = (double)cmt_report_rel_ns(r, end_ts) / 1e9;
+    const char *dur = CMT_DURATION(cmt_report_rel_ns(r, end_ts));
     bool clean = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
     const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
                       : !strcmp(state, "truncated") ? "trace truncated (see above)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
+    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
     fprintf(out, "  events:   %" PRIu64, rp->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
@@ -316,8 +316,8 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
         fprintf(out, "    %-8s %s", cmt_holder_name(h), b1);
         if (v->has_own_peaks && own->bytes) {
             cmt_size_exact_str(own->bytes, b2, sizeof b2);
-            fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
-                    cmt_plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+            fprintf(out, "; own peak %s in %" PRIu64 " %s at %s", b2, own->count,
+                    cmt_plural(own->count, "allocation", "allocations"), CMT_DURATION(cmt_report_rel_ns(r, own->ts)));
         }
         fprintf(out, "\n");
     }
@@ -331,9 +331,9 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
     const struct cmt_account *acc = v->account;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
-    fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %.3f s\n", label, cmt_size_exact_str(acc->peak, b1, sizeof b1),
+    fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %s\n", label, cmt_size_exact_str(acc->peak, b1, sizeof b1),
             acc->peak_count, cmt_plural(acc->peak_count, "allocation", "allocations"),
-            (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+            CMT_DURATION(cmt_report_rel_ns(r, acc->peak_ts)));
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
@@ -558,8 +558,8 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, " failed with %s (%d)", err, g->result);
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
-        fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
-                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        fprintf(out, "; this process had %s live on the device then, at %s\n",
+                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
         cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }
