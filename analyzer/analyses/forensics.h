@@ -60,8 +60,9 @@ struct cmt_hole_view {
 /* A call site whose live allocations bound holes at the worst instant. */
 struct cmt_pin_site {
     uint32_t stack;
-    uint64_t pinned_bytes; /* bytes of the holes its allocations bound (a hole counts for both sides) */
-    uint64_t holes;
+    uint64_t pinned_bytes; /* bytes of the holes its allocations bound, each hole once */
+    uint64_t holes;        /* those holes, each once (a hole between two of its allocations too) */
+    uint64_t allocations;  /* its allocations beside a hole, each once (one between two holes too) */
     uint64_t oldest_ts;    /* its oldest bounding allocation */
 };
 

@@ -261,6 +261,7 @@ static void json_device_frag(const struct cmt_report *r, struct cmt_json *j, con
             cmt_json_begin_object(j);
             key_uint(j, "hole_bytes", p->pinned_bytes);
             key_uint(j, "holes", p->holes);
+            key_uint(j, "allocations", p->allocations);
             key_time(j, r, "oldest_allocated_ns", p->oldest_ts);
             json_site_frames(r, j, p->stack);
             cmt_json_end_object(j);

@@ -338,16 +338,25 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
 {
     const struct cmt_device_forensics *dev = fr->f->devices[d];
     char a[32], b[32], c[32], e[32], s1[32], s2[32];
-    fprintf(out, "  Device %d: %zu %s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"));
+    /* report sorts the live set at each checkpoint, frag keeps an index:
+     * report takes fewer (docs/fragmentation.md), and says so. */
+    fprintf(out, "  Device %d: %zu %s%s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"),
+            full ? "" : " (fewer than `cumemtrace frag` takes)");
     if (!dev->worst.valid) {
-        fprintf(out, "; free space in the span never split: no holes beside a larger one\n");
+        fprintf(out, "; no fragmentation: the free space between live allocations never split\n");
     } else {
         const struct cmt_frag_point *w = &dev->worst.point;
         fprintf(out, "; worst at %s: %" PRIu64 " %s, %s free between live allocations, largest %s, "
-                     "fragmentation ratio %.2f (%s usable only by requests under %s); span %s, %s live\n",
+                     "fragmentation ratio %.2f",
                 AT(r, w->ts), w->holes.count, cmt_plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
-                SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes), SZ(c, cmt_holes_stranded(&w->holes)),
-                SZ(e, w->holes.largest), SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
+                SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes));
+        /* The bytes outside the largest hole serve requests up to the
+         * second largest hole, that size included. */
+        uint64_t second = dev->worst.n_top > 1 ? dev->worst.top[1].size : 0;
+        if (cmt_holes_stranded(&w->holes) && second)
+            fprintf(out, " (%s outside the largest hole, usable only by requests of %s or less)",
+                    SZ(c, cmt_holes_stranded(&w->holes)), SZ(e, second));
+        fprintf(out, "; span %s, %s live\n", SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
         size_t nh = full ? dev->worst.n_top : (dev->worst.n_top < 3 ? dev->worst.n_top : 3);
         if (nh)
             fprintf(out, "    largest holes then:\n");
@@ -358,8 +367,9 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
             fprintf(out, "    call sites whose live allocations bound the holes then:\n");
         for (size_t i = 0; i < np; i++) {
             const struct cmt_pin_view *p = &fr->pins[d][i];
-            fprintf(out, "      %s of holes beside %" PRIu64 " of its allocations, the oldest from %s:\n",
-                    SZ(a, p->pinned_bytes), p->holes, AT(r, p->oldest_ts));
+            fprintf(out, "      %s in %" PRIu64 " %s beside %" PRIu64 " of its allocations, the oldest from %s:\n",
+                    SZ(a, p->pinned_bytes), p->holes, cmt_plural(p->holes, "hole", "holes"), p->allocations,
+                    AT(r, p->oldest_ts));
             print_frames(r, out, p->stack, "          ", full ? r->opt->max_frames : 3);
         }
     }
