@@ -216,8 +216,6 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    if (cli->opt.at_set && !b->a.stopped_early)
-        cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
     if (summary)
         cmt_summary_from_report(&b->r, path, summary);
     b->built = true;

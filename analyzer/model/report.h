@@ -143,6 +143,10 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    /* --at: at, the replay stopped there, inside the trace; at_past_end,
+     * the trace ended first, so the report covers the whole run as without
+     * --at (and says so). */
+    bool at, at_past_end;
     /* The usage views (usage_views.h), when the analysis followed them. */
     bool has_usage;
     struct cmt_calls_view calls;

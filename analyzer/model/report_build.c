@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forensics_report.h"
+#include "units.h"
 #include "holder_peaks.h"
 #include "size_parse.h"
 
@@ -230,7 +231,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
     v->n_top = v->peak.n_top;
-    if (r->opt->at_set) {
+    if (r->at) {
         v->has_at = true;
         v->at.ts = r->analysis->info.start_monotonic_ns + r->opt->at_ns;
         v->at.bytes = acc->live;
@@ -580,6 +581,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     memset(r, 0, sizeof *r);
     r->analysis = a;
     r->opt = opt;
+    r->at = opt->at_set && a->stopped_early;
+    r->at_past_end = opt->at_set && !a->stopped_early;
     r->frames = cmt_frames_new(&a->model, &opt->frames);
     if (!r->frames)
         return -1;
@@ -614,6 +617,11 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         r->has_usage = true;
     }
     collect_warnings(r);
+    if (r->at_past_end) {
+        const struct cmt_trace_model *m = &a->model;
+        cmt_report_add_warning(r, "--at %s is after the end of the trace (%s): the report covers the whole run",
+                               CMT_DURATION(opt->at_ns), CMT_DURATION(cmt_report_rel_ns(r, m->has_end ? m->end.ts : rp->last_ts)));
+    }
     return 0;
 }
 

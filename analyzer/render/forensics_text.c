@@ -23,7 +23,7 @@
 /* Where the replay ended: "exit", or the instant --at asked for. */
 static const char *end_label(const struct cmt_report *r, char *buf, size_t len)
 {
-    if (!r->opt->at_set)
+    if (!r->at)
         return "exit";
     cmt_format_duration(r->opt->at_ns, buf, len);
     return buf;

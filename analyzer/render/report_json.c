@@ -570,7 +570,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_key(j, "duration_ns");
     cmt_json_uint(j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : rp->last_ts));
     cmt_json_key(j, "at_time_ns");
-    if (r->opt->at_set)
+    if (r->at)
         cmt_json_uint(j, r->opt->at_ns);
     else
         cmt_json_null(j);

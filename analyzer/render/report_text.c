@@ -82,28 +82,32 @@ static void print_header(const struct cmt_report *r, FILE *out)
         first = false;
     }
     fprintf(out, "%s\n", first ? "" : ")");
+    /* "device 0", "devices 0 and 1", "devices 0, 1 and 3": a bare "0"
+     * read as "no devices". */
     fprintf(out, "  devices:  ");
-    bool any = false;
+    int n_dev = __builtin_popcountll(rp->device_mask), shown = 0;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         if (rp->device_mask & (1ull << d)) {
-            fprintf(out, "%s%d", any ? ", " : "", d);
-            any = true;
+            fprintf(out, "%s%d", shown == 0 ? (n_dev == 1 ? "device " : "devices ")
+                                 : shown == n_dev - 1 ? " and " : ", ", d);
+            shown++;
         }
-    if (rp->host_seen) {
-        fprintf(out, "%spinned host memory", any ? "; " : "");
-        any = true;
-    }
-    fprintf(out, "%s\n", any ? "" : "none");
+    if (rp->host_seen)
+        fprintf(out, "%spinned host memory", n_dev ? "; " : "");
+    fprintf(out, "%s\n", n_dev || rp->host_seen ? "" : "none (no allocation named a device)");
     for (uint32_t i = 0; i < m->n_notes; i++)
         fprintf(out, "  note:     %s: %s\n", cmt_note_source_name(m->notes[i].source),
                 cmt_model_string(m, m->notes[i].text_id));
     if (m->notes_dropped)
         fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
                 cmt_plural(m->notes_dropped, "note", "notes"));
-    if (r->opt->at_set) {
+    if (r->at) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
         fprintf(out, "  at:       replay stopped at %s (--at): \"live\" below means live then\n", when_at);
+    } else if (r->at_past_end) {
+        fprintf(out, "  at:       --at %s is after the end of the trace (%s): the report covers the whole run\n",
+                CMT_DURATION(r->opt->at_ns), dur);
     }
 }
 
@@ -427,7 +431,7 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 static void print_held(const struct cmt_report *r, FILE *out)
 {
     char b1[64], when[48] = "at exit";
-    if (r->opt->at_set) {
+    if (r->at) {
         char at[32];
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -463,7 +467,7 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
     char b1[64], at[32];
-    if (r->opt->at_set) {
+    if (r->at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         if (r->n_leaks == 0) {
             fprintf(out, "\nLive at %s: nothing\n", at);
