@@ -546,8 +546,9 @@ static void collect_warnings(struct cmt_report *r)
                                   "later events were not recorded",
                                b1, (unsigned long long)a->info.events_dropped);
     } else if (flags & CMT_FILE_FLAG_WRITE_ERROR) {
-        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (disk full?); %llu "
-                                  "later events were not recorded",
+        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (the disk full, or the "
+                                  "file-size limit of `ulimit -f`: the profiler's warning said which); %llu later "
+                                  "events were not recorded",
                                (unsigned long long)a->info.events_dropped);
     }
     if (a->info.unrecorded_nested)
