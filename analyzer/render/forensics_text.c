@@ -433,18 +433,32 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
 {
     if (!fr->n_waste)
         return;
+    if (!fr->pitch_waste_total && !fr->round_waste_total)
+        return;
     char a[32], b[32];
-    fprintf(out, "\nInternal waste (granted beyond the request, summed over allocations): pitch padding %s, "
-                 "rounding to 512 B %s\n",
-            SZ(a, fr->pitch_waste_total), SZ(b, fr->round_waste_total));
+    /* Only the kinds of waste there are: "pitch padding 0 B" says nothing. */
+    fprintf(out, "\nInternal waste (granted beyond the request, summed over allocations):");
+    if (fr->pitch_waste_total)
+        fprintf(out, " pitch padding %s%s", SZ(a, fr->pitch_waste_total), fr->round_waste_total ? "," : "");
+    if (fr->round_waste_total)
+        fprintf(out, " rounding to 512 B %s", SZ(b, fr->round_waste_total));
+    fprintf(out, "\n");
     size_t n = fr->n_waste < (full ? r->opt->top : 3) ? fr->n_waste : (full ? r->opt->top : 3);
     for (size_t i = 0; i < n; i++) {
         const struct cmt_waste_view *w = &fr->waste[i];
-        fprintf(out, "  pitch padding %s in %" PRIu64 " %s, rounding %s\n", SZ(a, w->pitch_bytes), w->pitch_count,
-                cmt_plural(w->pitch_count, "allocation", "allocations"), SZ(b, w->round_bytes));
+        fprintf(out, " ");
+        if (w->pitch_bytes)
+            fprintf(out, " pitch padding %s in %" PRIu64 " %s%s", SZ(a, w->pitch_bytes), w->pitch_count,
+                    cmt_plural(w->pitch_count, "allocation", "allocations"), w->round_bytes ? "," : "");
+        if (w->round_bytes)
+            fprintf(out, " rounding %s", SZ(b, w->round_bytes));
+        fprintf(out, "\n");
         print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
     }
-    fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver API)\n");
+    /* The note concerns VMM only: said to a program that used it. */
+    if (r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE])
+        fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver "
+                     "API)\n");
 }
 
 static void print_churn(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
