@@ -341,7 +341,7 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
     /* report sorts the live set at each checkpoint, frag keeps an index:
      * report takes fewer (docs/fragmentation.md), and says so. */
     fprintf(out, "  Device %d: %zu %s%s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"),
-            full ? "" : " (fewer than `cumemtrace frag` takes)");
+            full ? "" : " (the report checks less often than `cumemtrace frag`)");
     if (!dev->worst.valid) {
         fprintf(out, "; no fragmentation: the free space between live allocations never split\n");
     } else {
