@@ -12,6 +12,7 @@
 #include "size_parse.h"
 #include "timeline_chart.h"
 #include "render_parts.h"
+#include "site_twins.h"
 #include "units.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
@@ -125,6 +126,7 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
         fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, snap->rows, snap->n_top, i, "        ");
     }
 }
 
@@ -430,6 +432,7 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
             fprintf(out, "; growing (see below)");
         fprintf(out, "\n");
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, r->leaks, r->n_leaks, i, "        ");
     }
 }
 
