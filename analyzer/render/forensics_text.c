@@ -402,8 +402,8 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         split |= f->devices[d] && f->devices[d]->worst.valid;
     if (!split && !full) {
-        fprintf(out, "\nFragmentation: free space between this process's live device allocations never split "
-                     "into holes beside a larger one\n");
+        fprintf(out, "\nFragmentation: none (the free space between this process's live device allocations "
+                     "never split)\n");
         return;
     }
     fprintf(out, "\nFragmentation (free ranges between this process's live device allocations)\n");
