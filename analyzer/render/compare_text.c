@@ -50,7 +50,7 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
         char lmax[64], lmin[64];
         cmt_summary_label(&s[im.max_index], lmax, sizeof lmax);
         cmt_summary_label(&s[im.min_index], lmin, sizeof lmin);
-        fprintf(out, "  peak imbalance: highest %s (%s), lowest %s (%s), mean %s; highest/mean %.2f\n", b1, lmax,
+        fprintf(out, "  peak imbalance: highest %s by %s, lowest %s by %s, mean %s; highest/mean %.2f\n", b1, lmax,
                 b2, lmin, b3, im.max_over_mean);
     }
     if (im.leak_max) {

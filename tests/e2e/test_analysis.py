@@ -137,7 +137,7 @@ def test_ranks():
     sections = [line for line in text.stdout.splitlines() if line.startswith("===== ")]
     eq(sections, [f"===== rank {r}: {os.path.join(tmp.dir, f'rank{r}.bin')} =====" for r in range(3)], "sections")
     check("Comparison of 3 processes" in text.stdout, text.stdout)
-    check("peak imbalance: highest 122.0 MiB (rank 2), lowest 102.0 MiB (rank 0), mean 112.0 MiB; "
+    check("peak imbalance: highest 122.0 MiB by rank 2, lowest 102.0 MiB by rank 0, mean 112.0 MiB; "
           "highest/mean 1.09" in text.stdout, text.stdout)
     # A file that is not a trace among them: the others are reported, status 2.
     bogus = os.path.join(tmp.dir, "bogus.bin")
