@@ -55,6 +55,16 @@ uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t b
 void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name);
 /* A NOTE record (source: enum cmt_note_source). */
 void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text);
+/* A JOB record (format.h): who the process is in a job. */
+struct cmt_tb_job_desc {
+    uint64_t ts;
+    unsigned source; /* enum cmt_job_source */
+    int64_t rank, local_rank, world_size, local_world_size;
+    const char *job_id; /* NULL or "": none */
+    size_t nvars;
+    const char *const *names, *const *values;
+};
+void cmt_tb_job(struct cmt_trace_builder *b, const struct cmt_tb_job_desc *j);
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total);
 void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
 

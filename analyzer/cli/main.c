@@ -63,13 +63,15 @@ static void usage(FILE *out)
           "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
+          "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
-          "`cumemtrace COMMAND --help` describes each command; docs/cli.md has everything.\n",
+          "`cumemtrace COMMAND --help` describes each command; `man cumemtrace` and docs/cli.md\n"
+          "(installed: share/doc/cumemtrace/cli.md) have everything.\n",
           out);
 }
 
@@ -84,6 +86,7 @@ static const struct command {
     {"check", cmt_cmd_check},
     {"frag", cmt_cmd_frag},
     {"diff", cmt_cmd_diff},
+    {"export", cmt_cmd_export},
 };
 
 static const struct command *find_command(const char *name)
