@@ -145,13 +145,15 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     if (snap->n_rows > snap->n_top)
         fprintf(out, " (top %zu of %zu)", snap->n_top, snap->n_rows);
     fprintf(out, ":\n");
+    size_t *twins = CMT_TWINS_FIND(r, snap->rows, snap->n_top);
     for (size_t i = 0; i < snap->n_top; i++) {
         const struct cmt_site_row *s = &snap->rows[i];
         fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
         print_frames(r, out, s->stack, "        ");
-        CMT_PRINT_TWIN_NOTE(r, out, snap->rows, snap->n_top, i, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, snap->rows, i, "        ");
     }
+    free(twins);
 }
 
 /* ---- the call tree ------------------------------------------------------------ */
@@ -447,6 +449,7 @@ static enum leak_group leak_group_of(const struct cmt_site_row *s)
 static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_group group)
 {
     char b1[64];
+    size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
@@ -472,8 +475,9 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
             fprintf(out, "; growing (see below)");
         fprintf(out, "\n");
         print_frames(r, out, s->stack, "        ");
-        CMT_PRINT_TWIN_NOTE(r, out, r->leaks, r->n_leaks, i, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
+    free(twins);
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless

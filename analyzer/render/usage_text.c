@@ -3,6 +3,7 @@
  * (docs/report.md, "Allocation calls and short-lived allocations",
  * "Device memory by thread"). */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "site_twins.h"
@@ -63,6 +64,7 @@ static void print_calls(const struct cmt_report *r, FILE *out)
     else if (n < v->n)
         fprintf(out, "; the %zu that allocated more than once", n);
     fprintf(out, "\n");
+    size_t *twins = CMT_TWINS_FIND(r, v->rows, n);
     for (size_t i = 0; i < n; i++) {
         const struct cmt_calls_row *row = &v->rows[i];
         fprintf(out, "  %" PRIu64 " %s (%s), %s in all", row->calls, plural(row->calls, "call", "calls"),
@@ -71,8 +73,9 @@ static void print_calls(const struct cmt_report *r, FILE *out)
             fprintf(out, "; %" PRIu64 " short-lived", row->short_lived);
         fprintf(out, "\n");
         print_frames(r, out, row->stack, "      ");
-        CMT_PRINT_TWIN_NOTE(r, out, v->rows, n, i, "      ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, v->rows, i, "      ");
     }
+    free(twins);
 }
 
 static void print_short_lived(const struct cmt_report *r, FILE *out)
