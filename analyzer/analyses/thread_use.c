@@ -67,6 +67,8 @@ static int live_put(struct cmt_thread_use *t, uint64_t addr, uint8_t ns, uint32_
         i = (i + 1) & (t->live_cap - 1);
     if (!t->live[i].used)
         t->live_used++;
+    if (t->live[i].used != 1)
+        t->live_n++;
     t->live[i] = (struct cmt_thread_use_live){.addr = addr, .tid = tid, .ns = ns, .used = 1};
     return 0;
 }
@@ -79,6 +81,7 @@ static bool live_take(struct cmt_thread_use *t, uint64_t addr, uint8_t ns, uint3
         if (t->live[i].used == 1 && t->live[i].addr == addr && t->live[i].ns == ns) {
             *tid = t->live[i].tid;
             t->live[i].used = 2;
+            t->live_n--;
             return true;
         }
         i = (i + 1) & (t->live_cap - 1);
@@ -93,13 +96,16 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
         !r->event)
         return 0;
     uint32_t tid = r->event->tid;
-    if (!live && !live_take(t, l->addr, l->ns, &tid))
-        return 0;
+    if (!live && !(t->live_n && live_take(t, l->addr, l->ns, &tid))) {
+        if (!t->n_rows)
+            return 0;
+        tid = t->rows[0].tid; /* not in the table: the first thread's */
+    }
     struct cmt_thread_use_row *row = row_for(t, tid);
     if (!row)
         return -1;
     if (live) {
-        if (live_put(t, l->addr, l->ns, tid) != 0)
+        if (row != &t->rows[0] && live_put(t, l->addr, l->ns, tid) != 0)
             return -1;
         row->allocs++;
         row->alloc_bytes += l->size;

@@ -17,7 +17,10 @@
  * out; managed and pinned host memory are not counted.
  *
  * An observer of the replay (replay.h). Memory: one entry per thread and
- * one per live device allocation (the thread that made it). */
+ * one per live device allocation of a thread other than the first to
+ * allocate (the thread that made it): an allocation the table does not
+ * hold is the first thread's, so a program that allocates from one thread
+ * costs no table work. */
 
 struct cmt_thread_use_row {
     uint32_t tid;
@@ -39,6 +42,7 @@ struct cmt_thread_use {
     size_t n_rows, rows_cap;
     struct cmt_thread_use_live *live; /* open addressing by (ns, addr) */
     size_t live_cap, live_used;       /* live_used counts deleted slots too */
+    size_t live_n;                    /* entries live (used == 1) */
     struct cmt_replay_observer observer;
 };
 
