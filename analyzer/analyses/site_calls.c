@@ -37,9 +37,11 @@ static size_t thread_slot(const struct cmt_site_calls_thread *t, size_t cap, uin
 
 static struct cmt_site_calls_thread *thread_for(struct cmt_site_calls *s, uint32_t tid)
 {
+    if (s->last && s->last->tid == tid)
+        return s->last;
     size_t i = thread_slot(s->threads, s->threads_cap, tid);
     if (s->threads[i].used)
-        return &s->threads[i];
+        return s->last = &s->threads[i];
     if ((s->n_threads + 1) * 2 > s->threads_cap) {
         size_t cap = s->threads_cap * 2;
         struct cmt_site_calls_thread *n = calloc(cap, sizeof *n);
@@ -55,7 +57,7 @@ static struct cmt_site_calls_thread *thread_for(struct cmt_site_calls *s, uint32
     }
     s->threads[i] = (struct cmt_site_calls_thread){.tid = tid, .used = true};
     s->n_threads++;
-    return &s->threads[i];
+    return s->last = &s->threads[i];
 }
 
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)

@@ -48,6 +48,7 @@ struct cmt_site_calls {
     struct cmt_site_calls_thread *threads; /* open addressing by tid, at most half full */
     size_t threads_cap;                    /* power of two */
     size_t n_threads;
+    struct cmt_site_calls_thread *last; /* the thread of the last event (most events follow one of the same) */
     uint64_t calls, short_lived; /* over every site */
     struct cmt_replay_observer observer;
 };
