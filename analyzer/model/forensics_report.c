@@ -255,6 +255,7 @@ static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr)
             struct cmt_pin_view *v = &fr->pins[d][j];
             v->pinned_bytes += p->pinned_bytes;
             v->holes += p->holes;
+            v->allocations += p->allocations;
             if (p->oldest_ts < v->oldest_ts)
                 v->oldest_ts = p->oldest_ts;
         }

@@ -61,7 +61,7 @@ struct cmt_opener_view {
 
 struct cmt_pin_view {
     uint64_t stack;
-    uint64_t pinned_bytes, holes, oldest_ts;
+    uint64_t pinned_bytes, holes, allocations, oldest_ts; /* cmt_pin_site's */
 };
 
 struct cmt_forensics_report {

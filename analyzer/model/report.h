@@ -15,6 +15,7 @@
 #include "report_events.h"
 #include "site_floors.h"
 #include "timeline_model.h"
+#include "usage_views.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -231,6 +232,14 @@ struct cmt_report {
     size_t n_allocated;
     /* Threads, device samples, failures and steps, one by one (Perfetto). */
     struct cmt_report_events events;
+    /* --at: at, the replay stopped there, inside the trace; at_past_end,
+     * the trace ended first, so the report covers the whole run as without
+     * --at (and says so). */
+    bool at, at_past_end;
+    /* The usage views (usage_views.h), when the analysis followed them. */
+    bool has_usage;
+    struct cmt_calls_view calls;
+    struct cmt_threads_view threads;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);

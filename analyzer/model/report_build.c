@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forensics_report.h"
+#include "units.h"
 #include "holder_peaks.h"
 #include "size_parse.h"
 
@@ -238,7 +239,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
     v->n_top = v->peak.n_top;
-    if (r->opt->at_set) {
+    if (r->at) {
         v->has_at = true;
         v->at.ts = r->analysis->info.start_monotonic_ns + r->opt->at_ns;
         v->at.bytes = acc->live;
@@ -553,8 +554,9 @@ static void collect_warnings(struct cmt_report *r)
                                   "later events were not recorded",
                                b1, (unsigned long long)a->info.events_dropped);
     } else if (flags & CMT_FILE_FLAG_WRITE_ERROR) {
-        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (disk full?); %llu "
-                                  "later events were not recorded",
+        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (the disk full, or the "
+                                  "file-size limit of `ulimit -f`: the profiler's warning said which); %llu later "
+                                  "events were not recorded",
                                (unsigned long long)a->info.events_dropped);
     }
     if (a->info.unrecorded_nested)
@@ -685,6 +687,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     memset(r, 0, sizeof *r);
     r->analysis = a;
     r->opt = opt;
+    r->at = opt->at_set && a->stopped_early;
+    r->at_past_end = opt->at_set && !a->stopped_early;
     r->frames = cmt_frames_new(&a->model, &opt->frames);
     if (!r->frames || build_trace_facts(r, a) != 0)
         return -1;
@@ -721,7 +725,18 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         if (!r->forensics)
             return -1;
     }
+    if (a->site_calls && a->thread_use) {
+        if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
+            cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
+            return -1;
+        r->has_usage = true;
+    }
     collect_warnings(r);
+    if (r->at_past_end) {
+        const struct cmt_trace_model *m = &a->model;
+        cmt_report_add_warning(r, "--at %s is after the end of the trace (%s): the report covers the whole run",
+                               CMT_DURATION(opt->at_ns), CMT_DURATION(cmt_report_rel_ns(r, m->has_end ? m->end.ts : rp->last_ts)));
+    }
     return 0;
 }
 
@@ -748,6 +763,8 @@ void cmt_report_free(struct cmt_report *r)
     free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
+    cmt_calls_view_free(&r->calls);
+    cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);

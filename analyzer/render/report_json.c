@@ -11,7 +11,7 @@
 #include "report.h"
 #include "render_parts.h"
 
-static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
+void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
     cmt_json_key(j, "frames");
@@ -68,7 +68,7 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
     }
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
-    json_frames(r, j, s->stack);
+    cmt_report_json_frames(r, j, s->stack);
     cmt_json_end_object(j);
 }
 
@@ -497,7 +497,7 @@ static void json_growth(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_string(j, cmt_api_name(g->api));
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_report_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -540,7 +540,7 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         cmt_phases_json_failure(r, g->first_index, j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_report_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -600,7 +600,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_key(j, "duration_ns");
     cmt_json_uint(j, cmt_report_rel_ns(r, t->end_ts));
     cmt_json_key(j, "at_time_ns");
-    if (r->opt->at_set)
+    if (r->at)
         cmt_json_uint(j, r->opt->at_ns);
     else
         cmt_json_null(j);
@@ -634,6 +634,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_virtual(r, j);
     json_leaks(r, j);
     json_growth(r, j);
+    cmt_usage_render_json(r, j);
     json_failures(r, j);
     cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);

@@ -15,6 +15,7 @@
 #include "size_parse.h"
 #include "timeline_chart.h"
 #include "render_parts.h"
+#include "site_twins.h"
 #include "units.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
@@ -85,13 +86,13 @@ static void print_header(const struct cmt_report *r, FILE *out)
     char when[64] = "?";
     if (gmtime_r(&start, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    double dur = (double)cmt_report_rel_ns(r, t->end_ts) / 1e9;
+    const char *dur = CMT_DURATION(cmt_report_rel_ns(r, t->end_ts));
     bool clean = t->clean_exit;
     const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
                       : !strcmp(state, "truncated") ? "trace truncated (see above)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
+    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
     fprintf(out, "  events:   %" PRIu64, t->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
@@ -101,27 +102,31 @@ static void print_header(const struct cmt_report *r, FILE *out)
         first = false;
     }
     fprintf(out, "%s\n", first ? "" : ")");
+    /* "device 0", "devices 0 and 1", "devices 0, 1 and 3": a bare "0"
+     * read as "no devices". */
     fprintf(out, "  devices:  ");
-    bool any = false;
+    int n_dev = __builtin_popcountll(t->device_mask), shown = 0;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         if (t->device_mask & (1ull << d)) {
-            fprintf(out, "%s%d", any ? ", " : "", d);
-            any = true;
+            fprintf(out, "%s%d", shown == 0 ? (n_dev == 1 ? "device " : "devices ")
+                                 : shown == n_dev - 1 ? " and " : ", ", d);
+            shown++;
         }
-    if (t->host_seen) {
-        fprintf(out, "%spinned host memory", any ? "; " : "");
-        any = true;
-    }
-    fprintf(out, "%s\n", any ? "" : "none");
+    if (t->host_seen)
+        fprintf(out, "%spinned host memory", n_dev ? "; " : "");
+    fprintf(out, "%s\n", n_dev || t->host_seen ? "" : "none (no allocation named a device)");
     for (size_t i = 0; i < t->n_notes; i++)
         fprintf(out, "  note:     %s: %s\n", t->notes[i].source, t->notes[i].text);
     if (t->notes_dropped)
         fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", t->notes_dropped,
                 cmt_plural(t->notes_dropped, "note", "notes"));
-    if (r->opt->at_set) {
+    if (r->at) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
         fprintf(out, "  at:       replay stopped at %s (--at): \"live\" below means live then\n", when_at);
+    } else if (r->at_past_end) {
+        fprintf(out, "  at:       --at %s is after the end of the trace (%s): the report covers the whole run\n",
+                CMT_DURATION(r->opt->at_ns), dur);
     }
 }
 
@@ -134,12 +139,15 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     if (snap->n_rows > snap->n_top)
         fprintf(out, " (top %zu of %zu)", snap->n_top, snap->n_rows);
     fprintf(out, ":\n");
+    size_t *twins = CMT_TWINS_FIND(r, snap->rows, snap->n_top);
     for (size_t i = 0; i < snap->n_top; i++) {
         const struct cmt_site_row *s = &snap->rows[i];
         fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, snap->rows, i, "        ");
     }
+    free(twins);
 }
 
 /* ---- the call tree ------------------------------------------------------------ */
@@ -332,8 +340,8 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
         fprintf(out, "    %-8s %s", r->holder_name[h], b1);
         if (v->has_own_peaks && own->bytes) {
             cmt_size_exact_str(own->bytes, b2, sizeof b2);
-            fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
-                    cmt_plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+            fprintf(out, "; own peak %s in %" PRIu64 " %s at %s", b2, own->count,
+                    cmt_plural(own->count, "allocation", "allocations"), CMT_DURATION(cmt_report_rel_ns(r, own->ts)));
         }
         fprintf(out, "\n");
     }
@@ -363,9 +371,9 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
     const struct cmt_account_figures *acc = &v->fig;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
-    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %.3f s\n", colour(out, SGR_PEAK), label,
+    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %s\n", colour(out, SGR_PEAK), label,
             cmt_size_exact_str(acc->peak, b1, sizeof b1), colour(out, SGR_OFF), acc->peak_count,
-            cmt_plural(acc->peak_count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+            cmt_plural(acc->peak_count, "allocation", "allocations"), CMT_DURATION(cmt_report_rel_ns(r, acc->peak_ts)));
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
@@ -432,6 +440,7 @@ static enum leak_group leak_group_of(const struct cmt_site_row *s)
 static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_group group)
 {
     char b1[64];
+    size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
@@ -444,13 +453,22 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
                 group == LEAK_ADDRESS_SPACE ? "; address space, not memory" : "");
-        if (group == LEAK_REPEATED)
+        if (group == LEAK_REPEATED) {
             fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64, s->site_allocs, s->site_frees);
+            /* What a cache holds of the same stack is among the allocations
+             * not freed, and is not leaked: said, or the figures mislead. */
+            for (size_t k = 0; k < r->n_held; k++)
+                if (r->held[k].stack == s->stack && r->held[k].kind == s->kind)
+                    fprintf(out, ", %" PRIu64 " of them held by %s's cache (above)", r->held[k].count,
+                            r->holder_name[r->held[k].holder]);
+        }
         if (s->growing)
             fprintf(out, "; growing (see below)");
         fprintf(out, "\n");
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
+    free(twins);
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless
@@ -458,7 +476,7 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 static void print_held(const struct cmt_report *r, FILE *out)
 {
     char b1[64], when[48] = "at exit";
-    if (r->opt->at_set) {
+    if (r->at) {
         char at[32];
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -494,7 +512,7 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
     char b1[64], at[32];
-    if (r->opt->at_set) {
+    if (r->at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         if (r->n_leaks == 0) {
             fprintf(out, "\nLive at %s: nothing\n", at);
@@ -589,8 +607,8 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, " failed with %s (%d)", err, g->result);
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
-        fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
-                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        fprintf(out, "; this process had %s live on the device then, at %s\n",
+                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
         cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }
@@ -606,6 +624,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_virtual(r, out);
     print_leaks(r, out);
     print_growth(r, out);
+    cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_forensics_render_text(r, out, false);
