@@ -24,6 +24,7 @@
 #include "driver_device.h"
 #include "driver_hooks.h"
 #include "hook_record.h"
+#include "torch_blocks.h"
 #include "pool_hooks.h"
 #include "proc_address.h"
 #include "real_symbols.h"
@@ -217,8 +218,11 @@ static int32_t physical_location(const CUmemAllocationProp *prop, const void *re
     }
 }
 
-static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHandle *handle, size_t size,
-                           const CUmemAllocationProp *prop, unsigned long long flags)
+/* Never inlined: its caller is always one of the shim's wrappers (with a
+ * frame pointer), so __builtin_return_address(1) is the program's call. */
+static __attribute__((noinline)) CUresult mem_create(PFN_cuMemCreate_v10020 real,
+                                                     CUmemGenericAllocationHandle *handle, size_t size,
+                                                     const CUmemAllocationProp *prop, unsigned long long flags)
 {
     if (!real)
         return CMT_CU_NO_REAL;
@@ -229,6 +233,11 @@ static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHa
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
         record_alloc(&h, CMT_API_CU_MEM_CREATE, r, physical_location(prop, (const void *)real), value, size, 0,
                      prop ? (uint64_t)prop->location.type : 0, prop ? (uint64_t)(int64_t)prop->location.id : 0);
+        /* PyTorch's expandable segments map their first memory here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wframe-address"
+        cmt_torch_blocks_after_segment_call(__builtin_return_address(1));
+#pragma GCC diagnostic pop
     }
     cmt_hook_leave(&h);
     return r;
