@@ -236,7 +236,8 @@ static __attribute__((noinline)) CUresult mem_create(PFN_cuMemCreate_v10020 real
         /* PyTorch's expandable segments map their first memory here. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wframe-address"
-        cmt_torch_blocks_after_segment_call(__builtin_return_address(1));
+        if (r == CUDA_SUCCESS)
+            cmt_torch_blocks_after_segment_call(__builtin_return_address(1));
 #pragma GCC diagnostic pop
     }
     cmt_hook_leave(&h);

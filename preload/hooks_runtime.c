@@ -60,7 +60,8 @@ CMT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
     cudaError_t r = real(devPtr, size);
     if (rec) {
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC, r, devPtr, size, cmt_runtime_device((const void *)real), 0);
-        cmt_torch_blocks_after_segment_call(__builtin_return_address(0));
+        if (r == cudaSuccess)
+            cmt_torch_blocks_after_segment_call(__builtin_return_address(0));
     }
     cmt_hook_leave(&h);
     return r;
