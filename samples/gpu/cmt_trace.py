@@ -22,8 +22,9 @@ META_STRING, META_MODULE, META_STACK, META_FRAME, META_NOTE, META_ALLOCATOR = 1,
 FRAME_SYNTHETIC_BIT = 1 << 63
 
 # enum cmt_kind
-DEVICE, MANAGED, HOST_PINNED, ASYNC, VMM_PHYSICAL, VMM_RESERVE, VMM_MAP, ARRAY = range(8)
-KIND_NAMES = ["device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array"]
+DEVICE, MANAGED, HOST_PINNED, ASYNC, VMM_PHYSICAL, VMM_RESERVE, VMM_MAP, ARRAY, TORCH_BLOCK, TORCH_SEGMENT = range(10)
+KIND_NAMES = ["device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array",
+              "torch-block", "torch-segment"]
 
 # CMT_API_LIST: value -> (name, default kind)
 APIS = {
@@ -38,6 +39,11 @@ APIS = {
     26: ("cuMemRelease", VMM_PHYSICAL), 27: ("cuMemMap", VMM_MAP), 28: ("cuMemUnmap", VMM_MAP),
     29: ("cuMemAddressReserve", VMM_RESERVE), 30: ("cuMemAddressFree", VMM_RESERVE), 31: ("cuArrayCreate", ARRAY),
     32: ("cuArray3DCreate", ARRAY), 33: ("cuArrayDestroy", ARRAY),
+    # the block layer (format 2.1)
+    51: ("torch:alloc", TORCH_BLOCK), 52: ("torch:free_requested", TORCH_BLOCK),
+    53: ("torch:free_completed", TORCH_BLOCK), 54: ("torch:segment_alloc", TORCH_SEGMENT),
+    55: ("torch:segment_free", TORCH_SEGMENT), 56: ("torch:segment_map", TORCH_SEGMENT),
+    57: ("torch:segment_unmap", TORCH_SEGMENT), 58: ("torch:oom", TORCH_BLOCK),
 }
 API_CU_MEM_RELEASE, API_CU_MEM_UNMAP = 26, 28
 
