@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The block layer's replay (analyzer/model/block_layer.h): block sizes by
+/* The block layer's replay (analyzer/analyses/block_layer.h): block sizes by
  * PyTorch's split rule, peaks, the cache at the peak per segment class,
  * tensors never released, the two-layer verdict of a failed allocation,
  * expandable segments and every inconsistency it names. */
-#include "model/block_layer.h"
+#include "analyses/block_layer.h"
 
 #include "test_util.h"
 
