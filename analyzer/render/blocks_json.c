@@ -58,7 +58,7 @@ static void json_view(const struct cmt_report *r, struct cmt_json *j, const char
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
-    json_site_list(r, j, "sites", v->sites, v->n_sites, r->opt->max_sites);
+    json_site_list(r, j, "sites", v->sites, v->n_sites, r->opt->top);
     cmt_json_end_object(j);
 }
 
