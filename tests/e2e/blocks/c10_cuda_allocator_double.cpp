@@ -74,6 +74,10 @@ __attribute__((visibility("default"))) std::atomic<CUDAAllocator*> allocator;
 
 using namespace c10::cuda::CUDACachingAllocator;
 
+// Named as PyTorch's own (c10::cuda::CUDACachingAllocator::Native::
+// DeviceCachingAllocator): the report tells its segments held by PyTorch's
+// cache, not leaks, by that name.
+namespace c10::cuda::CUDACachingAllocator::Native {
 namespace {
 
 constexpr size_t kMinBlock = 512, kSmallSize = 1 << 20, kSmallBuffer = 2 << 20, kLargeBuffer = 20 << 20,
@@ -85,7 +89,7 @@ struct Block {
     bool allocated;
 };
 
-class NativeDouble final : public CUDAAllocator {
+class DeviceCachingAllocator final : public CUDAAllocator {
   public:
     void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) override
     {
@@ -206,10 +210,17 @@ class NativeDouble final : public CUDAAllocator {
     }
 };
 
-NativeDouble* native()
+} // namespace
+} // namespace c10::cuda::CUDACachingAllocator::Native
+
+namespace {
+
+using c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator;
+
+DeviceCachingAllocator* native()
 {
-    static NativeDouble* d = [] {
-        auto* n = new NativeDouble();
+    static DeviceCachingAllocator* d = [] {
+        auto* n = new DeviceCachingAllocator();
         allocator.store(n);
         return n;
     }();
@@ -236,7 +247,7 @@ extern "C" __attribute__((visibility("default"))) void c10_double_empty_cache(vo
 // allocated, reserved, peak allocated, peak reserved, trackers attached
 extern "C" __attribute__((visibility("default"))) void c10_double_stats(size_t out[5])
 {
-    NativeDouble* n = native();
+    DeviceCachingAllocator* n = native();
     std::lock_guard<std::recursive_mutex> lock(n->mutex);
     out[0] = n->allocated;
     out[1] = n->reserved;
