@@ -20,14 +20,15 @@ import blocks_check  # noqa: E402
 import cmt_trace  # noqa: E402
 
 TRAIN = cmtest.program(os.path.join("blocks", "blocks_train"))
-TRAIN_OLD = cmtest.program(os.path.join("blocks", "blocks_train_old"))  # beside a version.py of 2.4.1
+DOUBLE = cmtest.program(os.path.join("blocks", "lib", "libc10_cuda.so"))  # beside a version.py of 2.11
+DOUBLE_OLD = cmtest.program(os.path.join("blocks", "old", "lib", "libc10_cuda.so"))  # of 2.4.1
 ALLOC, FREE_REQ, FREE_DONE, SEG_ALLOC, SEG_FREE = 51, 52, 53, 54, 55
 NOTE_BLOCKS = 3
 BASE = 0x500000000000  # the simulated device 0's first address
 
 
-def traced(env=None, program=TRAIN):
-    r = cmtest.run([program], env=env)
+def traced(env=None, double=DOUBLE):
+    r = cmtest.run([TRAIN, double], env=env)
     check(r.proc.returncode == 0, f"blocks_train failed ({r.proc.returncode}): {r.proc.stderr}")
     own = [int(x) for x in r.proc.stdout.split()]
     return r, cmt_trace.Trace(r.trace), own
@@ -89,7 +90,7 @@ def test_figures():
 
 def test_unknown_version():
     """A release the bridge has no layout for: nothing attached, a note says why."""
-    r, t, own = traced(program=TRAIN_OLD)
+    r, t, own = traced(double=DOUBLE_OLD)
     try:
         eq(own[4], 0, "trackers attached to the double")
         eq(t.blocks, [], "block records")
@@ -113,7 +114,7 @@ def test_bad_override():
 def test_override():
     """The probe's line by hand: the same layer as the built-in layout."""
     line = "attach=43,name=48,action=0,device=4,addr=8,stream=32,size=40,mempool=48,actions=0:1:2:3:4:5:6:7:8"
-    r, t, own = traced({"CUMEMTRACE_TORCH_LAYOUT": line}, TRAIN_OLD)
+    r, t, own = traced({"CUMEMTRACE_TORCH_LAYOUT": line}, DOUBLE_OLD)
     try:
         eq(own[4], 1, "trackers attached to the double")
         eq(len(t.blocks), 16, "block records")

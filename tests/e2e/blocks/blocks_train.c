@@ -12,19 +12,35 @@
  *   empty_cache: the 12 MiB segment released
  *   a, d, e are never freed: three tensor leaks, 1024 + 15 MiB + 2048 bytes.
  * Prints the double's own figures: allocated reserved peak_allocated
- * peak_reserved trackers. */
+ * peak_reserved trackers.
+ *
+ *   blocks_train PATH_OF_THE_DOUBLE (lib/libc10_cuda.so or old/lib/...)
+ *
+ * The double is opened by path, as Python opens PyTorch's libraries. */
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
 
-void *c10_double_alloc(size_t n, void *stream);
-void c10_double_free(void *p);
-void c10_double_empty_cache(void);
-void c10_double_stats(size_t out[5]);
+static void *(*c10_double_alloc)(size_t n, void *stream);
+static void (*c10_double_free)(void *p);
+static void (*c10_double_empty_cache)(void);
+static void (*c10_double_stats)(size_t out[5]);
 
 #define MiB (1024u * 1024u)
 
-int main(void)
+int main(int argc, char **argv)
 {
+    void *lib = argc == 2 ? dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL) : NULL;
+    if (!lib) {
+        fprintf(stderr, "blocks_train: cannot open the double: %s\n", argc == 2 ? dlerror() : "no path given");
+        return 2;
+    }
+    *(void **)&c10_double_alloc = dlsym(lib, "c10_double_alloc");
+    *(void **)&c10_double_free = dlsym(lib, "c10_double_free");
+    *(void **)&c10_double_empty_cache = dlsym(lib, "c10_double_empty_cache");
+    *(void **)&c10_double_stats = dlsym(lib, "c10_double_stats");
+    if (!c10_double_alloc || !c10_double_free || !c10_double_empty_cache || !c10_double_stats)
+        return 2;
     void *a = c10_double_alloc(1000, NULL);
     void *b = c10_double_alloc(3000, NULL);
     void *c = c10_double_alloc(5 * MiB, NULL);
