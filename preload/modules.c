@@ -146,6 +146,7 @@ static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)
 void cmt_modules_refresh_locked(void)
 {
     dl_iterate_phdr(refresh_callback, NULL);
+    cmt_torch_blocks_after_scan_locked();
 }
 
 static int counters_callback(struct dl_phdr_info *info, size_t size, void *data)

@@ -24,6 +24,11 @@ enum blocks_state {
 int cmt_torch_blocks_state;
 static char c10_path[PATH_MAX];
 static uint64_t c10_lo, c10_hi;
+static cmt_torch_bridge_attach_fn bridge_attach; /* set before BLOCKS_SEEN is published */
+static char bridge_error[140];
+static bool load_pending; /* libc10_cuda.so found by the scan in progress */
+
+static void load_bridge(void);
 
 void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi)
 {
@@ -36,6 +41,20 @@ void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi)
     memcpy(c10_path, path, strlen(path) + 1);
     c10_lo = lo;
     c10_hi = hi;
+    load_pending = true;
+}
+
+void cmt_torch_blocks_after_scan_locked(void)
+{
+    if (!load_pending)
+        return;
+    load_pending = false;
+    /* The bridge is opened here, once the scan's dl_iterate_phdr returned,
+     * under the metadata lock as the scan itself takes the loader's: the
+     * same lock order. Opening it later, inside the allocator's cudaMalloc,
+     * would take the loader's lock while the allocator's is held, against a
+     * thread whose library constructor allocates through PyTorch. */
+    load_bridge();
     __atomic_store_n(&cmt_torch_blocks_state, BLOCKS_SEEN, __ATOMIC_RELEASE);
 }
 
@@ -101,20 +120,26 @@ static void bridge_path(char *out, size_t cap)
     snprintf(out, cap, "%.*s/libcumemtrace_torch.so", dir, slash ? info.dli_fname : ".");
 }
 
+static void load_bridge(void)
+{
+    char path[PATH_MAX];
+    bridge_path(path, sizeof path);
+    void *lib = path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) : NULL;
+    bridge_attach = lib ? (cmt_torch_bridge_attach_fn)cmt_real_dlsym(lib, CMT_TORCH_BRIDGE_ENTRY) : NULL;
+    if (!bridge_attach) {
+        const char *err = dlerror();
+        snprintf(bridge_error, sizeof bridge_error, "%s", err ? err : path);
+    }
+}
+
 static void attach(void)
 {
     struct cmt_torch_bridge_result r;
     memset(&r, 0, sizeof r);
-    char path[PATH_MAX];
-    bridge_path(path, sizeof path);
-    void *lib = path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) : NULL;
-    cmt_torch_bridge_attach_fn fn = lib ? (cmt_torch_bridge_attach_fn)cmt_real_dlsym(lib, CMT_TORCH_BRIDGE_ENTRY)
-                                        : NULL;
+    cmt_torch_bridge_attach_fn fn = bridge_attach;
     if (!fn) {
-        const char *err = dlerror();
         r.status = CMT_TORCH_BRIDGE_FAILED;
-        snprintf(r.why, sizeof r.why, "the shim's PyTorch bridge could not be loaded: %s",
-                 err ? err : path);
+        snprintf(r.why, sizeof r.why, "the shim's PyTorch bridge could not be loaded: %s", bridge_error);
     } else {
         struct cmt_torch_bridge_host h = host;
         h.layout_override = cmt_config.torch_layout[0] ? cmt_config.torch_layout : NULL;

@@ -17,6 +17,10 @@
  * libc10_cuda.so, remember where its code is. Caller holds the metadata
  * lock. */
 void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi);
+/* After a scan of the loaded objects (modules.c), outside dl_iterate_phdr:
+ * opens the bridge when the scan found libc10_cuda.so. Caller holds the
+ * metadata lock. */
+void cmt_torch_blocks_after_scan_locked(void);
 
 /* Called by the segment-making hooks (cudaMalloc, cuMemCreate) after they
  * recorded their call, inside the hook: when the call came from
