@@ -218,11 +218,8 @@ static int32_t physical_location(const CUmemAllocationProp *prop, const void *re
     }
 }
 
-/* Never inlined: its caller is always one of the shim's wrappers (with a
- * frame pointer), so __builtin_return_address(1) is the program's call. */
-static __attribute__((noinline)) CUresult mem_create(PFN_cuMemCreate_v10020 real,
-                                                     CUmemGenericAllocationHandle *handle, size_t size,
-                                                     const CUmemAllocationProp *prop, unsigned long long flags)
+static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHandle *handle, size_t size,
+                           const CUmemAllocationProp *prop, unsigned long long flags)
 {
     if (!real)
         return CMT_CU_NO_REAL;
@@ -233,12 +230,13 @@ static __attribute__((noinline)) CUresult mem_create(PFN_cuMemCreate_v10020 real
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
         record_alloc(&h, CMT_API_CU_MEM_CREATE, r, physical_location(prop, (const void *)real), value, size, 0,
                      prop ? (uint64_t)prop->location.type : 0, prop ? (uint64_t)(int64_t)prop->location.id : 0);
-        /* PyTorch's expandable segments map their first memory here. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wframe-address"
-        if (r == CUDA_SUCCESS)
-            cmt_torch_blocks_after_segment_call(__builtin_return_address(1));
-#pragma GCC diagnostic pop
+        /* PyTorch's expandable segments map their first memory here. The
+         * program's call is found through the shim's own frames: the wrapper
+         * calling this may have jumped here (a tail call), and the caller's
+         * frame pointer is not ours to follow (__builtin_return_address(1)
+         * crashed PyTorch with expandable segments on the H200). */
+        if (r == CUDA_SUCCESS && cmt_torch_blocks_waiting())
+            cmt_torch_blocks_after_segment_call((const void *)(uintptr_t)cmt_stack_caller());
     }
     cmt_hook_leave(&h);
     return r;

@@ -164,6 +164,12 @@ static CMT_ALWAYS_INLINE uint64_t cmt_event_ts(struct cmt_thread *t)
  * stack could not be recorded. */
 uint64_t cmt_stack_capture(void);
 
+/* The return address of the program's call into the shim, read from the
+ * shim's own frame records only (stacks.c); 0 when it cannot be told
+ * (another architecture, a frame chain that does not lead out). Safe in any
+ * hook: a driver hook reached through a tail call or a wrapper alike. */
+uint64_t cmt_stack_caller(void);
+
 /* Appends a finished event. ts must be set by the caller: before the real call
  * for releases, after it for allocations (format.h). */
 static CMT_ALWAYS_INLINE void cmt_hook_commit(struct cmt_hook *h, const struct cmt_event *e)

@@ -2,6 +2,7 @@
 #ifndef CUMEMTRACE_PRELOAD_TORCH_BLOCKS_H
 #define CUMEMTRACE_PRELOAD_TORCH_BLOCKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The block layer of PyTorch's CUDA caching allocator (docs/design.md,
@@ -29,6 +30,12 @@ void cmt_torch_blocks_after_scan_locked(void);
 void cmt_torch_blocks_after_segment_call_slow(const void *caller);
 
 extern int cmt_torch_blocks_state; /* enum in torch_blocks.c; atomic */
+
+/* True while libc10_cuda.so is loaded and the attach not tried yet. */
+static inline bool cmt_torch_blocks_waiting(void)
+{
+    return __builtin_expect(__atomic_load_n(&cmt_torch_blocks_state, __ATOMIC_RELAXED) == 1, 0);
+}
 
 static inline void cmt_torch_blocks_after_segment_call(const void *caller)
 {

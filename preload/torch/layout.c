@@ -10,12 +10,12 @@
  * guess. A release missing here gets no block layer (a note says so) unless
  * CUMEMTRACE_TORCH_LAYOUT gives the probe's line by hand. */
 static const struct cmt_torch_layout known[] = {
-    /* torch 2.11.0+cu130 (the H200's wheel, 2026-12-02): vtable slots of
-     * CUDAAllocator counted from c10::Allocator (the two destructor slots
-     * first), TraceEntry as declared in 2.11 (action_, device_, addr_,
-     * context_, stream_, size_, mempool_, time_, compile_context_,
-     * user_metadata_). */
-    {"2.11.", 43, 48, 0, 4, 8, 32, 40, 48, {0, 1, 2, 3, 4, 5, 6, 7, 8}},
+    /* torch 2.11.0+cu130, the H200's wheel, read by the probe on
+     * 2026-12-02 (samples/gpu/run_blocks_validation.sh): vtable slots 44 and
+     * 49 of CUDAAllocator (the two destructor slots first), TraceEntry of
+     * 136 bytes (action_, device_ int8, addr_, context_, stream_, size_,
+     * mempool_, time_, compile_context_, user_metadata_), C++11 ABI. */
+    {"2.11.", 44, 49, 0, 4, 8, 32, 40, 48, {0, 1, 2, 3, 4, 5, 6, 7, 8}},
 };
 
 const struct cmt_torch_layout *cmt_torch_layout_for(const char *version)

@@ -53,7 +53,7 @@ say() { echo "$*" | tee -a "$summary"; }
 mlp="$here/train_mlp.py"
 
 # --- 1. the installed PyTorch ------------------------------------------------
-expected_layout="attach=43,name=48,action=0,device=4,addr=8,stream=32,size=40,mempool=48,actions=0:1:2:3:4:5:6:7:8"
+expected_layout="attach=44,name=49,action=0,device=4,addr=8,stream=32,size=40,mempool=48,actions=0:1:2:3:4:5:6:7:8"
 "$py" - >"$out/torch-facts.txt" 2>&1 <<'PY'
 import os, torch
 print("version", torch.__version__)

@@ -113,7 +113,7 @@ def test_bad_override():
 
 def test_override():
     """The probe's line by hand: the same layer as the built-in layout."""
-    line = "attach=43,name=48,action=0,device=4,addr=8,stream=32,size=40,mempool=48,actions=0:1:2:3:4:5:6:7:8"
+    line = "attach=44,name=49,action=0,device=4,addr=8,stream=32,size=40,mempool=48,actions=0:1:2:3:4:5:6:7:8"
     r, t, own = traced({"CUMEMTRACE_TORCH_LAYOUT": line}, DOUBLE_OLD)
     try:
         eq(own[4], 1, "trackers attached to the double")

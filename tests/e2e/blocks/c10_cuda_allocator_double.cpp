@@ -3,8 +3,8 @@
 // A test double of PyTorch's libc10_cuda.so for the block layer
 // (test_blocks.py): the exported c10::cuda::CUDACachingAllocator::allocator,
 // a CUDAAllocator whose vtable has attachAllocatorTraceTracker and name()
-// where PyTorch 2.11's has them (slots 43 and 48; every other slot aborts if
-// called), a TraceEntry laid out as 2.11's, and a small caching allocator
+// where PyTorch 2.11's has them (slots 44 and 49, as the probe read them on
+// the H200; every other slot aborts if called), a TraceEntry laid out as 2.11's, and a small caching allocator
 // that splits segments into blocks by PyTorch's rule (requests rounded up to
 // 512 bytes; a free range split only when the rest is at least 512 bytes in
 // a 2 MiB small-pool segment, more than 1 MiB in a large one) and reports
@@ -62,10 +62,10 @@ class CUDAAllocator {
     UNUSED_SLOT(21) UNUSED_SLOT(22) UNUSED_SLOT(23) UNUSED_SLOT(24) UNUSED_SLOT(25) UNUSED_SLOT(26)
     UNUSED_SLOT(27) UNUSED_SLOT(28) UNUSED_SLOT(29) UNUSED_SLOT(30) UNUSED_SLOT(31) UNUSED_SLOT(32)
     UNUSED_SLOT(33) UNUSED_SLOT(34) UNUSED_SLOT(35) UNUSED_SLOT(36) UNUSED_SLOT(37) UNUSED_SLOT(38)
-    UNUSED_SLOT(39) UNUSED_SLOT(40) UNUSED_SLOT(41) UNUSED_SLOT(42)
-    virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0; // slot 43
-    UNUSED_SLOT(44) UNUSED_SLOT(45) UNUSED_SLOT(46) UNUSED_SLOT(47)
-    virtual std::string name() = 0; // slot 48
+    UNUSED_SLOT(39) UNUSED_SLOT(40) UNUSED_SLOT(41) UNUSED_SLOT(42) UNUSED_SLOT(43)
+    virtual void attachAllocatorTraceTracker(AllocatorTraceTracker tracker) = 0; // slot 44
+    UNUSED_SLOT(45) UNUSED_SLOT(46) UNUSED_SLOT(47) UNUSED_SLOT(48)
+    virtual std::string name() = 0; // slot 49
 };
 
 __attribute__((visibility("default"))) std::atomic<CUDAAllocator*> allocator;
