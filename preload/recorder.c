@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "cmt_version.h"
 #include "config.h"
 #include "log.h"
 #include "modules.h"
@@ -30,8 +31,6 @@ struct cmt_recorder cmt_recorder = {
 };
 
 __thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
-
-#define CMT_VERSION_STRING "0.1.0"
 
 /* ---- strings -------------------------------------------------------------- */
 
@@ -170,7 +169,7 @@ static void write_process_record_locked(const char *hostname, const char *rank)
 
 static void write_config_record_locked(void)
 {
-    uint32_t version_id = intern_cstr_locked(CMT_VERSION_STRING);
+    uint32_t version_id = intern_cstr_locked(CMT_VERSION);
     uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
     if (!payload)
         return;

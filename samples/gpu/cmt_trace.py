@@ -5,7 +5,7 @@ as "what was the peak of the allocations made from PyTorch's allocator",
 by classifying each allocation by the modules on its stack.
 
 It reads a complete trace into memory and replays it with the same rules as
-the analyzer (analyzer/replay.c): classes apart, VMM physical memory live
+the analyzer (analyzer/replay/replay.c): classes apart, VMM physical memory live
 until released and unmapped, one cuMemUnmap releasing every mapping in its
 span. It is a validation aid, not a second analyzer: it does not verify the
 checks of format 2 (`cumemtrace report` does) and recovers from no damage."""

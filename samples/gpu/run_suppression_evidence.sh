@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Records the traces that justify (or refute) each entry of the default
-# suppression list of `cumemtrace check` (analyzer/default.supp; docs/check.md,
+# suppression list of `cumemtrace check` (analyzer/check/default.supp; docs/check.md,
 # "The default suppressions"). Run on the GPU machine from a copy of the
 # built tree:
 #

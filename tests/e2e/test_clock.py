@@ -250,7 +250,7 @@ def test_tsc_spares_clock_gettime():
     if cmtest.VALGRIND:
         # Under valgrind no rdtsc/clock_gettime pair is narrow enough to
         # anchor on: the clock is clock_gettime's for every event, by design
-        # (tests/unit/test_clock.c, test_backoff, checks the back-off).
+        # (tests/unit/preload/test_clock.c, test_backoff, checks the back-off).
         print("skipped under valgrind: the TSC clock cannot anchor there")
         return
     counter = os.path.join(os.path.dirname(cmtest.program("clock_check")), "libcount_clock.so")

@@ -17,6 +17,7 @@
 #include "json_writer.h"
 #include "report.h"
 #include "timeline.h"
+#include "render_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -30,6 +30,7 @@
 #include "check.h"
 #include "report.h"
 #include "trace_builder.h"
+#include "render_parts.h"
 
 #define START 1000000000000ull
 #define MS 1000000ull

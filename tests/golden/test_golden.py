@@ -34,6 +34,27 @@ CASES = {
     "frag.txt": (["frag", "frag.bin"], 0),
     "frag.json": (["frag", "--json", "--top", "3", "frag.bin"], 0),
     "report_frag.txt": (["report", "--chart-width", "0", "--top", "3", "frag.bin"], 0),
+    # The trace on the standard input ("-"), where a command takes one trace.
+    "timeline_stdin.csv": (["timeline", "--format", "csv", "--buckets", "16", "-"], 0, "mixed.bin"),
+    "frag_stdin.txt": (["frag", "-"], 0, "frag.bin"),
+    "help_report.txt": (["help", "report"], 0),
+    # Option errors (.err: stderr is compared, stdout must be empty): the
+    # option named, not its value; getopt's complaints in our words; one line
+    # saying where the help is instead of the whole usage.
+    "err_report_count.err": (["report", "--top", "-1", "mixed.bin"], 2),
+    "err_timeline_count.err": (["timeline", "--buckets", "0", "mixed.bin"], 2),
+    "err_report_unknown.err": (["report", "--bogus", "mixed.bin"], 2),
+    "err_timeline_no_value.err": (["timeline", "mixed.bin", "--buckets"], 2),
+    "err_timeline_contradict.err": (["timeline", "--csv", "--json", "mixed.bin"], 2),
+    "err_report_contradict.err": (["report", "--json", "--format", "text", "mixed.bin"], 2),
+    "err_frag_format.err": (["frag", "--format", "html", "frag.bin"], 2),
+    "err_frag_no_trace.err": (["frag"], 2),
+    "err_frag_two_traces.err": (["frag", "frag.bin", "mixed.bin"], 2),
+    "err_report_stdin_of_many.err": (["report", "-", "mixed.bin"], 2),
+    "err_check_unknown.err": (["check", "--frobnicate", "mixed.bin"], 2),
+    "err_no_command.err": ([], 2),
+    "err_unknown_command.err": (["bogus"], 2),
+    "err_help_unknown.err": (["help", "bogus"], 2),
 }
 
 # Cases run again with the trace decoded in a second thread: the output must
@@ -54,8 +75,17 @@ def main():
         subprocess.run([gen, work], check=True)
         env = dict(os.environ, DEBUGINFOD_URLS="", CUMEMTRACE_ANALYZER_THREADS="1")
         for name in names:
-            argv, status = CASES[name]
-            p = subprocess.run([cli, *argv], cwd=work, env=env, capture_output=True, text=True)
+            argv, status, *stdin_file = CASES[name]
+            stdin = open(os.path.join(work, stdin_file[0]), "rb") if stdin_file else subprocess.DEVNULL
+            p = subprocess.run([cli, *argv], cwd=work, env=env, capture_output=True, text=True, stdin=stdin)
+            if stdin_file:
+                stdin.close()
+            if name.endswith(".err"):
+                if p.stdout:
+                    failed.append(name)
+                    print(f"FAIL {name}: wrote on stdout: {p.stdout[:200]!r}")
+                    continue
+                p.stdout = p.stderr
             path = os.path.join(expected_dir, name)
             if p.returncode != status:
                 failed.append(name)

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_ANALYSIS_H
+#define CUMEMTRACE_ANALYZER_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "feed.h"
+#include "forensics.h"
+#include "phases.h"
+#include "replay.h"
+#include "trace_model.h"
+#include "trace_reader.h"
+
+/* One trace read once (feed.h: metadata into the model, events into the
+ * replay) with the analyses a command asks for following the replay. */
+struct cmt_analysis {
+    const char *path;
+    struct cmt_reader *reader;
+    struct cmt_trace_info info;
+    struct cmt_trace_model model;
+    struct cmt_replay replay;
+    bool damaged;             /* the read stopped at damage */
+    int open_error;           /* why the file could not be opened (trace_reader.h), 0 when it was */
+    char message[600];        /* why the trace could not be opened, or where it is damaged */
+    uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
+    bool stopped_early;
+    struct cmt_forensics *forensics; /* NULL when not asked for */
+    struct cmt_phases *phases;       /* NULL when not asked for */
+    const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
+    size_t data_size;
+};
+
+struct cmt_analysis_options {
+    /* Follow the replay with the out-of-memory and fragmentation forensics
+     * (forensics.h): report and frag do, check and timeline need not. */
+    bool forensics;
+    struct cmt_forensics_options forensics_opt;
+    /* Follow the phases and steps the program named (phases.h). */
+    bool phases;
+    /* More analyses, observers of the replay (replay.h), attached after
+     * those above in this order: a new analysis is a file of analyses/ and
+     * one line in the command that asks for it. Their results are theirs;
+     * on_finish comes after the replay's end. At most
+     * CMT_REPLAY_MAX_OBSERVERS in all. */
+    const struct cmt_replay_observer *const *observers;
+    size_t n_observers;
+};
+
+/* Opens and reads path (in two threads where that pays: feed.h). Returns
+ * 0 when analysed (possibly up to damage or
+ * truncation: see damaged and the reader's warnings), -1 when the file
+ * cannot be analysed at all (message says why). */
+int cmt_analysis_run(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns);
+/* Same over bytes in memory (tests, fuzzing); name stands for the path in
+ * reports. The bytes must outlive the analysis. */
+int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                            uint64_t stop_at_ns);
+/* The same over bytes with options (the fuzz target follows phases too). */
+int cmt_analysis_run_memory_with(struct cmt_analysis *a, const void *data, size_t size, const char *name,
+                                 uint64_t stop_at_ns, const struct cmt_analysis_options *opt);
+/* The same with options (NULL: the defaults, no forensics). */
+int cmt_analysis_run_with(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
+                          const struct cmt_analysis_options *opt);
+void cmt_analysis_free(struct cmt_analysis *a);
+
+/* What the file says of itself once read: "damaged" (the read stopped at
+ * damage, a->message says where), "truncated" (the file ends before its
+ * last chunk), "incomplete" (read whole, but the process did not exit
+ * normally: killed, crashed, _exit), or "complete". */
+const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* True for "complete". */
+bool cmt_analysis_complete(const struct cmt_analysis *a);
+
+/* The rank the trace's process recorded (-1 when none), read from the
+ * metadata at the start of the trace only. Returns 0, or -1 when the file
+ * cannot be opened as a trace. */
+int cmt_analysis_peek_rank(const char *path, int64_t *rank);
+
+#endif

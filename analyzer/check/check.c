@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: MIT */
+/* The check engine: one analysis and one report model per trace, judged
+ * against the limits; the renderers print what is decided here. */
+#include "check.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_errors.h"
+#include "size_parse.h"
+#include "units.h"
+
+#define UNLIMITED UINT64_MAX
+
+void cmt_check_options_init(struct cmt_check_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->violation_status = 1;
+    o->max_frames = 8;
+    o->format = "text";
+}
+
+static const struct {
+    const char *id;
+    const char *description;
+} rules[CMT_RULE_COUNT] = {
+    [CMT_RULE_LEAK] = {"leak", "Memory still allocated at exit, over --max-leak-bytes or --max-leak-count"},
+    [CMT_RULE_NEW_LEAK] = {"new-leak", "A call site leaks memory and did not leak in the baseline"},
+    [CMT_RULE_LEAK_GROWTH] = {"leak-growth", "A call site leaks more bytes than it did in the baseline"},
+    [CMT_RULE_PEAK] = {"peak", "The peak of device-resident memory on a device is over --max-peak"},
+    [CMT_RULE_PEAK_GROWTH] = {"peak-growth",
+                              "The peak of device-resident memory on a device grew more than --max-peak-growth "
+                              "percent over the baseline"},
+    [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed (--no-failed-allocations)"},
+};
+
+const char *cmt_rule_id(enum cmt_rule rule)
+{
+    return rule < CMT_RULE_COUNT ? rules[rule].id : "unknown";
+}
+
+const char *cmt_rule_description(enum cmt_rule rule)
+{
+    return rule < CMT_RULE_COUNT ? rules[rule].description : "";
+}
+
+void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api)
+{
+    char size[32];
+    cmt_format_size(bytes, size, sizeof size);
+    snprintf(buf, len, "leaked %s in %" PRIu64 " %s (%s)", size, count, count == 1 ? "allocation" : "allocations",
+             cmt_api_name(api));
+}
+
+struct cmt_finding *cmt_check_add_finding(struct cmt_check_trace *t, enum cmt_rule rule, enum cmt_level level)
+{
+    if (t->n_findings == t->cap_findings) {
+        size_t cap = t->cap_findings ? t->cap_findings * 2 : 8;
+        struct cmt_finding *more = realloc(t->findings, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        t->findings = more;
+        t->cap_findings = cap;
+    }
+    struct cmt_finding *f = &t->findings[t->n_findings++];
+    memset(f, 0, sizeof *f);
+    f->rule = rule;
+    f->level = level;
+    f->device = -1;
+    if (level == CMT_LEVEL_ERROR)
+        t->n_errors++;
+    return f;
+}
+
+static void add_note(struct cmt_check_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
+{
+    char buf[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **more = realloc(t->notes, (t->n_notes + 1) * sizeof *more);
+    if (!more)
+        return;
+    t->notes = more;
+    if ((more[t->n_notes] = strdup(buf)))
+        t->n_notes++;
+}
+
+/* ---- suppressions as a report filter ------------------------------------ */
+
+struct suppress_ctx {
+    struct cmt_suppressions *s;
+    long *by_stack; /* -2 unknown, -1 no match, else the index */
+    size_t n;
+    bool count; /* credit the suppression (not for baselines) */
+};
+
+static bool suppress_leak(void *ctx, struct cmt_frames *frames, const struct cmt_live *l)
+{
+    struct suppress_ctx *x = ctx;
+    if (x->s->n == 0 || l->stack == 0)
+        return false;
+    long idx = l->stack < x->n ? x->by_stack[l->stack] : -2;
+    if (idx == -2) {
+        const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(frames, l->stack);
+        idx = cmt_suppressions_match(x->s, sf->frames, sf->n);
+        if (l->stack < x->n)
+            x->by_stack[l->stack] = idx;
+    }
+    if (idx < 0)
+        return false;
+    if (x->count) {
+        x->s->items[idx].allocations++;
+        if (cmt_kind_holds_memory(l->kind))
+            x->s->items[idx].bytes += l->size;
+    }
+    return true;
+}
+
+/* Builds the report of an analysed trace with the suppressions applied.
+ * *cache receives the filter's cache (the caller frees it). */
+static int build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count, long **cache,
+                        size_t *n_cache)
+{
+    size_t n = (size_t)a->model.n_stacks + 1;
+    long *by_stack = malloc(n * sizeof *by_stack);
+    if (!by_stack)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        by_stack[i] = -2;
+    struct suppress_ctx ctx = {&c->suppressions, by_stack, n, count};
+    c->report_opt.suppress_ctx = &ctx;
+    int rc = cmt_report_build(r, a, &c->report_opt);
+    c->report_opt.suppress_ctx = NULL;
+    *cache = by_stack;
+    *n_cache = n;
+    return rc;
+}
+
+int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count)
+{
+    long *cache = NULL;
+    size_t n = 0;
+    int rc = build_report(c, a, r, count, &cache, &n);
+    free(cache);
+    return rc;
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+static int load_suppressions(struct cmt_check *c, char *err, size_t errlen)
+{
+    const struct cmt_check_options *o = c->opt;
+    for (size_t i = 0; i < o->n_suppression_files; i++)
+        if (cmt_suppressions_load_file(&c->suppressions, o->suppression_files[i], err, errlen) != 0)
+            return -1;
+    const char *env = getenv("CUMEMTRACE_SUPPRESSIONS");
+    if (env && *env) {
+        char *list = strdup(env);
+        if (!list) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        char *save = NULL;
+        for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+            if (cmt_suppressions_load_file(&c->suppressions, p, err, errlen) != 0) {
+                size_t used = strlen(err);
+                snprintf(err + used, errlen - used, " (named in CUMEMTRACE_SUPPRESSIONS)");
+                free(list);
+                return -1;
+            }
+        }
+        free(list);
+    }
+    if (!o->no_default_suppressions &&
+        cmt_suppressions_parse(&c->suppressions, cmt_default_suppressions, strlen(cmt_default_suppressions),
+                               "default", true, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->opt = opt;
+    cmt_suppressions_init(&c->suppressions);
+    const char *root = opt->source_root;
+    char cwd[PATH_MAX];
+    if (!root) {
+        if (!getcwd(cwd, sizeof cwd))
+            cwd[0] = '\0';
+        root = cwd;
+    }
+    if (*root && !realpath(root, c->source_root)) {
+        if (opt->source_root) {
+            snprintf(err, errlen, "--source-root %s: %s", opt->source_root, strerror(errno));
+            return -1;
+        }
+        snprintf(c->source_root, sizeof c->source_root, "%s", root);
+    }
+    struct cmt_report_options *ro = &c->report_opt;
+    ro->top = 5;
+    ro->max_frames = opt->max_frames;
+    ro->frames.symbolizer.demangle = true;
+    cmt_frames_args_apply(&opt->symbols, &ro->frames);
+    ro->include_cached = opt->include_cached;
+    ro->suppress_leak = suppress_leak;
+    if (load_suppressions(c, err, errlen) != 0)
+        return -1;
+    if (opt->n_baselines) {
+        c->baseline = cmt_baseline_load(c, err, errlen);
+        if (!c->baseline)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- judging ------------------------------------------------------------ */
+
+static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_check_options *o = c->opt;
+    const struct cmt_report *r = &t->report;
+    uint64_t max_bytes, max_count;
+    if (c->baseline) {
+        /* The baseline decides which leaks are known; only limits given
+         * explicitly still cap the total. */
+        max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : UNLIMITED;
+        max_count = o->has_max_leak_count ? o->max_leak_count : UNLIMITED;
+    } else {
+        /* Nothing may leak by default; one limit given lifts the other's
+         * default, so --max-leak-bytes 1MiB alone allows any number of
+         * allocations within 1 MiB. */
+        max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : o->has_max_leak_count ? UNLIMITED : 0;
+        max_count = o->has_max_leak_count ? o->max_leak_count : o->has_max_leak_bytes ? UNLIMITED : 0;
+    }
+    bool over = r->leak_bytes > max_bytes || r->leak_count > max_count;
+    uint64_t virtual_rows = 0;
+    for (size_t i = 0; i < r->n_leaks; i++)
+        if (!cmt_kind_holds_memory(r->leaks[i].kind))
+            virtual_rows += r->leaks[i].count;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        if (!r->held_count[h])
+            continue;
+        char size[32];
+        cmt_format_size(r->held_bytes[h], size, sizeof size);
+        add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
+                    "checks them; a tensor kept alive by mistake inside a cached segment cannot be told from "
+                    "free cache: to see each one, %s)",
+                 cmt_holder_name(h), size, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments",
+                 cmt_holder_cache_advice(h));
+    }
+    if (virtual_rows)
+        add_note(t, "%" PRIu64 " VMM address reservations or mappings were still in place at exit; they hold no "
+                    "memory and are not checked",
+                 virtual_rows);
+    if (c->baseline) {
+        if (cmt_baseline_compare_leaks(c, t) != 0)
+            return;
+        if (over) {
+            struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_LEAK, CMT_LEVEL_ERROR);
+            if (!f)
+                return;
+            char size[32], lim[64];
+            cmt_format_size(r->leak_bytes, size, sizeof size);
+            if (r->leak_bytes > max_bytes) {
+                cmt_format_size(max_bytes, lim, sizeof lim);
+                snprintf(f->message, sizeof f->message, "leaked %s in %" PRIu64 " %s in all, over --max-leak-bytes %s",
+                         size, r->leak_count, r->leak_count == 1 ? "allocation" : "allocations", lim);
+            } else {
+                snprintf(f->message, sizeof f->message,
+                         "leaked %s in %" PRIu64 " %s in all, over --max-leak-count %" PRIu64, size, r->leak_count,
+                         r->leak_count == 1 ? "allocation" : "allocations", max_count);
+            }
+            f->bytes = r->leak_bytes;
+            f->count = r->leak_count;
+            f->has_limit = true;
+            f->limit = r->leak_bytes > max_bytes ? max_bytes : max_count;
+            f->fingerprint = cmt_check_hash("leak-total", 0);
+        }
+        return;
+    }
+    for (size_t i = 0; i < r->n_leaks; i++) {
+        const struct cmt_site_row *row = &r->leaks[i];
+        if (!cmt_kind_holds_memory(row->kind))
+            continue;
+        struct cmt_finding *f =
+            cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
+        if (!f)
+            return;
+        cmt_check_describe_leak(f->message, sizeof f->message, row->bytes, row->count, row->api);
+        if (!over) {
+            size_t used = strlen(f->message);
+            snprintf(f->message + used, sizeof f->message - used, ", within the leak limits");
+        }
+        f->site = true;
+        f->stack = row->stack;
+        f->bytes = row->bytes;
+        f->count = row->count;
+        f->api = row->api;
+        f->kind = row->kind;
+        char *key = cmt_check_site_key(cmt_frames_get(r->frames, row->stack), row->kind, false);
+        f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
+        free(key);
+    }
+}
+
+static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)
+{
+    uint64_t all = 0;
+    *has = false;
+    bool has_all = false;
+    for (size_t i = 0; i < o->n_peak_limits; i++) {
+        if (o->peak_limits[i].device == device) {
+            *has = true;
+            return o->peak_limits[i].bytes;
+        }
+        if (o->peak_limits[i].device == -1) {
+            has_all = true;
+            all = o->peak_limits[i].bytes;
+        }
+    }
+    *has = has_all;
+    return all;
+}
+
+/* Whether peak grew more than percent_centi / 100 percent over base. */
+static bool grew_too_much(uint64_t peak, uint64_t base, uint64_t percent_centi)
+{
+    return (unsigned __int128)peak * 10000u > (unsigned __int128)base * (10000u + percent_centi);
+}
+
+static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_check_options *o = c->opt;
+    const struct cmt_report *r = &t->report;
+    char b1[64], b2[64], b3[32];
+    for (size_t i = 0; i < r->n_accounts; i++) {
+        const struct cmt_account_view *v = &r->accounts[i];
+        const struct cmt_account *acc = v->account;
+        if (acc->cls != CMT_CLASS_DEVICE || acc->peak == 0)
+            continue;
+        bool has;
+        uint64_t limit = peak_limit(o, acc->device, &has);
+        char site[160] = "";
+        if (v->n_top) {
+            cmt_format_size(v->top[0].bytes, b3, sizeof b3);
+            snprintf(site, sizeof site, "; the largest call site live then: %s in %" PRIu64 " %s (%s)", b3,
+                     v->top[0].count, v->top[0].count == 1 ? "allocation" : "allocations",
+                     cmt_api_name(v->top[0].api));
+        }
+        if (has && acc->peak > limit) {
+            struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_PEAK, CMT_LEVEL_ERROR);
+            if (!f)
+                return;
+            cmt_size_exact_str(limit, b2, sizeof b2);
+            snprintf(f->message, sizeof f->message, "device %d peaked at %s, over --max-peak %s%s", acc->device,
+                     cmt_size_exact_str(acc->peak, b1, sizeof b1), b2, site);
+            f->site = v->n_top > 0;
+            f->stack = v->n_top ? v->top[0].stack : 0;
+            f->bytes = acc->peak;
+            f->count = acc->peak_count;
+            f->device = acc->device;
+            f->has_limit = true;
+            f->limit = limit;
+            f->peak_view = v;
+            f->fingerprint = cmt_check_hash("peak", (uint64_t)acc->device);
+        }
+        if (c->baseline && o->has_max_peak_growth) {
+            uint64_t base = 0;
+            bool known = cmt_baseline_device_peak(c->baseline, acc->device, &base);
+            uint64_t centi = (uint64_t)(o->max_peak_growth * 100.0 + 0.5);
+            if (!grew_too_much(acc->peak, base, centi))
+                continue;
+            struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_PEAK_GROWTH, CMT_LEVEL_ERROR);
+            if (!f)
+                return;
+            if (known && base) {
+                cmt_format_size(base, b2, sizeof b2);
+                double pct = ((double)acc->peak - (double)base) * 100.0 / (double)base;
+                snprintf(f->message, sizeof f->message,
+                         "device %d peaked at %s, %.1f%% above the baseline's %s (--max-peak-growth %g%%)%s",
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), pct, b2, o->max_peak_growth, site);
+            } else {
+                snprintf(f->message, sizeof f->message,
+                         "device %d peaked at %s; the baseline used no memory on device %d (--max-peak-growth)%s",
+                         acc->device, cmt_size_exact_str(acc->peak, b1, sizeof b1), acc->device, site);
+            }
+            f->site = v->n_top > 0;
+            f->stack = v->n_top ? v->top[0].stack : 0;
+            f->bytes = acc->peak;
+            f->count = acc->peak_count;
+            f->device = acc->device;
+            f->has_baseline = true;
+            f->baseline_bytes = base;
+            f->peak_view = v;
+            f->fingerprint = cmt_check_hash("peak-growth", (uint64_t)acc->device);
+        }
+    }
+    /* A budget for a device the trace never allocated on applies to nothing:
+     * say so rather than pass in silence (a device number off by one). */
+    for (size_t k = 0; k < o->n_peak_limits; k++) {
+        const struct cmt_peak_limit *l = &o->peak_limits[k];
+        if (l->device < 0)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < r->n_accounts && !seen; i++)
+            seen = r->accounts[i].account->cls == CMT_CLASS_DEVICE && r->accounts[i].account->device == l->device;
+        if (!seen)
+            add_note(t, "--max-peak %d=%s checked nothing: the trace allocated no device memory on device %d",
+                     l->device, cmt_size_exact_str(l->bytes, b2, sizeof b2), l->device);
+    }
+}
+
+static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_report *r = &t->report;
+    uint64_t failed = t->analysis.replay.failed_allocs;
+    if (failed == 0)
+        return;
+    if (!c->opt->no_failed_allocations) {
+        add_note(t, "%" PRIu64 " allocation %s failed; not checked (--no-failed-allocations fails on them)", failed,
+                 failed == 1 ? "call" : "calls");
+        return;
+    }
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_FAILED_ALLOCATION, CMT_LEVEL_ERROR);
+        if (!f)
+            return;
+        char s1[32], s2[32], sizes[80], where[32] = "";
+        cmt_format_size(g->min_size, s1, sizeof s1);
+        cmt_format_size(g->max_size, s2, sizeof s2);
+        if (g->min_size == g->max_size)
+            snprintf(sizes, sizeof sizes, "%s", s1);
+        else
+            snprintf(sizes, sizeof sizes, "%s to %s", s1, s2);
+        if (g->device >= 0)
+            snprintf(where, sizeof where, " on device %d", g->device);
+        char times[40] = "";
+        if (g->count > 1)
+            snprintf(times, sizeof times, ", %" PRIu64 " times", g->count);
+        snprintf(f->message, sizeof f->message, "%s of %s failed with %s (%d)%s%s", cmt_api_name(g->api), sizes,
+                 cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)), g->result, where, times);
+        f->site = true;
+        f->stack = g->stack;
+        f->bytes = g->max_size;
+        f->count = g->count;
+        f->device = g->device;
+        f->api = g->api;
+        char *key = cmt_check_site_key(cmt_frames_get(r->frames, g->stack), 0, false);
+        f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_FAILED_ALLOCATION);
+        free(key);
+    }
+    if (failed > CMT_MAX_FAILURES_KEPT)
+        add_note(t, "%" PRIu64 " allocation calls failed; the first %d are listed", failed, CMT_MAX_FAILURES_KEPT);
+}
+
+/* Errors first, each group in the order found (largest first). */
+static void order_findings(struct cmt_check_trace *t)
+{
+    if (t->n_findings < 2)
+        return;
+    struct cmt_finding *sorted = malloc(t->n_findings * sizeof *sorted);
+    if (!sorted)
+        return;
+    size_t k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < t->n_findings; i++)
+            if ((t->findings[i].level == CMT_LEVEL_ERROR) == (pass == 0))
+                sorted[k++] = t->findings[i];
+    memcpy(t->findings, sorted, k * sizeof *sorted);
+    free(sorted);
+}
+
+/* The program and its arguments, argv[0] by its base name. */
+static void trace_name(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_trace_model *m = &t->analysis.model;
+    char *p = t->name;
+    size_t left = sizeof t->name - 16; /* room for " (NN)" */
+    p[0] = '\0';
+    if (t->opened && m->has_process && m->argc > 0) {
+        for (uint32_t i = 0; i < m->argc && left > 1; i++) {
+            const char *arg = cmt_model_string(m, m->arg_ids[i]);
+            int n = snprintf(p, left, "%s%s", i ? " " : "", i == 0 ? cmt_basename(arg) : arg);
+            if (n < 0 || (size_t)n >= left)
+                break;
+            p += n;
+            left -= (size_t)n;
+        }
+    } else if (t->opened && m->has_process) {
+        snprintf(p, left, "%s", cmt_basename(cmt_model_string(m, m->exe_id)));
+    }
+    if (!t->name[0])
+        snprintf(t->name, sizeof t->name, "%s", cmt_basename(t->path));
+    /* Unique among the traces, so each JUnit test case has its own name. */
+    size_t base_len = strlen(t->name);
+    for (unsigned k = 2;; k++) {
+        bool taken = false;
+        for (size_t i = 0; i + 1 < c->n_traces && !taken; i++)
+            taken = strcmp(c->traces[i]->name, t->name) == 0;
+        if (!taken)
+            break;
+        snprintf(t->name + base_len, sizeof t->name - base_len, " (%u)", k);
+    }
+}
+
+static void judge(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_analysis *a = &t->analysis;
+    uint32_t flags = a->info.flags;
+    bool truncated = cmt_reader_truncated(a->reader);
+    bool damaged = a->damaged || truncated;
+    bool clean_exit = flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    bool stopped = flags & (CMT_FILE_FLAG_SIZE_LIMIT | CMT_FILE_FLAG_WRITE_ERROR);
+    /* A call the profiler could not record (a signal handler's) may be a
+     * leak the trace does not show, or the release of one it does: leaks
+     * cannot be judged either way, exactly as when recording stopped. */
+    uint64_t unrecorded = a->info.unrecorded_nested;
+    t->complete = !damaged && clean_exit && !stopped && !unrecorded;
+    t->leaks_checked = !damaged && (t->complete || c->opt->check_incomplete);
+    if (damaged && a->damaged)
+        snprintf(t->error, sizeof t->error,
+                 "the trace is damaged (%s): it could not be checked; leaks were not checked, peaks and failed "
+                 "allocations only up to the damage",
+                 a->message);
+    else if (damaged)
+        snprintf(t->error, sizeof t->error,
+                 "the trace is truncated (the file ends at offset %llu): it could not be checked; leaks were not "
+                 "checked, peaks and failed allocations only up to the cut",
+                 (unsigned long long)a->info.file_size);
+    else if (!t->leaks_checked && stopped)
+        snprintf(t->error, sizeof t->error,
+                 "recording stopped early (%s): leaks were not checked (--check-incomplete checks what was live "
+                 "when recording stopped)",
+                 flags & CMT_FILE_FLAG_SIZE_LIMIT ? "the trace reached CUMEMTRACE_MAX_SIZE"
+                                                  : "the trace file could not grow");
+    else if (!t->leaks_checked && unrecorded)
+        snprintf(t->error, sizeof t->error,
+                 "%llu allocation or release calls were not recorded (made inside another CUDA call of the same "
+                 "thread, such as in a signal handler): leaks were not checked (--check-incomplete checks what "
+                 "was recorded)",
+                 (unsigned long long)unrecorded);
+    else if (!t->leaks_checked)
+        snprintf(t->error, sizeof t->error,
+                 "the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked "
+                 "(--check-incomplete checks what was live when recording ended)");
+    if (t->leaks_checked)
+        judge_leaks(c, t);
+    judge_peaks(c, t);
+    judge_failures(c, t);
+    order_findings(t);
+    if (damaged)
+        t->status = CMT_TRACE_ERROR; /* could not check: whatever was found before the damage is listed */
+    else if (t->n_errors)
+        t->status = CMT_TRACE_FAIL;
+    else if (!t->leaks_checked)
+        t->status = CMT_TRACE_ERROR;
+    else
+        t->status = CMT_TRACE_PASS;
+}
+
+int cmt_check_add_trace(struct cmt_check *c, const char *path)
+{
+    if (c->n_traces == c->cap_traces) {
+        size_t cap = c->cap_traces ? c->cap_traces * 2 : 4;
+        struct cmt_check_trace **more = realloc(c->traces, cap * sizeof *more);
+        if (!more)
+            return -1;
+        c->traces = more;
+        c->cap_traces = cap;
+    }
+    struct cmt_check_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    c->traces[c->n_traces++] = t;
+    t->path = strdup(path);
+    if (!t->path)
+        return -1;
+    if (cmt_analysis_run(&t->analysis, t->path, 0) != 0) {
+        snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
+        cmt_analysis_free(&t->analysis);
+        t->status = CMT_TRACE_ERROR;
+        c->n_error++;
+        if (t->analysis.open_error == -EBADMSG)
+            c->n_damaged++; /* a trace whose header is damaged or cut */
+        trace_name(c, t);
+        return 0;
+    }
+    t->opened = true; /* from here on the analysis and the report are freed with the check */
+    if (build_report(c, &t->analysis, &t->report, true, &t->suppression_by_stack, &t->n_stack_slots) != 0)
+        return -1;
+    trace_name(c, t);
+    judge(c, t);
+    if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))
+        c->n_damaged++;
+    if (t->status == CMT_TRACE_FAIL)
+        c->n_fail++;
+    else if (t->status == CMT_TRACE_ERROR)
+        c->n_error++;
+    else
+        c->n_pass++;
+    return 0;
+}
+
+int cmt_check_status(const struct cmt_check *c)
+{
+    /* A damaged or truncated trace could not be checked, whatever the
+     * others say: a violation found in it may be an artefact of the damage. */
+    if (c->n_damaged)
+        return 2;
+    if (c->n_fail)
+        return c->opt->violation_status;
+    if (c->n_error)
+        return 2;
+    return 0;
+}
+
+void cmt_check_free(struct cmt_check *c)
+{
+    for (size_t i = 0; i < c->n_traces; i++) {
+        struct cmt_check_trace *t = c->traces[i];
+        if (t->opened) {
+            cmt_report_free(&t->report);
+            cmt_analysis_free(&t->analysis);
+        }
+        free(t->findings);
+        for (size_t k = 0; k < t->n_notes; k++)
+            free(t->notes[k]);
+        free(t->notes);
+        free(t->suppression_by_stack);
+        free(t->path);
+        free(t);
+    }
+    free(c->traces);
+    cmt_baseline_free(c->baseline);
+    cmt_suppressions_free(&c->suppressions);
+    memset(c, 0, sizeof *c);
+}

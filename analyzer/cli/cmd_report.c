@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace report [OPTIONS] TRACE...  (docs/report.md) */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "report.h"
+#include "report_set.h"
+#include "size_parse.h"
+#include "symbol_options.h"
+#include "time_arg.h"
+
+static void report_usage(FILE *out)
+{
+    fputs("usage: cumemtrace report [OPTIONS] TRACE...\n"
+          "\n"
+          "Explains a trace: per device the peak, its timeline, the call sites and the\n"
+          "call tree live at the peak; leaks (live at exit) by call site, allocated once\n"
+          "or repeatedly; call sites whose live bytes keep growing; failed allocations\n"
+          "and why they failed, fragmentation, internal waste, size churn, pools and\n"
+          "device memory no allocation explains (cumemtrace frag has all of it in full).\n"
+          "Several traces (one per process or rank: report rank*.bin) get a section each\n"
+          "and a comparison table.\n"
+          "\n"
+          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --json                 --format json\n"
+          "  --at TIME              replay up to TIME after the start of the trace and show\n"
+          "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
+          "  --top N                call sites listed per list (default 10)\n"
+          "  --max-frames N         frames shown per call site in text (default 8, 0 = all)\n"
+          "  --tree-min-percent P   call tree nodes under P% of the total are summed up\n"
+          "                         (default 1, 0 = show every node)\n"
+          "  --chart-width N        columns of the timeline charts (default 64, 0 = none)\n"
+          "  --chart-height N       rows of the timeline charts (default 6)\n"
+          "  --full-stacks          show every frame: the profiler's, cudart's, libcuda's,\n"
+          "                         the interpreter's and the frameworks' too\n"
+          "  --fold PATTERN         also fold frames whose function, file or module matches\n"
+          "                         the glob PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours: shown, and they may\n"
+          "                         name the call site, whatever folds them (repeatable)\n"
+          "  --include-cached       count what a caching allocator (PyTorch, CuPy, XLA, RMM)\n"
+          "                         still holds at exit as leaks (by default it is shown as\n"
+          "                         held by the allocator)\n"
+          "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
+          "  --sysroot DIR          look up the recorded module paths under DIR first\n"
+          "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
+          "                         counts as other consumers in failure verdicts (default 1GiB)\n"
+          "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
+          "                         and device-sample sections (about 15% faster on huge traces)\n"
+          "\n"
+          "Exit status: 0 report printed; 2 bad options, or a file that is not a trace, is\n"
+          "of a newer format, or is truncated or damaged (the report then covers the\n"
+          "events before the damage; with several traces, the others are reported).\n",
+          out);
+}
+
+static int parse_percent(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v >= 0 && v <= 100))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+struct report_cli {
+    struct cmt_cli_format format;
+    struct cmt_report_options opt;
+    struct cmt_frames_args symbols;
+    bool no_forensics; /* --no-forensics */
+};
+
+/* Parses options into cli; returns -1 when done with an exit status in
+ * *status (help, errors), else the index of the first trace. */
+static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
+{
+    enum {
+        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED
+    };
+    static const struct option own[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"at", required_argument, NULL, OPT_AT},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
+        {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
+        {"chart-width", required_argument, NULL, OPT_CHART_W},
+        {"chart-height", required_argument, NULL, OPT_CHART_H},
+        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
+        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
+        {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    struct cmt_report_options *opt = &cli->opt;
+    *opt = (struct cmt_report_options){
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
+        .holder_peaks = true};
+    opt->frames.symbolizer.demangle = true;
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    int c, index = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jh", longopts, &index)) != -1) {
+        switch (c) {
+        case 'j':
+        case OPT_FORMAT:
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
+                return -1;
+            break;
+        case OPT_AT:
+            if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
+                cmt_cli_error("report: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
+                              "80us or 1500000ns; got '%s'",
+                              optarg);
+                return -1;
+            }
+            opt->at_set = true;
+            break;
+        case OPT_TOP:
+        case OPT_MAX_FRAMES:
+        case OPT_CHART_W:
+        case OPT_CHART_H: {
+            size_t *dst = c == OPT_TOP ? &opt->top
+                          : c == OPT_MAX_FRAMES ? &opt->max_frames
+                          : c == OPT_CHART_W ? &opt->chart_width
+                                             : &opt->chart_height;
+            if (cmt_cli_parse_count(optarg, dst) != 0) {
+                cmt_cli_error("report: --%s needs a count, got '%s'", longopts[index].name, optarg);
+                return -1;
+            }
+            break;
+        }
+        case OPT_TREE_MIN:
+            if (parse_percent(optarg, &opt->tree_min_percent) != 0) {
+                cmt_cli_error("report: --tree-min-percent needs a number from 0 to 100, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_INCLUDE_CACHED:
+            opt->include_cached = true;
+            break;
+        case OPT_ALLOWANCE:
+            if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
+                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
+                return -1;
+            }
+            opt->context_allowance_set = true;
+            break;
+        case OPT_NO_FORENSICS:
+            cli->no_forensics = true;
+            break;
+        case 'h':
+            report_usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        default:
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("report", c, argv);
+            cmt_cli_try_help("report");
+            return -1;
+        }
+    }
+    if (optind == argc) {
+        cmt_cli_error("report: no trace given");
+        cmt_cli_try_help("report");
+        return -1;
+    }
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
+    return optind;
+}
+
+/* One trace analysed and its report built; what the renderers get. */
+struct built_report {
+    struct cmt_analysis a;
+    struct cmt_report r;
+    bool built;
+};
+
+/* Analyses path and builds its report; with summary, also fills it.
+ * Returns the exit status so far (0, or 2 when nothing was built). */
+static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
+                     struct cmt_process_summary *summary)
+{
+    b->built = false;
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
+    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
+        cmt_cli_error("%s: %s", path, b->a.message);
+        if (summary)
+            cmt_summary_failed(path, b->a.message, summary);
+        cmt_cli_analysis_free(&b->a);
+        return CMT_EXIT_USAGE;
+    }
+    if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
+        cmt_cli_error("%s: out of memory while building the report", path);
+        if (summary)
+            cmt_summary_failed(path, "out of memory while building the report", summary);
+        cmt_report_free(&b->r);
+        cmt_cli_analysis_free(&b->a);
+        return CMT_EXIT_USAGE;
+    }
+    if (cli->opt.at_set && !b->a.stopped_early)
+        cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
+    if (summary)
+        cmt_summary_from_report(&b->r, path, summary);
+    b->built = true;
+    return CMT_EXIT_OK;
+}
+
+static void free_one(struct built_report *b)
+{
+    if (!b->built)
+        return;
+    cmt_report_free(&b->r);
+    cmt_cli_analysis_free(&b->a);
+    b->built = false;
+}
+
+struct ordered_trace {
+    const char *path;
+    int64_t rank;
+    size_t given; /* position on the command line */
+};
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const struct ordered_trace *a = pa, *b = pb;
+    /* Known ranks first, in order; the rest as given. */
+    uint64_t ra = (uint64_t)a->rank, rb = (uint64_t)b->rank;
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return a->given < b->given ? -1 : a->given > b->given;
+}
+
+/* The set's source of reports: builds trace i when the renderer asks and,
+ * once written, says what became of it (its damage) and frees it. */
+struct set_source {
+    const struct report_cli *cli;
+    struct cmt_report_set set;
+    struct built_report current;
+    size_t current_index;
+    int status;
+};
+
+static void finish_current(struct set_source *src)
+{
+    if (src->current.built) {
+        int st = cmt_cli_damage_status(src->set.paths[src->current_index], &src->current.a, "report");
+        if (st != CMT_EXIT_OK)
+            src->status = st;
+    }
+    free_one(&src->current);
+}
+
+static const struct cmt_report *set_report(void *ctx, size_t i)
+{
+    struct set_source *src = ctx;
+    src->current_index = i;
+    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i]);
+    if (st != CMT_EXIT_OK)
+        src->status = st;
+    return src->current.built ? &src->current.r : NULL;
+}
+
+static void set_done(void *ctx, size_t i)
+{
+    (void)i;
+    finish_current(ctx);
+}
+
+static int report_many(char **paths, size_t n, const struct report_cli *cli)
+{
+    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
+        cmt_cli_error("report: --format %s shows one trace at a time", cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(paths[i], "-")) {
+            cmt_cli_error("report: '-' (the standard input) only as the one trace");
+            return CMT_EXIT_USAGE;
+        }
+    }
+    struct ordered_trace *order = calloc(n, sizeof *order);
+    struct cmt_process_summary *sums = calloc(n, sizeof *sums);
+    const char **sorted = calloc(n, sizeof *sorted);
+    int64_t *ranks = calloc(n, sizeof *ranks);
+    if (!order || !sums || !sorted || !ranks) {
+        free(order);
+        free(sums);
+        free(sorted);
+        free(ranks);
+        cmt_cli_error("report: out of memory");
+        return CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < n; i++) {
+        order[i] = (struct ordered_trace){paths[i], -1, i};
+        cmt_analysis_peek_rank(paths[i], &order[i].rank);
+    }
+    qsort(order, n, sizeof *order, by_rank);
+    for (size_t i = 0; i < n; i++) {
+        sorted[i] = order[i].path;
+        ranks[i] = order[i].rank;
+    }
+    struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
+    src.set = (struct cmt_report_set){
+        .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .report = set_report, .done = set_done, .ctx = &src};
+    cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, stdout);
+    finish_current(&src);
+    fflush(stdout);
+    free(order);
+    free(sums);
+    free(sorted);
+    free(ranks);
+    return src.status;
+}
+
+int cmt_cmd_report(int argc, char **argv)
+{
+    struct report_cli cli = {0};
+    int status;
+    int first = parse_options(argc, argv, &cli, &status);
+    if (first < 0)
+        return status;
+    size_t n = (size_t)(argc - first);
+    if (n > 1)
+        return report_many(argv + first, n, &cli);
+    const char *path = argv[first];
+    struct built_report b;
+    /* A trace that cannot be read prints nothing on stdout. */
+    status = build_one(path, &cli, &b, NULL);
+    if (status != CMT_EXIT_OK)
+        return status;
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, stdout);
+    fflush(stdout);
+    status = cmt_cli_damage_status(path, &b.a, "report");
+    free_one(&b);
+    return status;
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]
+ *
+ * Runs PROGRAM with libcumemtrace.so preloaded and returns its status. The
+ * program keeps our stdin/stdout/stderr, environment (plus LD_PRELOAD and the
+ * CUMEMTRACE_* settings) and process group; children it starts inherit the
+ * preload and write traces of their own.
+ *
+ * With --check, every process of the run appends its trace path to a
+ * manifest file (CUMEMTRACE_MANIFEST) and the traces it lists are checked
+ * once PROGRAM has exited. PROGRAM's own failure wins: its status is passed
+ * on and the check only reports; when PROGRAM succeeds, the check's status is
+ * ours (docs/check.md, "Exit status"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "check_options.h"
+#include "cli.h"
+#include "env_splice.h"
+#include "sanitizer_runtime.h"
+
+#ifndef CMT_SHIM_INSTALL_RELPATH
+#define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
+#endif
+
+static volatile sig_atomic_t child_pid;
+
+static void run_usage(FILE *out)
+{
+    fputs("usage: cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
+          "\n"
+          "Runs PROGRAM with the profiler preloaded; every process it starts that\n"
+          "allocates CUDA memory writes its own trace.\n"
+          "\n"
+          "  -o, --output TEMPLATE  trace path template (CUMEMTRACE_OUTPUT): %p pid, %h host,\n"
+          "                         %t start time, %r rank; default cumemtrace.%p.bin\n"
+          "  --check                when PROGRAM has exited, check the traces of every\n"
+          "                         process it ran, as `cumemtrace check` does; the report\n"
+          "                         goes to stderr unless --report-file is given\n"
+          "\n",
+          out);
+    cmt_check_options_help(out, true);
+    fputs("\n"
+          "Exit status: PROGRAM's own when it fails (a program killed by a signal is\n"
+          "reported the same way), even with --check; when PROGRAM succeeds, --check's:\n"
+          "0 clean, 1 (or --error-exitcode) a limit exceeded, 2 a trace that could not be\n"
+          "checked. 2 also when the options are wrong; 126 or 127 when PROGRAM cannot be\n"
+          "started. The last line on stderr says which applied.\n",
+          out);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The shim: CUMEMTRACE_SHIM if set; else next to this binary as installed;
+ * else in the build tree (build/analyzer/cumemtrace -> build/preload/). */
+static int find_shim(char *out, size_t len)
+{
+    const char *env = getenv("CUMEMTRACE_SHIM");
+    if (env && *env) {
+        if (!is_file(env)) {
+            cmt_cli_error("run: CUMEMTRACE_SHIM=%s is not a file", env);
+            return -1;
+        }
+        snprintf(out, len, "%s", env);
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        cmt_cli_error("run: cannot find my own path: %s", strerror(errno));
+        return -1;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    const char *candidates[] = {CMT_SHIM_INSTALL_RELPATH, "../preload/libcumemtrace.so"};
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        char path[PATH_MAX + 128];
+        snprintf(path, sizeof path, "%s/%s", self, candidates[i]);
+        char real[PATH_MAX];
+        if (is_file(path) && realpath(path, real)) {
+            snprintf(out, len, "%s", real);
+            return 0;
+        }
+    }
+    cmt_cli_error("run: cannot find libcumemtrace.so next to %s (looked in %s and ../preload); set "
+                  "CUMEMTRACE_SHIM to its path",
+                  self, CMT_SHIM_INSTALL_RELPATH);
+    return -1;
+}
+
+/* LD_PRELOAD with the shim spliced in (env_splice.h). */
+static int set_preload(const char *shim, const char *runtime)
+{
+    char *v;
+    if (cmt_preload_splice(getenv("LD_PRELOAD"), shim, runtime, &v) != 0)
+        return -1;
+    if (!v)
+        return 0;
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)uctx;
+    /* Signals the terminal sends (^C, ^\) already reach the program: it is in
+     * our process group. Only forward what someone sent to us by pid. */
+    if (info && info->si_code > 0)
+        return;
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static void install_forwarding(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+/* Ends this process the way the child ended. */
+static int pass_status(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        /* The program already dumped core if it was going to; we must not. */
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+        return 128 + sig; /* a signal that does not terminate by default */
+    }
+    return CMT_EXIT_USAGE;
+}
+
+/* CUMEMTRACE_OUTPUT made absolute, so every process writes where the
+ * manifest's readers (us) look, whatever directory it changed to. */
+static int absolute_template(const char *output)
+{
+    char cwd[PATH_MAX];
+    const char *t = output ? output : getenv("CUMEMTRACE_OUTPUT");
+    if ((!t || t[0] != '/') && !getcwd(cwd, sizeof cwd))
+        return -1;
+    char *abs = cmt_output_absolute(t, cwd);
+    if (!abs)
+        return -1;
+    int rc = setenv("CUMEMTRACE_OUTPUT", abs, 1);
+    free(abs);
+    return rc;
+}
+
+/* A fresh, empty manifest in $TMPDIR; its path goes to CUMEMTRACE_MANIFEST. */
+static int create_manifest(char *path, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    snprintf(path, len, "%s/cumemtrace-manifest.XXXXXX", dir);
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        cmt_cli_error("run: cannot create a manifest file in %s: %s; set TMPDIR to a writable directory", dir,
+                      strerror(errno));
+        return -1;
+    }
+    close(fd);
+    if (setenv("CUMEMTRACE_MANIFEST", path, 1) != 0) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The trace paths the manifest lists, each once, in the order written. */
+static char **read_manifest(const char *path, size_t *n)
+{
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char **list = NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        if (line[got - 1] == '\n')
+            line[--got] = '\0';
+        if (got == 0)
+            continue;
+        bool seen = false;
+        for (size_t i = 0; i < *n && !seen; i++)
+            seen = strcmp(list[i], line) == 0;
+        if (seen)
+            continue;
+        char **more = realloc(list, (*n + 1) * sizeof *more);
+        if (!more)
+            break;
+        list = more;
+        if ((list[*n] = strdup(line)))
+            (*n)++;
+    }
+    free(line);
+    fclose(f);
+    return list;
+}
+
+static int run_program(char **argv, int *status)
+{
+    fflush(NULL);
+    install_forwarding();
+    pid_t pid = fork();
+    if (pid < 0) {
+        cmt_cli_error("run: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        cmt_cli_error("run: cannot run %s: %s", argv[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    while (waitpid(pid, status, 0) < 0) {
+        if (errno != EINTR) {
+            cmt_cli_error("run: waitpid: %s", strerror(errno));
+            return -1;
+        }
+    }
+    child_pid = 0;
+    return 0;
+}
+
+/* Checks the traces the run wrote and decides how `run` exits. */
+static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o, const char *manifest,
+                        char **argv, int argc, int wait_status)
+{
+    size_t n = 0;
+    char **traces = read_manifest(manifest, &n);
+    unlink(manifest);
+    const char *prog = cmt_basename(argv[0]);
+    int check_status = CMT_EXIT_USAGE;
+    bool oom = false;
+    for (size_t i = 0; i < n && !oom; i++)
+        oom = cmt_check_add_trace(chk, traces[i]) != 0;
+    if (oom)
+        cmt_cli_error("run: out of memory while checking the traces");
+    else
+        check_status = cmt_check_status(chk);
+    if (n == 0) {
+        fprintf(stderr, "cumemtrace run: no trace was written: %s made no CUDA allocation call, or the profiler "
+                        "was not loaded into it (static executables and setuid programs ignore LD_PRELOAD)%s\n",
+                prog, o->require_trace ? "; --require-trace makes this an error" : "");
+        if (o->require_trace)
+            check_status = CMT_EXIT_USAGE;
+    }
+    struct cmt_check_program program = {
+        .argv = argv,
+        .argc = argc,
+        .exited = WIFEXITED(wait_status),
+        .exit_status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 0,
+        .signal = WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0,
+    };
+    bool program_failed = !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0;
+    program.status_passed_through = program_failed;
+    program.final_status = program_failed ? (WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                                                                    : 128 + WTERMSIG(wait_status))
+                                          : check_status;
+    chk->program = &program;
+    /* A requested report file is always written (a CI step may expect it),
+     * even when no process wrote a trace. */
+    if (!oom && (n || o->report_file) && cmt_check_write_report(chk, "run", stderr, stderr) != 0 && !program_failed)
+        check_status = program.final_status = CMT_EXIT_USAGE;
+    chk->program = NULL;
+
+    if (program_failed && WIFEXITED(wait_status))
+        fprintf(stderr, "cumemtrace run: %s exited with status %d; exiting with that status, whatever the check "
+                        "found\n",
+                prog, WEXITSTATUS(wait_status));
+    else if (program_failed)
+        fprintf(stderr, "cumemtrace run: %s was killed by signal %d (%s); ending the same way, whatever the check "
+                        "found\n",
+                prog, WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
+    else if (check_status == o->violation_status && chk->n_fail)
+        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: the check found "
+                        "violations\n",
+                prog, check_status);
+    else if (check_status != 0)
+        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: %s\n", prog,
+                check_status, oom || n ? "a trace could not be checked" : "no trace was written");
+    fflush(stderr);
+
+    /* A run that passed leaves nothing behind; one that did not keeps its
+     * traces (their paths are in the report) to be looked at. */
+    if (!program_failed && check_status == 0 && !o->keep_traces)
+        for (size_t i = 0; i < n; i++)
+            unlink(traces[i]);
+    for (size_t i = 0; i < n; i++)
+        free(traces[i]);
+    free(traces);
+    return program_failed ? -1 : check_status;
+}
+
+int cmt_cmd_run(int argc, char **argv)
+{
+    enum { OPT_CHECK = 1000 };
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 4];
+    longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
+    longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
+    size_t n_opts = 3 + cmt_check_all_longopts(longopts + 3);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    const char *output = NULL;
+    bool check = false;
+    const char *first_check_option = NULL;
+    struct cmt_check_options copt;
+    cmt_check_options_init(&copt);
+    optind = 1;
+    int c, index;
+    /* "+": stop at the first non-option, so the program's own options are
+     * never taken for ours. */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:o:h", longopts, &index)) != -1) {
+        if (c == 'o') {
+            output = optarg;
+        } else if (c == 'h') {
+            run_usage(stdout);
+            return CMT_EXIT_OK;
+        } else if (c == OPT_CHECK) {
+            check = true;
+        } else if (cmt_check_is_option(c)) {
+            if (!first_check_option)
+                first_check_option = longopts[index].name;
+            if (cmt_check_parse_option(&copt, c, optarg, "run") != 0)
+                return CMT_EXIT_USAGE;
+        } else {
+            cmt_cli_option_error("run", c, argv);
+            cmt_cli_try_help("run");
+            return CMT_EXIT_USAGE;
+        }
+    }
+    if (first_check_option && !check) {
+        cmt_cli_error("run: --%s is an option of --check: add --check", first_check_option);
+        return CMT_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        cmt_cli_error("run: no program given");
+        cmt_cli_try_help("run");
+        return CMT_EXIT_USAGE;
+    }
+    if (check && cmt_check_validate_options(&copt, "run", true) != 0)
+        return CMT_EXIT_USAGE;
+    char shim[PATH_MAX];
+    if (find_shim(shim, sizeof shim) != 0)
+        return CMT_EXIT_USAGE;
+    /* NVTX ranges reach the shim as an NVTX tool (docs/report.md, "Phases and
+     * steps"); a tool already named there (Nsight Systems) keeps its place,
+     * and the shim says that NVTX is not recorded. */
+    const char *nvtx = cmt_nvtx_injection(getenv("NVTX_INJECTION64_PATH"), shim);
+    if (nvtx && setenv("NVTX_INJECTION64_PATH", nvtx, 1) != 0) {
+        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        return CMT_EXIT_USAGE;
+    }
+    char runtime[256];
+    bool needs_runtime = cmt_sanitizer_runtime_needed(argv[optind], runtime, sizeof runtime);
+    if (set_preload(shim, needs_runtime ? runtime : NULL) != 0 ||
+        (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
+        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        return CMT_EXIT_USAGE;
+    }
+    int status;
+    if (!check) {
+        if (run_program(argv + optind, &status) != 0)
+            return CMT_EXIT_USAGE;
+        return pass_status(status);
+    }
+
+    /* Everything that can be wrong with the check's set-up (suppressions,
+     * baselines) is found before the program runs. */
+    struct cmt_check chk;
+    char err[1024], manifest[PATH_MAX];
+    if (cmt_check_init(&chk, &copt, err, sizeof err) != 0) {
+        cmt_cli_error("run: %s", err);
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
+    }
+    /* The report names every trace; one "writing trace to" line per process
+     * would only add noise to test logs. */
+    if (!getenv("CUMEMTRACE_QUIET"))
+        setenv("CUMEMTRACE_QUIET", "1", 1);
+    if (absolute_template(output) != 0) {
+        cmt_cli_error("run: cannot set CUMEMTRACE_OUTPUT: %s", strerror(errno));
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
+    }
+    if (create_manifest(manifest, sizeof manifest) != 0) {
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
+    }
+    if (run_program(argv + optind, &status) != 0) {
+        unlink(manifest);
+        cmt_check_free(&chk);
+        return CMT_EXIT_USAGE;
+    }
+    int rc = check_traces(&chk, &copt, manifest, argv + optind, argc - optind, status);
+    cmt_check_free(&chk);
+    return rc < 0 ? pass_status(status) : rc;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "cmt_version.h"
+
+void cmt_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("cumemtrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cmt_cli_try_help(const char *cmd)
+{
+    if (cmd)
+        fprintf(stderr, "try `cumemtrace %s --help`\n", cmd);
+    else
+        fputs("try `cumemtrace help`\n", stderr);
+}
+
+void cmt_cli_option_error(const char *cmd, int value, char *const *argv)
+{
+    const char *arg = argv[optind - 1];
+    if (value == ':')
+        cmt_cli_error("%s: option '%s' needs a value", cmd, arg);
+    else if (optopt && optopt != '?')
+        cmt_cli_error("%s: unknown option '-%c'", cmd, optopt);
+    else
+        cmt_cli_error("%s: unknown option '%s'", cmd, arg);
+}
+
+int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what)
+{
+    if (a->damaged) {
+        cmt_cli_error("%s: %s; the %s covers the events before it", path, a->message, what);
+        return CMT_EXIT_USAGE;
+    }
+    if (cmt_reader_truncated(a->reader)) {
+        cmt_cli_error("%s: trace is truncated: the file ends at offset %llu; the %s covers the events before "
+                      "the cut",
+                      path, (unsigned long long)a->info.file_size, what);
+        return CMT_EXIT_USAGE;
+    }
+    return CMT_EXIT_OK;
+}
+
+static void usage(FILE *out)
+{
+    fputs("usage: cumemtrace COMMAND [OPTIONS] ...\n"
+          "\n"
+          "Commands:\n"
+          "  run [-o TEMPLATE] [--] PROGRAM [ARGS...]   run PROGRAM with the profiler preloaded\n"
+          "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
+          "                                             run PROGRAM, then check its traces (CI)\n"
+          "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
+          "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
+          "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
+          "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
+          "  version, -V, --version                     print the version\n"
+          "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
+          "\n"
+          "`cumemtrace COMMAND --help` describes each command; docs/cli.md has everything.\n",
+          out);
+}
+
+/* The commands (docs/cli.md): a new one is a line here and a cmd_*.c. */
+static const struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"run", cmt_cmd_run},
+    {"report", cmt_cmd_report},
+    {"timeline", cmt_cmd_timeline},
+    {"check", cmt_cmd_check},
+    {"frag", cmt_cmd_frag},
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cmt_cli_error("no command given");
+        cmt_cli_try_help(NULL);
+        return CMT_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    const struct command *c = find_command(cmd);
+    if (c)
+        return c->run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("cumemtrace %s (trace format %d.%d)\n", CMT_VERSION, CMT_VERSION_MAJOR, CMT_VERSION_MINOR);
+        return CMT_EXIT_OK;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        if (argc < 3) {
+            usage(stdout);
+            return CMT_EXIT_OK;
+        }
+        /* `cumemtrace help report` is `cumemtrace report --help` */
+        const struct command *h = find_command(argv[2]);
+        if (!h) {
+            cmt_cli_error("help: unknown command '%s'", argv[2]);
+            cmt_cli_try_help(NULL);
+            return CMT_EXIT_USAGE;
+        }
+        char *help_argv[] = {argv[2], (char *)"--help", NULL};
+        return h->run(2, help_argv);
+    }
+    cmt_cli_error("unknown command '%s'", cmd);
+    cmt_cli_try_help(NULL);
+    return CMT_EXIT_USAGE;
+}
+
+int cmt_cli_parse_count(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || s[0] == '-' || v > 1000000)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}

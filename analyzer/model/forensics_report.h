@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_FORENSICS_REPORT_H
+#define CUMEMTRACE_ANALYZER_FORENSICS_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "allocator_family.h"
+#include "forensics.h"
+
+struct cmt_report;
+
+/* The forensics as the renderers need them: verdicts decided, raw stacks
+ * turned into call sites (canonical stacks) and merged, lists ranked. Built
+ * by cmt_report_build when the analysis ran the forensics. */
+
+/* A device's context allowance when --context-allowance is not given:
+ * device memory in use that no allocation explains, measured on an H200
+ * with PyTorch, cuBLAS and cuDNN loaded, was 620 to 850 MiB. */
+#define CMT_DEFAULT_CONTEXT_ALLOWANCE (1024ull << 20)
+/* Call sites with fewer distinct sizes are not listed as churn. */
+#define CMT_CHURN_MIN_SIZES 4
+
+struct cmt_live_site {
+    uint64_t stack; /* canonical */
+    uint64_t bytes, count;
+};
+
+struct cmt_oom_view {
+    const struct cmt_oom_case *c;
+    struct cmt_oom_figures fig;
+    struct cmt_verdict_result verdict;
+    uint64_t stack; /* canonical */
+    enum cmt_allocator_family allocator;
+    struct cmt_live_site top[CMT_OOM_TOP_SITES];
+    size_t n_top;
+};
+
+enum cmt_churn_pattern {
+    CMT_CHURN_SHORT_LIVED, /* at least half released during the run, after a tenth of its duration or less on average */
+    CMT_CHURN_LONG_LIVED
+};
+
+struct cmt_churn_view {
+    struct cmt_churn_row row; /* row.key: canonical stack */
+    enum cmt_churn_pattern pattern;
+    enum cmt_allocator_family allocator;
+};
+
+struct cmt_waste_view {
+    uint64_t stack;
+    uint64_t pitch_bytes, pitch_count, round_bytes;
+};
+
+struct cmt_opener_view {
+    uint64_t stack;
+    uint64_t count, bytes, largest;
+};
+
+struct cmt_pin_view {
+    uint64_t stack;
+    uint64_t pinned_bytes, holes, oldest_ts;
+};
+
+struct cmt_forensics_report {
+    const struct cmt_forensics *f;
+    uint64_t allowance;
+    struct cmt_oom_view *oom;
+    size_t n_oom;
+    struct cmt_churn_view *churn;
+    size_t n_churn;
+    struct cmt_waste_view *waste;
+    size_t n_waste;
+    uint64_t pitch_waste_total, round_waste_total;
+    struct cmt_opener_view *openers;
+    size_t n_openers;
+    struct cmt_pin_view pins[CMT_MAX_DEVICES][CMT_TOP_PINS];
+    size_t n_pins[CMT_MAX_DEVICES];
+};
+
+/* Returns NULL when out of memory (or r's analysis has no forensics). */
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance);
+void cmt_forensics_report_free(struct cmt_forensics_report *fr);
+
+/* The verdict of the failure at this index of the replay's failures, or
+ * NULL when it was not examined. */
+const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensics_report *fr, size_t failure_index);
+
+
+/* Plain words for a verdict and what to try (forensics_text.c; JSON too). */
+void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);
+void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_REPORT_SET_H
+#define CUMEMTRACE_ANALYZER_REPORT_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compare.h"
+#include "report.h"
+
+/* Several traces reported one after the other (`cumemtrace report
+ * rank*.bin`), in rank order, then compared. The renderer pulls each
+ * report in turn (report, then done), so one report is in memory at a time; pulling
+ * trace i fills summaries[i] (compare.h), which the comparison reads after
+ * the last. */
+struct cmt_report_set {
+    size_t n;
+    const char *const *paths;     /* in the order reported */
+    const int64_t *ranks;         /* -1: none recorded */
+    struct cmt_process_summary *summaries;
+    /* The report of trace i, valid until the next call; NULL when the trace
+     * could not be analysed (summaries[i].error says why). */
+    const struct cmt_report *(*report)(void *ctx, size_t i);
+    /* Called once trace i is written (its report is no longer needed). */
+    void (*done)(void *ctx, size_t i);
+    void *ctx;
+};
+
+#endif

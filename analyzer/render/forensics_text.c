@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/* The forensics in text: the report's "Out-of-memory forensics" and
+ * "Fragmentation" sections, and `cumemtrace frag` (full). docs/fragmentation.md
+ * shows and explains them. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_errors.h"
+#include "forensics_report.h"
+#include "report.h"
+#include "size_parse.h"
+#include "timeline_chart.h"
+#include "render_parts.h"
+#include "units.h"
+
+/* Sizes in a sentence: "1.5 GiB". */
+#define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))
+
+static double seconds(const struct cmt_report *r, uint64_t ts)
+{
+    return (double)cmt_report_rel_ns(r, ts) / 1e9;
+}
+
+/* Where the replay ended: "exit", or the instant --at asked for. */
+static const char *end_label(const struct cmt_report *r, char *buf, size_t len)
+{
+    if (!r->opt->at_set)
+        return "exit";
+    cmt_format_duration(r->opt->at_ns, buf, len);
+    return buf;
+}
+
+/* "fill_device at frag.c:20": the first frame shown for a call site. */
+static const char *site_label(const struct cmt_report *r, uint64_t stack, char *buf, size_t len)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
+    if (sf->n == 0)
+        snprintf(buf, len, "(no stack recorded)");
+    else
+        cmt_frame_describe(&sf->frames[0], buf, len);
+    return buf;
+}
+
+static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent, size_t max)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
+    if (sf->n == 0) {
+        fprintf(out, "%s(no stack recorded)\n", indent);
+        return;
+    }
+    size_t limit = max && max < sf->n ? max : sf->n;
+    char buf[1024];
+    for (size_t i = 0; i < limit; i++) {
+        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
+        fprintf(out, "%s%s\n", indent, buf);
+    }
+    if (limit < sf->n)
+        fprintf(out, "%s... %zu more %s\n", indent, sf->n - limit, cmt_plural(sf->n - limit, "frame", "frames"));
+}
+
+/* --- verdicts in words --------------------------------------------------------- */
+
+static const char *verdict_words(enum cmt_verdict v)
+{
+    switch (v) {
+    case CMT_VERDICT_NOT_OOM:
+        return "not out of memory";
+    case CMT_VERDICT_CAPACITY:
+        return "capacity";
+    case CMT_VERDICT_FRAGMENTATION:
+        return "fragmentation";
+    case CMT_VERDICT_CACHING:
+        return "caching";
+    case CMT_VERDICT_OTHER_CONSUMERS:
+        return "other consumers";
+    default:
+        return "unknown";
+    }
+}
+
+void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
+{
+    const struct cmt_oom_figures *f = &v->fig;
+    const struct cmt_verdict_result *x = &v->verdict;
+    char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+    switch (x->rule) {
+    case CMT_VRULE_NOT_OOM:
+        snprintf(buf, len, "the call failed with %s, which is not a shortage of memory",
+                 cmt_cuda_error_name(v->c->result, cmt_api_is_driver(v->c->api)));
+        break;
+    case CMT_VRULE_RETRIED_AFTER_RELEASE:
+        snprintf(buf, len,
+                 "a caching allocator held freed memory: right after the failure this thread released %s in %" PRIu64
+                 " %s and asked for the same %s again, which %s",
+                 SZ(a, f->released_after), v->c->releases_after, cmt_plural(v->c->releases_after, "allocation", "allocations"),
+                 SZ(b, f->request), v->c->retry_result == 0 ? "succeeded" : "failed again");
+        break;
+    case CMT_VRULE_NO_SAMPLE_SPAN:
+        snprintf(buf, len,
+                 "no device sample was recorded for this failure; in this process's address span %s were free, "
+                 "more than the %s asked for, but the largest free range was %s",
+                 SZ(a, f->span_free), SZ(b, f->request), SZ(c, f->largest_hole));
+        break;
+    case CMT_VRULE_NO_SAMPLE:
+        snprintf(buf, len,
+                 "no device sample was recorded for this failure, so capacity, caching and other consumers "
+                 "cannot be told apart");
+        break;
+    case CMT_VRULE_LARGER_THAN_DEVICE:
+        snprintf(buf, len, "the request alone (%s) and the context's share (%s) exceed the device's %s",
+                 SZ(a, f->request), SZ(b, x->allowance), SZ(c, f->total));
+        break;
+    case CMT_VRULE_LIVE_PLUS_REQUEST:
+        snprintf(buf, len,
+                 "this process's live data (%s) plus the request (%s) and the context's share (%s) exceed the "
+                 "device's %s: the data does not fit",
+                 SZ(a, f->live), SZ(b, f->request), SZ(c, x->allowance), SZ(d, f->total));
+        break;
+    case CMT_VRULE_POOLS_COVER:
+        snprintf(buf, len,
+                 "the device had %s free, %s short of the request; stream-ordered pools held %s reserved but "
+                 "unused, enough to cover it, and a failing allocation does not make pools give memory back",
+                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, f->pool_slack_other));
+        break;
+    case CMT_VRULE_OTHERS_COVER:
+        snprintf(buf, len,
+                 "the device had %s free, %s short of the request; %s of the %s in use are not this process's "
+                 "(in use minus its live %s, its pools' unused %s and the context allowance %s)",
+                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, x->others), SZ(d, x->used), SZ(e, f->live),
+                 SZ(g, f->pool_slack), SZ(h, x->allowance));
+        break;
+    case CMT_VRULE_OWN_POOL:
+        snprintf(buf, len,
+                 "the device had %s free, %s short of the request; the pool it was asked from held %s reserved but "
+                 "unused, enough in total, yet no range that large: its free space is fragmented",
+                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, f->pool_slack - f->pool_slack_other));
+        break;
+    case CMT_VRULE_POOLS_AND_OTHERS:
+        snprintf(buf, len,
+                 "the device had %s free, %s short of the request; neither the pools' unused %s nor the %s used by "
+                 "other consumers covers it alone; the larger share names the verdict",
+                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, f->pool_slack_other), SZ(d, x->others));
+        break;
+    case CMT_VRULE_ENOUGH_FREE:
+        snprintf(buf, len,
+                 "the device had %s free, at least the %s asked for, but no free range that large; in this "
+                 "process's address span %" PRIu64 " %s held %s, the largest %s",
+                 SZ(a, f->free), SZ(b, f->request), v->c->span.count, cmt_plural(v->c->span.count, "hole", "holes"),
+                 SZ(c, f->span_free), SZ(d, f->largest_hole));
+        break;
+    default:
+        snprintf(buf, len, "no rule applied");
+    }
+}
+
+void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
+{
+    const char *family = cmt_allocator_family_remedy(v->allocator);
+    char extra[600] = "";
+    if (*family)
+        snprintf(extra, sizeof extra, "; this allocation came from %s's caching allocator: %s",
+                 cmt_allocator_family_name(v->allocator), family);
+    switch (v->verdict.verdict) {
+    case CMT_VERDICT_NOT_OOM:
+        snprintf(buf, len, "check the call's arguments against what %s accepts", cmt_api_name(v->c->api));
+        return;
+    case CMT_VERDICT_CAPACITY:
+        snprintf(buf, len,
+                 "need less memory at once: release or reuse what the call sites below hold before this point, use "
+                 "smaller batches or tiles, or a GPU with more memory%s",
+                 extra);
+        return;
+    case CMT_VERDICT_FRAGMENTATION:
+        snprintf(buf, len,
+                 "allocate long-lived buffers first and together, reuse fixed-size buffers or round sizes to a few "
+                 "classes, or allocate from a stream-ordered pool (cudaMallocAsync) whose memory the driver maps "
+                 "in pages%s",
+                 extra);
+        return;
+    case CMT_VERDICT_CACHING:
+        if (v->verdict.rule == CMT_VRULE_RETRIED_AFTER_RELEASE)
+            snprintf(buf, len, "%s",
+                     *family ? family
+                             : "the allocator's cache stranded the memory it had to release: cap the cache or "
+                               "release it between phases");
+        else
+            snprintf(buf, len,
+                     "make the pools give unused memory back before large allocations outside them: "
+                     "cudaMemPoolTrimTo(pool, 0), or a lower release threshold (cudaMemPoolSetAttribute with "
+                     "cudaMemPoolAttrReleaseThreshold); or allocate this from the pool too (cudaMallocAsync)%s",
+                     extra);
+        return;
+    case CMT_VERDICT_OTHER_CONSUMERS:
+        snprintf(buf, len,
+                 "another process, or memory allocated outside the calls cumemtrace records, holds the device: "
+                 "nvidia-smi lists the processes on it; run alone, give each process its own GPU "
+                 "(CUDA_VISIBLE_DEVICES), or cap the others (MPS's CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, "
+                 "torch.cuda.set_per_process_memory_fraction)");
+        return;
+    default:
+        snprintf(buf, len, "trace again with sampling on (CUMEMTRACE_SAMPLE_MS) so the failure has a device sample");
+        return;
+    }
+}
+
+/* --- out-of-memory forensics ---------------------------------------------------- */
+
+static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view *v, FILE *out, bool full)
+{
+    const struct cmt_oom_case *c = v->c;
+    char a[32], b[32], c1[32], text[1600];
+    fprintf(out, "  %s of %s (%" PRIu64 " B)", cmt_api_name(c->api), SZ(a, c->size), c->size);
+    if (c->device >= 0)
+        fprintf(out, " on device %d", c->device);
+    fprintf(out, " failed at %.3f s with %s (%d)\n", seconds(r, c->ts),
+            cmt_cuda_error_name(c->result, cmt_api_is_driver(c->api)), c->result);
+    cmt_oom_explain(v, text, sizeof text);
+    fprintf(out, "    verdict: %s (rule %s): %s\n", verdict_words(v->verdict.verdict),
+            cmt_verdict_rule_id(v->verdict.rule), text);
+    cmt_oom_remedy(v, text, sizeof text);
+    fprintf(out, "    what to try: %s\n", text);
+    fprintf(out, "    this process then: %s live on %s", SZ(a, c->live), c->device >= 0 ? "the device" : "the host");
+    bool first = true;
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++) {
+        if (!c->live_by_kind[k])
+            continue;
+        fprintf(out, "%s%s %s", first ? " (" : ", ", cmt_kind_name(k), SZ(b, c->live_by_kind[k]));
+        first = false;
+    }
+    fprintf(out, "%s\n", first ? "" : ")");
+    if (c->has_sample)
+        fprintf(out, "    device %d then: %s free of %s; stream-ordered pools %s reserved, %s used\n", c->device,
+                SZ(a, c->free), SZ(b, c->total), SZ(c1, c->pool_reserved), SZ(text, c->pool_used));
+    else
+        fprintf(out, "    device then: no sample recorded\n");
+    if (c->device >= 0) {
+        if (c->span.allocations == 0)
+            fprintf(out, "    address span: no live allocations\n");
+        else
+            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
+                    SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
+                    c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
+                    c->span.allocations, cmt_plural(c->span.allocations, "allocation", "allocations"), c->span.count,
+                    cmt_plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
+    }
+    for (size_t i = 0; i < c->n_pools; i++) {
+        const struct cmt_oom_pool *p = &c->pools[i];
+        if (!full && !p->reserved && !p->used)
+            continue;
+        const char *what = (p->flags & 1) ? "default pool" : (p->flags & 2) ? "current pool" : "pool";
+        fprintf(out, "    %s 0x%" PRIx64 ": %s reserved, %s used, release threshold %s\n", what, p->handle,
+                SZ(a, p->reserved), SZ(b, p->used), p->threshold == UINT64_MAX ? "unlimited" : SZ(c1, p->threshold));
+    }
+    if (c->releases_after || c->trims_after || c->retried) {
+        fprintf(out, "    afterwards this thread");
+        if (c->releases_after)
+            fprintf(out, " released %s in %" PRIu64 " %s%s", SZ(a, c->released_after), c->releases_after,
+                    cmt_plural(c->releases_after, "allocation", "allocations"), c->trims_after ? "," : "");
+        if (c->trims_after)
+            fprintf(out, " trimmed pools %" PRIu64 " %s, giving back %s", c->trims_after,
+                    cmt_plural(c->trims_after, "time", "times"), SZ(b, c->trimmed_bytes));
+        if (c->retried)
+            fprintf(out, "%s asked for the same size again: %s\n", c->releases_after || c->trims_after ? " and" : "",
+                    c->retry_result == 0 ? "success" : "failed again");
+        else
+            fprintf(out, "%s did not ask for the same size again\n",
+                    c->releases_after || c->trims_after ? " and" : "");
+    }
+    size_t top = full ? r->opt->top : (r->opt->top < 3 ? r->opt->top : 3);
+    size_t n = v->n_top < top ? v->n_top : top;
+    if (n) {
+        fprintf(out, "    live call sites then");
+        if (v->n_top > n)
+            fprintf(out, " (top %zu of %zu)", n, v->n_top);
+        fprintf(out, ":\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "      %s in %" PRIu64 " %s\n", SZ(a, v->top[i].bytes), v->top[i].count,
+                cmt_plural(v->top[i].count, "allocation", "allocations"));
+        print_frames(r, out, v->top[i].stack, "          ", full ? r->opt->max_frames : 3);
+    }
+    fprintf(out, "    failing call site:\n");
+    print_frames(r, out, v->stack, "          ", full ? r->opt->max_frames : 3);
+}
+
+static void print_oom(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    const struct cmt_forensics *f = fr->f;
+    if (fr->n_oom == 0)
+        return;
+    char a[32];
+    fprintf(out, "\nOut-of-memory forensics: %zu of %" PRIu64 " failed %s examined (context allowance %s)\n",
+            fr->n_oom, f->failures_seen, cmt_plural(f->failures_seen, "allocation", "allocations"),
+            SZ(a, fr->allowance));
+    size_t n = full ? fr->n_oom : (fr->n_oom < 10 ? fr->n_oom : 10);
+    for (size_t i = 0; i < n; i++)
+        print_oom_case(r, &fr->oom[i], out, full);
+    if (n < fr->n_oom)
+        fprintf(out, "  ... %zu more (cumemtrace frag or --json shows every one)\n", fr->n_oom - n);
+    unsigned counts[CMT_VERDICT_COUNT] = {0};
+    for (size_t i = 0; i < fr->n_oom; i++)
+        counts[fr->oom[i].verdict.verdict]++;
+    fprintf(out, "  verdicts:");
+    bool first = true;
+    for (int v = 0; v < CMT_VERDICT_COUNT; v++)
+        if (counts[v]) {
+            fprintf(out, "%s %s %u", first ? "" : ",", verdict_words((enum cmt_verdict)v), counts[v]);
+            first = false;
+        }
+    fprintf(out, "\n");
+}
+
+/* --- fragmentation --------------------------------------------------------------- */
+
+static void print_point(const struct cmt_report *r, const struct cmt_frag_point *p, FILE *out)
+{
+    char a[32], b[32], c[32], d[32];
+    fprintf(out, "%9.3f s  %12s live  %12s span  %6" PRIu64 " holes  %12s free  %12s largest  ratio %.2f\n",
+            seconds(r, p->ts), SZ(a, p->live), SZ(b, cmt_holes_span_bytes(&p->holes)), p->holes.count,
+            SZ(c, p->holes.total), SZ(d, p->holes.largest), cmt_holes_ratio(&p->holes));
+}
+
+static void print_hole(const struct cmt_report *r, const struct cmt_hole_view *h, FILE *out, bool full)
+{
+    char a[32], b[32], c[32], l1[512], l2[512], l3[512], end[32], live[48];
+    snprintf(live, sizeof live, ", live at %s", end_label(r, end, sizeof end));
+    fprintf(out, "      %s at 0x%" PRIx64 ", between %s from %s (allocated at %.3f s%s) and %s from %s (%.3f s%s)\n",
+            SZ(a, h->size), h->addr, SZ(b, h->left.end - h->left.addr), site_label(r, cmt_frames_canonical(r->frames, h->left.stack), l1, sizeof l1),
+            seconds(r, h->left.ts), h->left_live_at_exit ? live : "", SZ(c, h->right.end - h->right.addr),
+            site_label(r, cmt_frames_canonical(r->frames, h->right.stack), l2, sizeof l2), seconds(r, h->right.ts),
+            h->right_live_at_exit ? live : "");
+    if (full && h->left.opener)
+        fprintf(out, "        opened at %.3f s by releasing an allocation from %s\n", seconds(r, h->left.opened_ts),
+                site_label(r, cmt_frames_canonical(r->frames, h->left.opener), l3, sizeof l3));
+}
+
+static void print_device_frag(const struct cmt_report *r, const struct cmt_forensics_report *fr, int d, FILE *out,
+                              bool full)
+{
+    const struct cmt_device_forensics *dev = fr->f->devices[d];
+    char a[32], b[32], c[32], e[32], s1[32], s2[32];
+    fprintf(out, "  Device %d: %zu %s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"));
+    if (!dev->worst.valid) {
+        fprintf(out, "; free space in the span never split: no holes beside a larger one\n");
+    } else {
+        const struct cmt_frag_point *w = &dev->worst.point;
+        fprintf(out, "; worst at %.3f s: %" PRIu64 " %s, %s free between live allocations, largest %s, "
+                     "fragmentation ratio %.2f (%s usable only by requests under %s); span %s, %s live\n",
+                seconds(r, w->ts), w->holes.count, cmt_plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
+                SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes), SZ(c, cmt_holes_stranded(&w->holes)),
+                SZ(e, w->holes.largest), SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
+        size_t nh = full ? dev->worst.n_top : (dev->worst.n_top < 3 ? dev->worst.n_top : 3);
+        if (nh)
+            fprintf(out, "    largest holes then:\n");
+        for (size_t i = 0; i < nh; i++)
+            print_hole(r, &dev->worst.top[i], out, full);
+        size_t np = fr->n_pins[d] < (full ? r->opt->top : 3) ? fr->n_pins[d] : (full ? r->opt->top : 3);
+        if (np)
+            fprintf(out, "    call sites whose live allocations bound the holes then:\n");
+        for (size_t i = 0; i < np; i++) {
+            const struct cmt_pin_view *p = &fr->pins[d][i];
+            fprintf(out, "      %s of holes beside %" PRIu64 " of its allocations, the oldest from %.3f s:\n",
+                    SZ(a, p->pinned_bytes), p->holes, seconds(r, p->oldest_ts));
+            print_frames(r, out, p->stack, "          ", full ? r->opt->max_frames : 3);
+        }
+    }
+    const struct cmt_frag_point *x = &dev->last_point;
+    fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
+            cmt_plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
+    if (dev->pitch_waste_peak || dev->round_waste_peak)
+        fprintf(out, "    internal waste live at once: pitch padding up to %s (at %.3f s), rounding to 512 B up to %s (at %.3f s)\n",
+                SZ(a, dev->pitch_waste_peak), seconds(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),
+                seconds(r, dev->round_waste_peak_ts));
+    if (full && dev->point_series.n) {
+        size_t n = dev->point_series.n, rows = n < 24 ? n : 24;
+        fprintf(out, "    over time (%zu of %zu checkpoints):\n", rows, n);
+        for (size_t i = 0; i < rows; i++) {
+            fprintf(out, "    ");
+            print_point(r, &dev->points[rows == n ? i : i * (n - 1) / (rows - 1)], out);
+        }
+    }
+}
+
+static void print_frag(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    const struct cmt_forensics *f = fr->f;
+    bool any = false;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        any |= f->devices[d] && f->devices[d]->point_series.n;
+    if (!any)
+        return;
+    bool split = false;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        split |= f->devices[d] && f->devices[d]->worst.valid;
+    if (!split && !full) {
+        fprintf(out, "\nFragmentation: free space between this process's live device allocations never split "
+                     "into holes beside a larger one\n");
+        return;
+    }
+    fprintf(out, "\nFragmentation (free ranges between this process's live device allocations)\n");
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        if (f->devices[d] && f->devices[d]->point_series.n)
+            print_device_frag(r, fr, d, out, full);
+    if (full && f->opt.track_holes) {
+        size_t n = fr->n_openers < r->opt->top ? fr->n_openers : r->opt->top;
+        char a[32], b[32];
+        fprintf(out, "  call sites whose releases opened holes (between two live allocations)%s\n",
+                n ? ", largest hole first:" : ": none");
+        for (size_t i = 0; i < n; i++) {
+            const struct cmt_opener_view *o = &fr->openers[i];
+            fprintf(out, "    %" PRIu64 " %s, largest hole %s, %s in all\n", o->count, cmt_plural(o->count, "release", "releases"),
+                    SZ(a, o->largest), SZ(b, o->bytes));
+            print_frames(r, out, o->stack, "        ", r->opt->max_frames);
+        }
+    } else if (!full) {
+        fprintf(out, "  (cumemtrace frag %s: fragmentation over time and the releases that opened the holes)\n",
+                r->analysis->path);
+    }
+}
+
+/* --- waste, churn, pools, unexplained memory ----------------------------------------- */
+
+static void print_waste(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    if (!fr->n_waste)
+        return;
+    char a[32], b[32];
+    fprintf(out, "\nInternal waste (granted beyond the request, summed over allocations): pitch padding %s, "
+                 "rounding to 512 B %s\n",
+            SZ(a, fr->pitch_waste_total), SZ(b, fr->round_waste_total));
+    size_t n = fr->n_waste < (full ? r->opt->top : 3) ? fr->n_waste : (full ? r->opt->top : 3);
+    for (size_t i = 0; i < n; i++) {
+        const struct cmt_waste_view *w = &fr->waste[i];
+        fprintf(out, "  pitch padding %s in %" PRIu64 " %s, rounding %s\n", SZ(a, w->pitch_bytes), w->pitch_count,
+                cmt_plural(w->pitch_count, "allocation", "allocations"), SZ(b, w->round_bytes));
+        print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
+    }
+    fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver API)\n");
+}
+
+static void print_churn(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    if (!fr->n_churn)
+        return;
+    char a[32], b[32];
+    size_t n = fr->n_churn < (full ? r->opt->top : 5) ? fr->n_churn : (full ? r->opt->top : 5);
+    fprintf(out, "\nSize churn (call sites allocating %d or more distinct sizes), most sizes first:\n",
+            CMT_CHURN_MIN_SIZES);
+    for (size_t i = 0; i < n; i++) {
+        const struct cmt_churn_view *v = &fr->churn[i];
+        const struct cmt_churn_row *row = &v->row;
+        fprintf(out, "  %s%" PRIu64 " distinct sizes (%s to %s) in %" PRIu64 " %s, %" PRIu64 " released during the run",
+                row->saturated ? "at least " : "", row->distinct, SZ(a, row->min_size), SZ(b, row->max_size),
+                row->allocs, cmt_plural(row->allocs, "allocation", "allocations"), row->frees);
+        if (row->frees)
+            fprintf(out, " after %.3f s on average", (double)row->lifetime_ns / (double)row->frees / 1e9);
+        fprintf(out, ": %s\n", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "mostly kept");
+        if (row->paths > 1)
+            fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
+                    cmt_allocator_family_name(v->allocator));
+        print_frames(r, out, row->key, "      ", full ? r->opt->max_frames : 4);
+        if (v->allocator != CMT_ALLOCATOR_NONE)
+            fprintf(out, "    %s's caching allocator made these: it keeps a segment for each size its cached "
+                         "blocks could not serve, so reserved memory grows above what is allocated; what to try: %s\n",
+                    cmt_allocator_family_name(v->allocator), cmt_allocator_family_remedy(v->allocator));
+        else if (v->pattern == CMT_CHURN_SHORT_LIVED)
+            fprintf(out, "    sizes that come and go leave holes later sizes may not fit; what to try: reuse "
+                         "buffers, round sizes to a few classes, or allocate from a stream-ordered pool "
+                         "(cudaMallocAsync)\n");
+    }
+}
+
+static void print_pools(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    const struct cmt_forensics *f = fr->f;
+    size_t shown = 0;
+    char a[32], b[32], c[32], d[32], t[32], l[512];
+    for (size_t i = 0; i < f->n_pools; i++) {
+        const struct cmt_pool_info *p = &f->pools[i];
+        if (!p->created_in_trace && !p->peak_reserved && !p->trims)
+            continue; /* a default pool never used */
+        if (shown++ == 0)
+            fprintf(out, "\nStream-ordered pools (reserved: memory the pool holds; used: handed out)\n");
+        fprintf(out, "  %s 0x%" PRIx64 " on device %d", p->is_default ? "default pool" : "pool", p->handle, p->device);
+        if (p->created_in_trace)
+            fprintf(out, ", created at %.3f s by %s", seconds(r, p->create_ts),
+                    site_label(r, cmt_frames_canonical(r->frames, p->create_stack), l, sizeof l));
+        if (p->destroyed)
+            fprintf(out, ", destroyed at %.3f s", seconds(r, p->destroy_ts));
+        fprintf(out, "\n    peak reserved %s at %.3f s; most reserved but unused %s at %.3f s; last seen %s reserved, "
+                     "%s used; release threshold %s; %" PRIu64 " %s\n",
+                SZ(a, p->peak_reserved), seconds(r, p->peak_reserved_ts), SZ(b, p->peak_slack),
+                seconds(r, p->peak_slack_ts), SZ(c, p->reserved), SZ(d, p->used),
+                p->threshold == UINT64_MAX ? "unlimited" : SZ(t, p->threshold), p->trims, cmt_plural(p->trims, "trim", "trims"));
+        if (full)
+            for (size_t k = 0; k < p->pool_series.n; k++)
+                fprintf(out, "    %9.3f s  %12s reserved  %12s used\n", seconds(r, p->series[k].ts),
+                        SZ(a, p->series[k].reserved), SZ(b, p->series[k].used));
+    }
+}
+
+static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out)
+{
+    char a[32], b[32], c[32], d[32], e[32];
+    fprintf(out, "    %-8s %9.3f s: %s in use of %s: this process's allocations %s, its pools' unused %s, "
+                 "not explained %s\n",
+            what, seconds(r, s->ts), SZ(a, s->total - s->free), SZ(b, s->total), SZ(c, s->live),
+            SZ(e, cmt_sample_pool_unused(s)), SZ(d, cmt_sample_gap(s)));
+}
+
+static void print_unexplained(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
+{
+    const struct cmt_forensics *f = fr->f;
+    if (!f->samples)
+        return;
+    fprintf(out, "\nDevice memory in use that this process's allocations and pools do not explain (context, module "
+                 "images, libraries' own memory, other processes), from %" PRIu64 " device %s:\n",
+            f->samples, cmt_plural(f->samples, "sample", "samples"));
+    for (int d = 0; d < CMT_MAX_DEVICES; d++) {
+        const struct cmt_device_forensics *dev = f->devices[d];
+        if (!dev || !dev->n_samples)
+            continue;
+        fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
+        print_sample(r, "first", &dev->first_sample, out);
+        print_sample(r, "largest", &dev->max_gap_sample, out);
+        print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
+        if (full)
+            for (size_t i = 0; i < dev->sample_series.n; i++)
+                print_sample(r, cmt_api_name(dev->samples[i].api) + 7, &dev->samples[i], out);
+    }
+}
+
+void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full)
+{
+    const struct cmt_forensics_report *fr = r->forensics;
+    if (!fr)
+        return;
+    print_oom(r, fr, out, full);
+    print_frag(r, fr, out, full);
+    print_waste(r, fr, out, full);
+    print_churn(r, fr, out, full);
+    print_pools(r, fr, out, full);
+    print_unexplained(r, fr, out, full);
+}

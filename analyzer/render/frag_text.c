@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* `cumemtrace frag`: the out-of-memory and fragmentation view for people
+ * (docs/fragmentation.md). */
+#include <stdio.h>
+
+#include "render_parts.h"
+
+void cmt_frag_render_text(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_analysis *a = r->analysis;
+    fprintf(out, "cumemtrace frag of %s\n", a->path);
+    fprintf(out, "  %llu events, %llu fragmentation checkpoints, %llu device samples\n",
+            (unsigned long long)a->replay.events, (unsigned long long)a->forensics->checkpoints,
+            (unsigned long long)a->forensics->samples);
+    if (a->replay.failed_allocs == 0)
+        fprintf(out, "\nNo allocation failed.\n");
+    cmt_forensics_render_text(r, out, true);
+    if (r->n_warnings) {
+        fprintf(out, "\nWarnings:\n");
+        for (size_t i = 0; i < r->n_warnings; i++)
+            fprintf(out, "  - %s\n", r->warnings[i]);
+    }
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_RENDER_PARTS_H
+#define CUMEMTRACE_ANALYZER_RENDER_PARTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "compare.h"
+#include "json_writer.h"
+#include "report.h"
+#include "report_set.h"
+#include "timeline_report.h"
+
+/* The renderers of renderers.c's table, and the pieces they share. Nothing
+ * outside render/ calls these: commands go through cmt_renderer_find. */
+
+/* `cumemtrace report`, one trace (report_text.c, report_json.c). */
+void cmt_report_render_text(const struct cmt_report *r, FILE *out);
+void cmt_report_render_json(const struct cmt_report *r, FILE *out);
+/* The report as one JSON value inside a document being written. */
+void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
+
+/* Several traces (report_set_text.c, report_set_json.c). */
+void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out);
+void cmt_report_set_render_json(const struct cmt_report_set *s, FILE *out);
+/* Their comparison table (compare_text.c, compare_json.c). */
+void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE *out);
+void cmt_compare_render_json(const struct cmt_process_summary *s, size_t n, struct cmt_json *j);
+
+/* The forensics sections. full: the `cumemtrace frag` view (series, who
+ * opened the holes, every list in full); otherwise the report's sections
+ * (forensics_text.c, forensics_json.c). */
+void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full);
+/* Adds the forensics keys to the JSON object being written. */
+void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, bool full);
+
+/* `cumemtrace frag` (frag_text.c, frag_json.c): a report built with the
+ * frag forensics (holes tracked). */
+void cmt_frag_render_text(const struct cmt_report *r, FILE *out);
+void cmt_frag_render_json(const struct cmt_report *r, FILE *out);
+
+/* `cumemtrace timeline` (timeline_text.c, timeline_csv.c, timeline_json.c). */
+void cmt_timeline_render_text(const struct cmt_timeline_report *t, FILE *out);
+void cmt_timeline_render_csv(const struct cmt_timeline_report *t, FILE *out);
+void cmt_timeline_render_json(const struct cmt_timeline_report *t, FILE *out);
+
+/* `cumemtrace check` (check_text.c, check_json.c, check_junit.c, check_sarif.c). */
+void cmt_check_render_text(const struct cmt_check *c, FILE *out);
+void cmt_check_render_json(const struct cmt_check *c, FILE *out);
+void cmt_check_render_junit(const struct cmt_check *c, FILE *out);
+void cmt_check_render_sarif(const struct cmt_check *c, FILE *out);
+
+/* Shared by the check renderers (check_text.c): the per-trace result line. */
+void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_check_trace *t, char *buf, size_t len);
+/* A finding in compiler style with its stack, as text (JUnit bodies too). */
+void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_trace *t,
+                             const struct cmt_finding *f, FILE *out);
+
+#endif

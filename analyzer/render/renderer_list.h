@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* The renderers, one line each: RENDERER(view, format, function, model type).
+ * Included twice by renderers.c (no include guard). The first format of a
+ * view is its default. */
+RENDERER(CMT_VIEW_REPORT, "text", cmt_report_render_text, struct cmt_report)
+RENDERER(CMT_VIEW_REPORT, "json", cmt_report_render_json, struct cmt_report)
+RENDERER(CMT_VIEW_REPORTS, "text", cmt_report_set_render_text, struct cmt_report_set)
+RENDERER(CMT_VIEW_REPORTS, "json", cmt_report_set_render_json, struct cmt_report_set)
+RENDERER(CMT_VIEW_FRAG, "text", cmt_frag_render_text, struct cmt_report)
+RENDERER(CMT_VIEW_FRAG, "json", cmt_frag_render_json, struct cmt_report)
+RENDERER(CMT_VIEW_TIMELINE, "text", cmt_timeline_render_text, struct cmt_timeline_report)
+RENDERER(CMT_VIEW_TIMELINE, "csv", cmt_timeline_render_csv, struct cmt_timeline_report)
+RENDERER(CMT_VIEW_TIMELINE, "json", cmt_timeline_render_json, struct cmt_timeline_report)
+RENDERER(CMT_VIEW_CHECK, "text", cmt_check_render_text, struct cmt_check)
+RENDERER(CMT_VIEW_CHECK, "json", cmt_check_render_json, struct cmt_check)
+RENDERER(CMT_VIEW_CHECK, "junit", cmt_check_render_junit, struct cmt_check)
+RENDERER(CMT_VIEW_CHECK, "sarif", cmt_check_render_sarif, struct cmt_check)

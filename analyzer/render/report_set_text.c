@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* Several traces for people: each trace's report under a heading, then
+ * their comparison (docs/report.md, "Several processes"). */
+#include <stdio.h>
+
+#include "render_parts.h"
+
+void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->ranks[i] >= 0)
+            fprintf(out, "%s===== rank %lld: %s =====\n", i ? "\n" : "", (long long)s->ranks[i], s->paths[i]);
+        else
+            fprintf(out, "%s===== %s =====\n", i ? "\n" : "", s->paths[i]);
+        fflush(out); /* before what reading the trace says on stderr */
+        const struct cmt_report *r = s->report(s->ctx, i);
+        if (r) {
+            cmt_report_render_text(r, out);
+            fflush(out);
+        } else {
+            fprintf(out, "not analysed: %s\n", s->summaries[i].error);
+        }
+        s->done(s->ctx, i);
+    }
+    cmt_compare_render_text(s->summaries, s->n, out);
+}

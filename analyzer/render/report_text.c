@@ -1,0 +1,586 @@
+/* SPDX-License-Identifier: MIT */
+/* `cumemtrace report` for people. docs/report.md shows and explains it. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_errors.h"
+#include "forensics_report.h"
+#include "phases_report.h"
+#include "report.h"
+#include "size_parse.h"
+#include "timeline_chart.h"
+#include "render_parts.h"
+#include "units.h"
+
+static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
+    if (sf->n == 0) {
+        fprintf(out, "%s(no stack recorded)\n", indent);
+        return;
+    }
+    size_t limit = r->opt->max_frames && r->opt->max_frames < sf->n ? r->opt->max_frames : sf->n;
+    char buf[1024];
+    for (size_t i = 0; i < limit; i++) {
+        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
+        fprintf(out, "%s%s\n", indent, buf);
+    }
+    if (limit < sf->n)
+        fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
+                cmt_plural(sf->n - limit, "frame", "frames"));
+}
+
+static void print_header(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_trace_model *m = &a->model;
+    const struct cmt_replay *rp = &a->replay;
+    fprintf(out, "cumemtrace report of %s\n", a->path);
+    const char *state = cmt_analysis_state(a);
+    if (!strcmp(state, "damaged"))
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", a->message);
+    else if (!strcmp(state, "truncated"))
+        fprintf(out,
+                "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
+                "; the figures below cover the events before the cut\n",
+                a->info.file_size, a->info.claimed_end > a->info.file_size ? a->info.claimed_end : a->info.file_size);
+    if (m->has_process) {
+        fprintf(out, "  program:  ");
+        if (m->argc == 0)
+            fprintf(out, "%s", cmt_model_string(m, m->exe_id));
+        for (uint32_t i = 0; i < m->argc; i++)
+            fprintf(out, "%s%s", i ? " " : "", cmt_model_string(m, m->arg_ids[i]));
+        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", m->pid, m->ppid,
+                cmt_model_string(m, m->hostname_id));
+        if (m->rank >= 0)
+            fprintf(out, ", rank %" PRId64, m->rank);
+        fprintf(out, "\n");
+    } else {
+        fprintf(out, "  process:  pid %u\n", a->info.pid);
+    }
+    time_t start = (time_t)(a->info.start_realtime_ns / 1000000000ull);
+    struct tm tm;
+    char when[64] = "?";
+    if (gmtime_r(&start, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    uint64_t end_ts = m->has_end ? m->end.ts : rp->last_ts;
+    double dur = (double)cmt_report_rel_ns(r, end_ts) / 1e9;
+    bool clean = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
+                      : !strcmp(state, "truncated") ? "trace truncated (see above)"
+                      : clean                       ? "process exited normally"
+                                                    : "process did not exit normally";
+    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
+    fprintf(out, "  events:   %" PRIu64, rp->events);
+    bool first = true;
+    for (unsigned api = 1; api < 256; api++) {
+        if (!rp->events_by_api[api])
+            continue;
+        fprintf(out, "%s%s %" PRIu64, first ? " (" : ", ", cmt_api_name(api), rp->events_by_api[api]);
+        first = false;
+    }
+    fprintf(out, "%s\n", first ? "" : ")");
+    fprintf(out, "  devices:  ");
+    bool any = false;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        if (rp->device_mask & (1ull << d)) {
+            fprintf(out, "%s%d", any ? ", " : "", d);
+            any = true;
+        }
+    if (rp->host_seen) {
+        fprintf(out, "%spinned host memory", any ? "; " : "");
+        any = true;
+    }
+    fprintf(out, "%s\n", any ? "" : "none");
+    for (uint32_t i = 0; i < m->n_notes; i++)
+        fprintf(out, "  note:     %s: %s\n", cmt_note_source_name(m->notes[i].source),
+                cmt_model_string(m, m->notes[i].text_id));
+    if (m->notes_dropped)
+        fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
+                cmt_plural(m->notes_dropped, "note", "notes"));
+    if (r->opt->at_set) {
+        char when_at[32];
+        cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
+        fprintf(out, "  at:       replay stopped at %s (--at): \"live\" below means live then\n", when_at);
+    }
+}
+
+static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_snapshot *snap, const char *when)
+{
+    char b1[64];
+    if (snap->n_top == 0)
+        return;
+    fprintf(out, "  call sites live %s", when);
+    if (snap->n_rows > snap->n_top)
+        fprintf(out, " (top %zu of %zu)", snap->n_top, snap->n_rows);
+    fprintf(out, ":\n");
+    for (size_t i = 0; i < snap->n_top; i++) {
+        const struct cmt_site_row *s = &snap->rows[i];
+        fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
+        print_frames(r, out, s->stack, "        ");
+    }
+}
+
+/* ---- the call tree ------------------------------------------------------------ */
+
+struct tree_printer {
+    const struct cmt_report *r;
+    FILE *out;
+    const struct cmt_call_tree *tree;
+    uint64_t total;
+    uint64_t threshold; /* nodes below are summarized */
+    char prefix[512];
+};
+
+static void tree_figures(struct tree_printer *p, const struct cmt_tree_node *n, bool with_inclusive)
+{
+    char inc[32] = "", self[32] = "", pct[16] = "";
+    if (with_inclusive) {
+        cmt_format_size(n->inclusive, inc, sizeof inc);
+        snprintf(pct, sizeof pct, "%5.1f%%", p->total ? 100.0 * (double)n->inclusive / (double)p->total : 0.0);
+    }
+    if (with_inclusive || n->self)
+        cmt_format_size(n->self, self, sizeof self);
+    fprintf(p->out, "    %10s %6s %10s  ", inc, pct, self);
+}
+
+static void tree_frame(struct tree_printer *p, const struct cmt_tree_node *n)
+{
+    char buf[1024];
+    cmt_tree_node_describe(n, buf, sizeof buf);
+    fprintf(p->out, "%s\n", buf);
+}
+
+/* A node that holds nothing itself and has one child shown, and nothing
+ * hidden, continues a path: its child is printed under it without a branch. */
+static uint32_t only_child(const struct tree_printer *p, const struct cmt_tree_node *n)
+{
+    uint32_t c = n->first_child;
+    if (n->self || c == CMT_TREE_NONE || p->tree->nodes[c].next_sibling != CMT_TREE_NONE ||
+        p->tree->nodes[c].inclusive < p->threshold)
+        return CMT_TREE_NONE;
+    return c;
+}
+
+static void tree_children(struct tree_printer *p, const struct cmt_tree_node *n);
+
+/* Prints node (after the branch glyph already in lead), the path it
+ * continues into, then its branches. p->prefix holds what lines under it
+ * start with. */
+static void tree_node(struct tree_printer *p, const struct cmt_tree_node *node, const char *lead)
+{
+    const size_t max = p->r->opt->max_frames;
+    tree_figures(p, node, true);
+    fprintf(p->out, "%s%s", p->prefix, lead);
+    tree_frame(p, node);
+    size_t len = strlen(p->prefix);
+    const char *cont = !*lead ? "" : !strcmp(lead, "`- ") ? "   " : "|  ";
+    if (len + 3 < sizeof p->prefix)
+        strcat(p->prefix, cont);
+    /* The path's length first, to elide its middle when it is long. */
+    size_t chain = 0;
+    for (uint32_t c = only_child(p, node); c != CMT_TREE_NONE; c = only_child(p, &p->tree->nodes[c]))
+        chain++;
+    size_t shown = 0;
+    const struct cmt_tree_node *n = node;
+    for (uint32_t c = only_child(p, node); c != CMT_TREE_NONE; c = only_child(p, n)) {
+        n = &p->tree->nodes[c];
+        shown++;
+        /* With --max-frames M: the first M - 1 frames of a long path and its last. */
+        if (max && chain > max && shown >= max && shown < chain) {
+            if (shown == max) {
+                fprintf(p->out, "    %10s %6s %10s  %s... %zu more %s\n", "", "", "", p->prefix, chain - max,
+                        cmt_plural(chain - max, "frame", "frames"));
+            }
+            continue;
+        }
+        tree_figures(p, n, false);
+        fprintf(p->out, "%s", p->prefix);
+        tree_frame(p, n);
+    }
+    tree_children(p, n);
+    p->prefix[len] = '\0';
+}
+
+static void tree_children(struct tree_printer *p, const struct cmt_tree_node *n)
+{
+    if (only_child(p, n) != CMT_TREE_NONE && n->frame)
+        return; /* printed as the continuation of n's path */
+    uint64_t hidden = 0, hidden_count = 0;
+    size_t hidden_paths = 0, shown = 0;
+    uint32_t last = CMT_TREE_NONE;
+    for (uint32_t c = n->first_child; c != CMT_TREE_NONE; c = p->tree->nodes[c].next_sibling) {
+        const struct cmt_tree_node *k = &p->tree->nodes[c];
+        if (k->inclusive >= p->threshold && k->inclusive) {
+            last = c;
+            shown++;
+        } else {
+            hidden += k->inclusive;
+            hidden_count += k->inclusive_count;
+            hidden_paths++;
+        }
+    }
+    bool root_path = !n->frame && shown == 1 && !hidden_paths && !n->self;
+    for (uint32_t c = n->first_child; c != CMT_TREE_NONE; c = p->tree->nodes[c].next_sibling) {
+        const struct cmt_tree_node *k = &p->tree->nodes[c];
+        if (k->inclusive < p->threshold || !k->inclusive)
+            continue;
+        bool is_last = c == last && !hidden_paths && !(n->frame == NULL && n->self);
+        tree_node(p, k, root_path ? "" : is_last ? "`- " : "|- ");
+    }
+    if (hidden_paths) {
+        char b[32], pct[16];
+        cmt_format_size(hidden, b, sizeof b);
+        snprintf(pct, sizeof pct, "%5.1f%%", p->total ? 100.0 * (double)hidden / (double)p->total : 0.0);
+        fprintf(p->out, "    %10s %6s %10s  %s%s(%zu more %s below %.4g%%, %" PRIu64 " %s)\n", b, pct, "", p->prefix,
+                !n->frame && n->self ? "|- " : "`- ", hidden_paths, cmt_plural(hidden_paths, "path", "paths"),
+                p->r->opt->tree_min_percent, hidden_count, cmt_plural(hidden_count, "allocation", "allocations"));
+    }
+    if (!n->frame && n->self) {
+        char b[32], pct[16];
+        cmt_format_size(n->self, b, sizeof b);
+        snprintf(pct, sizeof pct, "%5.1f%%", p->total ? 100.0 * (double)n->self / (double)p->total : 0.0);
+        fprintf(p->out, "    %10s %6s %10s  `- (no stack recorded)\n", b, pct, b);
+    }
+}
+
+static void print_tree(const struct cmt_report *r, FILE *out, const struct cmt_snapshot *snap, const char *when)
+{
+    const struct cmt_call_tree *t = &snap->tree;
+    if (t->n == 0 || t->nodes[0].inclusive == 0)
+        return;
+    struct tree_printer p = {.r = r, .out = out, .tree = t, .total = t->nodes[0].inclusive};
+    double pct = r->opt->tree_min_percent;
+    p.threshold = pct > 0 ? (uint64_t)((double)p.total * pct / 100.0) : 0;
+    if (p.threshold == 0)
+        p.threshold = 1;
+    fprintf(out, "  call tree %s (bytes held below each frame, their share, and bytes allocated in the frame "
+                 "itself):\n",
+            when);
+    fprintf(out, "    %10s %6s %10s  %s\n", "inclusive", "share", "self", "frame");
+    tree_children(&p, &t->nodes[0]);
+}
+
+/* ---- accounts ------------------------------------------------------------------ */
+
+static void print_by_kind(FILE *out, const uint64_t *by_kind, const char *when)
+{
+    char b2[64];
+    int kinds = 0;
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
+        kinds += by_kind[k] != 0;
+    if (kinds <= 1)
+        return;
+    fprintf(out, "  %s:", when);
+    bool first = true;
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++) {
+        if (!by_kind[k])
+            continue;
+        cmt_format_size(by_kind[k], b2, sizeof b2);
+        fprintf(out, "%s %s %s", first ? "" : ",", cmt_kind_name(k), b2);
+        first = false;
+    }
+    fprintf(out, "\n");
+}
+
+static void print_chart(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
+{
+    const struct cmt_timeline *tl = &r->analysis->replay.timeline;
+    if (!v->series || !r->opt->chart_width || !r->opt->chart_height || cmt_timeline_used(tl) == 0)
+        return;
+    fprintf(out, "  live bytes over time ('#' live throughout a column, ':' at times, '^' the peak):\n");
+    cmt_timeline_chart(out, tl, v->series, r->opt->chart_width, r->opt->chart_height, "    ",
+                       r->analysis->info.start_monotonic_ns);
+}
+
+/* The device peak split by holder (memory_holder.h), and each holder's own
+ * peak; nothing when the program alone held memory. */
+static void print_holders(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
+{
+    bool any = false;
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+        any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
+    if (!any)
+        return;
+    char b1[64], b2[64];
+    fprintf(out, "  by holder (at the device peak; each holder's own peak):\n");
+    for (unsigned k = 1; k <= CMT_HOLDER_COUNT; k++) {
+        unsigned h = k % CMT_HOLDER_COUNT; /* "other" last */
+        const struct cmt_holder_peak *own = &v->own_peak[h];
+        if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
+            continue;
+        cmt_size_exact_str(v->peak_by_holder[h], b1, sizeof b1);
+        fprintf(out, "    %-8s %s", cmt_holder_name(h), b1);
+        if (v->has_own_peaks && own->bytes) {
+            cmt_size_exact_str(own->bytes, b2, sizeof b2);
+            fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
+                    cmt_plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+        }
+        fprintf(out, "\n");
+    }
+    if (v->peak_by_holder[CMT_HOLDER_PYTORCH] || (v->has_own_peaks && v->own_peak[CMT_HOLDER_PYTORCH].bytes))
+        fprintf(out, "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
+                     "torch.cuda.max_memory_reserved())\n");
+}
+
+static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
+{
+    const struct cmt_account *acc = v->account;
+    char b1[64], label[64], when[64], at[32];
+    cmt_account_label(acc, label, sizeof label);
+    fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %.3f s\n", label, cmt_size_exact_str(acc->peak, b1, sizeof b1),
+            acc->peak_count, cmt_plural(acc->peak_count, "allocation", "allocations"),
+            (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+    if (acc->cls != CMT_CLASS_MANAGED)
+        print_by_kind(out, v->peak.by_kind, "at the peak");
+    if (acc->cls == CMT_CLASS_DEVICE)
+        print_holders(r, v, out);
+    cmt_phases_text_peak(r, acc, out);
+    if (v->has_at) {
+        cmt_format_duration(r->opt->at_ns, at, sizeof at);
+        snprintf(when, sizeof when, "at %s", at);
+        fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", when, cmt_size_exact_str(acc->live, b1, sizeof b1),
+                acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
+        if (acc->cls != CMT_CLASS_MANAGED)
+            print_by_kind(out, v->at.by_kind, when);
+    } else {
+        fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", cmt_size_exact_str(acc->live, b1, sizeof b1),
+                acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
+    }
+    print_chart(r, v, out);
+    const struct cmt_snapshot *snap = v->has_at ? &v->at : &v->peak;
+    const char *snap_when = v->has_at ? when : "at the peak";
+    print_sites(r, out, snap, snap_when);
+    print_tree(r, out, snap, snap_when);
+}
+
+static void print_virtual(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    char b1[64], b2[64];
+    for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
+        const struct cmt_virtual_stats *v = &rp->virt[d];
+        if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
+            continue;
+        if (d == 0)
+            fprintf(out, "\nVirtual memory management (VMM), host\n");
+        else
+            fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
+        if (v->physical_peak) {
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", cmt_size_exact_str(v->physical_peak, b1, sizeof b1),
+                    cmt_size_exact_str(v->physical_live, b2, sizeof b2), v->physical_count,
+                    cmt_plural(v->physical_count, "handle", "handles"));
+            if (d == 0)
+                fprintf(out, " (counted in pinned host memory)\n");
+            else
+                fprintf(out, " (counted in device %d)\n", d - 1);
+        }
+        if (v->reserve_peak)
+            fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
+                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
+                    v->reserve_count, cmt_plural(v->reserve_count, "range", "ranges"));
+        if (v->map_peak)
+            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
+                    cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
+                    cmt_plural(v->map_count, "mapping", "mappings"));
+    }
+}
+
+enum leak_group { LEAK_ONCE, LEAK_REPEATED, LEAK_ADDRESS_SPACE };
+
+static enum leak_group leak_group_of(const struct cmt_site_row *s)
+{
+    if (!cmt_kind_holds_memory(s->kind))
+        return LEAK_ADDRESS_SPACE;
+    return s->site_allocs <= 1 ? LEAK_ONCE : LEAK_REPEATED;
+}
+
+static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_group group)
+{
+    char b1[64];
+    for (size_t i = 0; i < r->n_leaks; i++) {
+        const struct cmt_site_row *s = &r->leaks[i];
+        if (leak_group_of(s) != group)
+            continue;
+        const char *one = "allocation", *many = "allocations";
+        if (s->kind == CMT_KIND_VMM_RESERVE)
+            one = "reserved range", many = "reserved ranges";
+        else if (s->kind == CMT_KIND_VMM_MAP)
+            one = "mapping", many = "mappings";
+        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
+                group == LEAK_ADDRESS_SPACE ? "; address space, not memory" : "");
+        if (group == LEAK_REPEATED)
+            fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64, s->site_allocs, s->site_frees);
+        if (s->growing)
+            fprintf(out, "; growing (see below)");
+        fprintf(out, "\n");
+        print_frames(r, out, s->stack, "        ");
+    }
+}
+
+/* What caching allocators held at exit: their cache, not leaks (unless
+ * --include-cached), with what this cannot tell apart. */
+static void print_held(const struct cmt_report *r, FILE *out)
+{
+    char b1[64], when[48] = "at exit";
+    if (r->opt->at_set) {
+        char at[32];
+        cmt_format_duration(r->opt->at_ns, at, sizeof at);
+        snprintf(when, sizeof when, "at %s", at);
+    }
+    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+        bool rows = false;
+        for (size_t i = 0; i < r->n_held && !rows; i++)
+            rows = r->held[i].holder == h;
+        if (!rows)
+            continue;
+        const char *name = cmt_holder_name(h);
+        fprintf(out, "\nHeld by %s %s (its cache, not counted as leaks; --include-cached counts it): %s in "
+                     "%" PRIu64 " %s\n",
+                name, when, cmt_size_exact_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
+                cmt_plural(r->held_count[h], "segment", "segments"));
+        fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
+                     "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks the "
+                     "same as free cache. To tell them apart, %s.\n",
+                name, cmt_holder_cache_advice(h));
+        fprintf(out, "  the call sites that first needed them:\n");
+        for (size_t i = 0; i < r->n_held; i++) {
+            const struct cmt_site_row *s = &r->held[i];
+            if (s->holder != h)
+                continue;
+            fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                    cmt_plural(s->count, "segment", "segments"), cmt_kind_name(s->kind), cmt_api_name(s->api));
+            print_frames(r, out, s->stack, "        ");
+        }
+    }
+}
+
+static void print_leaks(const struct cmt_report *r, FILE *out)
+{
+    print_held(r, out);
+    char b1[64], at[32];
+    if (r->opt->at_set) {
+        cmt_format_duration(r->opt->at_ns, at, sizeof at);
+        if (r->n_leaks == 0) {
+            fprintf(out, "\nLive at %s: nothing\n", at);
+            return;
+        }
+        fprintf(out, "\nLive at %s by call site: %s in %" PRIu64 " %s\n", at,
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
+    } else {
+        if (r->n_leaks == 0) {
+            fprintf(out, r->n_held ? "\nLeaks: none (nothing but allocator caches was live at exit)\n"
+                                   : "\nLeaks: none (nothing was live at exit)\n");
+            return;
+        }
+        fprintf(out, "\nLeaks (live at exit): %s in %" PRIu64 " %s\n", cmt_size_exact_str(r->leak_bytes, b1, sizeof b1),
+                r->leak_count, cmt_plural(r->leak_count, "allocation", "allocations"));
+    }
+    if (r->leak_once_count) {
+        fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
+                     "in %" PRIu64 " %s\n",
+                cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
+                cmt_plural(r->leak_once_count, "allocation", "allocations"));
+        print_leak_rows(r, out, LEAK_ONCE);
+    }
+    if (r->leak_repeated_count) {
+        fprintf(out, "  allocated repeatedly (the call site allocated many times and kept some): %s in %" PRIu64
+                     " %s\n",
+                cmt_size_exact_str(r->leak_repeated_bytes, b1, sizeof b1), r->leak_repeated_count,
+                cmt_plural(r->leak_repeated_count, "allocation", "allocations"));
+        print_leak_rows(r, out, LEAK_REPEATED);
+    }
+    bool address_space = false;
+    for (size_t i = 0; i < r->n_leaks; i++)
+        address_space = address_space || leak_group_of(&r->leaks[i]) == LEAK_ADDRESS_SPACE;
+    if (address_space) {
+        fprintf(out, "  VMM address space left reserved or mapped (address space, not memory):\n");
+        print_leak_rows(r, out, LEAK_ADDRESS_SPACE);
+    }
+}
+
+static void print_growth(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    char b1[64], b2[64], b3[64], rate[64];
+    if (r->n_growth == 0) {
+        fprintf(out, "\nGrowing call sites: none (no call site's live bytes kept rising over %u checkpoints)\n",
+                rp->growth.n);
+        return;
+    }
+    size_t shown = r->n_growth < r->opt->top ? r->n_growth : r->opt->top;
+    fprintf(out, "\nGrowing call sites (live bytes kept rising through the run): %zu", r->n_growth);
+    if (shown < r->n_growth)
+        fprintf(out, ", top %zu", shown);
+    fprintf(out, "\n");
+    for (size_t i = 0; i < shown; i++) {
+        const struct cmt_growth_row *g = &r->growth[i];
+        double v = g->verdict.rate;
+        cmt_format_size(v > 0 ? (uint64_t)(v + 0.5) : 0, rate, sizeof rate);
+        cmt_format_size(g->verdict.first, b2, sizeof b2);
+        cmt_format_size(g->verdict.last, b3, sizeof b3);
+        fprintf(out, "  +%s/s: %s live in %" PRIu64 " %s (%s, %s); the site allocated %" PRIu64
+                     " times, freed %" PRIu64 "\n",
+                rate, cmt_size_exact_str(g->live_bytes, b1, sizeof b1), g->live_count,
+                cmt_plural(g->live_count, "allocation", "allocations"), cmt_kind_name(g->kind), cmt_api_name(g->api),
+                g->allocs, g->frees);
+        fprintf(out, "      rose from %s to %s over %zu samples (trend %.2f)\n", b2, b3, g->verdict.n,
+                g->verdict.trend);
+        print_frames(r, out, g->stack, "        ");
+    }
+}
+
+static void print_failures(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    if (rp->failed_allocs == 0)
+        return;
+    char b1[64], b2[64], b3[160];
+    fprintf(out, "\nFailed allocations: %" PRIu64 "\n", rp->failed_allocs);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));
+        if (g->count == 1 || g->min_size == g->max_size)
+            snprintf(b3, sizeof b3, "%s", cmt_size_exact_str(g->min_size, b1, sizeof b1));
+        else {
+            cmt_format_size(g->min_size, b1, sizeof b1);
+            cmt_format_size(g->max_size, b2, sizeof b2);
+            snprintf(b3, sizeof b3, "%s to %s", b1, b2);
+        }
+        fprintf(out, "  %s of %s", cmt_api_name(g->api), b3);
+        if (g->device >= 0)
+            fprintf(out, " on device %d", g->device);
+        fprintf(out, " failed with %s (%d)", err, g->result);
+        if (g->count > 1)
+            fprintf(out, ", %" PRIu64 " times", g->count);
+        fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
+                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        cmt_phases_text_failure(r, g->first_index, "      ", out);
+        print_frames(r, out, g->stack, "      ");
+    }
+    if (rp->failed_allocs > CMT_MAX_FAILURES_KEPT)
+        fprintf(out, "  (details kept for the first %d failures)\n", CMT_MAX_FAILURES_KEPT);
+}
+
+void cmt_report_render_text(const struct cmt_report *r, FILE *out)
+{
+    print_header(r, out);
+    for (size_t i = 0; i < r->n_accounts; i++)
+        print_account(r, &r->accounts[i], out);
+    print_virtual(r, out);
+    print_leaks(r, out);
+    print_growth(r, out);
+    cmt_phases_render_text(r, out);
+    print_failures(r, out);
+    cmt_forensics_render_text(r, out, false);
+    if (r->n_warnings) {
+        fprintf(out, "\nWarnings:\n");
+        for (size_t i = 0; i < r->n_warnings; i++)
+            fprintf(out, "  - %s\n", r->warnings[i]);
+    }
+}

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/* Reader -> model and replay (feed.h). */
+#include "feed.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Events travel from the reader to the replay in batches. With two threads
+ * a batch is the unit handed over, so locks are taken once per thousands of
+ * events; with one, a batch is small enough to be read back from the
+ * first-level cache. The memory they take is fixed: PIPELINE_BATCHES
+ * batches at most. */
+#define BATCH_EVENTS 2048
+#define SINGLE_THREAD_BATCH 64
+#define PIPELINE_BATCHES 8
+/* The reader is usually the faster side: once it has filled every batch it
+ * sleeps until this many are free again, so the replay wakes it once per
+ * that many batches rather than after each (a wake-up is a system call on
+ * the replay's side: about 5% of its time when it woke the reader per
+ * batch, perf). */
+#define PIPELINE_REFILL (PIPELINE_BATCHES / 2)
+/* Below this size a second thread costs more than it saves. */
+#define PIPELINE_MIN_FILE_SIZE (8u << 20)
+
+struct event_batch {
+    size_t n;
+    struct cmt_replay_in ev[BATCH_EVENTS];
+};
+
+/* Two threads: the reader (decoding, merging by time, metadata into the
+ * model) fills batches; the replay empties them. The model is only read
+ * once both are done. */
+struct pipeline {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    struct event_batch batches[PIPELINE_BATCHES];
+    size_t head;   /* next batch the replay takes */
+    size_t filled; /* batches ready for the replay */
+    bool reader_waiting; /* for PIPELINE_REFILL free batches */
+    bool replay_waiting; /* for a filled batch */
+    bool done;     /* the reader finished */
+    bool abort;    /* the replay failed: the reader stops */
+    int reader_rc;
+};
+
+/* CPU seconds used by the calling thread so far. */
+static double thread_cpu_seconds(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_THREAD, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 + (double)u.ru_stime.tv_sec +
+           (double)u.ru_stime.tv_usec / 1e6;
+}
+
+struct feed_run {
+    struct cmt_feed *f;
+    struct event_batch *fill; /* the batch the reader fills */
+    struct pipeline *pipe;    /* NULL: one thread */
+    size_t fill_index;
+    size_t batch_size;
+    double reader_cpu;        /* CPU seconds of the reader thread */
+};
+
+static bool replay_failed(const struct cmt_feed *f)
+{
+    return f->replay->out_of_memory;
+}
+
+/* Hands the batch being filled to the replay. Returns -1 when the replay
+ * gave up. */
+static int publish(struct feed_run *run)
+{
+    if (!run->pipe) {
+        int rc = cmt_replay_events(run->f->replay, run->fill->ev, run->fill->n);
+        run->fill->n = 0;
+        return rc;
+    }
+    struct pipeline *p = run->pipe;
+    pthread_mutex_lock(&p->lock);
+    p->filled++;
+    if (p->replay_waiting)
+        pthread_cond_broadcast(&p->changed);
+    if (p->filled == PIPELINE_BATCHES) {
+        p->reader_waiting = true;
+        while (p->filled > PIPELINE_BATCHES - PIPELINE_REFILL && !p->abort)
+            pthread_cond_wait(&p->changed, &p->lock);
+        p->reader_waiting = false;
+    }
+    bool abort = p->abort;
+    pthread_mutex_unlock(&p->lock);
+    run->fill_index = (run->fill_index + 1) % PIPELINE_BATCHES;
+    run->fill = &p->batches[run->fill_index];
+    run->fill->n = 0;
+    return abort ? -1 : 0;
+}
+
+static int on_event(void *ctx, const struct cmt_event_in *e)
+{
+    struct feed_run *run = ctx;
+    struct cmt_feed *f = run->f;
+    if (f->stop_at_ns && e->ts > f->start_ns + f->stop_at_ns) {
+        f->stopped_early = true;
+        return 1;
+    }
+    size_t entries = cmt_replay_in_entries(e, f->replay->n_observers != 0);
+    if (!entries)
+        return 0; /* the replay has no use for the others */
+    struct cmt_event_in mark;
+    if (e->type == CMT_REC_MARK) {
+        /* Shown to the observers here, where the model is this thread's: it
+         * holds the record's strings (their metadata chunk was claimed
+         * before the record's time, so the merge opened it first). */
+        mark = *e;
+        mark.aux[3] = 0;
+        for (unsigned i = 0; i < f->replay->n_observers; i++) {
+            const struct cmt_replay_observer *o = f->replay->observers[i];
+            if (o->on_mark_read)
+                o->on_mark_read(o->ctx, f->model, &mark);
+        }
+        e = &mark;
+    }
+    /* a record's two entries stay in one batch */
+    if (run->fill->n + entries > run->batch_size && publish(run) != 0)
+        return 1;
+    struct event_batch *b = run->fill;
+    cmt_replay_in_pack(&b->ev[b->n], e, f->replay->stack_id_limit);
+    b->n += entries;
+    if (b->n == run->batch_size && publish(run) != 0)
+        return 1;
+    return 0;
+}
+
+/* The reader hands metadata to the model. */
+#define MODEL(ctx) (((struct feed_run *)(ctx))->f->model)
+static void on_string(void *ctx, uint32_t id, const char *t, size_t n) { cmt_model_on_string(MODEL(ctx), id, t, n); }
+static void on_module(void *ctx, const struct cmt_module_in *m) { cmt_model_on_module(MODEL(ctx), m); }
+static void on_stack(void *ctx, uint32_t id, uint32_t k, const uint64_t *f, uint32_t n) { cmt_model_on_stack(MODEL(ctx), id, k, f, n); }
+static void on_process(void *ctx, const struct cmt_process_in *p) { cmt_model_on_process(MODEL(ctx), p); }
+static void on_thread(void *ctx, uint32_t tid, uint32_t name) { cmt_model_on_thread(MODEL(ctx), tid, name); }
+static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_config(MODEL(ctx), c); }
+static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(MODEL(ctx), e); }
+static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_frame(MODEL(ctx), f); }
+static void on_note(void *ctx, const struct cmt_note_in *n) { cmt_model_on_note(MODEL(ctx), n); }
+#undef MODEL
+
+static const struct cmt_reader_callbacks callbacks = {
+    .on_string = on_string,
+    .on_module = on_module,
+    .on_stack = on_stack,
+    .on_process = on_process,
+    .on_thread = on_thread,
+    .on_config = on_config,
+    .on_end = on_end,
+    .on_frame = on_frame,
+    .on_note = on_note,
+    .on_event = on_event,
+};
+
+static void *reader_thread(void *arg)
+{
+    struct feed_run *run = arg;
+    struct pipeline *p = run->pipe;
+    double start = thread_cpu_seconds();
+    int rc = cmt_reader_run(run->f->reader, &callbacks, run);
+    run->reader_cpu = thread_cpu_seconds() - start;
+    pthread_mutex_lock(&p->lock);
+    if (run->fill->n)
+        p->filled++; /* the last, partly filled batch */
+    p->done = true;
+    p->reader_rc = rc;
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* The replay side of the pipeline: takes batches until the reader is done. */
+static int replay_batches(struct feed_run *run)
+{
+    struct pipeline *p = run->pipe;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        p->replay_waiting = true;
+        while (p->filled == 0 && !p->done)
+            pthread_cond_wait(&p->changed, &p->lock);
+        p->replay_waiting = false;
+        if (p->filled == 0) {
+            pthread_mutex_unlock(&p->lock);
+            return p->reader_rc;
+        }
+        struct event_batch *b = &p->batches[p->head];
+        pthread_mutex_unlock(&p->lock);
+        int rc = cmt_replay_events(run->f->replay, b->ev, b->n);
+        pthread_mutex_lock(&p->lock);
+        p->head = (p->head + 1) % PIPELINE_BATCHES;
+        p->filled--;
+        if (rc != 0)
+            p->abort = true;
+        if (rc != 0 || (p->reader_waiting && p->filled <= PIPELINE_BATCHES - PIPELINE_REFILL))
+            pthread_cond_broadcast(&p->changed);
+        pthread_mutex_unlock(&p->lock);
+        if (rc != 0) {
+            /* Let the reader finish (it stops at its next batch), then stop. */
+            pthread_mutex_lock(&p->lock);
+            while (!p->done)
+                pthread_cond_wait(&p->changed, &p->lock);
+            pthread_mutex_unlock(&p->lock);
+            return p->reader_rc;
+        }
+    }
+}
+
+static bool want_pipeline(const struct cmt_feed *f)
+{
+    const char *env = getenv("CUMEMTRACE_ANALYZER_THREADS");
+    if (env && *env)
+        return atoi(env) >= 2;
+    if (f->file_size < PIPELINE_MIN_FILE_SIZE)
+        return false;
+    cpu_set_t cpus;
+    /* the CPUs this process may run on (taskset, cgroups), not the machine's */
+    int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    /* A second thread pays only when a CPU is idle: on a busy machine the two
+     * halves take turns on one CPU and handing batches over costs extra
+     * (measured: 2.4 times slower with the other CPU saturated). */
+    double load[1];
+    if (getloadavg(load, 1) == 1 && load[0] > usable - 1.0 + 0.5)
+        return false;
+    return usable >= 2;
+}
+
+int cmt_feed_run(struct cmt_feed *f)
+{
+    struct feed_run run = {.f = f, .batch_size = BATCH_EVENTS};
+    if (want_pipeline(f)) {
+        struct pipeline *p = calloc(1, sizeof *p);
+        if (p) {
+            pthread_mutex_init(&p->lock, NULL);
+            pthread_cond_init(&p->changed, NULL);
+            run.pipe = p;
+            run.fill = &p->batches[0];
+            pthread_t tid;
+            double start = thread_cpu_seconds();
+            if (pthread_create(&tid, NULL, reader_thread, &run) == 0) {
+                int rc = replay_batches(&run);
+                double replay_cpu = thread_cpu_seconds() - start;
+                pthread_join(tid, NULL);
+                /* For benchmarks: how the work split between the threads. */
+                if (getenv("CUMEMTRACE_ANALYZER_STATS"))
+                    fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
+                            run.reader_cpu, replay_cpu);
+                pthread_cond_destroy(&p->changed);
+                pthread_mutex_destroy(&p->lock);
+                free(p);
+                return rc;
+            }
+            pthread_cond_destroy(&p->changed);
+            pthread_mutex_destroy(&p->lock);
+            free(p);
+            run.pipe = NULL; /* no thread: read and replay in this one */
+        }
+    }
+    struct event_batch *b = malloc(sizeof *b);
+    if (!b) {
+        f->replay->out_of_memory = true;
+        return 0;
+    }
+    b->n = 0;
+    run.fill = b;
+    run.batch_size = SINGLE_THREAD_BATCH;
+    int rc = cmt_reader_run(f->reader, &callbacks, &run);
+    if (b->n && !replay_failed(f))
+        cmt_replay_events(f->replay, b->ev, b->n);
+    free(b);
+    return rc;
+}

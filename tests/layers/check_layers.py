@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The analyzer's layers (docs/design.md): each folder of analyzer/ may use
+only its own and lower folders, by header and by symbol.
+
+usage: check_layers.py ANALYZER_DIR NM LIB...
+
+Headers: every #include "x.h" naming a header of another folder must name
+one of a lower folder. Symbols: every symbol an object of a layer's library
+leaves undefined and another analyzer library defines must be defined by a
+lower layer's library (a call upward is a circle between folders). Fails
+when a folder of analyzer/ is not in LAYERS, so a new folder gets a place."""
+import os
+import re
+import subprocess
+import sys
+
+# Lowest first; cli is the top (the executable's main.c is in it).
+LAYERS = ["base", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]
+
+
+def header_problems(root):
+    problems = []
+    folders = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    for d in folders:
+        if d not in LAYERS:
+            problems.append(f"analyzer/{d}/ is in no layer: give it a place in {sys.argv[0]} and docs/design.md")
+    where = {}
+    for d in LAYERS:
+        for f in os.listdir(os.path.join(root, d)) if os.path.isdir(os.path.join(root, d)) else []:
+            if f.endswith(".h"):
+                where.setdefault(f, d)
+    for d in LAYERS:
+        path = os.path.join(root, d)
+        if not os.path.isdir(path):
+            continue
+        for f in sorted(os.listdir(path)):
+            if not f.endswith((".c", ".h")):
+                continue
+            with open(os.path.join(path, f), encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                    if not m:
+                        continue
+                    target = where.get(os.path.basename(m.group(1)))
+                    if target and LAYERS.index(target) > LAYERS.index(d):
+                        problems.append(f"analyzer/{d}/{f}:{n}: includes {target}/{m.group(1)}, a higher layer")
+    return problems
+
+
+def symbols(nm, lib):
+    out = subprocess.run([nm, "--defined-only", "-g", lib], capture_output=True, text=True, check=True).stdout
+    defined = {l.split()[-1] for l in out.splitlines() if len(l.split()) == 3}
+    out = subprocess.run([nm, "-u", lib], capture_output=True, text=True, check=True).stdout
+    undefined = {}
+    obj = None
+    for l in out.splitlines():
+        if l.endswith(":") and l.strip():
+            obj = l[:-1]
+        elif l.strip():
+            undefined.setdefault(l.split()[-1], set()).add(obj)
+    return defined, undefined
+
+
+def symbol_problems(nm, libs):
+    by_layer = {}
+    for lib in libs:
+        layer = os.path.basename(os.path.dirname(lib))
+        if layer not in LAYERS:
+            return [f"{lib}: not the library of a layer"]
+        by_layer[layer] = symbols(nm, lib)
+    problems = []
+    definer = {}
+    for layer, (defined, _) in by_layer.items():
+        for s in defined:
+            definer.setdefault(s, layer)
+    for layer, (_, undefined) in sorted(by_layer.items(), key=lambda kv: LAYERS.index(kv[0])):
+        for s, objs in sorted(undefined.items()):
+            d = definer.get(s)
+            if d and LAYERS.index(d) > LAYERS.index(layer):
+                problems.append(f"{layer}: {', '.join(sorted(objs))} uses {s}, defined in {d} (a higher layer)")
+    if len(by_layer) != len(LAYERS):
+        problems.append(f"libraries of {sorted(set(LAYERS) - set(by_layer))} not given")
+    return problems
+
+
+def main():
+    root, nm, libs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    problems = header_problems(root) + symbol_problems(nm, libs)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} layering problem(s): a folder uses a higher one (docs/design.md, Layers)")
+        return 1
+    print(f"layers: {len(LAYERS)} folders, headers and symbols point down only")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

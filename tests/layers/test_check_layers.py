@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""check_layers.py catches what it is for: an upward include, a call upward
+between two layers' libraries, a folder in no layer; and passes a clean tree.
+
+usage: test_check_layers.py CHECK_LAYERS CC AR NM"""
+import os
+import subprocess
+import sys
+import tempfile
+
+CHECK, CC, AR, NM = sys.argv[1:5]
+failures = 0
+
+
+def tree(tmp, files):
+    root = os.path.join(tmp, "analyzer")
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
+    libs = []
+    for layer in ["base", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]:
+        d = os.path.join(root, layer)
+        os.makedirs(d, exist_ok=True)
+        objs = []
+        for f in sorted(os.listdir(d)):
+            if f.endswith(".c"):
+                os.makedirs(os.path.join(tmp, "obj", layer), exist_ok=True)
+                o = os.path.join(tmp, "obj", layer, f + ".o")
+                incs = ["-I" + os.path.join(root, x) for x in os.listdir(root)]
+                subprocess.run([CC, "-c"] + incs + [os.path.join(d, f), "-o", o], check=True)
+                objs.append(o)
+        lib = os.path.join(tmp, "build", layer, "libcmt_" + layer + ".a")
+        os.makedirs(os.path.dirname(lib), exist_ok=True)
+        subprocess.run([AR, "rcs", lib] + objs, check=True)
+        libs.append(lib)
+    return root, libs
+
+
+def case(name, files, want_rc, want_text):
+    global failures
+    with tempfile.TemporaryDirectory() as tmp:
+        root, libs = tree(tmp, files)
+        p = subprocess.run([sys.executable, CHECK, root, NM] + libs, capture_output=True, text=True)
+        ok = p.returncode == want_rc and want_text in p.stdout
+        print(f"{'ok' if ok else 'FAIL'}: {name}")
+        if not ok:
+            print(f"  rc {p.returncode} (wanted {want_rc}), output:\n{p.stdout}{p.stderr}")
+            failures += 1
+
+
+clean = {
+    "base/b.h": "int base_fn(void);\n",
+    "base/b.c": '#include "b.h"\nint base_fn(void) { return 1; }\n',
+    "model/m.c": "int base_fn(void);\nint model_fn(void);\nint model_fn(void) { return base_fn(); }\n",
+}
+case("a clean tree passes", clean, 0, "point down only")
+case("an upward include fails", dict(clean, **{"model/m.h": "int model_fn(void);\n",
+                                               "read/r.c": '#include "m.h"\nint read_fn(void);\nint read_fn(void) { return 0; }\n'}),
+     1, "analyzer/read/r.c:1: includes model/m.h, a higher layer")
+case("a call upward fails", dict(clean, **{"read/r.c": "int model_fn(void);\nint read_fn(void);\nint read_fn(void) { return model_fn(); }\n"}),
+     1, "read: r.c.o uses model_fn, defined in model (a higher layer)")
+case("a folder in no layer fails", dict(clean, **{"extras/x.c": "int x;\n"}), 1, "analyzer/extras/ is in no layer")
+sys.exit(1 if failures else 0)

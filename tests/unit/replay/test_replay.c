@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/* The replay engine on its own (replay.h), events given by hand: accounts
+ * and peaks per device and memory class, what it counts of odd events,
+ * failures, and its observers: told in order, each of every change, told
+ * the end, refused past the limit, and one that fails stops the replay. */
+#include <stdint.h>
+#include <string.h>
+
+#include "replay.h"
+#include "test_util.h"
+
+static uint64_t now = 1000;
+
+static int event(struct cmt_replay *r, uint8_t type, uint8_t api, int32_t device, uint64_t addr, uint64_t size,
+                 uint64_t stack, int32_t result)
+{
+    struct cmt_event_in e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .device = device,
+        .result = result,
+        .ts = now++,
+        .addr = addr,
+        .size = size,
+        .stack = stack,
+    };
+    return cmt_replay_event(r, &e);
+}
+
+static void alloc(struct cmt_replay *r, uint8_t api, int32_t device, uint64_t addr, uint64_t size, uint64_t stack)
+{
+    CHECK(event(r, CMT_REC_ALLOC, api, device, addr, size, stack, 0) == 0);
+}
+
+static void release(struct cmt_replay *r, uint8_t api, uint64_t addr)
+{
+    CHECK(event(r, CMT_REC_FREE, api, 0, addr, 0, 0, 0) == 0);
+}
+
+static void test_accounts_and_peaks(void)
+{
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    cmt_replay_set_origin(&r, 1000);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x1000, 100, 1);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x2000, 300, 2);
+    uint64_t peak_ts = now - 1;
+    release(&r, CMT_API_CUDA_FREE, 0x1000);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x3000, 50, 1);           /* 350 live: below the peak of 400 */
+    alloc(&r, CMT_API_CUDA_MALLOC, 1, 0x1000, 7, 3);            /* another device: the same address apart */
+    alloc(&r, CMT_API_CUDA_MALLOC_MANAGED, 0, 0x9000, 64, 4);   /* managed memory: its own class */
+    alloc(&r, CMT_API_CUDA_MALLOC_HOST, -1, 0x7000, 4096, 5);   /* pinned host memory */
+    release(&r, CMT_API_CUDA_FREE, 0xdead);                     /* never allocated */
+
+    const struct cmt_account *d0 = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
+    CHECK(d0 && d0->seen);
+    CHECK_EQ_U64(d0->live, 350);
+    CHECK_EQ_U64(d0->live_count, 2);
+    CHECK_EQ_U64(d0->peak, 400);
+    CHECK_EQ_U64(d0->peak_count, 2);
+    CHECK_EQ_U64(d0->peak_ts, peak_ts);
+    const struct cmt_account *d1 = cmt_replay_account(&r, 1, CMT_CLASS_DEVICE);
+    CHECK(d1 && d1->live == 7 && d1->peak == 7);
+    const struct cmt_account *m0 = cmt_replay_account(&r, 0, CMT_CLASS_MANAGED);
+    CHECK(m0 && m0->live == 64);
+    const struct cmt_account *h = cmt_replay_account(&r, -1, CMT_CLASS_HOST);
+    CHECK(h && h->live == 4096);
+    CHECK(cmt_replay_account(&r, 2, CMT_CLASS_DEVICE) == NULL); /* device 2 had nothing */
+
+    CHECK_EQ_U64(r.allocs, 6);
+    CHECK_EQ_U64(r.frees, 1);
+    CHECK_EQ_U64(r.unmatched_frees, 1);
+    CHECK_EQ_U64(r.device_mask, 0x3);
+    CHECK(r.host_seen);
+    CHECK_EQ_U64(r.first_ts, 1000);
+    CHECK_EQ_U64(r.last_ts, now - 1);
+
+    /* A second allocation at a live address: a release was missed. */
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x2000, 10, 2);
+    CHECK_EQ_U64(r.reused_addresses, 1);
+    cmt_replay_free(&r);
+}
+
+/* ---- observers ------------------------------------------------------------------------ */
+
+struct seen {
+    int order[64];
+    size_t n_order;
+    uint64_t live_bytes; /* added minus removed, as the observer was told */
+    uint64_t changes, failures, finish_end;
+    int fail_change_after; /* >0: the nth change returns nonzero */
+};
+
+static int tag_a, tag_b;
+static struct seen seen_a, seen_b;
+
+static struct seen *seen_of(void *ctx)
+{
+    return ctx == &tag_a ? &seen_a : &seen_b;
+}
+
+static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    (void)r;
+    struct seen *s = seen_of(ctx);
+    static int calls;
+    if (s->n_order < 64)
+        s->order[s->n_order++] = ++calls * (ctx == &tag_a ? 1 : -1); /* the global order, signed by who */
+    s->changes++;
+    s->live_bytes = live ? s->live_bytes + l->size : s->live_bytes - l->size;
+    return s->fail_change_after && s->changes == (uint64_t)s->fail_change_after;
+}
+
+static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    (void)e;
+    struct seen *s = seen_of(ctx);
+    s->failures++;
+    CHECK_EQ_U64(r->failed_allocs, s->failures - 1); /* told before the engine counts it */
+    return 0;
+}
+
+static int on_finish(void *ctx, const struct cmt_replay *r, uint64_t end_ts)
+{
+    CHECK_EQ_U64(r->end_ts, end_ts);
+    seen_of(ctx)->finish_end = end_ts;
+    return 0;
+}
+
+static void test_observers(void)
+{
+    memset(&seen_a, 0, sizeof seen_a);
+    memset(&seen_b, 0, sizeof seen_b);
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    const struct cmt_replay_observer a = {.ctx = &tag_a, .on_change = on_change, .on_failure = on_failure,
+                                          .on_finish = on_finish};
+    const struct cmt_replay_observer b = {.ctx = &tag_b, .on_change = on_change}; /* no failures, no end */
+    CHECK(cmt_replay_add_observer(&r, &a) == 0);
+    CHECK(cmt_replay_add_observer(&r, &b) == 0);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x1000, 100, 1);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x2000, 20, 1);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0, 1ull << 40, 1, 2) == 0); /* out of memory */
+    release(&r, CMT_API_CUDA_FREE, 0x1000);
+    /* Each change told to a, then b, before the next change. */
+    CHECK_EQ_U64(seen_a.n_order, 3);
+    CHECK_EQ_U64(seen_b.n_order, 3);
+    for (size_t i = 0; i < 3; i++) {
+        CHECK_EQ_U64(seen_a.order[i], 2 * i + 1);
+        CHECK_EQ_U64((uint64_t)-seen_b.order[i], 2 * i + 2);
+    }
+    CHECK_EQ_U64(seen_a.live_bytes, 20);
+    CHECK_EQ_U64(seen_b.live_bytes, 20);
+    CHECK_EQ_U64(seen_a.failures, 1);
+    CHECK_EQ_U64(r.failed_allocs, 1);
+    CHECK_EQ_U64(r.n_failures, 1);
+    CHECK_EQ_U64(r.failures[0].size, 1ull << 40);
+    CHECK_EQ_U64(r.failures[0].live_device_bytes, 120);
+    cmt_replay_finish(&r, 5000);
+    CHECK(cmt_replay_finish_observers(&r, 5000) == 0);
+    CHECK_EQ_U64(seen_a.finish_end, 5000);
+    CHECK_EQ_U64(seen_b.finish_end, 0);
+    cmt_replay_free(&r);
+}
+
+static void test_observer_limit_and_failure(void)
+{
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    const struct cmt_replay_observer quiet = {0};
+    for (int i = 0; i < CMT_REPLAY_MAX_OBSERVERS; i++)
+        CHECK(cmt_replay_add_observer(&r, &quiet) == 0);
+    CHECK(cmt_replay_add_observer(&r, &quiet) == -1);
+    CHECK_EQ_U64(r.n_observers, CMT_REPLAY_MAX_OBSERVERS);
+    cmt_replay_free(&r);
+
+    /* An observer out of memory stops the replay at that event; the one
+     * after it is not told. */
+    memset(&seen_a, 0, sizeof seen_a);
+    memset(&seen_b, 0, sizeof seen_b);
+    seen_a.fail_change_after = 2;
+    CHECK(cmt_replay_init(&r) == 0);
+    const struct cmt_replay_observer a = {.ctx = &tag_a, .on_change = on_change};
+    const struct cmt_replay_observer b = {.ctx = &tag_b, .on_change = on_change};
+    CHECK(cmt_replay_add_observer(&r, &a) == 0);
+    CHECK(cmt_replay_add_observer(&r, &b) == 0);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x1000, 100, 1);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0x2000, 20, 1, 0) != 0);
+    CHECK_EQ_U64(seen_a.changes, 2);
+    CHECK_EQ_U64(seen_b.changes, 1);
+    cmt_replay_free(&r);
+}
+
+int main(void)
+{
+    test_accounts_and_peaks();
+    test_observers();
+    test_observer_limit_and_failure();
+    printf("replay: ok\n");
+    return 0;
+}
