@@ -8,6 +8,7 @@
 
 #include "feed.h"
 #include "forensics.h"
+#include "block_layer.h"
 #include "phases.h"
 #include "replay.h"
 #include "trace_model.h"
@@ -28,6 +29,7 @@ struct cmt_analysis {
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
     struct cmt_phases *phases;       /* NULL when not asked for */
+    struct cmt_block_layer *blocks;  /* PyTorch's block layer (block_layer.h); always followed */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cumemtrace/format.h"
+#include "replay.h"
 
 /* PyTorch's block layer replayed (format 2.1 BLOCK records; docs/design.md,
  * "Block layer"): per device the allocator's segments and the blocks inside
@@ -114,6 +115,7 @@ struct cmt_block_layer {
     uint64_t inconsistencies;
     struct cmt_bl_inconsistency first_inconsistency;
     bool out_of_memory;
+    struct cmt_replay_observer observer; /* cmt_block_layer_attach */
 };
 
 void cmt_block_layer_init(struct cmt_block_layer *bl);
@@ -123,6 +125,9 @@ void cmt_block_layer_event(struct cmt_block_layer *bl, uint8_t api, int32_t devi
                            uint64_t size, uint64_t stack, const uint64_t aux[CMT_AUX_COUNT]);
 /* The end of the trace: a peak not yet followed by a decrease is taken. */
 void cmt_block_layer_finish(struct cmt_block_layer *bl);
+/* Follows the replay's BLOCK records (block_observer.c). Returns 0, or -1
+ * when the replay has no room for another observer. */
+int cmt_block_layer_attach(struct cmt_block_layer *bl, struct cmt_replay *r);
 
 /* The size class of a segment of this size. */
 enum cmt_bl_class cmt_bl_class_of(uint64_t segment_size);

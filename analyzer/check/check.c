@@ -3,6 +3,8 @@
  * against the limits; the renderers print what is decided here. */
 #include "check.h"
 
+#include "blocks_report.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -223,6 +225,38 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
+/* One finding per call site of tensors never released (block layer). */
+static void judge_tensor_leaks(struct cmt_check_trace *t, const struct cmt_blocks_report *bl, bool over)
+{
+    const struct cmt_report *r = &t->report;
+    for (size_t d = 0; bl && d < bl->n_devices; d++) {
+        const struct cmt_blocks_device *dv = &bl->devices[d];
+        for (size_t i = 0; i < dv->n_leaks; i++) {
+            const struct cmt_blocks_site *s = &dv->leaks[i];
+            struct cmt_finding *f =
+                cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
+            if (!f)
+                return;
+            char size[32];
+            cmt_format_size(s->bytes, size, sizeof size);
+            snprintf(f->message, sizeof f->message, "leaked %s in %" PRIu64 " %s never released (PyTorch's "
+                     "block layer, device %d)%s",
+                     size, s->blocks, s->blocks == 1 ? "tensor" : "tensors", dv->ordinal,
+                     over ? "" : ", within the leak limits");
+            f->site = true;
+            f->stack = s->stack;
+            f->bytes = s->bytes;
+            f->count = s->blocks;
+            f->device = dv->ordinal;
+            f->api = CMT_API_TORCH_ALLOC;
+            f->kind = CMT_KIND_TORCH_BLOCK;
+            char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_TORCH_BLOCK, false);
+            f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
+            free(key);
+        }
+    }
+}
+
 static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
@@ -240,7 +274,11 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : o->has_max_leak_count ? UNLIMITED : 0;
         max_count = o->has_max_leak_count ? o->max_leak_count : o->has_max_leak_bytes ? UNLIMITED : 0;
     }
-    bool over = r->leak_bytes > max_bytes || r->leak_count > max_count;
+    /* Tensors PyTorch's block layer saw never released are leaks too, with
+     * the cache on (docs/check.md). */
+    const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
+    uint64_t tensor_bytes = bl ? bl->leak_bytes : 0, tensor_count = bl ? bl->leak_blocks : 0;
+    bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
         if (!cmt_kind_holds_memory(r->leaks[i].kind))
@@ -248,6 +286,14 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         if (!r->held_count[h])
             continue;
+        if (bl && h == CMT_HOLDER_PYTORCH) {
+            char held[32];
+            cmt_format_size(r->held_bytes[h], held, sizeof held);
+            add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks; the tensors inside "
+                        "it are (the block layer)",
+                     cmt_holder_name(h), held, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments");
+            continue;
+        }
         char size[32];
         cmt_format_size(r->held_bytes[h], size, sizeof size);
         add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
@@ -309,6 +355,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
+    judge_tensor_leaks(t, bl, over);
 }
 
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)

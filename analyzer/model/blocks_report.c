@@ -57,7 +57,7 @@ static int view_of(struct cmt_frames *frames, const struct cmt_bl_snapshot *s, s
 
 static void oom_sentence(struct cmt_blocks_oom *o)
 {
-    char req[48], res[48], alloc[48], fr[48], dev[48], largest[48];
+    char req[32], res[32], alloc[32], fr[32], dev[32], largest[32];
     uint64_t largest_free = 0;
     for (unsigned c = 0; c < CMT_BL_CLASS_COUNT; c++)
         if (o->at.classes[c].largest_free > largest_free)

@@ -37,7 +37,7 @@ struct cmt_blocks_oom {
     uint64_t stack; /* canonical */
     enum cmt_bl_verdict verdict;
     bool expandable_would_serve;
-    char sentence[320]; /* the verdict in words, no trailing period */
+    char sentence[512]; /* the verdict in words, no trailing period */
     struct cmt_blocks_view at;
 };
 

@@ -142,7 +142,10 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
 };
+
+struct cmt_blocks_report;
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
 void cmt_report_free(struct cmt_report *r);

@@ -43,7 +43,7 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
     const struct cmt_blocks_report *b = r->blocks;
     if (!b || !b->on || !b->n_devices)
         return; /* PYTORCH_NO_CUDA_MEMORY_CACHING=1: the allocator reports no blocks */
-    char b1[64], b2[64], b3[64];
+    char b1[64], b2[64], b3[64], b4[64];
     fprintf(out, "\nInside PyTorch's cache%s%s (block layer, %" PRIu64 " allocator events)\n",
             b->version[0] ? " " : "", b->version, b->events);
     for (size_t i = 0; i < b->n_devices; i++) {
@@ -52,7 +52,7 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
         fprintf(out, "  device %d: tensors peak at %s allocated (%s asked), %s reserved then; reserved peak %s\n",
                 d->ordinal, cmt_size_exact_str(d->peak_allocated, b1, sizeof b1),
                 cmt_size_str(p->requested, b2, sizeof b2), cmt_size_str(p->reserved, b3, sizeof b3),
-                cmt_size_exact_str(d->peak_reserved, b1, sizeof b1));
+                cmt_size_exact_str(d->peak_reserved, b4, sizeof b4));
         fprintf(out, "  reserved but unallocated at the peak: %s (caching and fragmentation)\n",
                 cmt_size_str(p->reserved - p->allocated, b1, sizeof b1));
         print_classes(out, p);

@@ -22,6 +22,15 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 /* The report as one JSON value inside a document being written. */
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
 
+/* PyTorch's block layer (blocks_text.c, blocks_json.c): the report's
+ * section and its "blocks" key (null without a block layer). */
+void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
+void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
+/* A stack's display frames: JSON keys "frames" and "site_frame"
+ * (report_json.c); text lines under indent (report_text.c). */
+void cmt_render_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
+void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
+
 /* Several traces (report_set_text.c, report_set_json.c). */
 void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out);
 void cmt_report_set_render_json(const struct cmt_report_set *s, FILE *out);

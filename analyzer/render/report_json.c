@@ -10,7 +10,7 @@
 #include "report.h"
 #include "render_parts.h"
 
-static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
+void cmt_render_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
     cmt_json_key(j, "frames");
@@ -67,7 +67,7 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
     }
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
-    json_frames(r, j, s->stack);
+    cmt_render_json_frames(r, j, s->stack);
     cmt_json_end_object(j);
 }
 
@@ -467,7 +467,7 @@ static void json_growth(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_string(j, cmt_api_name(g->api));
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_render_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -510,7 +510,7 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         cmt_phases_json_failure(r, g->first_index, j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_render_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -605,6 +605,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_leaks(r, j);
     json_growth(r, j);
     json_failures(r, j);
+    cmt_blocks_render_json(r, j);
     cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");

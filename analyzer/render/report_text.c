@@ -14,7 +14,7 @@
 #include "render_parts.h"
 #include "units.h"
 
-static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
+void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
     if (sf->n == 0) {
@@ -120,7 +120,7 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
         const struct cmt_site_row *s = &snap->rows[i];
         fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
-        print_frames(r, out, s->stack, "        ");
+        cmt_render_text_frames(r, out, s->stack, "        ");
     }
 }
 
@@ -418,7 +418,7 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         if (s->growing)
             fprintf(out, "; growing (see below)");
         fprintf(out, "\n");
-        print_frames(r, out, s->stack, "        ");
+        cmt_render_text_frames(r, out, s->stack, "        ");
     }
 }
 
@@ -454,7 +454,7 @@ static void print_held(const struct cmt_report *r, FILE *out)
                 continue;
             fprintf(out, "    %s in %" PRIu64 " %s (%s, %s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                     cmt_plural(s->count, "segment", "segments"), cmt_kind_name(s->kind), cmt_api_name(s->api));
-            print_frames(r, out, s->stack, "        ");
+            cmt_render_text_frames(r, out, s->stack, "        ");
         }
     }
 }
@@ -531,7 +531,7 @@ static void print_growth(const struct cmt_report *r, FILE *out)
                 g->allocs, g->frees);
         fprintf(out, "      rose from %s to %s over %zu samples (trend %.2f)\n", b2, b3, g->verdict.n,
                 g->verdict.trend);
-        print_frames(r, out, g->stack, "        ");
+        cmt_render_text_frames(r, out, g->stack, "        ");
     }
 }
 
@@ -561,7 +561,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
                 cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
         cmt_phases_text_failure(r, g->first_index, "      ", out);
-        print_frames(r, out, g->stack, "      ");
+        cmt_render_text_frames(r, out, g->stack, "      ");
     }
     if (rp->failed_allocs > CMT_MAX_FAILURES_KEPT)
         fprintf(out, "  (details kept for the first %d failures)\n", CMT_MAX_FAILURES_KEPT);
@@ -577,6 +577,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_growth(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
+    cmt_blocks_render_text(r, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");

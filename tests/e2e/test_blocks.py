@@ -88,6 +88,70 @@ def test_figures():
         cmtest.cleanup(r)
 
 
+def test_report():
+    """The report's block layer (JSON "blocks"): the same figures, the
+    tensors at the peak and never released by the driving program's lines,
+    the cache per segment class at the peak."""
+    r, t, own = traced()
+    try:
+        rep = cmtest.report(r.trace)
+        b = rep["blocks"]
+        check(b is not None, "no blocks object in the report")
+        eq((b["framework"], b["version"], b["backend"], b["events"]), ("pytorch", "2.11.0+sim", "native", 16),
+           "the block layer's identity")
+        eq((b["peak_allocated_bytes"], b["peak_reserved_bytes"]), (33558528, 35651584), "peaks")
+        eq((b["leaked_blocks"], b["leaked_bytes"], b["inconsistencies"]), (3, 15 * MiB + 3072, 0),
+           "tensor leaks and inconsistencies")
+        d = b["devices"][0]
+        eq((d["allocated_at_exit_bytes"], d["reserved_at_exit_bytes"]), (15 * MiB + 3072, 22 * MiB), "at exit")
+        p = d["at_peak"]
+        eq((p["allocated_bytes"], p["reserved_bytes"], p["unallocated_bytes"]),
+           (33558528, 35651584, 35651584 - 33558528), "the cache at the peak")
+        eq([(c["class"], c["segments"], c["reserved_bytes"], c["allocated_bytes"], c["largest_free_bytes"])
+            for c in p["size_classes"]],
+           [("small", 1, 2 * MiB, 4096, 2 * MiB - 4096), ("large", 1, 20 * MiB, 20 * MiB, 0),
+            ("huge", 1, 12 * MiB, 12 * MiB, 0)], "size classes at the peak")
+        src = "blocks_train.c"
+
+        def line(site):
+            f = site["frames"][site["site_frame"]]
+            check(f["file"].endswith(src), f"site named by {f['file']}, not {src}")
+            return f["line"]
+
+        lines = {}
+        with open(os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "e2e", "blocks", src)) as f:
+            for i, text in enumerate(f, 1):
+                for v in "abcdef":
+                    if f"void *{v} = c10_double_alloc" in text:
+                        lines[v] = i
+        eq([(line(s), s["bytes"]) for s in p["sites"]],
+           [(lines["d"], 15 * MiB), (lines["f"], 12 * MiB), (lines["c"], 5 * MiB), (lines["b"], 3072),
+            (lines["a"], 1024)], "tensors at the peak by line")
+        eq([(line(s), s["bytes"], s["blocks"]) for s in d["leaks"]],
+           [(lines["d"], 15 * MiB, 1), (lines["e"], 2048, 1), (lines["a"], 1024, 1)], "tensors never released")
+        text = cmtest.cli("report", "--chart-width", "0", r.trace).stdout
+        check("Inside PyTorch's cache 2.11.0+sim (block layer, 16 allocator events)" in text, text)
+        check("tensors never released: 15.0 MiB (15731712 B) in 3 tensors (leaks)" in text, text)
+    finally:
+        cmtest.cleanup(r)
+
+
+def test_check():
+    """Tensors never released are leaks, with the cache on."""
+    r, t, own = traced()
+    try:
+        p = cmtest.cli("check", "--format", "json", r.trace)
+        eq(p.returncode, 1, "check's exit status")
+        import json
+        doc = json.loads(p.stdout)
+        tr = doc["traces"][0]
+        eq((tr["leaks"]["tensor_count"], tr["leaks"]["tensor_bytes"]), (3, 15 * MiB + 3072), "tensor leaks")
+        tensor = [f for f in tr["findings"] if "never released" in f["message"]]
+        eq(len(tensor), 3, f"tensor leak findings in {[f['message'] for f in tr['findings']]}")
+    finally:
+        cmtest.cleanup(r)
+
+
 def test_unknown_version():
     """A release the bridge has no layout for: nothing attached, a note says why."""
     r, t, own = traced(double=DOUBLE_OLD)
