@@ -152,6 +152,23 @@ def test_check():
         cmtest.cleanup(r)
 
 
+def test_expandable():
+    """Segments mapped as expandable segments map them (cuMemCreate and
+    cuMemMap through the driver's entry points): the attach is made at the
+    first cuMemCreate (its caller found through the shim's own frames), the
+    figures are the same."""
+    r, t, own = traced({"CMT_DOUBLE_EXPANDABLE": "1"})
+    try:
+        eq(own[4], 1, "trackers attached to the double")
+        apis = [e.api for e in t.blocks]
+        eq((apis.count(56), apis.count(57), apis.count(SEG_ALLOC)), (3, 1, 0), "maps, unmaps, segment records")
+        b = cmtest.report(r.trace)["blocks"]
+        eq((b["peak_allocated_bytes"], b["peak_reserved_bytes"], b["leaked_blocks"], b["inconsistencies"]),
+           (own[2], own[3], 3, 0), "the block layer's figures")
+    finally:
+        cmtest.cleanup(r)
+
+
 def test_unknown_version():
     """A release the bridge has no layout for: nothing attached, a note says why."""
     r, t, own = traced(double=DOUBLE_OLD)

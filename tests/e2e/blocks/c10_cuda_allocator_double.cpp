@@ -10,8 +10,13 @@
 // a 2 MiB small-pool segment, more than 1 MiB in a large one) and reports
 // ALLOC, FREE_REQUESTED, FREE_COMPLETED, SEGMENT_ALLOC and SEGMENT_FREE to
 // its trackers under its lock, as the real one does. Its segments come from
-// cudaMalloc called here, inside "libc10_cuda.so". The driving program uses
-// the C functions at the end and reads the double's own figures to compare.
+// cudaMalloc called here, inside "libc10_cuda.so"; with
+// CMT_DOUBLE_EXPANDABLE=1 they are mapped instead, as PyTorch's expandable
+// segments do: cuMemAddressReserve, cuMemCreate, cuMemMap and cuMemSetAccess
+// through the pointers cudaGetDriverEntryPointByVersion gives (SEGMENT_MAP and
+// SEGMENT_UNMAP reported). The driving program uses the C functions at the
+// end and reads the double's own figures to compare.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <stdint.h>
@@ -115,15 +120,17 @@ class DeviceCachingAllocator final : public CUDAAllocator {
             size_t seg = small ? kSmallBuffer
                                : request < kMinLargeAlloc ? kLargeBuffer
                                                           : kRoundLarge * ((request + kRoundLarge - 1) / kRoundLarge);
-            void* p = nullptr;
-            if (cudaMalloc(&p, seg) != cudaSuccess)
+            void* p = expandable ? map_segment(seg) : nullptr;
+            if (!expandable && cudaMalloc(&p, seg) != cudaSuccess)
+                return nullptr;
+            if (!p)
                 return nullptr;
             best = (uintptr_t)p;
             segments[best] = seg;
             blocks[best] = Block{seg, 0, false};
             reserved += seg;
             peak_reserved = reserved > peak_reserved ? reserved : peak_reserved;
-            trace(TraceEntry::SEGMENT_ALLOC, best, seg, stream);
+            trace(expandable ? TraceEntry::SEGMENT_MAP : TraceEntry::SEGMENT_ALLOC, best, seg, stream);
         }
         Block& b = blocks[best];
         size_t remaining = b.size - rounded;
@@ -159,9 +166,13 @@ class DeviceCachingAllocator final : public CUDAAllocator {
         for (auto it = segments.begin(); it != segments.end();) {
             auto b = blocks.find(it->first);
             if (!b->second.allocated && b->second.size == it->second) {
-                cudaFree((void*)it->first);
+                if (expandable)
+                    unmap((CUdeviceptr)it->first, it->second);
+                else
+                    cudaFree((void*)it->first);
                 reserved -= it->second;
-                trace(TraceEntry::SEGMENT_FREE, it->first, it->second, nullptr);
+                trace(expandable ? TraceEntry::SEGMENT_UNMAP : TraceEntry::SEGMENT_FREE, it->first, it->second,
+                      nullptr);
                 blocks.erase(b);
                 it = segments.erase(it);
             } else {
@@ -176,7 +187,52 @@ class DeviceCachingAllocator final : public CUDAAllocator {
     std::map<uintptr_t, Block> blocks;
     size_t allocated = 0, reserved = 0, peak_allocated = 0, peak_reserved = 0;
 
+    const bool expandable = getenv("CMT_DOUBLE_EXPANDABLE") && getenv("CMT_DOUBLE_EXPANDABLE")[0] == '1';
+
   private:
+    template <typename F>
+    static F driver(const char* name)
+    {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult status;
+        if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &status) != cudaSuccess)
+            return nullptr;
+        return reinterpret_cast<F>(fn);
+    }
+
+    void* map_segment(size_t size)
+    {
+        auto reserve = driver<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>(
+            "cuMemAddressReserve");
+        auto create = driver<CUresult (*)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                                          unsigned long long)>("cuMemCreate");
+        auto map = driver<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                                       unsigned long long)>("cuMemMap");
+        auto access = driver<CUresult (*)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t)>("cuMemSetAccess");
+        if (!reserve || !create || !map || !access)
+            return nullptr;
+        CUdeviceptr va = 0;
+        CUmemGenericAllocationHandle h = 0;
+        CUmemAllocationProp prop = {};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 0;
+        CUmemAccessDesc desc = {};
+        desc.location = prop.location;
+        desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (reserve(&va, size, 0, 0, 0) != CUDA_SUCCESS || create(&h, size, &prop, 0) != CUDA_SUCCESS ||
+            map(va, size, 0, h, 0) != CUDA_SUCCESS || access(va, size, &desc, 1) != CUDA_SUCCESS)
+            return nullptr;
+        return (void*)va;
+    }
+
+    static void unmap(CUdeviceptr va, size_t size)
+    {
+        auto unmap_fn = driver<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+        if (unmap_fn)
+            unmap_fn(va, size);
+    }
+
     bool is_small(uintptr_t addr)
     {
         auto s = std::prev(segments.upper_bound(addr));
