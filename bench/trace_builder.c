@@ -351,6 +351,33 @@ void cmt_tb_allocator(struct cmt_trace_builder *b, uint64_t ts, unsigned framewo
     meta_commit(b, CMT_META_ALLOCATOR, &pl);
 }
 
+void cmt_tb_job(struct cmt_trace_builder *b, const struct cmt_tb_job_desc *j)
+{
+    uint32_t job_id = j->job_id && *j->job_id ? cmt_tb_string(b, j->job_id) : 0;
+    uint32_t ids[2 * CMT_JOB_MAX_VARS];
+    size_t n = j->nvars < CMT_JOB_MAX_VARS ? j->nvars : CMT_JOB_MAX_VARS;
+    for (size_t i = 0; i < n; i++) {
+        ids[2 * i] = cmt_tb_string(b, j->names[i]);
+        ids[2 * i + 1] = cmt_tb_string(b, j->values[i]);
+    }
+    size_t max = 8 * 10 + 2 * CMT_JOB_MAX_VARS * 10;
+    uint8_t *start = meta_begin(b, max);
+    if (!start)
+        return;
+    struct cmt_payload pl = {start, start + max, false};
+    cmt_payload_varint(&pl, j->ts);
+    cmt_payload_varint(&pl, j->source);
+    cmt_payload_svarint(&pl, j->rank);
+    cmt_payload_svarint(&pl, j->local_rank);
+    cmt_payload_svarint(&pl, j->world_size);
+    cmt_payload_svarint(&pl, j->local_world_size);
+    cmt_payload_varint(&pl, job_id);
+    cmt_payload_varint(&pl, n);
+    for (size_t i = 0; i < 2 * n; i++)
+        cmt_payload_varint(&pl, ids[i]);
+    meta_commit(b, CMT_META_JOB, &pl);
+}
+
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total)
 {
     uint32_t name_id = cmt_tb_string(b, name);

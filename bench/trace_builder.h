@@ -59,6 +59,16 @@ void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, cons
  * enum cmt_blocks_state; version and backend may be NULL. */
 void cmt_tb_allocator(struct cmt_trace_builder *b, uint64_t ts, unsigned framework, const char *version,
                       unsigned state, const char *backend);
+/* A JOB record (format.h): who the process is in a job. */
+struct cmt_tb_job_desc {
+    uint64_t ts;
+    unsigned source; /* enum cmt_job_source */
+    int64_t rank, local_rank, world_size, local_world_size;
+    const char *job_id; /* NULL or "": none */
+    size_t nvars;
+    const char *const *names, *const *values;
+};
+void cmt_tb_job(struct cmt_trace_builder *b, const struct cmt_tb_job_desc *j);
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total);
 void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
 

@@ -61,20 +61,6 @@ int cmt_expand_path_template(const char *tmpl, const struct cmt_template_vars *v
     return 0;
 }
 
-const char *cmt_rank_from_environment(void)
-{
-    static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = secure_getenv(names[i]);
-        if (!v || !*v)
-            continue;
-        /* Only digits: a rank ends up in a file name. */
-        if (strspn(v, "0123456789") == strlen(v) && strlen(v) < 12)
-            return v;
-    }
-    return NULL;
-}
-
 int cmt_path_with_suffix(const char *path, unsigned n, char *out, size_t cap)
 {
     const char *slash = strrchr(path, '/');

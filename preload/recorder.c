@@ -17,6 +17,7 @@
 #include "log.h"
 #include "modules.h"
 #include "page_populate.h"
+#include "job_identity.h"
 #include "path_template.h"
 #include "sampler.h"
 #include "shim.h"
@@ -128,7 +129,7 @@ static size_t read_small_file(const char *path, char *buf, size_t cap)
     return len;
 }
 
-static void write_process_record_locked(const char *hostname, const char *rank)
+static void write_process_record_locked(const char *hostname, int64_t rank)
 {
     static char cmdline[8192];
     static uint32_t arg_ids[256];
@@ -162,9 +163,44 @@ static void write_process_record_locked(const char *hostname, const char *rank)
     for (uint32_t i = 0; i < argc; i++)
         cmt_payload_varint(&b, arg_ids[i]);
     cmt_payload_varint(&b, host_id);
-    cmt_payload_svarint(&b, rank ? strtol(rank, NULL, 10) : -1);
+    cmt_payload_svarint(&b, rank);
     cmt_payload_varint(&b, cwd_id);
     cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_PROCESS, b.p);
+}
+
+/* The JOB record (format.h): who this process is in a job of several. */
+static void write_job_record_locked(const struct cmt_job_identity *job)
+{
+    static uint32_t name_ids[CMT_JOB_MAX_VARS], value_ids[CMT_JOB_MAX_VARS];
+    for (size_t i = 0; i < job->nvars; i++) {
+        name_ids[i] = intern_cstr_locked(job->vars[i].name);
+        value_ids[i] = intern_cstr_locked(job->vars[i].value);
+    }
+    uint32_t job_id = job->job_id[0] ? intern_cstr_locked(job->job_id) : 0;
+    size_t max = 8 * 10 + CMT_JOB_MAX_VARS * 2 * 10;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
+    if (!payload)
+        return;
+    struct cmt_payload b = {payload, payload + max, false};
+    cmt_payload_varint(&b, cmt_now_ns());
+    cmt_payload_varint(&b, (uint64_t)job->source);
+    cmt_payload_svarint(&b, job->rank);
+    cmt_payload_svarint(&b, job->local_rank);
+    cmt_payload_svarint(&b, job->world_size);
+    cmt_payload_svarint(&b, job->local_world_size);
+    cmt_payload_varint(&b, job_id);
+    /* A variable whose strings could not be written is left out whole. */
+    size_t n = 0;
+    for (size_t i = 0; i < job->nvars; i++)
+        n += name_ids[i] && value_ids[i];
+    cmt_payload_varint(&b, n);
+    for (size_t i = 0; i < job->nvars; i++) {
+        if (!name_ids[i] || !value_ids[i])
+            continue;
+        cmt_payload_varint(&b, name_ids[i]);
+        cmt_payload_varint(&b, value_ids[i]);
+    }
+    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_JOB, b.p);
 }
 
 static void write_config_record_locked(void)
@@ -245,12 +281,14 @@ bool cmt_recorder_start(void)
     if (gethostname(hostname, sizeof hostname) != 0)
         strcpy(hostname, "localhost");
     hostname[sizeof hostname - 1] = '\0';
-    const char *rank = cmt_rank_from_environment();
+    /* Under the start lock: one process-wide copy (8 KiB, not on a thread's stack). */
+    static struct cmt_job_identity job;
+    cmt_job_identity_read(&job);
     struct cmt_template_vars vars = {
         .pid = (long)getpid(),
         .hostname = hostname,
         .start_time = (uint64_t)time(NULL),
-        .rank = rank,
+        .rank = job.rank_text[0] ? job.rank_text : NULL,
     };
     char path[PATH_MAX];
     if (cmt_expand_path_template(cmt_config.output_template, &vars, path, sizeof path) != 0) {
@@ -290,7 +328,8 @@ bool cmt_recorder_start(void)
 
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     write_config_record_locked();
-    write_process_record_locked(hostname, rank);
+    write_process_record_locked(hostname, job.rank);
+    write_job_record_locked(&job);
     cmt_modules_refresh_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
 

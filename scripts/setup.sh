@@ -18,6 +18,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The HTML report embeds JavaScript libraries from npm at build time and its
+# test drives Debian's headless Chromium (docs/html.md). Judged by command,
+# not package: a node from elsewhere (with its own npm) serves as well.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+command -v chromium >/dev/null || missing+=(chromium)
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   sudo=""
@@ -25,6 +31,15 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The libraries, exactly as package-lock.json pins them; again only when the
+# lock changed since the last install.
+html_dir=analyzer/render/html
+if [ ! -f "$html_dir/node_modules/.package-lock.json" ] ||
+  [ "$html_dir/package-lock.json" -nt "$html_dir/node_modules/.package-lock.json" ]; then
+  echo "setup: installing the HTML report's JavaScript libraries (npm ci)"
+  (cd "$html_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 cuda_root="${CUDA_ROOT:-/usr/local/cuda}"

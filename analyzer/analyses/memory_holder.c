@@ -32,7 +32,12 @@ static enum cmt_holder holder_of_frame(const struct cmt_frame *fr)
         return CMT_HOLDER_CUBLAS;
     if (starts(fn, "cudnn") || starts(mod, "libcudnn"))
         return CMT_HOLDER_CUDNN;
-    if (starts(fn, "nccl") || starts(mod, "libnccl"))
+    /* NCCL's buffers, communicator setup and NVLink/P2P mappings come from
+     * libnccl (ncclCommInitRank..., ncclMemAlloc); PyTorch's ProcessGroupNCCL
+     * calling the driver itself is NCCL's work too (what it takes from
+     * PyTorch's cache was PyTorch's, found first). */
+    if (starts(fn, "nccl") || starts(mod, "libnccl") || has(fn, "c10d::ProcessGroupNCCL") ||
+        has(fn, "c10d::NCCLComm"))
         return CMT_HOLDER_NCCL;
     return CMT_HOLDER_OTHER;
 }

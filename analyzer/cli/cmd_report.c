@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "progress.h"
 #include "report.h"
 #include "report_set.h"
 #include "size_parse.h"
@@ -23,9 +24,13 @@ static void report_usage(FILE *out)
           "and why they failed, fragmentation, internal waste, size churn, pools and\n"
           "device memory no allocation explains (cumemtrace frag has all of it in full).\n"
           "Several traces (one per process or rank: report rank*.bin) get a section each\n"
-          "and a comparison table.\n"
+          "and a comparison table; the traces of a job (torchrun, mpirun, srun) also get\n"
+          "a job view: per rank its peak, when and where, the imbalance, memory held on\n"
+          "another rank's GPU, leaks, failures and a timeline side by side.\n"
           "\n"
-          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
+          "                         (one self-contained page with charts, docs/html.md)\n"
+          "  -o, --output FILE      write the report to FILE instead of standard output\n"
           "  --json                 --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
@@ -49,6 +54,8 @@ static void report_usage(FILE *out)
           "  --no-symbols           do not symbolize: addresses and modules only\n"
           "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
           "                         counts as other consumers in failure verdicts (default 1GiB)\n"
+          "  --clock-tolerance TIME how far apart the clocks of a job's hosts may be, stated\n"
+          "                         in the job view (default 10ms; one host shares one clock)\n"
           "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
           "                         and device-sample sections (about 15% faster on huge traces)\n"
           "\n"
@@ -70,9 +77,11 @@ static int parse_percent(const char *s, double *out)
 
 struct report_cli {
     struct cmt_cli_format format;
+    const char *output; /* -o FILE; NULL: stdout */
     struct cmt_report_options opt;
     struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
+    uint64_t clock_tolerance_ns; /* --clock-tolerance */
 };
 
 /* Parses options into cli; returns -1 when done with an exit status in
@@ -81,11 +90,12 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
-        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE
     };
     static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
         {"top", required_argument, NULL, OPT_TOP},
         {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
@@ -95,6 +105,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
+        {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -109,12 +120,16 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
     cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
     *status = CMT_EXIT_USAGE;
     optind = 1;
     int c, index = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
         switch (c) {
+        case 'o':
+            cli->output = optarg;
+            break;
         case 'j':
         case OPT_FORMAT:
             if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
@@ -163,6 +178,12 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         case OPT_NO_FORENSICS:
             cli->no_forensics = true;
             break;
+        case OPT_CLOCK_TOLERANCE:
+            if (cmt_parse_time_arg(optarg, &cli->clock_tolerance_ns) != 0) {
+                cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'h':
             report_usage(stdout);
             *status = CMT_EXIT_OK;
@@ -197,8 +218,10 @@ struct built_report {
 /* Analyses path and builds its report; with summary, also fills it.
  * Returns the exit status so far (0, or 2 when nothing was built). */
 static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
-                     struct cmt_process_summary *summary)
+                     struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
+    if (member)
+        cmt_job_member_failed(path, member);
     b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
     if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
@@ -220,6 +243,8 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
     if (summary)
         cmt_summary_from_report(&b->r, path, summary);
+    if (member)
+        cmt_job_member_from_report(&b->r, path, member);
     b->built = true;
     return CMT_EXIT_OK;
 }
@@ -252,6 +277,7 @@ static int by_rank(const void *pa, const void *pb)
 /* The set's source of reports: builds trace i when the renderer asks and,
  * once written, says what became of it (its damage) and frees it. */
 struct set_source {
+    struct cmt_progress progress;
     const struct report_cli *cli;
     struct cmt_report_set set;
     struct built_report current;
@@ -273,7 +299,9 @@ static const struct cmt_report *set_report(void *ctx, size_t i)
 {
     struct set_source *src = ctx;
     src->current_index = i;
-    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i]);
+    cmt_progress_trace(&src->progress, i, src->set.paths[i]);
+    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
+    cmt_progress_done(&src->progress);
     if (st != CMT_EXIT_OK)
         src->status = st;
     return src->current.built ? &src->current.r : NULL;
@@ -283,6 +311,29 @@ static void set_done(void *ctx, size_t i)
 {
     (void)i;
     finish_current(ctx);
+}
+
+/* Where the report goes: -o FILE or stdout. NULL (with a message) when the
+ * file cannot be created. */
+static FILE *open_output(const struct report_cli *cli)
+{
+    if (!cli->output)
+        return stdout;
+    FILE *out = fopen(cli->output, "w");
+    if (!out)
+        cmt_cli_error("report: cannot write %s: %m", cli->output);
+    return out;
+}
+
+/* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
+ * failed. */
+static int close_output(const struct report_cli *cli, FILE *out, int status)
+{
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+        cmt_cli_error("report: writing %s failed: %m", cli->output ? cli->output : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
 }
 
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
@@ -301,7 +352,9 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     struct cmt_process_summary *sums = calloc(n, sizeof *sums);
     const char **sorted = calloc(n, sizeof *sorted);
     int64_t *ranks = calloc(n, sizeof *ranks);
-    if (!order || !sums || !sorted || !ranks) {
+    struct cmt_job_member *members = calloc(n, sizeof *members);
+    if (!order || !sums || !sorted || !ranks || !members) {
+        free(members);
         free(order);
         free(sums);
         free(sorted);
@@ -320,14 +373,23 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     }
     struct set_source src = {.cli = cli, .status = CMT_EXIT_OK};
     src.set = (struct cmt_report_set){
-        .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .report = set_report, .done = set_done, .ctx = &src};
-    cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, stdout);
-    finish_current(&src);
-    fflush(stdout);
+        .n = n, .paths = sorted, .ranks = ranks, .summaries = sums, .members = members,
+        .job_columns = cli->opt.chart_width, .clock_tolerance_ns = cli->clock_tolerance_ns,
+        .report = set_report, .done = set_done, .ctx = &src};
+    cmt_progress_init(&src.progress, n);
+    FILE *out = open_output(cli);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
+        finish_current(&src);
+        src.status = close_output(cli, out, src.status);
+    } else {
+        src.status = CMT_EXIT_USAGE;
+    }
     free(order);
     free(sums);
     free(sorted);
     free(ranks);
+    free(members);
     return src.status;
 }
 
@@ -343,13 +405,21 @@ int cmt_cmd_report(int argc, char **argv)
         return report_many(argv + first, n, &cli);
     const char *path = argv[first];
     struct built_report b;
-    /* A trace that cannot be read prints nothing on stdout. */
-    status = build_one(path, &cli, &b, NULL);
+    struct cmt_progress progress;
+    cmt_progress_init(&progress, 1);
+    cmt_progress_trace(&progress, 0, path);
+    /* A trace that cannot be read prints nothing on stdout (creates no -o file). */
+    status = build_one(path, &cli, &b, NULL, NULL);
+    cmt_progress_done(&progress);
     if (status != CMT_EXIT_OK)
         return status;
-    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, stdout);
-    fflush(stdout);
-    status = cmt_cli_damage_status(path, &b.a, "report");
+    FILE *out = open_output(&cli);
+    if (!out) {
+        free_one(&b);
+        return CMT_EXIT_USAGE;
+    }
+    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
+    status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
     free_one(&b);
     return status;
 }

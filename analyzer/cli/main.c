@@ -63,6 +63,7 @@ static void usage(FILE *out)
           "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
+          "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  version, -V, --version                     print the version\n"
@@ -82,6 +83,7 @@ static const struct command {
     {"timeline", cmt_cmd_timeline},
     {"check", cmt_cmd_check},
     {"frag", cmt_cmd_frag},
+    {"export", cmt_cmd_export},
 };
 
 static const struct command *find_command(const char *name)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "compare.h"
+#include "job.h"
 #include "report.h"
 
 /* Several traces reported one after the other (`cumemtrace report
@@ -18,6 +19,11 @@ struct cmt_report_set {
     const char *const *paths;     /* in the order reported */
     const int64_t *ranks;         /* -1: none recorded */
     struct cmt_process_summary *summaries;
+    /* Pulling trace i also fills members[i] (job.h): the job view groups
+     * them by job after the last. */
+    struct cmt_job_member *members;
+    size_t job_columns;          /* the job view's timeline width (--chart-width) */
+    uint64_t clock_tolerance_ns; /* --clock-tolerance */
     /* The report of trace i, valid until the next call; NULL when the trace
      * could not be analysed (summaries[i].error says why). */
     const struct cmt_report *(*report)(void *ctx, size_t i);

@@ -158,6 +158,15 @@ void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a)
     m->allocator = *a;
 }
 
+void cmt_model_on_job(void *ctx, const struct cmt_job_in *j)
+{
+    struct cmt_trace_model *m = ctx;
+    if (m->has_job)
+        return;
+    m->has_job = true;
+    m->job = *j;
+}
+
 const char *cmt_note_source_name(uint64_t source)
 {
     switch (source) {
@@ -230,6 +239,7 @@ void cmt_model_callbacks(struct cmt_reader_callbacks *cb)
     cb->on_frame = cmt_model_on_frame;
     cb->on_note = cmt_model_on_note;
     cb->on_allocator = cmt_model_on_allocator;
+    cb->on_job = cmt_model_on_job;
 }
 
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id)

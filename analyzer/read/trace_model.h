@@ -64,6 +64,8 @@ struct cmt_trace_model {
     struct cmt_config_in config;
     bool has_end;
     struct cmt_end_in end;
+    bool has_job; /* the first JOB record (a writer writes one) */
+    struct cmt_job_in job;
     struct cmt_note_def notes[CMT_MODEL_MAX_NOTES]; /* the first ones, in file order */
     uint32_t n_notes;
     /* The last ALLOCATOR record (format 2.1): PyTorch's block layer. */
@@ -88,6 +90,7 @@ void cmt_model_on_end(void *ctx, const struct cmt_end_in *e);
 void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *f);
 void cmt_model_on_note(void *ctx, const struct cmt_note_in *n);
 void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a);
+void cmt_model_on_job(void *ctx, const struct cmt_job_in *j);
 
 /* "python", "nvtx" or "shim": who wrote a note (enum cmt_note_source). */
 const char *cmt_note_source_name(uint64_t source);

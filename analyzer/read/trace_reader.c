@@ -696,6 +696,44 @@ static int meta_process(struct cmt_reader *r, struct payload *b)
     return b->bad ? -1 : 0;
 }
 
+/* A rank or size below -1 (unknown) is no writer's: the record is bad. */
+static int64_t pl_rank(struct payload *b)
+{
+    int64_t v = cmt_zigzag_decode(pl_varint(b));
+    if (v < -1)
+        b->bad = true;
+    return v;
+}
+
+static int meta_job(struct cmt_reader *r, struct payload *b)
+{
+    struct cmt_job_in j = {0};
+    j.ts = pl_varint(b);
+    j.source = pl_varint(b);
+    j.rank = pl_rank(b);
+    j.local_rank = pl_rank(b);
+    j.world_size = pl_rank(b);
+    j.local_world_size = pl_rank(b);
+    j.job_id = pl_id(b);
+    uint64_t n = pl_varint(b);
+    /* Two ids of at least one byte each per variable: bounded by the payload. */
+    if (b->bad || n > (uint64_t)(b->end - b->p) / 2)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        struct cmt_job_var_in v = {pl_id(b), pl_id(b)};
+        if (v.name_id == 0 || v.value_id == 0)
+            b->bad = true;
+        if (i < CMT_JOB_MAX_VARS)
+            j.vars[i] = v;
+    }
+    j.nvars = n < CMT_JOB_MAX_VARS ? (uint32_t)n : CMT_JOB_MAX_VARS;
+    if (b->bad)
+        return -1;
+    if (r->cb->on_job)
+        r->cb->on_job(r->ctx, &j);
+    return 0;
+}
+
 static int meta_stack(struct cmt_reader *r, struct payload *b)
 {
     uint32_t id = pl_id(b);
@@ -838,6 +876,8 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
             cb->on_allocator(r->ctx, &a);
         return 0;
     }
+    case CMT_META_JOB:
+        return meta_job(r, b);
     default:
         return 0; /* a record type from a newer writer: skipped */
     }

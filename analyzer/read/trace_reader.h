@@ -89,6 +89,19 @@ struct cmt_allocator_in {
     uint32_t backend_id;
 };
 
+/* A JOB record (format.h): who the process is in a job of several. */
+struct cmt_job_var_in {
+    uint32_t name_id, value_id;
+};
+struct cmt_job_in {
+    uint64_t ts;
+    uint64_t source; /* enum cmt_job_source (a newer writer's value is kept as is) */
+    int64_t rank, local_rank, world_size, local_world_size; /* -1 unknown */
+    uint32_t job_id;                                        /* string id, 0 none */
+    uint32_t nvars;                                         /* the first CMT_JOB_MAX_VARS are kept */
+    struct cmt_job_var_in vars[CMT_JOB_MAX_VARS];
+};
+
 /* Every callback may be NULL. Returning nonzero from on_event stops the read
  * early (the read then reports success). */
 struct cmt_reader_callbacks {
@@ -103,6 +116,7 @@ struct cmt_reader_callbacks {
     void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
     void (*on_note)(void *ctx, const struct cmt_note_in *n);
     void (*on_allocator)(void *ctx, const struct cmt_allocator_in *a);
+    void (*on_job)(void *ctx, const struct cmt_job_in *j);
     int (*on_event)(void *ctx, const struct cmt_event_in *e);
 };
 

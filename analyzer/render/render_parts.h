@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "export_model.h"
 #include "json_writer.h"
 #include "report.h"
 #include "report_set.h"
@@ -49,6 +50,18 @@ void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, b
  * frag forensics (holes tracked). */
 void cmt_frag_render_text(const struct cmt_report *r, FILE *out);
 void cmt_frag_render_json(const struct cmt_report *r, FILE *out);
+
+/* The one-file HTML report (html_report.c, docs/html.md). */
+void cmt_report_render_html(const struct cmt_report *r, FILE *out);
+void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);
+
+/* `cumemtrace export` (perfetto.c, folded.c; docs/export.md). */
+void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out);
+void cmt_folded_render(const struct cmt_folded_model *m, FILE *out);
+/* A frame as folded stacks name it: "name file.c:12", ';' and line breaks
+ * replaced (folded.c; the Perfetto stacks use it too). */
+struct cmt_frame;
+void cmt_folded_frame(const struct cmt_frame *f, char *buf, size_t len);
 
 /* `cumemtrace timeline` (timeline_text.c, timeline_csv.c, timeline_json.c). */
 void cmt_timeline_render_text(const struct cmt_timeline_report *t, FILE *out);

@@ -5,6 +5,7 @@
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "job.h"
 #include "phases_report.h"
 #include "json_writer.h"
 #include "report.h"
@@ -176,6 +177,39 @@ static void json_by_kind(struct cmt_json *j, const char *key, const uint64_t *by
             cmt_json_key(j, cmt_kind_name(k));
             cmt_json_uint(j, by_kind[k]);
         }
+    cmt_json_end_object(j);
+}
+
+/* The JOB record: who the process was in a job (null without one). */
+static void json_job(const struct cmt_report *r, struct cmt_json *j)
+{
+    const struct cmt_trace_model *m = &r->analysis->model;
+    cmt_json_key(j, "job");
+    if (!m->has_job) {
+        cmt_json_null(j);
+        return;
+    }
+    const struct cmt_job_in *jb = &m->job;
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "launcher");
+    cmt_json_string(j, cmt_job_source_key((unsigned)jb->source));
+    cmt_json_key(j, "job_id");
+    cmt_json_string(j, cmt_model_string(m, jb->job_id));
+    cmt_json_key(j, "rank");
+    cmt_json_int(j, jb->rank);
+    cmt_json_key(j, "local_rank");
+    cmt_json_int(j, jb->local_rank);
+    cmt_json_key(j, "world_size");
+    cmt_json_int(j, jb->world_size);
+    cmt_json_key(j, "local_world_size");
+    cmt_json_int(j, jb->local_world_size);
+    cmt_json_key(j, "variables");
+    cmt_json_begin_object(j);
+    for (uint32_t i = 0; i < jb->nvars; i++) {
+        cmt_json_key(j, cmt_model_string(m, jb->vars[i].name_id));
+        cmt_json_string(j, cmt_model_string(m, jb->vars[i].value_id));
+    }
+    cmt_json_end_object(j);
     cmt_json_end_object(j);
 }
 
@@ -557,6 +591,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
     cmt_json_string(j, v);
     json_process(r, j);
+    json_job(r, j);
     cmt_json_key(j, "complete");
     cmt_json_bool(j, cmt_analysis_complete(a));
     cmt_json_key(j, "trace_state");

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Several traces for people: each trace's report under a heading, then
- * their comparison (docs/report.md, "Several processes"). */
+ * their comparison and the job view (docs/report.md, "Several processes",
+ * "A job of several processes"). */
 #include <stdio.h>
 
+#include "job_report.h"
 #include "render_parts.h"
 
 void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out)
@@ -23,4 +25,12 @@ void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out)
         s->done(s->ctx, i);
     }
     cmt_compare_render_text(s->summaries, s->n, out);
+    struct cmt_job_set jobs;
+    if (cmt_job_set_build(&jobs, s->members, s->n) != 0) {
+        fputs("\nJob view: out of memory while grouping the traces by job\n", out);
+        return;
+    }
+    struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns};
+    cmt_job_render_text(&jobs, &jopt, out);
+    cmt_job_set_free(&jobs);
 }

@@ -2,11 +2,14 @@
 /* `cumemtrace report` for people. docs/report.md shows and explains it. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuda_errors.h"
 #include "forensics_report.h"
+#include "job.h"
 #include "phases_report.h"
 #include "report.h"
 #include "size_parse.h"
@@ -30,6 +33,26 @@ void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stac
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
                 cmt_plural(sf->n - limit, "frame", "frames"));
+}
+
+/* Who the process was in a job of several (the JOB record). */
+static void print_job(const struct cmt_trace_model *m, FILE *out)
+{
+    if (!m->has_job || m->job.source == CMT_JOB_NONE)
+        return;
+    const struct cmt_job_in *j = &m->job;
+    fprintf(out, "  job:      rank %" PRId64, j->rank);
+    if (j->world_size >= 0)
+        fprintf(out, " of %" PRId64, j->world_size);
+    if (j->local_rank >= 0)
+        fprintf(out, " (local rank %" PRId64 ")", j->local_rank);
+    fprintf(out, ", started by %s", cmt_job_source_name((unsigned)j->source));
+    if (j->job_id)
+        fprintf(out, ", job %s", cmt_model_string(m, j->job_id));
+    for (uint32_t i = 0; i < j->nvars; i++)
+        if (!strcmp(cmt_model_string(m, j->vars[i].name_id), "CUDA_VISIBLE_DEVICES"))
+            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", cmt_model_string(m, j->vars[i].value_id));
+    fputc('\n', out);
 }
 
 static void print_header(const struct cmt_report *r, FILE *out)
@@ -57,6 +80,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
         if (m->rank >= 0)
             fprintf(out, ", rank %" PRId64, m->rank);
         fprintf(out, "\n");
+        print_job(m, out);
     } else {
         fprintf(out, "  process:  pid %u\n", a->info.pid);
     }
@@ -326,14 +350,30 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
                      "torch.cuda.max_memory_reserved())\n");
 }
 
+/* Colour for the headline lines, only on a terminal, never with NO_COLOR
+ * set (no-color.org) or TERM=dumb (docs/cli.md, "Terminal"). */
+static const char *colour(FILE *out, const char *sgr)
+{
+    static int wanted = -1;
+    if (wanted < 0) {
+        const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+        wanted = isatty(fileno(out)) && !(no && *no) && !(term && !strcmp(term, "dumb"));
+    }
+    return wanted ? sgr : "";
+}
+#define SGR_PEAK "\033[1;33m"
+#define SGR_LEAK "\033[1;35m"
+#define SGR_FAIL "\033[1;31m"
+#define SGR_OFF "\033[0m"
+
 static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
     const struct cmt_account *acc = v->account;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
-    fprintf(out, "\n%s: peak %s in %" PRIu64 " %s at %.3f s\n", label, cmt_size_exact_str(acc->peak, b1, sizeof b1),
-            acc->peak_count, cmt_plural(acc->peak_count, "allocation", "allocations"),
-            (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %.3f s\n", colour(out, SGR_PEAK), label,
+            cmt_size_exact_str(acc->peak, b1, sizeof b1), colour(out, SGR_OFF), acc->peak_count,
+            cmt_plural(acc->peak_count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
@@ -478,8 +518,9 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                                    : "\nLeaks: none (nothing was live at exit)\n");
             return;
         }
-        fprintf(out, "\nLeaks (live at exit): %s in %" PRIu64 " %s\n", cmt_size_exact_str(r->leak_bytes, b1, sizeof b1),
-                r->leak_count, cmt_plural(r->leak_count, "allocation", "allocations"));
+        fprintf(out, "\n%sLeaks (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK),
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), colour(out, SGR_OFF), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
         fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
@@ -541,7 +582,7 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     if (rp->failed_allocs == 0)
         return;
     char b1[64], b2[64], b3[160];
-    fprintf(out, "\nFailed allocations: %" PRIu64 "\n", rp->failed_allocs);
+    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), rp->failed_allocs, colour(out, SGR_OFF));
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
         const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));

@@ -377,7 +377,16 @@ enum cmt_meta_type {
      *          wants the report to say once (an interpreter version it does
      *          not know, NVTX ranges it cannot record...). */
     CMT_META_NOTE = 10,
-    /* Meta type 11 is reserved (job identity). */
+    /* payload: varint ts, varint source (enum cmt_job_source: whose
+     *          variables gave the rank), svarint rank, svarint local rank,
+     *          svarint world size, svarint local world size (each -1
+     *          unknown), varint job id string id (0: none),
+     *          varint nvars, nvars x (varint name string id, varint value
+     *          string id): the launcher and device variables the process
+     *          found set (CUDA_VISIBLE_DEVICES among them), as they read.
+     *          Who this process is in a job of several (torchrun, mpirun,
+     *          srun); written once, after the PROCESS record. */
+    CMT_META_JOB = 11,
     /* payload: varint ts, varint framework (enum cmt_framework),
      *          varint version string id (the framework's version as found,
      *          0 unknown), varint state (enum cmt_blocks_state),
@@ -389,6 +398,17 @@ enum cmt_meta_type {
     CMT_META_ALLOCATOR = 12,
     CMT_META_TYPE_COUNT
 };
+
+/* Whose environment named a process's rank in a JOB record. Values are part
+ * of the format: append only. */
+enum cmt_job_source {
+    CMT_JOB_NONE = 0,    /* no launcher variable: a process of its own */
+    CMT_JOB_TORCH = 1,   /* torchrun / torch.distributed: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE */
+    CMT_JOB_OPENMPI = 2, /* Open MPI: OMPI_COMM_WORLD_RANK, _LOCAL_RANK, _SIZE, _LOCAL_SIZE */
+    CMT_JOB_PMI = 3,     /* MPICH, Intel MPI (PMI): PMI_RANK, MPI_LOCALRANKID, PMI_SIZE, MPI_LOCALNRANKS */
+    CMT_JOB_SLURM = 4    /* Slurm: SLURM_PROCID, SLURM_LOCALID, SLURM_NTASKS */
+};
+#define CMT_JOB_MAX_VARS 32u
 
 /* Who wrote a NOTE record. Values are part of the format: append only. */
 enum cmt_note_source {

@@ -214,6 +214,33 @@ static void meta_device(struct writer *w, uint32_t ordinal, const char *name, ui
     meta_commit(w, &b, CMT_META_DEVICE);
 }
 
+/* A JOB record as torchrun's rank 1 of 2 writes it. */
+static void meta_job(struct writer *w)
+{
+    static const char *const vars[][2] = {{"RANK", "1"}, {"LOCAL_RANK", "1"}, {"WORLD_SIZE", "2"},
+                                          {"CUDA_VISIBLE_DEVICES", "0,1"}};
+    uint32_t ids[8];
+    for (int i = 0; i < 4; i++) {
+        ids[2 * i] = meta_string(w, vars[i][0]);
+        ids[2 * i + 1] = meta_string(w, vars[i][1]);
+    }
+    uint32_t job = meta_string(w, "torch:127.0.0.1:29500");
+    struct cmt_payload b;
+    if (!meta_begin(w, &b, 128))
+        return;
+    cmt_payload_varint(&b, cmt_now_ns());
+    cmt_payload_varint(&b, CMT_JOB_TORCH);
+    cmt_payload_svarint(&b, 1);
+    cmt_payload_svarint(&b, 1);
+    cmt_payload_svarint(&b, 2);
+    cmt_payload_svarint(&b, 2);
+    cmt_payload_varint(&b, job);
+    cmt_payload_varint(&b, 4);
+    for (int i = 0; i < 8; i++)
+        cmt_payload_varint(&b, ids[i]);
+    meta_commit(w, &b, CMT_META_JOB);
+}
+
 /* The END record and the seal, as the shim's exit does (written even after
  * a stop: the metadata chunk keeps room for it). */
 static void meta_end(struct writer *w)
@@ -297,6 +324,7 @@ static void writer_close(struct writer *w, bool clean)
 static void common_metadata(struct writer *w, uint64_t max_size, uint32_t *stacks, unsigned n_stacks)
 {
     meta_process(w);
+    meta_job(w);
     meta_config(w, max_size);
     meta_module(w, "/opt/app/bin/train", 0x555555554000ull, 0x555555554000ull, 0x555555600000ull);
     meta_module(w, "/usr/lib/x86_64-linux-gnu/libcudart.so.13", 0x7ffff7a00000ull, 0x7ffff7a00000ull,

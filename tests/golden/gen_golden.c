@@ -207,6 +207,12 @@ static void rank(const char *dir, int r)
     char name[32];
     snprintf(name, sizeof name, "rank%d.bin", r);
     open_trace(dir, name, 2000 + (uint32_t)r, r);
+    char rank_text[8];
+    snprintf(rank_text, sizeof rank_text, "%d", r);
+    const char *names[] = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "TORCHELASTIC_RUN_ID", "CUDA_VISIBLE_DEVICES"};
+    const char *values[] = {rank_text, rank_text, "3", "golden", "0,1,2"};
+    struct cmt_tb_job_desc job = {START + 2000, CMT_JOB_TORCH, r, r, 3, 3, "torchelastic:golden", 5, names, values};
+    cmt_tb_job(b, &job);
     uint32_t s_weights = stack(4, f_cuda_malloc, f_weights, f_train, f_main);
     uint32_t s_forward = stack(4, f_forward, f_step, f_train, f_main);
     uint32_t s_cache = stack(5, f_cuda_malloc, f_cache, f_step, f_train, f_main);

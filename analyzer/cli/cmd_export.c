@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace export --format perfetto|folded: the analyzer's model in other
+ * tools' formats (docs/export.md). */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "export_model.h"
+#include "progress.h"
+#include "renderers.h"
+#include "report.h"
+#include "symbol_options.h"
+#include "trace_reader.h"
+
+struct export_cli {
+    enum { FORMAT_NONE, FORMAT_PERFETTO, FORMAT_FOLDED } format;
+    enum cmt_folded_metric metric;
+    const char *output;
+    char **paths;
+    struct cmt_report_options opt;
+    struct cmt_frames_args symbols;
+};
+
+static void export_usage(FILE *out)
+{
+    fputs("usage: cumemtrace export --format perfetto [-o OUT.json] [OPTIONS] TRACE...\n"
+          "       cumemtrace export --format folded [--metric peak|leaks|allocated] [OPTIONS] TRACE\n"
+          "\n"
+          "  --format perfetto      Chrome Trace Event JSON for ui.perfetto.dev and chrome://tracing:\n"
+          "                         live bytes per device and kind, device samples, failed\n"
+          "                         allocations with their stacks, steps; one process per trace\n"
+          "  --format folded        collapsed stacks (frame;frame;frame bytes) for flamegraph.pl,\n"
+          "                         inferno and speedscope\n"
+          "  --metric M             folded: peak (live at each device's peak, the default),\n"
+          "                         leaks (live at exit) or allocated (every byte allocated)\n"
+          "  -o, --output FILE      write there instead of stdout\n"
+          "  --full-stacks          keep every frame (the profiler's, cudart's, frameworks')\n"
+          "  --fold PATTERN         also fold frames matching PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
+          "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
+          "  --sysroot DIR          look up the recorded module paths under DIR first\n"
+          "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "  -h, --help             this help\n"
+          "\n"
+          "docs/export.md says what each format holds and how long runs stay loadable.\n",
+          out);
+}
+
+static int parse_options(int argc, char **argv, struct export_cli *cli, int *status)
+{
+    enum { OPT_FORMAT = 256, OPT_METRIC };
+    static const struct option own[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"metric", required_argument, NULL, OPT_METRIC},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    struct cmt_report_options *opt = &cli->opt;
+    *opt = (struct cmt_report_options){.top = 10, .max_frames = 8, .tree_min_percent = 1.0, .holder_peaks = true};
+    opt->frames.symbolizer.demangle = true;
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_FORMAT:
+            if (!strcmp(optarg, "perfetto"))
+                cli->format = FORMAT_PERFETTO;
+            else if (!strcmp(optarg, "folded"))
+                cli->format = FORMAT_FOLDED;
+            else {
+                cmt_cli_error("export: --format is perfetto or folded, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_METRIC:
+            if (!strcmp(optarg, "peak"))
+                cli->metric = CMT_FOLDED_PEAK;
+            else if (!strcmp(optarg, "leaks"))
+                cli->metric = CMT_FOLDED_LEAKS;
+            else if (!strcmp(optarg, "allocated"))
+                cli->metric = CMT_FOLDED_ALLOCATED;
+            else {
+                cmt_cli_error("export: --metric is peak, leaks or allocated, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case 'o':
+            cli->output = optarg;
+            break;
+        case 'h':
+            export_usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        default:
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("export", c, optarg, &cli->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("export", c, argv);
+            cmt_cli_try_help("export");
+            return -1;
+        }
+    }
+    if (cli->format == FORMAT_NONE) {
+        cmt_cli_error("export: say which format: --format perfetto or --format folded");
+        cmt_cli_try_help("export");
+        return -1;
+    }
+    if (optind == argc) {
+        cmt_cli_error("export: no trace given");
+        cmt_cli_try_help("export");
+        return -1;
+    }
+    if (cli->format == FORMAT_FOLDED && argc - optind > 1) {
+        cmt_cli_error("export: --format folded takes one trace (run it once per trace)");
+        return -1;
+    }
+    cmt_frames_args_apply(&cli->symbols, &opt->frames);
+    return optind;
+}
+
+/* The earliest wall-clock start of the traces that can be opened. */
+static uint64_t earliest_start(char **paths, size_t n)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++) {
+        struct cmt_reader *reader;
+        char err[CMT_READER_MESSAGE_MAX];
+        if (cmt_reader_open(paths[i], &reader, err, sizeof err) != 0)
+            continue;
+        uint64_t s = cmt_reader_info(reader)->start_realtime_ns;
+        first = s < first ? s : first;
+        cmt_reader_close(reader);
+    }
+    return first == UINT64_MAX ? 0 : first;
+}
+
+/* The traces, analysed one at a time as the renderer pulls them. */
+struct export_source {
+    const struct export_cli *cli;
+    struct cmt_progress progress;
+    struct cmt_analysis a;
+    struct cmt_report r;
+    bool analysed, built;
+    int status;
+};
+
+static void export_free(struct export_source *src)
+{
+    if (src->built)
+        cmt_report_free(&src->r);
+    if (src->analysed)
+        cmt_analysis_free(&src->a);
+    src->built = src->analysed = false;
+}
+
+static const struct cmt_report *export_report(void *ctx, size_t i)
+{
+    struct export_source *src = ctx;
+    const char *path = src->cli->paths[i];
+    cmt_progress_trace(&src->progress, i, path);
+    struct cmt_analysis_options aopt = {.forensics = src->cli->format == FORMAT_PERFETTO, .phases = true};
+    int rc = cmt_analysis_run_with(&src->a, path, 0, &aopt);
+    src->analysed = true;
+    cmt_progress_done(&src->progress);
+    if (rc != 0) {
+        cmt_cli_error("%s: %s", path, src->a.message);
+        src->status = CMT_EXIT_USAGE;
+        export_free(src);
+        return NULL;
+    }
+    if (cmt_report_build(&src->r, &src->a, &src->cli->opt) != 0) {
+        cmt_cli_error("%s: out of memory while building the report", path);
+        src->status = CMT_EXIT_USAGE;
+        cmt_report_free(&src->r);
+        export_free(src);
+        return NULL;
+    }
+    src->built = true;
+    return &src->r;
+}
+
+static void export_done(void *ctx, size_t i)
+{
+    struct export_source *src = ctx;
+    if (src->built) {
+        int st = cmt_cli_damage_status(src->cli->paths[i], &src->a, "output");
+        if (st != CMT_EXIT_OK)
+            src->status = st;
+    }
+    export_free(src);
+}
+
+int cmt_cmd_export(int argc, char **argv)
+{
+    struct export_cli cli = {0};
+    int status;
+    int first = parse_options(argc, argv, &cli, &status);
+    if (first < 0)
+        return status;
+    cli.paths = argv + first;
+    size_t n = (size_t)(argc - first);
+    FILE *out = stdout;
+    if (cli.output && !(out = fopen(cli.output, "w"))) {
+        cmt_cli_error("export: cannot write %s: %m", cli.output);
+        return CMT_EXIT_USAGE;
+    }
+    struct export_source src = {.cli = &cli, .status = CMT_EXIT_OK};
+    cmt_progress_init(&src.progress, n);
+    if (cli.format == FORMAT_PERFETTO) {
+        struct cmt_process_summary *sums = calloc(n, sizeof *sums);
+        if (!sums) {
+            cmt_cli_error("export: out of memory");
+            if (out != stdout)
+                fclose(out);
+            return CMT_EXIT_USAGE;
+        }
+        struct cmt_perfetto_model m = {
+            .set = {.n = n, .paths = (const char *const *)cli.paths, .summaries = sums, .report = export_report,
+                    .done = export_done, .ctx = &src},
+            .origin_realtime_ns = earliest_start(cli.paths, n)};
+        cmt_cli_render(CMT_VIEW_PERFETTO, "perfetto", &m, out);
+        free(sums);
+    } else {
+        const struct cmt_report *r = export_report(&src, 0);
+        if (r) {
+            struct cmt_folded_model m = {.report = r, .metric = cli.metric};
+            cmt_cli_render(CMT_VIEW_FOLDED, "folded", &m, out);
+        }
+        export_done(&src, 0);
+    }
+    status = src.status;
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+        cmt_cli_error("export: writing %s failed: %m", cli.output ? cli.output : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
+}

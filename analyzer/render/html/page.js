@@ -1,0 +1,634 @@
+/* SPDX-License-Identifier: MIT */
+/* The one-file HTML report: draws the model that `cumemtrace report --format
+ * html` embedded (docs/html.md, "The model") with uPlot and d3-flame-graph.
+ * It reads nothing from outside the file. */
+(function () {
+  'use strict';
+  var model = JSON.parse(document.getElementById('cmt-model').textContent);
+  var root = document.getElementById('cmt-root');
+  root.textContent = '';
+
+  /* ---- formatting ------------------------------------------------------ */
+  var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  function human(n) {
+    if (n === null || n === undefined) return '-';
+    var v = Math.abs(n), u = 0;
+    while (v >= 1024 && u < UNITS.length - 1) { v /= 1024; u++; }
+    return (n < 0 ? '-' : '') + (u === 0 ? String(v) : v.toFixed(1)) + ' ' + UNITS[u];
+  }
+  /* axis steps in binary units: 1, 2, 4 ... 512 of B, KiB, MiB ... */
+  var BYTE_INCRS = [];
+  for (var ui = 0; ui < 6; ui++) for (var ms = 1; ms < 1024; ms *= 2) BYTE_INCRS.push(ms * Math.pow(1024, ui));
+  function exact(n) { return n === null || n === undefined ? '-' : String(n) + ' B'; }
+  function both(n) { return human(n) + ' (' + exact(n) + ')'; }
+  function secs(ns) {
+    if (ns === null || ns === undefined) return '-';
+    var s = ns / 1e9;
+    return (s >= 100 ? s.toFixed(1) : s >= 1 ? s.toFixed(3) : s.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')) + ' s';
+  }
+  function base(p) { return p ? p.slice(p.lastIndexOf('/') + 1) : ''; }
+  function isPython(f) { return !!(f && f.file && /\.py$/.test(f.file)); }
+  function frameName(f) {
+    if (!f) return '(no stack)';
+    if (f.function) return f.function;
+    if (f.module) return base(f.module) + '+0x' + Number(f.address || 0).toString(16);
+    return '0x' + Number(f.address || 0).toString(16);
+  }
+  function frameWhere(f) {
+    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines.join(',') : 0);
+    if (f.file) return f.file + (line ? ':' + line : '');
+    return f.module || '';
+  }
+  function frameShort(f) {
+    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines[0] : 0);
+    return frameName(f) + (f.file ? '  ' + base(f.file) + (line ? ':' + line : '') : '');
+  }
+
+  /* ---- DOM helpers ------------------------------------------------------ */
+  function el(tag, attrs, kids) {
+    var e = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (k === 'text') e.textContent = attrs[k];
+      else if (k === 'cls') e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
+    (kids || []).forEach(function (c) {
+      if (c === null || c === undefined) return;
+      e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    });
+    return e;
+  }
+  function card(cls, key, value, extra, data) {
+    var c = el('div', {cls: 'card ' + cls}, [el('div', {cls: 'k', text: key}), el('div', {cls: 'v', text: value}),
+      extra ? el('div', {cls: 'x', text: extra}) : null]);
+    if (data) for (var k in data) c.setAttribute('data-' + k, String(data[k]));
+    return c;
+  }
+  /* frames innermost first; site: index of the frame naming the call site */
+  function framesList(frames, site) {
+    var ol = el('ol', {cls: 'frames'});
+    (frames || []).forEach(function (f, i) {
+      var li = el('li', {text: frameName(f) + (frameWhere(f) ? '  ' + frameWhere(f) : '') + (f.inlined ? '  (inlined)' : '')});
+      if (i === site) li.className = 'site';
+      else if (isPython(f)) li.className = 'py';
+      else if (site !== null && site !== undefined && i < site) li.className = 'folded';
+      ol.appendChild(li);
+    });
+    return ol;
+  }
+  function siteCell(frames, site) {
+    var f = frames && frames.length ? frames[site !== null && site !== undefined ? site : 0] : null;
+    var d = el('details', null, [el('summary', {cls: 'mono', text: f ? frameShort(f) : '(no stack)'})]);
+    d.appendChild(framesList(frames, site));
+    return d;
+  }
+  /* a table of rows, 100 at first and a button for the rest */
+  function table(cols, rows, render) {
+    var t = el('table');
+    var hr = el('tr');
+    cols.forEach(function (c) { hr.appendChild(el('th', {cls: c.num ? 'num' : '', text: c.name})); });
+    t.appendChild(el('thead', null, [hr]));
+    var tb = el('tbody');
+    t.appendChild(tb);
+    var shown = 0;
+    function more(n) {
+      var end = Math.min(rows.length, shown + n);
+      for (; shown < end; shown++) {
+        var tr = el('tr');
+        render(rows[shown]).forEach(function (v, i) {
+          var td = el('td', {cls: cols[i].num ? 'num' : ''});
+          if (v instanceof Node) td.appendChild(v); else td.textContent = v === null || v === undefined ? '-' : String(v);
+          tr.appendChild(td);
+        });
+        tb.appendChild(tr);
+      }
+    }
+    more(100);
+    var box = el('div', null, [t]);
+    if (shown < rows.length) {
+      var b = el('button', {cls: 'more', text: 'show all ' + rows.length});
+      b.onclick = function () { more(rows.length); b.remove(); };
+      box.appendChild(b);
+    }
+    return box;
+  }
+  function section(parent, title, id) {
+    var s = el('section', id ? {id: id} : null, [el('h3', {text: title})]);
+    parent.appendChild(s);
+    return s;
+  }
+
+  /* ---- traces and their common time axis -------------------------------- */
+  var traces = model.traces.filter(function (t) { return t.report && !t.report.error; });
+  var t0 = Infinity;
+  traces.forEach(function (t) { t0 = Math.min(t0, t.report.start_realtime_ns || 0); });
+  /* seconds on the common axis of a time since trace t's start */
+  function axisS(t, ns) { return ((t.report.start_realtime_ns || 0) - t0 + ns) / 1e9; }
+  function traceName(t) {
+    var r = t.report, p = r.process || {};
+    var who = base(p.executable || r.trace);
+    if (p.rank !== undefined && p.rank >= 0) who = 'rank ' + p.rank + ' · ' + who;
+    return who + ' (pid ' + p.pid + ')';
+  }
+
+  document.getElementById('cmt-subtitle').textContent = traces.length + (traces.length === 1 ? ' trace' : ' traces') +
+    ' · cumemtrace ' + model.version + (model.traces.length > traces.length ? ' · ' + (model.traces.length - traces.length) + ' could not be read' : '');
+
+  /* ---- overview --------------------------------------------------------- */
+  var over = el('section', {id: 'overview'});
+  root.appendChild(over);
+  over.appendChild(el('h2', {text: 'Overview'}));
+  if (model.traces.length > traces.length)
+    model.traces.forEach(function (t) {
+      if (t.report && t.report.error) over.appendChild(el('p', {cls: 'warn', text: t.report.trace + ': ' + t.report.error}));
+    });
+  /* a job of many ranks: one row each, the highest peak marked */
+  if (traces.length > 3) {
+    var top = Math.max.apply(null, traces.map(function (t) { return Math.max.apply(null, (t.report.devices || []).map(function (d) { return d.peak_bytes; }).concat([0])); }));
+    over.appendChild(table([{name: 'trace'}, {name: 'device peaks', num: 1}, {name: 'leaks', num: 1}, {name: 'failed', num: 1}, {name: 'growing', num: 1}, {name: 'state'}],
+      traces, function (t) {
+        var r = t.report;
+        var peaks = el('span', null, (r.devices || []).map(function (d) {
+          return el('span', {cls: d.peak_bytes === top ? 'verdict' : '', 'data-peak-bytes': d.peak_bytes,
+            text: 'dev ' + d.ordinal + ' ' + human(d.peak_bytes) + ' (' + exact(d.peak_bytes) + ') '});
+        }));
+        return [traceName(t), peaks, both(r.leaks ? r.leaks.bytes : 0), r.failed_count,
+          ((r.growth && r.growth.candidates) || []).length, r.trace_state];
+      }));
+  }
+  traces.forEach(function (t, ti) {
+    if (traces.length > 3) return;
+    var r = t.report;
+    var row = el('div', {cls: 'cards'});
+    var head = el('div', {cls: 'trace-title'}, [traceName(t) + '  ', el('span', {cls: 'muted', text: r.trace + ' · ' +
+      secs(r.duration_ns) + ' · ' + r.events + ' events · ' + r.trace_state})]);
+    over.appendChild(head);
+    (r.devices || []).forEach(function (d) {
+      row.appendChild(card('peak', 'Device ' + d.ordinal + ' peak', human(d.peak_bytes),
+        exact(d.peak_bytes) + ' at ' + secs(d.peak_time_ns) + (d.peak_phase && d.peak_phase.path ? ' · ' + d.peak_phase.path : ''),
+        {'peak-bytes': d.peak_bytes, 'device': d.ordinal, 'trace': ti}));
+    });
+    (r.pinned_host || []).forEach(function (d) {
+      if (d.peak_bytes) row.appendChild(card('', 'Pinned host peak', human(d.peak_bytes), exact(d.peak_bytes)));
+    });
+    var lk = r.leaks || {bytes: 0, count: 0};
+    row.appendChild(card(lk.bytes ? 'leak' : 'good', 'Leaks (live at exit)', human(lk.bytes),
+      exact(lk.bytes) + ' in ' + lk.count + ' allocations', {'leak-bytes': lk.bytes, 'trace': ti}));
+    (r.held_at_exit || []).forEach(function (h) {
+      row.appendChild(card('', 'Held by ' + h.holder + ' at exit', human(h.bytes), h.segments + ' segments, not a leak'));
+    });
+    row.appendChild(card(r.failed_count ? 'fail' : 'good', 'Failed allocations', String(r.failed_count),
+      r.failed_count ? (r.failed || []).map(function (f) { return f.verdict || f.error; }).filter(function (v, i, a) { return a.indexOf(v) === i; }).join(', ') : 'none',
+      {'failed-count': r.failed_count}));
+    var g = (r.growth && r.growth.candidates) || [];
+    row.appendChild(card(g.length ? 'leak' : 'good', 'Growing call sites', String(g.length),
+      g.length ? 'fastest ' + human(Math.round(g[0].rate_bytes_per_second)) + '/s' : 'none'));
+    over.appendChild(row);
+    var ws = r.warnings || [];
+    if (ws.length) {
+      var wd = el('details', {cls: 'warnings'}, [el('summary', {text: ws.length + (ws.length === 1 ? ' warning' : ' warnings') + ' from the analyzer'})]);
+      ws.forEach(function (w) { wd.appendChild(el('div', {cls: 'mono', text: w})); });
+      over.appendChild(wd);
+    }
+  });
+
+  /* ---- timelines -------------------------------------------------------- */
+  var COLORS = ['#1c7ed6', '#2b8a3e', '#e8590c', '#7048e8', '#0c8599', '#c2255c', '#5c940d', '#862e9c', '#495057'];
+  var charts = [];
+  var syncing = false;
+  var tl = el('section', {id: 'timeline'});
+  root.appendChild(tl);
+  tl.appendChild(el('h2', {text: 'Live bytes over time'}));
+  tl.appendChild(el('div', {cls: 'chart-help', text: 'Hover for exact figures · drag to zoom (every chart follows) · double-click to zoom out · click an instant for what was live then. ' +
+    'Orange: the peak; red: failed allocations; shaded bands: steps.'}));
+  var keys = el('div', {cls: 'keys'});
+  [['#d9480f', 'peak'], ['#c92a2a', 'failed allocation'], ['#e7f5ff', 'step (alternate bands)']].forEach(function (k) {
+    keys.appendChild(el('span', null, [el('span', {cls: 'legend-key', style: 'background:' + k[0]}), k[1]]));
+  });
+  tl.appendChild(keys);
+
+  function seriesOf(t, device) {
+    return (t.timeline && t.timeline.series || []).filter(function (s) { return s.device === device; });
+  }
+  function failuresOf(t, device) {
+    var r = t.report, out = [];
+    var cases = r.oom && r.oom.cases;
+    if (cases && cases.length) cases.forEach(function (c) { if (c.device === device) out.push(c); });
+    else (r.failed || []).forEach(function (f) { if (f.device === device) out.push(f); });
+    return out;
+  }
+  function seriesLabel(s) {
+    if (s.layer === 'kind') return s.name === 'total' ? 'total' : s.name;
+    return s.layer + ': ' + s.name;
+  }
+
+  function drawChart(t, ti, device, acct) {
+    var m = t.timeline;
+    var all = seriesOf(t, device);
+    if (!m || !all.length) return;
+    var total = all.filter(function (s) { return s.layer === 'kind' && s.name === 'total'; })[0] || all[0];
+    var kinds = all.filter(function (s) { return s !== total && s.layer === 'kind' && s.name !== 'managed' && s.max.some(function (v) { return v > 0; }); });
+    if (kinds.length === 1 && kinds[0].peak_bytes === total.peak_bytes) kinds = [];
+    var others = all.filter(function (s) { return s.layer !== 'kind' && s.max.some(function (v) { return v > 0; }); });
+    var n = m.buckets;
+    var xs = new Array(n);
+    for (var b = 0; b < n; b++) xs[b] = axisS(t, (m.origin_ns || 0) + b * m.bucket_ns);
+    var data = [xs, total.max, total.min];
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }},
+      {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', value: fmt},
+      {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, value: fmt}];
+    kinds.concat(others).forEach(function (s, i) {
+      data.push(s.max);
+      series.push({label: seriesLabel(s), stroke: COLORS[i % COLORS.length], width: 1, value: fmt});
+    });
+    var box = el('div', {cls: 'chart-box', 'data-trace': ti, 'data-device': device});
+    var title = (traces.length > 1 ? traceName(t) + ' · ' : '') + (device < 0 ? 'pinned host memory' : 'device ' + device);
+    box.appendChild(el('div', {cls: 'chart-head'}, [el('span', {cls: 'name', text: title}),
+      el('span', {cls: 'muted', text: 'peak ' + both(acct ? acct.peak_bytes : total.peak_bytes) + ' at ' + secs(acct ? acct.peak_time_ns : total.peak_time_ns)})]));
+    var plotDiv = el('div');
+    box.appendChild(plotDiv);
+    var instant = el('div', {cls: 'instant', hidden: ''});
+    tl.appendChild(box);
+    tl.appendChild(instant);
+
+    var peakX = axisS(t, acct ? acct.peak_time_ns : total.peak_time_ns);
+    var fails = failuresOf(t, device).map(function (f) { return axisS(t, f.time_ns); });
+    var steps = (t.report.phases && t.report.phases.steps) || [];
+    function vline(u, x, color, dash, label) {
+      var px = Math.round(u.valToPos(x, 'x', true));
+      if (px < u.bbox.left || px > u.bbox.left + u.bbox.width) return;
+      var c = u.ctx;
+      c.save();
+      c.strokeStyle = color; c.lineWidth = 1.5 * devicePixelRatio; c.setLineDash(dash);
+      c.beginPath(); c.moveTo(px, u.bbox.top); c.lineTo(px, u.bbox.top + u.bbox.height); c.stroke();
+      if (label) {
+        c.fillStyle = color; c.font = (11 * devicePixelRatio) + 'px sans-serif';
+        c.fillText(label, px + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
+      }
+      c.restore();
+    }
+    var opts = {
+      width: Math.max(400, tl.clientWidth - 16), height: 240,
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      scales: {x: {time: false}},
+      axes: [{label: traces.length > 1 ? 'seconds (common time axis of the traces)' : 'seconds since the trace started',
+        values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }},
+        {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      bands: [{series: [1, 2], fill: 'rgba(28,126,214,0.22)'}],
+      series: series,
+      hooks: {
+        drawClear: [function (u) {
+          var c = u.ctx;
+          c.save();
+          c.fillStyle = 'rgba(28,126,214,0.07)';
+          for (var i = 0; i < steps.length; i += 2) {
+            var a = u.valToPos(axisS(t, steps[i].start_time_ns), 'x', true);
+            var e = u.valToPos(axisS(t, steps[i].end_time_ns), 'x', true);
+            a = Math.max(a, u.bbox.left); e = Math.min(e, u.bbox.left + u.bbox.width);
+            if (e > a) c.fillRect(a, u.bbox.top, Math.max(1, e - a), u.bbox.height);
+          }
+          c.restore();
+        }],
+        draw: [function (u) {
+          fails.forEach(function (x) { vline(u, x, '#c92a2a', [4 * devicePixelRatio, 3 * devicePixelRatio], null); });
+          vline(u, peakX, '#d9480f', [], 'peak');
+        }],
+        setScale: [function (u, key) {
+          if (key !== 'x' || syncing) return;
+          syncing = true;
+          charts.forEach(function (o) {
+            if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max});
+          });
+          syncing = false;
+        }]
+      }
+    };
+    var u = new uPlot(opts, data, plotDiv);
+    u.cmtTrace = ti; u.cmtDevice = device;
+    charts.push(u);
+    holderChart(box, t, device, xs[0], xs[n - 1]);
+    var downX = null;
+    u.over.addEventListener('mousedown', function (e) { downX = e.clientX; });
+    u.over.addEventListener('click', function (e) {
+      if (downX !== null && Math.abs(e.clientX - downX) > 3) return; /* a drag, not a click */
+      var idx = u.posToIdx(u.cursor.left);
+      if (idx === null || idx === undefined || idx < 0) return;
+      showInstant(instant, t, device, idx, all);
+    });
+  }
+
+  /* Who held the memory (PyTorch's cache, cuBLAS, ..., the rest) over the
+   * run: per growth checkpoint interval, the sum of what each call site held
+   * throughout it, by the holder its frames name. Drawn when some holder
+   * other than the program held memory. */
+  var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
+    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL'};
+  function holderChart(box, t, device, xmin, xmax) {
+    var st = t.sites;
+    if (!st || !st.by_holder || !st.intervals) return;
+    var rows = st.by_holder.filter(function (h) { return h.device === device; });
+    if (!rows.some(function (h) { return h.holder !== 'other'; })) return;
+    var xs = [];
+    for (var c = 0; c < st.intervals; c++) xs.push(axisS(t, st.origin_ns + c * st.interval_ns));
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'interval from', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }}];
+    rows.forEach(function (h, i) {
+      series.push({label: HOLDER_NAMES[h.holder] || h.holder, stroke: COLORS[(i + 3) % COLORS.length], width: 1.5,
+        paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt});
+    });
+    box.appendChild(el('div', {cls: 'chart-help', text: 'By holder: what each held throughout each checkpoint interval (the least of every call site\'s bytes then, summed)'}));
+    var div = el('div', {cls: 'holder-chart'});
+    box.appendChild(div);
+    var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
+      scales: {x: {time: false, range: function (u, min, max) { return u.cmtZoomed ? [min, max] : [xmin, xmax]; }}},
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      axes: [{values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series,
+      hooks: {setScale: [function (u, key) {
+        if (key !== 'x' || syncing) return;
+        syncing = true;
+        charts.forEach(function (o) { if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max}); });
+        syncing = false;
+      }]}}, [xs].concat(rows.map(function (h) { return h.floor; })), div);
+    u.cmtZoomed = true; /* from now on setScale (zoom, sync) decides the range */
+    charts.push(u);
+  }
+
+  /* what was live in bucket idx: every series, and the call sites */
+  function showInstant(box, t, device, idx, all) {
+    var m = t.timeline;
+    box.hidden = false;
+    box.textContent = '';
+    var from = (m.origin_ns || 0) + idx * m.bucket_ns, to = Math.min(from + m.bucket_ns, m.end_ns);
+    var step = null;
+    ((t.report.phases && t.report.phases.steps) || []).forEach(function (s) {
+      if (s.start_time_ns <= from && (s.end_time_ns === null || s.end_time_ns >= from)) step = s;
+    });
+    box.appendChild(el('div', null, [el('b', {text: 'From ' + secs(from) + ' to ' + secs(to) + ' (since the trace started)'}),
+      step ? ' · ' + step.name : '', ' · ', m.allocs[idx] + ' allocations, ' + m.frees[idx] + ' releases, ' + m.failures[idx] + ' failures']));
+    box.appendChild(table([{name: 'series'}, {name: 'lowest', num: 1}, {name: 'highest', num: 1}, {name: 'at the end', num: 1}],
+      all.filter(function (s) { return s.max.some(function (v) { return v > 0; }); }),
+      function (s) { return [seriesLabel(s), both(s.min[idx]), both(s.max[idx]), both(s.last[idx])]; }));
+    var st = t.sites;
+    if (st && st.list && st.intervals) {
+      var c = Math.floor((from - st.origin_ns) / st.interval_ns);
+      if (c < 0 || c >= st.intervals) {
+        box.appendChild(el('div', {cls: 'muted', text: 'No complete checkpoint interval covers this instant: the call sites are known from ' +
+          secs(st.origin_ns) + ' to ' + secs(st.origin_ns + st.intervals * st.interval_ns) + '.'}));
+        return;
+      }
+      var live = st.list.filter(function (x) { return x.device === device && x.floor[c] > 0; })
+        .sort(function (a, b) { return b.floor[c] - a.floor[c]; });
+      box.appendChild(el('div', {text: 'Call sites holding memory throughout ' + secs(st.origin_ns + c * st.interval_ns) + ' to ' +
+        secs(st.origin_ns + (c + 1) * st.interval_ns) + ' (the least each held then; ' + live.length + ' sites):'}));
+      box.appendChild(table([{name: 'bytes held throughout', num: 1}, {name: 'kind'}, {name: 'call site'}], live,
+        function (x) { return [both(x.floor[c]), x.kind, siteCell(x.frames, x.site_frame)]; }));
+    }
+  }
+
+  /* several traces: every trace's device totals on one chart first */
+  function drawJob() {
+    var lines = [];
+    traces.forEach(function (t, ti) {
+      (t.report.devices || []).forEach(function (d) {
+        var s = seriesOf(t, d.ordinal).filter(function (x) { return x.layer === 'kind' && x.name === 'total'; })[0];
+        if (s) lines.push({t: t, ti: ti, d: d, s: s});
+      });
+    });
+    if (traces.length < 2 || lines.length < 2) return;
+    var pts = [];
+    lines.forEach(function (l, li) {
+      var m = l.t.timeline;
+      for (var b = 0; b < m.buckets; b++) pts.push([axisS(l.t, (m.origin_ns || 0) + b * m.bucket_ns), li, l.s.max[b]]);
+    });
+    pts.sort(function (a, b) { return a[0] - b[0]; });
+    var xs = [], cols = lines.map(function () { return []; });
+    pts.forEach(function (p) {
+      if (!xs.length || xs[xs.length - 1] !== p[0]) { xs.push(p[0]); cols.forEach(function (c) { c.push(null); }); }
+      cols[p[1]][xs.length - 1] = p[2];
+    });
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : v.toFixed(6) + ' s'; }}];
+    lines.forEach(function (l, li) {
+      series.push({label: traceName(l.t).replace(/ \(pid \d+\)$/, '') + ' dev ' + l.d.ordinal, stroke: COLORS[li % COLORS.length],
+        width: 1.25, spanGaps: true, value: fmt});
+    });
+    var box = el('div', {cls: 'chart-box', id: 'job-chart'});
+    box.appendChild(el('div', {cls: 'chart-head'}, [el('span', {cls: 'name', text: 'Every trace: device live bytes (highest per bucket)'}),
+      el('span', {cls: 'muted', text: 'highest peak ' + both(Math.max.apply(null, lines.map(function (l) { return l.d.peak_bytes; }))) +
+        ', lowest ' + both(Math.min.apply(null, lines.map(function (l) { return l.d.peak_bytes; })))})]));
+    var div = el('div');
+    box.appendChild(div);
+    tl.appendChild(box);
+    var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 260, scales: {x: {time: false}},
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      axes: [{label: 'seconds (common time axis of the traces)'}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series,
+      hooks: {setScale: [function (u, key) {
+        if (key !== 'x' || syncing) return;
+        syncing = true;
+        charts.forEach(function (o) { if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max}); });
+        syncing = false;
+      }]}}, [xs].concat(cols), div);
+    charts.push(u);
+  }
+  drawJob();
+
+  traces.forEach(function (t, ti) {
+    var r = t.report;
+    (r.devices || []).forEach(function (d) { drawChart(t, ti, d.ordinal, d); });
+    (r.pinned_host || []).forEach(function (d) { if (d.peak_bytes) drawChart(t, ti, -1, d); });
+  });
+  window.addEventListener('resize', function () {
+    charts.forEach(function (u) { u.setSize({width: Math.max(400, tl.clientWidth - 16), height: 240}); });
+  });
+
+  /* ---- per trace: the peak's flame graph and the findings --------------- */
+  function treeToHierarchy(tree) {
+    var nodes = tree.nodes, byId = {};
+    nodes.forEach(function (n) {
+      var f = n.id === 0 ? null : n;
+      byId[n.id] = {name: n.id === 0 ? 'all live at the peak' : frameShort(n), value: n.inclusive_bytes,
+        count: n.inclusive_count, frame: f, python: isPython(n), children: []};
+      if (n.hidden_bytes) byId[n.id].hidden = n;
+    });
+    nodes.forEach(function (n) {
+      if (n.parent !== null && byId[n.parent]) { byId[n.id].up = byId[n.parent]; byId[n.parent].children.push(byId[n.id]); }
+    });
+    nodes.forEach(function (n) {
+      if (n.hidden_bytes) byId[n.id].children.push({name: '(' + n.hidden_paths + ' smaller paths)', value: n.hidden_bytes,
+        count: n.hidden_count, frame: null, hiddenNode: true, up: byId[n.id], children: []});
+    });
+    return byId[0];
+  }
+  function flameGraph(parent, t, ti, d) {
+    var tree = d.peak_call_tree;
+    if (!tree || !tree.nodes || tree.nodes.length < 2) return;
+    var h = treeToHierarchy(tree);
+    var wrap = el('div', {cls: 'flame-box', id: 'flame-' + ti + '-' + d.ordinal});
+    var details = el('div', {cls: 'flame-details', text: 'Hover a frame for its bytes; click it to zoom in and see its whole stack.'});
+    var stackBox = el('div', {cls: 'flame-stack', hidden: ''});
+    parent.appendChild(el('div', {cls: 'muted', text: 'Live at the peak of device ' + d.ordinal + ' (' + both(d.peak_bytes) +
+      '): an icicle, outermost frame on top; width is bytes. Blue frames are Python.'}));
+    parent.appendChild(wrap);
+    parent.appendChild(details);
+    parent.appendChild(stackBox);
+    var chart = flamegraph.default()
+      .width(Math.max(400, (wrap.clientWidth || 900) - 10)).cellHeight(18).inverted(true).sort(true)
+      .minFrameSize(2).transitionDuration(0).title('') /* no animation: a zoom is drawn at once */
+      .setDetailsElement(details)
+      .setLabelHandler(function (n) {
+        return n.data.name + ': ' + both(n.data.value) + ', ' + n.data.count + ' allocations, ' +
+          (100 * n.data.value / tree.total_bytes).toFixed(1) + '%';
+      })
+      .setColorMapper(function (n, orig) {
+        if (n.data.hiddenNode) return '#ced4da';
+        if (!n.data.frame) return '#adb5bd';
+        if (n.data.python) return '#74c0fc';
+        return orig;
+      })
+      .onClick(function (n) { showStack(stackBox, n.data); });
+    d3.select(wrap).datum(h).call(chart);
+    /* new frames grow in over 250 ms whatever the duration set (d3-flame-graph
+     * 5.0.0); drawing again replaces that with the zero-length transition */
+    chart.update();
+    wrap.cmtFlame = chart;
+  }
+  function showStack(box, node) {
+    box.hidden = false;
+    box.textContent = '';
+    var frames = [];
+    for (var p = node; p; p = p.up) if (p.frame) frames.push(p.frame);
+    box.appendChild(el('div', null, [el('b', {text: node.name}), ' holds ' + both(node.value) + ' in ' + node.count +
+      ' allocations. Its stack, innermost first:']));
+    box.appendChild(framesList(frames, 0));
+  }
+
+  traces.forEach(function (t, ti) {
+    var r = t.report;
+    var s = el('section', {id: 'trace-' + ti});
+    root.appendChild(s);
+    s.appendChild(el('h2', {text: traceName(t)}));
+    var p = r.process || {};
+    s.appendChild(el('div', {cls: 'muted mono', text: (p.argv || []).join(' ')}));
+    if (r.damage) s.appendChild(el('div', {cls: 'warn', text: r.damage}));
+
+    (r.devices || []).forEach(function (d) {
+      var sec = section(s, 'Device ' + d.ordinal + ': what was live at the peak');
+      if (d.peak_by_holder) {
+        var parts = [];
+        for (var k in d.peak_by_holder) if (d.peak_by_holder[k]) parts.push(k + ' ' + human(d.peak_by_holder[k]));
+        sec.appendChild(el('div', {text: 'At the peak, by holder: ' + parts.join(', ')}));
+      }
+      if (d.peak_by_kind) {
+        var kp = [];
+        for (var kk in d.peak_by_kind) if (d.peak_by_kind[kk]) kp.push(kk + ' ' + human(d.peak_by_kind[kk]));
+        sec.appendChild(el('div', {text: 'At the peak, by kind: ' + kp.join(', ')}));
+      }
+      flameGraph(sec, t, ti, d);
+      if (d.top_sites_at_peak && d.top_sites_at_peak.length)
+        sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'API'}, {name: 'call site'}],
+          d.top_sites_at_peak, function (x) { return [both(x.bytes), x.count, x.api, siteCell(x.frames, x.site_frame)]; }));
+    });
+
+    var lk = r.leaks;
+    var ls = section(s, 'Leaks: live at exit');
+    if (!lk || !lk.count) ls.appendChild(el('div', {text: (r.held_at_exit && r.held_at_exit.length) ? 'none but allocator caches' : 'none'}));
+    else {
+      ls.appendChild(el('div', {cls: 'leak-total', 'data-leak-bytes': lk.bytes, text: both(lk.bytes) + ' in ' + lk.count +
+        ' allocations: allocated once ' + human(lk.once.bytes) + ', allocated repeatedly ' + human(lk.repeated.bytes)}));
+      ls.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'kind'}, {name: 'pattern'}, {name: 'call site'}],
+        lk.sites, function (x) {
+          return [both(x.bytes), x.count, x.kind, x.pattern + (x.growing ? ', growing' : ''), siteCell(x.frames, x.site_frame)];
+        }));
+    }
+    (r.held_at_exit || []).forEach(function (hh) {
+      var hs = section(s, 'Held by ' + hh.holder + ' at exit (a cache, not a leak)');
+      hs.appendChild(el('div', {text: both(hh.bytes) + ' in ' + hh.segments + ' segments. ' + (hh.advice || '')}));
+      hs.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'call site'}], hh.sites || [],
+        function (x) { return [both(x.bytes), x.count, siteCell(x.frames, x.site_frame)]; }));
+    });
+
+    var g = (r.growth && r.growth.candidates) || [];
+    var gs = section(s, 'Growing call sites');
+    if (!g.length) gs.appendChild(el('div', {text: 'none'}));
+    else gs.appendChild(table([{name: 'rate', num: 1}, {name: 'live now', num: 1}, {name: 'allocations', num: 1}, {name: 'frees', num: 1}, {name: 'call site'}],
+      g, function (x) { return [human(Math.round(x.rate_bytes_per_second)) + '/s', both(x.live_bytes), x.allocations, x.frees, siteCell(x.frames, x.site_frame)]; }));
+
+    var fs = section(s, 'Failed allocations');
+    if (!r.failed_count) fs.appendChild(el('div', {text: 'none'}));
+    else {
+      var cases = (r.oom && r.oom.cases) || [];
+      if (cases.length)
+        fs.appendChild(table([{name: 'when', num: 1}, {name: 'device', num: 1}, {name: 'asked', num: 1}, {name: 'verdict'}, {name: 'why, and what to try'}, {name: 'call site'}],
+          cases, function (c) {
+            return [secs(c.time_ns), c.device, both(c.size), el('span', {cls: 'verdict', text: c.verdict || 'unknown'}),
+              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''})]),
+              siteCell(c.frames, c.site_frame)];
+          }));
+      fs.appendChild(table([{name: 'first', num: 1}, {name: 'count', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
+        r.failed || [], function (f) {
+          return [secs(f.time_ns), f.count, f.api, both(f.size), f.error, f.verdict || '-', both(f.live_device_bytes), siteCell(f.frames, f.site_frame)];
+        }));
+    }
+
+    var fr = r.fragmentation && r.fragmentation.devices;
+    if (fr && fr.length) {
+      var frs = section(s, 'Fragmentation over time');
+      fr.forEach(function (fd) { fragChart(frs, t, fd); });
+    }
+    var pools = (r.pools || []).filter(function (x) { return x.peak_reserved_bytes > 0; });
+    if (r.pools && r.pools.length && !pools.length)
+      section(s, 'Stream-ordered pools').appendChild(el('div', {text: 'none held memory (' + r.pools.length + ' seen)'}));
+    if (pools.length) {
+      var ps = section(s, 'Stream-ordered pools');
+      ps.appendChild(table([{name: 'pool'}, {name: 'device', num: 1}, {name: 'reserved at exit', num: 1}, {name: 'used at exit', num: 1}, {name: 'peak reserved', num: 1}, {name: 'peak unused', num: 1}, {name: 'trims', num: 1}],
+        pools, function (x) {
+          return ['0x' + x.handle.toString(16) + (x['default'] ? ' (default)' : ''), x.device, both(x.reserved_bytes), both(x.used_bytes),
+            both(x.peak_reserved_bytes) + ' at ' + secs(x.peak_reserved_ns), both(x.peak_unused_bytes), x.trims];
+        }));
+    }
+    if (r.device_samples && r.device_samples.length) {
+      var ds = section(s, 'Device memory no event explains');
+      ds.appendChild(el('div', {cls: 'muted', text: 'In use on the device (cuMemGetInfo) minus this process\'s live bytes and its pools\' unused bytes: the CUDA context, libraries\' own memory, other processes.'}));
+      ds.appendChild(table([{name: 'device', num: 1}, {name: 'samples', num: 1}, {name: 'at the start', num: 1}, {name: 'largest', num: 1}, {name: 'when', num: 1}, {name: 'at the end', num: 1}],
+        r.device_samples, function (x) {
+          return [x.ordinal, x.samples, both(x.first.unexplained), both(x.largest_unexplained.unexplained), secs(x.largest_unexplained.time_ns), both(x.last.unexplained)];
+        }));
+    }
+    var ph = r.phases;
+    if (ph && ph.recorded && ph.list && ph.list.length) {
+      var phs = section(s, 'Phases');
+      phs.appendChild(table([{name: 'phase'}, {name: 'instances', num: 1}, {name: 'peak', num: 1}, {name: 'allocated', num: 1}, {name: 'left live', num: 1}, {name: 'failures', num: 1}],
+        ph.list, function (x) { return [x.path, x.instances, both(x.peak_bytes), both(x.allocated_bytes), both(x.left_live_bytes), x.failures]; }));
+    }
+  });
+
+  function fragChart(parent, t, fd) {
+    var pts = fd.series || [];
+    if (!fd.worst) { parent.appendChild(el('div', {text: 'Device ' + fd.ordinal + ': no holes between live allocations were examined'})); return; }
+    parent.appendChild(el('div', {text: 'Device ' + fd.ordinal + ': worst at ' + secs(fd.worst && fd.worst.time_ns) + ': ' +
+      (fd.worst ? both(fd.worst.holes.free_bytes) + ' free between live allocations in ' + fd.worst.holes.holes + ' holes, largest ' +
+      human(fd.worst.holes.largest_hole) + ', ratio ' + fd.worst.holes.ratio : '-')}));
+    if (pts.length < 2) return;
+    var box = el('div', {cls: 'chart-box'});
+    parent.appendChild(box);
+    var xs = pts.map(function (p) { return axisS(t, p.time_ns); });
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    new uPlot({width: Math.max(400, parent.clientWidth - 16), height: 180, scales: {x: {time: false}},
+      cursor: {sync: {key: 'cmt'}},
+      axes: [{}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: [{label: 'time'}, {label: 'live', stroke: '#1d2330', value: fmt}, {label: 'free in holes', stroke: '#e8590c', value: fmt},
+        {label: 'largest hole', stroke: '#7048e8', value: fmt}]},
+    [xs, pts.map(function (p) { return p.live_bytes; }), pts.map(function (p) { return p.free_bytes; }), pts.map(function (p) { return p.largest_hole; })], box);
+  }
+
+  /* for whoever drives the page (the suite's headless Chromium) */
+  window.cmtReport = {model: model, charts: charts};
+  /* ready once the flame graphs' first transition (d3's timer, on the next
+   * animation frame) has put every frame in its place */
+  requestAnimationFrame(function () {
+    requestAnimationFrame(function () { document.body.setAttribute('data-cmt-ready', '1'); });
+  });
+})();

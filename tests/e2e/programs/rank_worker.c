@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* One rank of a data-parallel job on the simulated device, started by a
+ * launcher (tests/e2e/launch_ranks.py) that sets RANK, LOCAL_RANK and the
+ * sizes as torchrun, mpirun or srun would. Sizes are exact so the job view's
+ * per-rank figures can be asserted (rank r, MiB):
+ *   communicator (NCCL double)     8, freed before exit
+ *   weights                        16 (r + 1), freed before exit
+ *   leak_per_rank                  r, never freed (rank 0 leaks nothing)
+ *   activations, 3 steps           8 (r + 1) each step, freed in the step
+ * Peak on the rank's own device (LOCAL_RANK) = 8 + 24 (r + 1) + r MiB.
+ * Options:
+ *   stray   every rank but 0 also holds 2 MiB on device 0 from before the
+ *           weights until the end (a tensor put on cuda:0 by mistake)
+ *   fail    the last rank asks for 64 GiB once (a failed allocation)
+ *   shared  every rank works on device 0 (ranks sharing one GPU)
+ *   vmm     every rank but 0 creates 2 MiB of physical memory located on
+ *           device 0 with the driver's VMM API (cuMemCreate) and maps it,
+ *           from its own device's context, released before exit
+ * The rank and local rank come from the first launcher variables set:
+ * RANK/LOCAL_RANK, OMPI_COMM_WORLD_RANK/_LOCAL_RANK, PMI_RANK/MPI_LOCALRANKID,
+ * SLURM_PROCID/SLURM_LOCALID. */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB (1024u * 1024u)
+
+int ncclCommInitRank(void **comm, int nranks, void *id, int rank);
+int ncclCommDestroy(void *comm);
+
+static void check(cudaError_t r, const char *what)
+{
+    if (r != cudaSuccess) {
+        fprintf(stderr, "%s failed: %d\n", what, r);
+        exit(1);
+    }
+}
+
+static int env_number(const char *const names[], int dflt)
+{
+    for (int i = 0; names[i]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v)
+            return atoi(v);
+    }
+    return dflt;
+}
+
+__attribute__((noinline)) static void *stray_on_device0(int own)
+{
+    void *p;
+    check(cudaSetDevice(0), "cudaSetDevice(0)");
+    check(cudaMalloc(&p, 2 * MiB), "stray_on_device0");
+    check(cudaSetDevice(own), "cudaSetDevice(own)");
+    return p;
+}
+
+struct peer_mapping {
+    CUmemGenericAllocationHandle handle;
+    CUdeviceptr va;
+};
+
+static void check_cu(CUresult r, const char *what)
+{
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "%s failed: %d\n", what, (int)r);
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) static struct peer_mapping map_peer_memory(void)
+{
+    struct peer_mapping m;
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    check_cu(cuMemCreate(&m.handle, 2 * MiB, &prop, 0), "cuMemCreate on device 0");
+    check_cu(cuMemAddressReserve(&m.va, 2 * MiB, 0, 0, 0), "cuMemAddressReserve");
+    check_cu(cuMemMap(m.va, 2 * MiB, 0, m.handle, 0), "cuMemMap");
+    return m;
+}
+
+static void unmap_peer_memory(struct peer_mapping m)
+{
+    check_cu(cuMemUnmap(m.va, 2 * MiB), "cuMemUnmap");
+    check_cu(cuMemAddressFree(m.va, 2 * MiB), "cuMemAddressFree");
+    check_cu(cuMemRelease(m.handle), "cuMemRelease");
+}
+
+__attribute__((noinline)) static void *load_weights(int rank)
+{
+    void *p;
+    check(cudaMalloc(&p, (size_t)16 * MiB * (size_t)(rank + 1)), "load_weights");
+    return p;
+}
+
+__attribute__((noinline)) static void leak_per_rank(int rank)
+{
+    void *p;
+    if (rank > 0)
+        check(cudaMalloc(&p, (size_t)MiB * (size_t)rank), "leak_per_rank");
+}
+
+__attribute__((noinline)) static void train_step(int rank)
+{
+    void *p;
+    check(cudaMalloc(&p, (size_t)8 * MiB * (size_t)(rank + 1)), "train_step");
+    check(cudaFree(p), "train_step free");
+}
+
+__attribute__((noinline)) static void ask_too_much(void)
+{
+    void *p = NULL;
+    cudaError_t r = cudaMalloc(&p, (size_t)64 << 30);
+    printf("ask_too_much=%d\n", (int)r);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
+    static const char *const local_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                             "SLURM_LOCALID", NULL};
+    static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
+                                            NULL};
+    int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
+    int stray = 0, fail = 0, shared = 0, vmm = 0;
+    for (int i = 1; i < argc; i++) {
+        stray |= strcmp(argv[i], "stray") == 0;
+        fail |= strcmp(argv[i], "fail") == 0;
+        shared |= strcmp(argv[i], "shared") == 0;
+        vmm |= strcmp(argv[i], "vmm") == 0;
+    }
+    if (shared)
+        local = 0;
+    check(cudaSetDevice(local), "cudaSetDevice");
+    void *comm = NULL;
+    if (ncclCommInitRank(&comm, size, NULL, rank) != 0) {
+        fprintf(stderr, "ncclCommInitRank failed\n");
+        return 1;
+    }
+    void *strayp = stray && rank != 0 ? stray_on_device0(local) : NULL;
+    struct peer_mapping peer = {0, 0};
+    if (vmm && rank != 0)
+        peer = map_peer_memory();
+    void *weights = load_weights(rank);
+    leak_per_rank(rank);
+    for (int step = 0; step < 3; step++)
+        train_step(rank);
+    if (fail && rank == size - 1)
+        ask_too_much();
+    check(cudaFree(weights), "free weights");
+    if (strayp) {
+        check(cudaSetDevice(0), "cudaSetDevice(0)");
+        check(cudaFree(strayp), "free stray");
+        check(cudaSetDevice(local), "cudaSetDevice(own)");
+    }
+    if (peer.handle)
+        unmap_peer_memory(peer);
+    ncclCommDestroy(comm);
+    printf("rank %d of %d done\n", rank, size);
+    return 0;
+}

@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: MIT
+"""End-to-end: a job of several ranks on the simulated device, started as
+torchrun, mpirun and srun start them (tests/e2e/launch_ranks.py sets each
+launcher's variables) under `cumemtrace run`, one trace per rank
+(trace.%r.bin), and the job view of `report` on all of them.
+
+tests/e2e/programs/rank_worker.c: rank r peaks at 8 + 24 (r + 1) + r MiB on
+its own device (LOCAL_RANK), 8 MiB of it NCCL's (a libnccl.so.2 double),
+leaks r MiB; with `stray` every rank but 0 holds 2 MiB on device 0; with
+`fail` the last rank asks for 64 GiB once; with `shared` every rank works on
+device 0; with `vmm` every rank but 0 maps 2 MiB of VMM memory located on
+device 0."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cmtest  # noqa: E402
+from cmtest import MiB, check, eq  # noqa: E402
+
+LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch_ranks.py")
+# Nothing of the developer's shell: no launcher variable, all devices visible.
+SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB", "CUDA_VISIBLE_DEVICES": None, "CUDA_DEVICE_ORDER": None,
+       "TORCHELASTIC_RUN_ID": None, "SLURM_JOB_ID": None, "PMIX_NAMESPACE": None, "OMPI_MCA_ess_base_jobid": None,
+       "RANK": None, "OMPI_COMM_WORLD_RANK": None, "PMI_RANK": None, "SLURM_PROCID": None, "MASTER_ADDR": None,
+       "MASTER_PORT": None, "SLURM_STEP_ID": None}
+
+
+def launch(style, n, *worker_args, env=None, tmp=None):
+    """Runs the job under `cumemtrace run`; returns (dir, traces by rank order)."""
+    tmp = tmp or cmtest.run(["true"], preload=False).dir
+    extra = dict(SIM)
+    extra.update(env or {})
+    p = subprocess.run([cmtest.CLI, "run", "-o", os.path.join(tmp, "trace.%r.bin"), "--", sys.executable, LAUNCH,
+                        style, str(n), cmtest.program("rank_worker"), *worker_args],
+                       capture_output=True, text=True, env=cmtest.sim_env(extra, preload=False), timeout=300)
+    eq(p.returncode, 0, f"the job ran: {p.stderr}")
+    traces = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("trace."))
+    return tmp, traces
+
+
+def job_report(traces, *opts):
+    p = cmtest.cli("report", "--json", *opts, *traces)
+    eq(p.returncode, 0, f"report: {p.stderr}")
+    return json.loads(p.stdout)
+
+
+def cleanup(tmp):
+    cmtest.cleanup(cmtest.Run(None, tmp))
+
+
+def peak_of(rank):
+    return (8 + 24 * (rank + 1) + rank) * MiB
+
+
+def test_torchrun():
+    tmp, traces = launch("torchrun", 3, "stray", "fail")
+    eq([os.path.basename(t) for t in traces], ["trace.0.bin", "trace.1.bin", "trace.2.bin"], "one trace per rank")
+    rep = job_report(traces)
+    eq(len(rep["jobs"]), 1, "one job")
+    job = rep["jobs"][0]
+    eq(job["job_id"], "torch:127.0.0.1:29500", "job id (torchrun's run 'none': its rendezvous address)")
+    eq(job["launcher"], "torchrun", "launcher")
+    eq(job["world_size"], 3, "world size")
+    eq((job["missing_ranks"], job["duplicate_ranks"]), ([], []), "every rank once")
+    eq(job["clock"]["hosts"], 1, "one host")
+    eq(job["clock"]["tolerance_ns"], 0, "one host: no tolerance")
+    eq([r["rank"] for r in job["ranks"]], [0, 1, 2], "ranks in order")
+    for r in job["ranks"]:
+        n = r["rank"]
+        eq((r["local_rank"], r["world_size"], r["local_world_size"]), (n, 3, 3), f"rank {n} identity")
+        eq(r["own_device"], n, f"rank {n} own device (LOCAL_RANK)")
+        eq(r["peak_bytes"], peak_of(n), f"rank {n} peak")
+        eq(r["peak_by_holder"]["nccl"], 8 * MiB, f"rank {n} NCCL's bytes at the peak")
+        eq(r["own_peaks"]["nccl"], 8 * MiB, f"rank {n} NCCL's own peak")
+        eq(r["peak_by_holder"]["other"], peak_of(n) - 8 * MiB, f"rank {n} the program's bytes at the peak")
+        check(r["peak_site"].startswith("load_weights at "), f"rank {n} peak site: {r['peak_site']}")
+        eq((r["leak_bytes"], r["leak_count"]), (n * MiB, 1 if n else 0), f"rank {n} leaks")
+        eq(r["failed_count"], 1 if n == 2 else 0, f"rank {n} failures")
+        eq(r["elsewhere_peak_bytes"], 2 * MiB if n else 0, f"rank {n} on other GPUs")
+        check(r["start_time_ns"] <= r["peak_time_ns"] <= r["end_time_ns"], f"rank {n} peak within its run: {r}")
+    eq(job["ranks"][2]["failed_first_size_bytes"], 64 << 30, "the failed request")
+    eq(min(r["start_time_ns"] for r in job["ranks"]), 0, "the job starts with its first trace")
+    im = job["imbalance"]
+    eq((im["peak_max_rank"], im["peak_max_bytes"]), (2, peak_of(2)), "highest rank")
+    eq((im["next_rank"], im["peak_max_over_next_bytes"]), (1, peak_of(2) - peak_of(1)), "over the next")
+    eq((im["peak_min_rank"], im["peak_min_bytes"]), (0, peak_of(0)), "lowest rank")
+    eq(im["peak_mean_bytes"], peak_of(1), "mean")
+    eq(round(im["peak_max_over_mean"], 4), round(peak_of(2) / peak_of(1), 4), "highest / mean")
+    peers = [(p["rank"], p["device"], p["gpu"], p["owner_ranks"], p["peak_bytes"], p["live_at_end_bytes"])
+             for p in job["peer_memory"]]
+    eq(peers, [(1, 0, "0", [0], 2 * MiB, 0), (2, 0, "0", [0], 2 * MiB, 0)], "memory on rank 0's GPU")
+    check(all(p["peak_site"].startswith("stray_on_device0 at ") for p in job["peer_memory"]), "stray site")
+    tl = job["timeline"]
+    eq((tl["columns"], [r["rank"] for r in tl["ranks"]]), (64, [0, 1, 2]), "timeline shape")
+    for r, row in zip(job["ranks"], tl["ranks"]):
+        eq(len(row["own_device_max_bytes"]), 64, "columns")
+        eq(max(row["own_device_max_bytes"]), r["peak_bytes"], f"rank {r['rank']} timeline reaches its peak")
+    text = cmtest.cli("report", "--chart-width", "32", *traces).stdout
+    check(any(l.startswith("Job torch:127.0.0.1:29500 (torchrun): 3 ranks of 3, 1 host (") for l in text.splitlines()),
+          f"job header:\n{text}")
+    for line in [
+                 "  imbalance: rank 2 peaked highest, 82.0 MiB, 25.0 MiB over rank 1 (the next highest); "
+                 "1.44x the mean 57.0 MiB; lowest rank 0, 32.0 MiB",
+                 "  failed:   rank 2: 1 failed allocation, the first of 64.0 GiB (its section above says why)"]:
+        check(line in text.splitlines(), f"text has {line!r}:\n{text}")
+    check(any(l.startswith("    rank 1: 2.0 MiB at most on its device 0 (GPU 0 of ") and "rank 0's own" in l
+              for l in text.splitlines()), f"text names the stray memory:\n{text}")
+    rows = [l for l in text.splitlines() if l.startswith("    rank ") and l.endswith("|")]
+    eq([len(l) for l in rows], [len("    rank    0 |") + 32 + 1] * 3, f"a 32-column row per rank:\n{text}")
+    cleanup(tmp)
+
+
+def test_launchers():
+    for style, job_id in [("openmpi", "pmix:prterun-sim-0@1"), ("pmi", ""), ("slurm", "slurm:4000.0")]:
+        tmp, traces = launch(style, 2)
+        rep = job_report(traces)
+        eq(len(rep["jobs"]), 1, f"{style}: one job")
+        job = rep["jobs"][0]
+        eq((job["job_id"], job["launcher"], job["world_size"]), (job_id, style, 2), f"{style}: the job")
+        eq([(r["rank"], r["local_rank"], r["own_device"], r["peak_bytes"]) for r in job["ranks"]],
+           [(0, 0, 0, peak_of(0)), (1, 1, 1, peak_of(1))], f"{style}: ranks")
+        cleanup(tmp)
+
+
+def test_two_jobs_and_missing():
+    tmp, _ = launch("torchrun", 2)
+    os.rename(os.path.join(tmp, "trace.0.bin"), os.path.join(tmp, "a.0.bin"))
+    os.rename(os.path.join(tmp, "trace.1.bin"), os.path.join(tmp, "a.1.bin"))
+    _, _ = launch("torchrun", 3, env={"LAUNCH_JOB_TAG": "7"}, tmp=tmp)
+    os.remove(os.path.join(tmp, "trace.1.bin"))
+    traces = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".bin"))
+    rep = job_report(traces)
+    eq([(j["job_id"], [r["rank"] for r in j["ranks"]], j["missing_ranks"]) for j in rep["jobs"]],
+       [("torch:127.0.0.1:29500", [0, 1], []), ("torch:127.0.0.1:29507", [0, 2], [1])], "two jobs, one rank missing")
+    text = cmtest.cli("report", *traces).stdout
+    check("  missing:  no trace of rank 1 (world size 3)" in text.splitlines(), f"missing rank said:\n{text}")
+    cleanup(tmp)
+
+
+def test_wall_clock():
+    """Ranks started one after the other: the job's clock puts each after the
+    previous one's end."""
+    tmp, traces = launch("torchrun", 3, env={"LAUNCH_SERIAL": "1"})
+    ranks = job_report(traces)["jobs"][0]["ranks"]
+    for a, b in zip(ranks, ranks[1:]):
+        check(b["start_time_ns"] >= a["end_time_ns"], f"rank {b['rank']} after rank {a['rank']}: {a} {b}")
+        check(b["peak_time_ns"] > a["peak_time_ns"], "peaks in order")
+    two_hosts = job_report(traces, "--clock-tolerance", "5ms")["jobs"][0]["clock"]
+    eq((two_hosts["hosts"], two_hosts["tolerance_ns"]), (1, 0), "one host: the tolerance does not apply")
+    cleanup(tmp)
+
+
+def test_shared_gpu():
+    tmp, traces = launch("torchrun", 2, "shared")
+    job = job_report(traces)["jobs"][0]
+    eq([(r["rank"], r["own_device"], r["peak_bytes"]) for r in job["ranks"]], [(0, 0, peak_of(0)), (1, 0, peak_of(1))],
+       "both ranks' own device is device 0")
+    eq(job["peer_memory"], [], "no memory on another rank's GPU: device 0 is each one's own")
+    text = cmtest.cli("report", *traces).stdout
+    check(any(l.startswith("  shared:   GPU 0 of ") and l.endswith("is the own GPU of ranks 0 and 1: their peaks add up on it")
+              for l in text.splitlines()), f"shared GPU said:\n{text}")
+    cleanup(tmp)
+
+
+def test_vmm_on_peer():
+    """Physical memory created on device 0 by rank 1 (cuMemCreate, located
+    by its properties, not by the current device) is rank 1's memory on rank
+    0's GPU."""
+    tmp, traces = launch("torchrun", 2, "vmm")
+    job = job_report(traces)["jobs"][0]
+    eq([(r["rank"], r["own_device"], r["peak_bytes"]) for r in job["ranks"]], [(0, 0, peak_of(0)), (1, 1, peak_of(1))],
+       "own devices untouched")
+    eq([(p["rank"], p["device"], p["owner_ranks"], p["peak_bytes"], p["live_at_end_bytes"]) for p in job["peer_memory"]],
+       [(1, 0, [0], 2 * MiB, 0)], "the VMM memory on rank 0's GPU")
+    check(job["peer_memory"][0]["peak_site"].startswith("map_peer_memory at "), f"site: {job['peer_memory']}")
+    cleanup(tmp)
+
+
+def test_single_trace_no_job():
+    tmp, traces = launch("torchrun", 1)
+    rep = cmtest.report(traces[0])
+    check("jobs" not in rep, "one trace: the single report")
+    eq({k: rep["job"][k] for k in ("launcher", "job_id", "rank", "local_rank", "world_size", "local_world_size")},
+       {"launcher": "torchrun", "job_id": "torch:127.0.0.1:29500", "rank": 0, "local_rank": 0, "world_size": 1,
+        "local_world_size": 1}, "the single report's job")
+    eq(rep["job"]["variables"]["MASTER_PORT"], "29500", "the variables as set")
+    text = cmtest.cli("report", traces[0]).stdout
+    check("  job:      rank 0 of 1 (local rank 0), started by torchrun, job torch:127.0.0.1:29500" in text.splitlines(),
+          f"the header's job line:\n{text}")
+    p = cmtest.cli("report", "--clock-tolerance", "soon", traces[0])
+    eq(p.returncode, 2, "a bad tolerance")
+    cleanup(tmp)
+
+
+if __name__ == "__main__":
+    cmtest.main(sys.modules[__name__])

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// The one-file HTML report in Debian's headless Chromium (docs/html.md,
+// "Tests"): cumemtrace writes the report of gen_golden's traces; the page
+// must load with no console error and no request at all besides itself, draw
+// its charts, hold the scenario's exact peak and leak figures, zoom every
+// chart on a drag, show the call sites of a clicked instant and the whole
+// stack of a clicked flame-graph frame, and look like something.
+//
+//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR
+'use strict';
+const {execFileSync} = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const os = require('os');
+
+const [cumemtrace, genGolden, nodeModules, chromium, outDir] = process.argv.slice(2);
+let failures = 0, passes = 0;
+function check(ok, what) {
+  if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
+}
+function need(ok, what) {
+  if (!ok) { console.log('FAIL: ' + what); process.exit(1); }
+}
+
+need(fs.existsSync(chromium), `no Chromium at ${chromium}: scripts/setup.sh installs Debian's chromium`);
+need(fs.existsSync(path.join(nodeModules, 'puppeteer-core')),
+  `no puppeteer-core in ${nodeModules}: run scripts/setup.sh (npm ci in analyzer/render/html)`);
+const puppeteer = require(path.resolve(nodeModules, 'puppeteer-core'));
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cmt-html-'));
+execFileSync(genGolden, [dir]);
+const mixed = path.join(dir, 'mixed.bin');
+const ranks = ['rank0.bin', 'rank1.bin', 'rank2.bin'].map(f => path.join(dir, f));
+const report = JSON.parse(execFileSync(cumemtrace, ['report', '--json', mixed]).toString());
+// the scenario's figures (tests/golden/expected/report.json)
+check(report.devices[0].peak_bytes === 642777088, 'report --json: device 0 peak 642777088 B');
+check(report.leaks.bytes === 507510784, 'report --json: leaks 507510784 B');
+const html = path.join(dir, 'mixed.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', html, mixed]);
+const jobHtml = path.join(dir, 'job.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
+
+async function open(browser, file) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on('console', m => { if (m.type() === 'error' || m.type() === 'warning') problems.push('console ' + m.type() + ': ' + m.text()); });
+  page.on('pageerror', e => problems.push('page error: ' + e.message));
+  page.on('requestfailed', r => problems.push('request failed: ' + r.url()));
+  await page.setRequestInterception(true);
+  page.on('request', r => {
+    if (r.url() === 'file://' + file) r.continue();
+    else { problems.push('request: ' + r.url()); r.abort(); }
+  });
+  await page.setViewport({width: 1400, height: 1000});
+  const t0 = Date.now();
+  await page.goto('file://' + file, {waitUntil: 'load'});
+  await page.waitForSelector('body[data-cmt-ready]', {timeout: 20000});
+  return {page, problems, ms: Date.now() - t0};
+}
+
+// non-transparent pixels of each chart's canvas
+function inked(page) {
+  return page.evaluate(() => window.cmtReport.charts.map(u => {
+    const c = u.ctx.canvas, d = u.ctx.getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+    return n;
+  }));
+}
+
+(async () => {
+  const browser = await puppeteer.launch({executablePath: chromium, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage']});
+  try {
+    const {page, problems, ms} = await open(browser, html);
+    console.log(`mixed.html: ${fs.statSync(html).size} bytes, ready in ${ms} ms`);
+    check(ms < 5000, 'the page is ready within 5 s');
+    const ink = await inked(page);
+    check(ink.length === 3, `three timelines drawn (device 0, device 1, pinned host): ${ink.length}`);
+    check(ink.every(n => n > 2000), `every timeline has ink: ${ink.join(', ')}`);
+    const peakCard = await page.$eval('.card[data-peak-bytes][data-device="0"]', e => e.textContent);
+    check(peakCard.includes('613.0 MiB') && peakCard.includes('642777088 B') && peakCard.includes('1.536 s'),
+      'the peak card: 613.0 MiB, 642777088 B, at 1.536 s: ' + peakCard);
+    const leakCard = await page.$eval('.card[data-leak-bytes]', e => e.textContent);
+    check(leakCard.includes('507510784 B') && leakCard.includes('102 allocations'), 'the leak card: 507510784 B in 102: ' + leakCard);
+    const leakTotal = await page.$eval('.leak-total', e => e.getAttribute('data-leak-bytes'));
+    check(leakTotal === '507510784', 'the leaks section: 507510784');
+    const body = await page.evaluate(() => document.body.innerText);
+    check(/remember_batch\s+cache\.c:19/.test(body), 'the growing site by name and line');
+    check(body.includes('try_huge_batch'), 'the failed allocation\'s site');
+
+    // drag across the first chart: every chart zooms to the same range
+    const over = await page.$('.u-over');
+    const box = await over.boundingBox();
+    const before = await page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
+    await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2, {steps: 8});
+    await page.mouse.up();
+    const after = await page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
+    const w0 = before[0][1] - before[0][0], w1 = after[0][1] - after[0][0];
+    check(w1 > 0.2 * w0 && w1 < 0.3 * w0, `a drag over a quarter zooms to a quarter: ${w0.toFixed(3)} s -> ${w1.toFixed(3)} s`);
+    check(after.every(r => Math.abs(r[0] - after[0][0]) < 1e-9 && Math.abs(r[1] - after[0][1]) < 1e-9), 'every chart follows');
+    await page.mouse.click(box.x + box.width * 0.5, box.y + box.height / 2, {clickCount: 2});
+    const reset = await page.evaluate(() => { const u = window.cmtReport.charts[0]; return [u.scales.x.min, u.scales.x.max]; });
+    check(Math.abs(reset[1] - reset[0] - w0) < 1e-6, 'a double click zooms out');
+
+    // a click on an instant: what was live then
+    await page.mouse.click(box.x + box.width * 0.6, box.y + box.height / 2);
+    const instant = await page.$eval('.instant', e => e.hidden ? '' : e.innerText);
+    check(instant.includes('Call sites holding memory throughout') && instant.includes('load_weights'),
+      'a clicked instant lists the call sites live then: ' + instant.slice(0, 120).replace(/\n/g, ' '));
+
+    // the flame graph drawn to scale: the root spans it, a frame's width is its share
+    const widths = await page.evaluate(() => {
+      const box = document.querySelector('#flame-0-0 svg');
+      const gs = Array.from(box.querySelectorAll('g'));
+      const w = g => Number(g.querySelector('rect').getAttribute('width'));
+      return {svg: Number(box.getAttribute('width')), root: w(gs[0]), weights: w(gs.find(g => /^load_weights/.test(g.textContent)))};
+    });
+    check(Math.abs(widths.root - widths.svg) < 0.5 && Math.abs(widths.weights - widths.svg * 268435456 / 642777088) < 0.5,
+      `the icicle to scale: root ${widths.root} of ${widths.svg}, load_weights ${widths.weights.toFixed(1)}`);
+
+    // a click on a flame-graph frame: its whole stack
+    const clicked = await page.evaluate(() => {
+      const g = Array.from(document.querySelectorAll('#flame-0-0 g')).find(e => /^load_weights/.test(e.textContent));
+      if (!g) return false;
+      g.querySelector('rect').dispatchEvent(new MouseEvent('click', {bubbles: true}));
+      return true;
+    });
+    check(clicked, 'the flame graph has a load_weights frame');
+    await page.waitForFunction(() => { const s = document.querySelector('.flame-stack'); return s && !s.hidden; }, {timeout: 5000});
+    const stack = await page.$eval('.flame-stack', e => e.innerText);
+    check(stack.includes('256.0 MiB (268435456 B)') && stack.includes('/src/app/model.c:31') && stack.includes('/src/app/main.c:40'),
+      'the clicked frame shows its bytes and its stack with file:line: ' + stack.replace(/\n/g, ' | '));
+
+    const png = path.join(outDir, 'html_report_mixed.png');
+    await page.screenshot({path: png, fullPage: true});
+    check(fs.statSync(png).size > 60000, `the screenshot is not blank (${fs.statSync(png).size} bytes): ${png}`);
+    check(problems.length === 0, 'no console error, no request: ' + problems.join('; '));
+
+    const job = await open(browser, jobHtml);
+    const jobInk = await inked(job.page);
+    check(jobInk.length === 4 && jobInk.every(n => n > 2000), `the job: a chart of every rank, then one per rank, drawn: ${jobInk.join(', ')}`);
+    const jobPeaks = await job.page.$$eval('.card[data-peak-bytes]', es => es.map(e => e.getAttribute('data-peak-bytes')));
+    check(jobPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job\'s peaks by rank: ' + jobPeaks.join(','));
+    const axes = await job.page.evaluate(() => window.cmtReport.charts.map(u => u.data[0][0]));
+    check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
+    check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
+    await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+  } finally {
+    await browser.close();
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+  console.log(`${passes} passed, ${failures} failed`);
+  process.exit(failures ? 1 : 0);
+})().catch(e => { console.log('FAIL: ' + (e.stack || e)); process.exit(1); });
