@@ -225,14 +225,50 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
+/* Whether a site of tensors never released matches a suppression, credited
+ * with them when credit: PyTorch's own cuBLAS and cuBLASLt workspaces, kept
+ * to exit through its allocator, match the default suppressions as they do
+ * without the cache (docs/check.md). */
+static bool tensor_suppressed(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_site *s,
+                              bool credit)
+{
+    if (c->suppressions.n == 0 || s->stack == 0)
+        return false;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, s->stack);
+    long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
+    if (idx >= 0 && credit) {
+        c->suppressions.items[idx].allocations += s->blocks;
+        c->suppressions.items[idx].bytes += s->bytes;
+    }
+    return idx >= 0;
+}
+
+/* Bytes and tensors never released, suppressed sites aside. */
+static void tensor_totals(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_report *bl,
+                          uint64_t *bytes, uint64_t *count)
+{
+    *bytes = *count = 0;
+    for (size_t d = 0; bl && d < bl->n_devices; d++)
+        for (size_t i = 0; i < bl->devices[d].n_leaks; i++) {
+            const struct cmt_blocks_site *s = &bl->devices[d].leaks[i];
+            if (tensor_suppressed(c, r, s, false))
+                continue;
+            *bytes += s->bytes;
+            *count += s->blocks;
+        }
+}
+
 /* One finding per call site of tensors never released (block layer). */
-static void judge_tensor_leaks(struct cmt_check_trace *t, const struct cmt_blocks_report *bl, bool over)
+static void judge_tensor_leaks(struct cmt_check *c, struct cmt_check_trace *t, const struct cmt_blocks_report *bl,
+                               bool over)
 {
     const struct cmt_report *r = &t->report;
     for (size_t d = 0; bl && d < bl->n_devices; d++) {
         const struct cmt_blocks_device *dv = &bl->devices[d];
         for (size_t i = 0; i < dv->n_leaks; i++) {
             const struct cmt_blocks_site *s = &dv->leaks[i];
+            if (tensor_suppressed(c, r, s, true))
+                continue;
             struct cmt_finding *f =
                 cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
             if (!f)
@@ -277,7 +313,8 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     /* Tensors PyTorch's block layer saw never released are leaks too, with
      * the cache on (docs/check.md). */
     const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
-    uint64_t tensor_bytes = bl ? bl->leak_bytes : 0, tensor_count = bl ? bl->leak_blocks : 0;
+    uint64_t tensor_bytes, tensor_count;
+    tensor_totals(c, r, bl, &tensor_bytes, &tensor_count);
     bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
@@ -355,7 +392,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
-    judge_tensor_leaks(t, bl, over);
+    judge_tensor_leaks(c, t, bl, over);
 }
 
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)
