@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils
-  cmake) # cmake: the ctest recipe of docs/check.md is tried by the tests
+  cmake   # cmake: the ctest recipe of docs/check.md is tried by the tests
+  man-db) # man: the install tests render the man pages (man --warnings -l)
 read -r -a extra <<<"${CMT_SETUP_EXTRA:-}"
 packages+=("${extra[@]}")
 

@@ -69,7 +69,8 @@ static void usage(FILE *out)
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
-          "`cumemtrace COMMAND --help` describes each command; docs/cli.md has everything.\n",
+          "`cumemtrace COMMAND --help` describes each command; `man cumemtrace` and docs/cli.md\n"
+          "(installed: share/doc/cumemtrace/cli.md) have everything.\n",
           out);
 }
 

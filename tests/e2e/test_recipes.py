@@ -124,5 +124,41 @@ def test_shell_loop():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def test_cpp_library_leak():
+    """docs/guide.md, "Finding a leak in a C++ CUDA library": cache_app
+    asks demo::TensorCache for 1 to 5 MiB; get() forgets each old buffer, so
+    four (10 MiB) leak from one call site, allocated 5 times and freed once."""
+    app = cmtest.program("cache_app")
+    if not os.path.exists(app):
+        print("no C++ compiler: cache_app not built", file=sys.stderr)
+        sys.exit(SKIP)
+    d = tempfile.mkdtemp(prefix="cmt-recipe-cpp-")
+    env = cmtest.sim_env({"CUMEMTRACE_QUIET": "1"}, preload=False)
+    trace = os.path.join(d, "cache_app.bin")
+    p = sh([cmtest.CLI, "run", "-o", trace, "--", app], env=env)
+    eq((p.returncode, p.stdout), (0, "cache_app done\n"), f"traced: {p.stderr}")
+    rep = cmtest.report(trace)
+    leaks = rep["leaks"]
+    eq((leaks["bytes"], leaks["count"], leaks["repeated"]["bytes"], leaks["once"]["bytes"]),
+       (10 * cmtest.MiB, 4, 10 * cmtest.MiB, 0), "leaked: all of it allocated repeatedly")
+    eq(len(leaks["sites"]), 1, "one leaking site")
+    site = leaks["sites"][0]
+    eq((site["pattern"], site["site_allocations"], site["site_frees"]), ("repeated", 5, 1), "the site's history")
+    eq([f["function"] for f in site["frames"]], ["device_alloc", "demo::TensorCache::get(unsigned long)", "main"],
+       "the site's frames, demangled")
+    src = os.path.join(RECIPES, "cpp_leak", "tensor_cache.cpp")
+    with open(src) as f:
+        line = next(i for i, l in enumerate(f, 1) if "buffer_ = device_alloc(bytes);" in l)
+    eq(site["frames"][1]["line"], line, "the line in get() that replaces the buffer")
+    text = sh([cmtest.CLI, "report", trace], env=env)
+    check("allocated repeatedly (the call site allocated many times and kept some): 10.0 MiB (10485760 B) in 4 "
+          "allocations" in text.stdout, text.stdout)
+    p = sh([cmtest.CLI, "check", trace], env=env)
+    eq(p.returncode, 1, f"check fails on the leak: {p.stdout}{p.stderr}")
+    check(re.search(r"tensor_cache\.cpp:\d+: error: leaked 10\.0 MiB in 4 allocations \(cudaMalloc\) \[leak\]",
+                    p.stdout), p.stdout)
+    shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
