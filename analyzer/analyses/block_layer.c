@@ -267,7 +267,10 @@ static void on_alloc(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint8_
         inconsistent(bl, api, d->ordinal, ts, addr, "a block larger than the free range it starts");
     } else {
         uint64_t rest = range - rounded;
-        bool small = g->size == CMT_BL_SMALL_SEGMENT;
+        /* should_split: the small pool and expandable segments split any
+         * rest of a block's minimum size, the large pool only a rest over
+         * 1 MiB */
+        bool small = g->size == CMT_BL_SMALL_SEGMENT || g->expandable;
         bool split = small ? rest >= MIN_BLOCK : rest > SMALL_SIZE;
         if (!split)
             size = range;
@@ -320,14 +323,14 @@ static void on_free_completed(struct cmt_block_layer *bl, struct cmt_bl_device *
 }
 
 static void segment_insert(struct cmt_block_layer *bl, struct cmt_bl_device *d, size_t at, uint64_t addr,
-                           uint64_t size)
+                           uint64_t size, bool expandable)
 {
     if (!grow((void **)&d->segments, &d->cap_segments, d->n_segments + 1, sizeof *d->segments)) {
         bl->out_of_memory = true;
         return;
     }
     memmove(&d->segments[at + 1], &d->segments[at], (d->n_segments - at) * sizeof *d->segments);
-    d->segments[at] = (struct cmt_bl_segment){addr, size};
+    d->segments[at] = (struct cmt_bl_segment){addr, size, expandable};
     d->n_segments++;
 }
 
@@ -352,7 +355,7 @@ static void on_segment_alloc(struct cmt_block_layer *bl, struct cmt_bl_device *d
         inconsistent(bl, api, d->ordinal, ts, addr, "a segment over a live segment");
         return;
     }
-    segment_insert(bl, d, at, addr, size);
+    segment_insert(bl, d, at, addr, size, false);
     d->reserved += size;
     if (d->reserved > d->peak_reserved)
         d->peak_reserved = d->reserved;
@@ -403,7 +406,7 @@ static void on_segment_map(struct cmt_block_layer *bl, struct cmt_bl_device *d, 
         d->segments[at].size += size;
         return;
     }
-    segment_insert(bl, d, at, addr, size);
+    segment_insert(bl, d, at, addr, size, true);
 }
 
 static void on_segment_unmap(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint8_t api, uint64_t ts,
@@ -422,9 +425,9 @@ static void on_segment_unmap(struct cmt_block_layer *bl, struct cmt_bl_device *d
     d->reserved -= size;
     segment_remove(d, at - 1);
     if (addr + size < g.addr + g.size)
-        segment_insert(bl, d, at - 1, addr + size, g.addr + g.size - addr - size);
+        segment_insert(bl, d, at - 1, addr + size, g.addr + g.size - addr - size, g.expandable);
     if (addr > g.addr)
-        segment_insert(bl, d, at - 1, g.addr, addr - g.addr);
+        segment_insert(bl, d, at - 1, g.addr, addr - g.addr, g.expandable);
 }
 
 static void on_oom(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64_t ts, uint64_t request,

@@ -38,6 +38,7 @@ struct cmt_bl_block {
 
 struct cmt_bl_segment {
     uint64_t addr, size;
+    bool expandable; /* mapped (SEGMENT_MAP): the allocator splits any rest of 512 bytes or more */
 };
 
 /* Bytes of one call site (stack id) among live tensors. */

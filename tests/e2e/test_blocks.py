@@ -169,6 +169,20 @@ def test_expandable():
         cmtest.cleanup(r)
 
 
+def test_h200_traces():
+    """Two traces of samples/gpu/train_mlp.py --keep 4 recorded on the H200
+    (torch 2.11.0+cu130, run_blocks_validation.sh, 2026-12-02): the block
+    layer's peaks are PyTorch's own max_memory_allocated() and
+    max_memory_reserved() to the byte, with the default allocator and with
+    expandable segments (whose blocks split any rest of 512 bytes or more)."""
+    data = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "blocks")
+    for name, allocated, reserved, leaked in (("h200_train_mlp.bin", 8831542784, 10687086592, 7),
+                                              ("h200_train_mlp_expandable.bin", 8827348480, 8896118784, 3)):
+        b = cmtest.report(os.path.join(data, name))["blocks"]
+        eq((b["peak_allocated_bytes"], b["peak_reserved_bytes"], b["inconsistencies"], b["leaked_blocks"]),
+           (allocated, reserved, 0, leaked), name)
+
+
 def test_unknown_version():
     """A release the bridge has no layout for: nothing attached, a note says why."""
     r, t, own = traced(double=DOUBLE_OLD)

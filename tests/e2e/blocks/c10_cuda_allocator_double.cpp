@@ -14,7 +14,7 @@
 // CMT_DOUBLE_EXPANDABLE=1 they are mapped instead, as PyTorch's expandable
 // segments do: cuMemAddressReserve, cuMemCreate, cuMemMap and cuMemSetAccess
 // through the pointers cudaGetDriverEntryPointByVersion gives (SEGMENT_MAP and
-// SEGMENT_UNMAP reported). The driving program uses the C functions at the
+// SEGMENT_UNMAP reported, any rest of 512 bytes split off). The driving program uses the C functions at the
 // end and reads the double's own figures to compare.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -134,7 +134,8 @@ class DeviceCachingAllocator final : public CUDAAllocator {
         }
         Block& b = blocks[best];
         size_t remaining = b.size - rounded;
-        if (small ? remaining >= kMinBlock : remaining > kSmallSize) {
+        // should_split: expandable segments split any rest of kMinBlock, as the small pool
+        if (small || expandable ? remaining >= kMinBlock : remaining > kSmallSize) {
             blocks[best + rounded] = Block{remaining, 0, false};
             b.size = rounded;
         }
