@@ -17,7 +17,7 @@ static void json_site_list(const struct cmt_report *r, struct cmt_json *j, const
         cmt_json_uint(j, s[i].blocks);
         cmt_json_key(j, "stack");
         cmt_json_uint(j, s[i].stack);
-        cmt_render_json_frames(r, j, s[i].stack);
+        cmt_report_json_frames(r, j, s[i].stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -142,7 +142,7 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_string(j, o->sentence);
             cmt_json_key(j, "stack");
             cmt_json_uint(j, o->stack);
-            cmt_render_json_frames(r, j, o->stack);
+            cmt_report_json_frames(r, j, o->stack);
             json_view(r, j, "cache", &o->at);
             cmt_json_end_object(j);
         }
