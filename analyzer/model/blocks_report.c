@@ -52,6 +52,8 @@ static int view_of(struct cmt_frames *frames, const struct cmt_bl_snapshot *s, s
     v->reserved = s->reserved;
     v->requested = s->requested;
     memcpy(v->classes, s->classes, sizeof v->classes);
+    for (unsigned c = 0; c < CMT_BL_CLASS_COUNT; c++)
+        v->class_name[c] = cmt_bl_class_name((enum cmt_bl_class)c);
     return merge_sites(frames, s->sites, s->n_sites, &v->sites, &v->n_sites);
 }
 
@@ -119,6 +121,7 @@ int cmt_blocks_report_build(struct cmt_blocks_report *out, const struct cmt_bloc
                 t->device_free = s->device_free;
                 t->stack = frames ? cmt_frames_canonical(frames, s->stack) : s->stack;
                 t->verdict = s->verdict;
+                t->verdict_name = cmt_bl_verdict_name(s->verdict);
                 t->expandable_would_serve = s->expandable_would_serve;
                 if (view_of(frames, &s->at, &t->at) != 0)
                     return -1;

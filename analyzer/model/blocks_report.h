@@ -28,6 +28,7 @@ struct cmt_blocks_view {
     uint64_t ts;
     uint64_t allocated, reserved, requested;
     struct cmt_bl_class_state classes[CMT_BL_CLASS_COUNT];
+    const char *class_name[CMT_BL_CLASS_COUNT]; /* for the renderers */
     struct cmt_blocks_site *sites; /* largest first */
     size_t n_sites;
 };
@@ -36,6 +37,7 @@ struct cmt_blocks_oom {
     uint64_t request, rounded, device_free;
     uint64_t stack; /* canonical */
     enum cmt_bl_verdict verdict;
+    const char *verdict_name; /* for the renderers */
     bool expandable_would_serve;
     char sentence[512]; /* the verdict in words, no trailing period */
     struct cmt_blocks_view at;

@@ -135,7 +135,7 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_key(j, "device_free_bytes");
             cmt_json_uint(j, o->device_free);
             cmt_json_key(j, "verdict");
-            cmt_json_string(j, cmt_bl_verdict_name(o->verdict));
+            cmt_json_string(j, o->verdict_name);
             cmt_json_key(j, "expandable_segments_would_serve");
             cmt_json_bool(j, o->expandable_would_serve);
             cmt_json_key(j, "explanation");

@@ -31,7 +31,7 @@ static void print_classes(FILE *out, const struct cmt_blocks_view *v)
         if (!s->segments)
             continue;
         fprintf(out, "    %-48s %" PRIu64 " %s, reserved %s, allocated %s, unallocated %s, largest free %s\n",
-                cmt_bl_class_name((enum cmt_bl_class)c), s->segments, cmt_plural(s->segments, "segment", "segments"),
+                v->class_name[c], s->segments, cmt_plural(s->segments, "segment", "segments"),
                 cmt_size_str(s->reserved, b1, sizeof b1), cmt_size_str(s->allocated, b2, sizeof b2),
                 cmt_size_str(s->reserved - s->allocated, b3, sizeof b3),
                 cmt_size_str(s->largest_free, b4, sizeof b4));
