@@ -225,22 +225,35 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
-/* Whether a site of tensors never released matches a suppression, credited
- * with them when credit: PyTorch's own cuBLAS and cuBLASLt workspaces, kept
- * to exit through its allocator, match the default suppressions as they do
- * without the cache (docs/check.md). */
-static bool tensor_suppressed(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_site *s,
-                              bool credit)
+/* The part of a site of tensors never released that no suppression
+ * matches, each of its tensors' stacks as recorded (raw_leaks) matched on
+ * its own, credited to the suppression when credit: PyTorch's own cuBLAS and
+ * cuBLASLt workspaces, kept to exit through its allocator, match the
+ * default suppressions as they do without the cache (docs/check.md), even
+ * where folding files them under the same operation as an ordinary tensor. */
+static struct cmt_blocks_site tensor_unsuppressed(struct cmt_check *c, const struct cmt_report *r,
+                                                  const struct cmt_blocks_device *dv,
+                                                  const struct cmt_blocks_site *s, bool credit)
 {
-    if (c->suppressions.n == 0 || s->stack == 0)
-        return false;
-    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, s->stack);
-    long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
-    if (idx >= 0 && credit) {
-        c->suppressions.items[idx].allocations += s->blocks;
-        c->suppressions.items[idx].bytes += s->bytes;
+    struct cmt_blocks_site left = *s;
+    if (c->suppressions.n == 0)
+        return left;
+    for (size_t k = 0; k < dv->n_raw_leaks; k++) {
+        const struct cmt_blocks_site *raw = &dv->raw_leaks[k];
+        if (raw->stack != s->stack || raw->raw_stack == 0)
+            continue;
+        const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, raw->raw_stack);
+        long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
+        if (idx < 0)
+            continue;
+        if (credit) {
+            c->suppressions.items[idx].allocations += raw->blocks;
+            c->suppressions.items[idx].bytes += raw->bytes;
+        }
+        left.bytes -= raw->bytes <= left.bytes ? raw->bytes : left.bytes;
+        left.blocks -= raw->blocks <= left.blocks ? raw->blocks : left.blocks;
     }
-    return idx >= 0;
+    return left;
 }
 
 /* Bytes and tensors never released, suppressed sites aside. */
@@ -250,11 +263,10 @@ static void tensor_totals(struct cmt_check *c, const struct cmt_report *r, const
     *bytes = *count = 0;
     for (size_t d = 0; bl && d < bl->n_devices; d++)
         for (size_t i = 0; i < bl->devices[d].n_leaks; i++) {
-            const struct cmt_blocks_site *s = &bl->devices[d].leaks[i];
-            if (tensor_suppressed(c, r, s, false))
-                continue;
-            *bytes += s->bytes;
-            *count += s->blocks;
+            struct cmt_blocks_site left =
+                tensor_unsuppressed(c, r, &bl->devices[d], &bl->devices[d].leaks[i], false);
+            *bytes += left.bytes;
+            *count += left.blocks;
         }
 }
 
@@ -266,8 +278,9 @@ static void judge_tensor_leaks(struct cmt_check *c, struct cmt_check_trace *t, c
     for (size_t d = 0; bl && d < bl->n_devices; d++) {
         const struct cmt_blocks_device *dv = &bl->devices[d];
         for (size_t i = 0; i < dv->n_leaks; i++) {
-            const struct cmt_blocks_site *s = &dv->leaks[i];
-            if (tensor_suppressed(c, r, s, true))
+            struct cmt_blocks_site left_site = tensor_unsuppressed(c, r, dv, &dv->leaks[i], true);
+            const struct cmt_blocks_site *s = &left_site;
+            if (s->blocks == 0)
                 continue;
             struct cmt_finding *f =
                 cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
@@ -315,6 +328,10 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
     uint64_t tensor_bytes, tensor_count;
     tensor_totals(c, r, bl, &tensor_bytes, &tensor_count);
+    t->tensor_leak_bytes = tensor_bytes;
+    t->tensor_leak_count = tensor_count;
+    t->tensor_suppressed_bytes = bl ? bl->leak_bytes - tensor_bytes : 0;
+    t->tensor_suppressed_count = bl ? bl->leak_blocks - tensor_count : 0;
     bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)

@@ -34,7 +34,7 @@ static int merge_sites(struct cmt_frames *frames, const struct cmt_bl_site *in, 
         while (j < m && s[j].stack != c)
             j++;
         if (j == m)
-            s[m++] = (struct cmt_blocks_site){c, 0, 0};
+            s[m++] = (struct cmt_blocks_site){c, 0, 0, 0};
         s[j].bytes += in[i].bytes;
         s[j].blocks += in[i].blocks;
     }
@@ -133,6 +133,16 @@ int cmt_blocks_report_build(struct cmt_blocks_report *out, const struct cmt_bloc
         if (n == (size_t)-1)
             return -1;
         int rc = merge_sites(frames, raw, n, &o->leaks, &o->n_leaks);
+        if (rc == 0 && n) {
+            o->raw_leaks = malloc(n * sizeof *o->raw_leaks);
+            if (!o->raw_leaks)
+                rc = -1;
+            for (size_t k = 0; rc == 0 && k < n; k++)
+                o->raw_leaks[k] = (struct cmt_blocks_site){
+                    frames ? cmt_frames_canonical(frames, raw[k].stack) : raw[k].stack, raw[k].bytes,
+                    raw[k].blocks, raw[k].stack};
+            o->n_raw_leaks = rc == 0 ? n : 0;
+        }
         free(raw);
         if (rc != 0)
             return -1;
@@ -153,6 +163,7 @@ void cmt_blocks_report_free(struct cmt_blocks_report *b)
             free(d->ooms[k].at.sites);
         free(d->ooms);
         free(d->leaks);
+        free(d->raw_leaks);
     }
     free(b->devices);
     memset(b, 0, sizeof *b);

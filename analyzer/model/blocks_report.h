@@ -22,6 +22,7 @@ struct cmt_blocks_site {
     uint64_t stack; /* canonical stack id */
     uint64_t bytes; /* block bytes */
     uint64_t blocks;
+    uint64_t raw_stack; /* raw_leaks only: the stack as recorded */
 };
 
 struct cmt_blocks_view {
@@ -53,6 +54,12 @@ struct cmt_blocks_device {
     size_t n_ooms;
     struct cmt_blocks_site *leaks; /* tensors never released, largest site first */
     size_t n_leaks;
+    /* The same tensors by their own (unfolded) stacks, canonical site in
+     * .stack and the stack as recorded in .raw_stack: folding can merge a
+     * workspace PyTorch keeps to exit with an ordinary tensor of the same
+     * operation, and suppressions must see each stack as recorded. */
+    struct cmt_blocks_site *raw_leaks;
+    size_t n_raw_leaks;
     uint64_t leak_blocks, leak_bytes;
 };
 
