@@ -277,6 +277,7 @@ struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, ui
     fr->failures_seen = f->failures_seen;
     fr->track_holes = f->opt.track_holes;
     fr->samples = f->samples;
+    fr->used_vmm = r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE] != 0;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         fr->devices[d] = f->devices[d];
     fr->pools = f->pools;

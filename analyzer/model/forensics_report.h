@@ -72,6 +72,7 @@ struct cmt_forensics_report {
     uint64_t failures_seen;  /* failed allocations, examined or not */
     bool track_holes;        /* releases were tracked for the holes they open */
     uint64_t samples;        /* device memory samples, every device */
+    bool used_vmm;           /* the program called cuMemCreate */
     /* Per device (NULL: none seen) and the pools, as the forensics keep them:
      * their figures are final once the replay is done. */
     const struct cmt_device_forensics *devices[CMT_MAX_DEVICES];

@@ -454,7 +454,7 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
         print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
     }
     /* The note concerns VMM only: said to a program that used it. */
-    if (r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE])
+    if (fr->used_vmm)
         fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver "
                      "API)\n");
 }
