@@ -12,6 +12,7 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "phases_view.h"
 #include "report_events.h"
 #include "site_floors.h"
 #include "timeline_model.h"
@@ -78,6 +79,9 @@ struct cmt_account_view {
     uint64_t peak_by_holder[CMT_HOLDER_COUNT];
     bool has_own_peaks;
     struct cmt_holder_peak own_peak[CMT_HOLDER_COUNT];
+    /* Device accounts of a trace with phases: where the peak happened
+     * (the report's phases view); NULL: nowhere known. */
+    const struct cmt_phase_where *peak_phase;
 };
 
 /* A call site whose live bytes keep rising (growth.h). */
@@ -213,6 +217,7 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */
     const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */

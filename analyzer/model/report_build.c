@@ -725,6 +725,14 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         if (!r->forensics)
             return -1;
     }
+    if (cmt_phases_view_build(&r->phases, a, r->frames) != 0)
+        return -1;
+    for (size_t i = 0; r->phases && i < r->n_accounts; i++) {
+        const struct cmt_account *acc = r->accounts[i].account;
+        if (acc->cls == CMT_CLASS_DEVICE && acc->device >= 0 && acc->device < CMT_MAX_DEVICES &&
+            r->phases->at_peak[acc->device])
+            r->accounts[i].peak_phase = &r->phases->peak[acc->device];
+    }
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
@@ -763,6 +771,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
+    cmt_phases_view_free(r->phases);
     cmt_calls_view_free(&r->calls);
     cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)
