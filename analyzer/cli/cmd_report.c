@@ -240,9 +240,9 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         return CMT_EXIT_USAGE;
     }
     if (summary)
-        cmt_summary_from_report(&b->r, path, summary);
+        cmt_summary_from_report(&b->r, &b->a, path, summary);
     if (member)
-        cmt_job_member_from_report(&b->r, path, member);
+        cmt_job_member_from_report(&b->r, &b->a, path, member);
     b->built = true;
     return CMT_EXIT_OK;
 }

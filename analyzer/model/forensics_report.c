@@ -98,7 +98,8 @@ static int merge_churn_group(const struct cmt_churn *ch, const struct churn_entr
     return rc;
 }
 
-static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f)
+static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f,
+                       const struct cmt_analysis *a)
 {
     const struct cmt_churn *ch = &f->churn;
     struct churn_entry *entries = malloc((ch->cap ? ch->cap : 1) * sizeof *entries);
@@ -138,7 +139,6 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, co
         free(ranked);
         return -1;
     }
-    const struct cmt_analysis *a = r->analysis;
     /* The run: from the first allocation or release to the end. Not from the
      * trace's start: the time a process takes to start (far longer under a
      * sanitizer or a debugger) would make any buffer look brief. */
@@ -266,9 +266,9 @@ static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr, co
     }
 }
 
-struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance)
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, const struct cmt_analysis *a, uint64_t allowance)
 {
-    const struct cmt_forensics *f = r->analysis->forensics;
+    const struct cmt_forensics *f = a->forensics;
     if (!f)
         return NULL;
     struct cmt_forensics_report *fr = calloc(1, sizeof *fr);
@@ -277,7 +277,7 @@ struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, ui
     fr->failures_seen = f->failures_seen;
     fr->track_holes = f->opt.track_holes;
     fr->samples = f->samples;
-    fr->used_vmm = r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE] != 0;
+    fr->used_vmm = a->replay.events_by_api[CMT_API_CU_MEM_CREATE] != 0;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         fr->devices[d] = f->devices[d];
     fr->pools = f->pools;
@@ -289,7 +289,7 @@ struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, ui
         return NULL;
     }
     build_oom(r, fr, f);
-    if (build_churn(r, fr, f) != 0 || build_waste(r, fr, f) != 0 || build_openers(r, fr, f) != 0) {
+    if (build_churn(r, fr, f, a) != 0 || build_waste(r, fr, f) != 0 || build_openers(r, fr, f) != 0) {
         cmt_forensics_report_free(fr);
         return NULL;
     }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "allocator_family.h"
+#include "analysis.h"
 #include "forensics.h"
 
 struct cmt_report;
@@ -92,8 +93,9 @@ struct cmt_forensics_report {
     size_t n_pins[CMT_MAX_DEVICES];
 };
 
-/* Returns NULL when out of memory (or r's analysis has no forensics). */
-struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance);
+/* Returns NULL when out of memory (or a has no forensics). */
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, const struct cmt_analysis *a,
+                                                        uint64_t allowance);
 void cmt_forensics_report_free(struct cmt_forensics_report *fr);
 
 /* The verdict of the failure at this index of the replay's failures, or

@@ -62,7 +62,7 @@ struct cmt_account_figures {
 };
 
 struct cmt_account_view {
-    const struct cmt_account *account; /* the model builder's (and phases_report's, until moved) */
+    const struct cmt_account *account; /* the models' (job, diff, holder peaks); renderers read fig */
     struct cmt_account_figures fig;
     struct cmt_site_row *top; /* sites live at the peak, largest first (= peak.rows) */
     size_t n_top;
@@ -188,7 +188,7 @@ struct cmt_report_trace {
 };
 
 struct cmt_report {
-    const struct cmt_analysis *analysis;
+    size_t n_stacks; /* the trace's stack ids: the holder tables' size */
     struct cmt_frames *frames;
     const struct cmt_report_options *opt;
     struct cmt_account_view *accounts; /* by device, then class */
