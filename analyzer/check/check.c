@@ -3,6 +3,8 @@
  * against the limits; the renderers print what is decided here. */
 #include "check.h"
 
+#include "blocks_report.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -223,6 +225,74 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
+/* Whether a site of tensors never released matches a suppression, credited
+ * with them when credit: PyTorch's own cuBLAS and cuBLASLt workspaces, kept
+ * to exit through its allocator, match the default suppressions as they do
+ * without the cache (docs/check.md). */
+static bool tensor_suppressed(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_site *s,
+                              bool credit)
+{
+    if (c->suppressions.n == 0 || s->stack == 0)
+        return false;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, s->stack);
+    long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
+    if (idx >= 0 && credit) {
+        c->suppressions.items[idx].allocations += s->blocks;
+        c->suppressions.items[idx].bytes += s->bytes;
+    }
+    return idx >= 0;
+}
+
+/* Bytes and tensors never released, suppressed sites aside. */
+static void tensor_totals(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_report *bl,
+                          uint64_t *bytes, uint64_t *count)
+{
+    *bytes = *count = 0;
+    for (size_t d = 0; bl && d < bl->n_devices; d++)
+        for (size_t i = 0; i < bl->devices[d].n_leaks; i++) {
+            const struct cmt_blocks_site *s = &bl->devices[d].leaks[i];
+            if (tensor_suppressed(c, r, s, false))
+                continue;
+            *bytes += s->bytes;
+            *count += s->blocks;
+        }
+}
+
+/* One finding per call site of tensors never released (block layer). */
+static void judge_tensor_leaks(struct cmt_check *c, struct cmt_check_trace *t, const struct cmt_blocks_report *bl,
+                               bool over)
+{
+    const struct cmt_report *r = &t->report;
+    for (size_t d = 0; bl && d < bl->n_devices; d++) {
+        const struct cmt_blocks_device *dv = &bl->devices[d];
+        for (size_t i = 0; i < dv->n_leaks; i++) {
+            const struct cmt_blocks_site *s = &dv->leaks[i];
+            if (tensor_suppressed(c, r, s, true))
+                continue;
+            struct cmt_finding *f =
+                cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
+            if (!f)
+                return;
+            char size[32];
+            cmt_format_size(s->bytes, size, sizeof size);
+            snprintf(f->message, sizeof f->message, "leaked %s in %" PRIu64 " %s never released (PyTorch's "
+                     "block layer, device %d)%s",
+                     size, s->blocks, s->blocks == 1 ? "tensor" : "tensors", dv->ordinal,
+                     over ? "" : ", within the leak limits");
+            f->site = true;
+            f->stack = s->stack;
+            f->bytes = s->bytes;
+            f->count = s->blocks;
+            f->device = dv->ordinal;
+            f->api = CMT_API_TORCH_ALLOC;
+            f->kind = CMT_KIND_TORCH_BLOCK;
+            char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_TORCH_BLOCK, false);
+            f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
+            free(key);
+        }
+    }
+}
+
 static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
@@ -240,7 +310,12 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : o->has_max_leak_count ? UNLIMITED : 0;
         max_count = o->has_max_leak_count ? o->max_leak_count : o->has_max_leak_bytes ? UNLIMITED : 0;
     }
-    bool over = r->leak_bytes > max_bytes || r->leak_count > max_count;
+    /* Tensors PyTorch's block layer saw never released are leaks too, with
+     * the cache on (docs/check.md). */
+    const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
+    uint64_t tensor_bytes, tensor_count;
+    tensor_totals(c, r, bl, &tensor_bytes, &tensor_count);
+    bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
         if (!cmt_kind_holds_memory(r->leaks[i].kind))
@@ -248,6 +323,14 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         if (!r->held_count[h])
             continue;
+        if (bl && h == CMT_HOLDER_PYTORCH) {
+            char held[32];
+            cmt_format_size(r->held_bytes[h], held, sizeof held);
+            add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks; the tensors inside "
+                        "it are (the block layer)",
+                     cmt_holder_name(h), held, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments");
+            continue;
+        }
         char size[32];
         cmt_format_size(r->held_bytes[h], size, sizeof size);
         add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
@@ -316,6 +399,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
+    judge_tensor_leaks(c, t, bl, over);
 }
 
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)

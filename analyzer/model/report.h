@@ -218,6 +218,7 @@ struct cmt_report {
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
+    struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */
     const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */
@@ -246,6 +247,8 @@ struct cmt_report {
     struct cmt_calls_view calls;
     struct cmt_threads_view threads;
 };
+
+struct cmt_blocks_report;
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
 void cmt_report_free(struct cmt_report *r);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks_report.h"
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
@@ -584,6 +585,21 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
         cmt_report_add_warning(r, "%s", cmt_frames_warning(r->frames, i));
 }
 
+/* PyTorch's block layer, when the trace has one (or says why it has none). */
+static int build_blocks(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    r->blocks = calloc(1, sizeof *r->blocks);
+    if (!r->blocks || cmt_blocks_report_build(r->blocks, a->blocks, r->frames) != 0)
+        return -1;
+    if (a->model.has_allocator) {
+        const struct cmt_allocator_in *al = &a->model.allocator;
+        r->blocks->on = al->state == CMT_BLOCKS_ON || a->blocks->seen;
+        snprintf(r->blocks->version, sizeof r->blocks->version, "%s", cmt_model_string(&a->model, al->version_id));
+        snprintf(r->blocks->backend, sizeof r->blocks->backend, "%s", cmt_model_string(&a->model, al->backend_id));
+    }
+    return 0;
+}
+
 static int build_allocated(struct cmt_report *r, const struct cmt_replay *rp)
 {
     r->allocated = calloc(rp->n_active ? rp->n_active : 1, sizeof *r->allocated);
@@ -732,6 +748,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             r->phases->at_peak[acc->device])
             r->accounts[i].peak_phase = &r->phases->peak[acc->device];
     }
+    if (a->blocks && (a->blocks->seen || a->model.has_allocator) && build_blocks(r, a) != 0)
+        return -1;
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
@@ -771,6 +789,9 @@ void cmt_report_free(struct cmt_report *r)
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
     cmt_phases_view_free(r->phases);
+    if (r->blocks)
+        cmt_blocks_report_free(r->blocks);
+    free(r->blocks);
     cmt_calls_view_free(&r->calls);
     cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)

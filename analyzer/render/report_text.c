@@ -36,6 +36,11 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
                 cmt_plural(sf->n - limit, "frame", "frames"));
 }
 
+void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
+{
+    print_frames(r, out, stack, indent);
+}
+
 /* Who the process was in a job of several (the JOB record). */
 static void print_job(const struct cmt_report_trace *t, FILE *out)
 {
@@ -627,6 +632,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
+    cmt_blocks_render_text(r, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");
