@@ -46,6 +46,22 @@ const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
 const blocksHtml = path.join(dir, 'blocks.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', blocksHtml, blocksTrace]);
+// the H200 run had no failure: the page's drawing of one, on its model with
+// a failure of the form blocks_json.c writes added (verdict fragmentation)
+const oomHtml = path.join(dir, 'blocks_oom.html');
+{
+  const page = fs.readFileSync(blocksHtml, 'utf8');
+  const m = /(<script id="cmt-model" type="application\/json">)([^<]*)(<\/script>)/.exec(page);
+  need(m, 'blocks.html holds its model');
+  const mod = JSON.parse(m[2]);
+  const d0 = mod.traces[0].report.blocks.devices[0];
+  d0.failures.push({requested_bytes: 67108864, rounded_bytes: 67108864, device_free_bytes: 4194304, verdict: 'fragmentation',
+    expandable_segments_would_serve: true, explanation: 'reserved 96.0 MiB, allocated 40.0 MiB: fragmentation inside the cache',
+    stack: d0.at_peak.sites[0].stack, frames: d0.at_peak.sites[0].frames, site_frame: d0.at_peak.sites[0].site_frame,
+    cache: Object.assign({}, d0.at_peak, {ts_ns: 9000000000})});
+  const json = JSON.stringify(mod).replace(/</g, '\\u003c');
+  fs.writeFileSync(oomHtml, page.slice(0, m.index) + m[1] + json + m[3] + page.slice(m.index + m[0].length));
+}
 
 async function open(browser, file) {
   const page = await browser.newPage();
@@ -227,6 +243,14 @@ function inked(page) {
     }
     check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));
     await bl.page.screenshot({path: path.join(outDir, 'html_report_blocks.png'), fullPage: true});
+    const oom = await open(browser, oomHtml);
+    const oomRow = await oom.page.evaluate(() => Array.from(document.querySelectorAll('section.blocks .blocks-failures tbody tr'))
+      .map(tr => Array.from(tr.cells).map(c => c.innerText)));
+    check(oomRow.length === 1 && oomRow[0][0] === '9.000 s' && oomRow[0][1] === '64.0 MiB (67108864 B)' && oomRow[0][3] === '4.0 MiB (4194304 B)' &&
+      oomRow[0][4] === 'fragmentation' && oomRow[0][5].includes('fragmentation inside the cache') &&
+      oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
+      'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
+    check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
   } finally {
     await browser.close();
     fs.rmSync(dir, {recursive: true, force: true});
