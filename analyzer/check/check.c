@@ -361,7 +361,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
                     "memory and are not checked",
                  virtual_rows);
     if (c->baseline) {
-        const struct cmt_trace_model *m = &t->report.analysis->model;
+        const struct cmt_trace_model *m = &t->analysis.model;
         const char *base_exe = cmt_baseline_exe(c->baseline);
         const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : "";
         if (base_exe[0] && exe[0] && strcmp(base_exe, exe) != 0)

@@ -28,7 +28,7 @@ static void json_view(const struct cmt_report *r, struct cmt_json *j, const char
     cmt_json_key(j, key);
     cmt_json_begin_object(j);
     cmt_json_key(j, "ts_ns");
-    cmt_json_uint(j, v->ts - r->analysis->info.start_monotonic_ns);
+    cmt_json_uint(j, v->ts - r->trace.start_ns);
     cmt_json_key(j, "allocated_bytes");
     cmt_json_uint(j, v->allocated);
     cmt_json_key(j, "requested_bytes");
@@ -94,7 +94,7 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
         const struct cmt_bl_inconsistency *f = &b->first_inconsistency;
         cmt_json_begin_object(j);
         cmt_json_key(j, "ts_ns");
-        cmt_json_uint(j, f->ts - r->analysis->info.start_monotonic_ns);
+        cmt_json_uint(j, f->ts - r->trace.start_ns);
         cmt_json_key(j, "device");
         cmt_json_int(j, f->device);
         cmt_json_key(j, "api");

@@ -383,7 +383,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
         print_holders(r, v, out);
-    cmt_phases_text_peak(r, v->account, out);
+    cmt_phases_text_peak(r, v, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
