@@ -28,6 +28,17 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             return -1;
         }
     }
+    if (opt && opt->usage) {
+        a->site_calls = calloc(1, sizeof *a->site_calls);
+        a->thread_use = calloc(1, sizeof *a->thread_use);
+        if (!a->site_calls || !a->thread_use || cmt_site_calls_init(a->site_calls) != 0 ||
+            cmt_thread_use_init(a->thread_use) != 0 ||
+            cmt_replay_add_observer(&a->replay, &a->site_calls->observer) != 0 ||
+            cmt_replay_add_observer(&a->replay, &a->thread_use->observer) != 0) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+    }
     if (opt && opt->forensics) {
         a->forensics = cmt_forensics_new(&opt->forensics_opt);
         if (!a->forensics || cmt_forensics_attach(a->forensics, &a->replay) != 0) {
@@ -131,6 +142,14 @@ void cmt_analysis_free(struct cmt_analysis *a)
     a->forensics = NULL;
     cmt_phases_free(a->phases);
     a->phases = NULL;
+    if (a->site_calls)
+        cmt_site_calls_free(a->site_calls);
+    free(a->site_calls);
+    a->site_calls = NULL;
+    if (a->thread_use)
+        cmt_thread_use_free(a->thread_use);
+    free(a->thread_use);
+    a->thread_use = NULL;
     a->reader = NULL;
 }
 

@@ -10,6 +10,8 @@
 #include "forensics.h"
 #include "phases.h"
 #include "replay.h"
+#include "site_calls.h"
+#include "thread_use.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
@@ -28,6 +30,8 @@ struct cmt_analysis {
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
     struct cmt_phases *phases;       /* NULL when not asked for */
+    struct cmt_site_calls *site_calls; /* NULL when not asked for (usage) */
+    struct cmt_thread_use *thread_use; /* NULL when not asked for (usage) */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };
@@ -39,6 +43,10 @@ struct cmt_analysis_options {
     struct cmt_forensics_options forensics_opt;
     /* Follow the phases and steps the program named (phases.h). */
     bool phases;
+    /* Follow allocation calls and short-lived allocations per call site
+     * (site_calls.h) and device memory per allocating thread (thread_use.h):
+     * the report's usage views. */
+    bool usage;
     /* More analyses, observers of the replay (replay.h), attached after
      * those above in this order: a new analysis is a file of analyses/ and
      * one line in the command that asks for it. Their results are theirs;

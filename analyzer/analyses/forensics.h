@@ -60,8 +60,9 @@ struct cmt_hole_view {
 /* A call site whose live allocations bound holes at the worst instant. */
 struct cmt_pin_site {
     uint32_t stack;
-    uint64_t pinned_bytes; /* bytes of the holes its allocations bound (a hole counts for both sides) */
-    uint64_t holes;
+    uint64_t pinned_bytes; /* bytes of the holes its allocations bound, each hole once */
+    uint64_t holes;        /* those holes, each once (a hole between two of its allocations too) */
+    uint64_t allocations;  /* its allocations beside a hole, each once (one between two holes too) */
     uint64_t oldest_ts;    /* its oldest bounding allocation */
 };
 
@@ -117,6 +118,10 @@ struct cmt_device_forensics {
     /* internal waste live now and its peak */
     uint64_t pitch_waste_live, pitch_waste_peak, pitch_waste_peak_ts;
     uint64_t round_waste_live, round_waste_peak, round_waste_peak_ts;
+    /* stream-ordered (pool) allocations live now and their peak, every pool
+     * of the device together: known at every event, where a pool's reserve
+     * is known only at its samples */
+    uint64_t async_live, async_peak, async_peak_ts;
     /* samples */
     uint64_t n_samples;
     struct cmt_sample_point samples[CMT_SERIES_MAX];

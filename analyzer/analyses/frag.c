@@ -62,6 +62,20 @@ static void *grow_per_stack(void *array, size_t *cap, uint32_t stack, size_t ele
     return a;
 }
 
+/* Stream-ordered bytes live on the device and their peak (forensics.h). */
+static inline void note_async(struct cmt_device_forensics *d, const struct cmt_live *l, bool live, uint64_t ts)
+{
+    if (live) {
+        d->async_live += l->size;
+        if (d->async_live > d->async_peak) {
+            d->async_peak = d->async_live;
+            d->async_peak_ts = ts;
+        }
+    } else {
+        d->async_live -= l->size < d->async_live ? l->size : d->async_live;
+    }
+}
+
 static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
                       const struct cmt_live *l, bool live, uint64_t ts)
 {
@@ -143,6 +157,12 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
         } else {
             cmt_churn_release(&f->churn, l->stack, ts > l->ts ? ts - l->ts : 0);
         }
+    }
+    if (l->kind == CMT_KIND_ASYNC && l->device >= 0) {
+        struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
+        if (!d)
+            return -1;
+        note_async(d, l, live, ts);
     }
     if (cmt_holes_counts(l)) {
         struct cmt_device_forensics *d = cmt_forensics_device(f, l->device);
@@ -231,6 +251,8 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
             f->devices_changed++;
             cmt_frag_clock_set(f);
         }
+        if (__builtin_expect(l->kind == CMT_KIND_ASYNC, 0))
+            note_async(f->devices[device], l, live, r->event ? r->event->ts : l->ts);
     }
     struct cmt_churn_site *s = &f->churn.sites[stack];
     bool new_size = false;
@@ -291,15 +313,21 @@ int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay
     return 0;
 }
 
+/* One side of a hole: the allocation there (its index in the sorted live
+ * set) and, unless the other side's site was credited already, the hole. */
 struct pin_credit {
     uint32_t stack;
+    bool hole;
     uint64_t bytes, ts;
+    size_t alloc;
 };
 
 static int pin_cmp_stack(const void *pa, const void *pb)
 {
     const struct pin_credit *a = pa, *b = pb;
-    return a->stack < b->stack ? -1 : a->stack > b->stack;
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    return a->alloc < b->alloc ? -1 : a->alloc > b->alloc;
 }
 
 static int pin_cmp_bytes(const void *pa, const void *pb)
@@ -310,8 +338,9 @@ static int pin_cmp_bytes(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-/* The call sites whose allocations bound holes: each hole credits the
- * allocation on either side with its bytes. */
+/* The call sites whose allocations bound holes: each hole counts once for
+ * each site beside it (once when both sides are one site), each allocation
+ * beside a hole once among its site's allocations. */
 static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, size_t n)
 {
     w->n_pins = 0;
@@ -324,8 +353,9 @@ static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, si
     for (size_t i = 1; i < n; i++) {
         if (v[i].addr > reach && v[i].addr - reach >= CMT_HOLE_MIN_BYTES && v[i].region == v[reach_index].region) {
             uint64_t gap = v[i].addr - reach;
-            c[k++] = (struct pin_credit){v[reach_index].stack, gap, v[reach_index].ts};
-            c[k++] = (struct pin_credit){v[i].stack, gap, v[i].ts};
+            bool twin = v[i].stack == v[reach_index].stack;
+            c[k++] = (struct pin_credit){v[reach_index].stack, true, gap, v[reach_index].ts, reach_index};
+            c[k++] = (struct pin_credit){v[i].stack, !twin, twin ? 0 : gap, v[i].ts, i};
         }
         if (v[i].end > reach) {
             reach = v[i].end;
@@ -342,11 +372,12 @@ static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, si
     for (size_t i = 0; i < k; i++) {
         if (m && sites[m - 1].stack == c[i].stack) {
             sites[m - 1].pinned_bytes += c[i].bytes;
-            sites[m - 1].holes++;
+            sites[m - 1].holes += c[i].hole;
+            sites[m - 1].allocations += c[i].alloc != c[i - 1].alloc;
             if (c[i].ts < sites[m - 1].oldest_ts)
                 sites[m - 1].oldest_ts = c[i].ts;
         } else {
-            sites[m++] = (struct cmt_pin_site){c[i].stack, c[i].bytes, 1, c[i].ts};
+            sites[m++] = (struct cmt_pin_site){c[i].stack, c[i].bytes, c[i].hole, 1, c[i].ts};
         }
     }
     qsort(sites, m, sizeof *sites, pin_cmp_bytes);

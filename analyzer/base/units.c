@@ -41,3 +41,9 @@ void cmt_format_duration(uint64_t ns, char *buf, size_t len)
     else
         snprintf(buf, len, "%" PRIu64 " ns", ns);
 }
+
+const char *cmt_duration_str(uint64_t ns, char *buf, size_t len)
+{
+    cmt_format_duration(ns, buf, len);
+    return buf;
+}

@@ -261,6 +261,13 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
                     "memory and are not checked",
                  virtual_rows);
     if (c->baseline) {
+        const struct cmt_trace_model *m = &t->report.analysis->model;
+        const char *base_exe = cmt_baseline_exe(c->baseline);
+        const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : "";
+        if (base_exe[0] && exe[0] && strcmp(base_exe, exe) != 0)
+            add_note(t, "the baseline is a run of %s, this trace one of %s: call sites are matched by their frames "
+                        "and may not correspond",
+                     base_exe, exe);
         if (cmt_baseline_compare_leaks(c, t) != 0)
             return;
         if (over) {

@@ -29,6 +29,7 @@ struct cmt_baseline {
     struct site_list sites; /* sorted by key once loaded */
     uint64_t peak[CMT_MAX_DEVICES];
     uint64_t device_mask;
+    char exe[512]; /* the first baseline trace's executable, "" when it names none */
 };
 
 static void site_list_free(struct site_list *l)
@@ -180,6 +181,8 @@ static int load_one(struct cmt_check *c, struct cmt_baseline *b, const char *pat
             snprintf(err, errlen, "baseline %s: out of memory", path);
         else
             rc = 0;
+        if (!b->exe[0] && a.model.has_process)
+            snprintf(b->exe, sizeof b->exe, "%s", cmt_model_string(&a.model, a.model.exe_id));
         cmt_report_free(&r);
     }
     cmt_analysis_free(&a);
@@ -210,6 +213,11 @@ void cmt_baseline_free(struct cmt_baseline *b)
         return;
     site_list_free(&b->sites);
     free(b);
+}
+
+const char *cmt_baseline_exe(const struct cmt_baseline *b)
+{
+    return b->exe;
 }
 
 bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint64_t *peak)

@@ -21,6 +21,7 @@ int cmt_cmd_run(int argc, char **argv);
 int cmt_cmd_timeline(int argc, char **argv);
 int cmt_cmd_check(int argc, char **argv);
 int cmt_cmd_frag(int argc, char **argv);
+int cmt_cmd_diff(int argc, char **argv);
 int cmt_cmd_export(int argc, char **argv);
 
 /* "cumemtrace: " + message on stderr. */

@@ -223,7 +223,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
     if (member)
         cmt_job_member_failed(path, member);
     b->built = false;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true};
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true, .usage = true};
     if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
@@ -239,8 +239,6 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
     }
-    if (cli->opt.at_set && !b->a.stopped_early)
-        cmt_report_add_warning(&b->r, "--at is at or after the end of the trace: the report shows the end");
     if (summary)
         cmt_summary_from_report(&b->r, path, summary);
     if (member)
@@ -400,6 +398,8 @@ int cmt_cmd_report(int argc, char **argv)
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    /* the floors only the HTML page draws: they name every site's holder */
+    cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);
     if (n > 1)
         return report_many(argv + first, n, &cli);

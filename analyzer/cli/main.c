@@ -66,6 +66,7 @@ static void usage(FILE *out)
           "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
+          "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
@@ -84,6 +85,7 @@ static const struct command {
     {"timeline", cmt_cmd_timeline},
     {"check", cmt_cmd_check},
     {"frag", cmt_cmd_frag},
+    {"diff", cmt_cmd_diff},
     {"export", cmt_cmd_export},
 };
 

@@ -24,6 +24,11 @@ void cmt_summary_from_report(const struct cmt_report *r, const char *trace, stru
     s->rank = m->has_process ? m->rank : -1;
     s->pid = m->has_process ? m->pid : a->info.pid;
     snprintf(s->hostname, sizeof s->hostname, "%s", cmt_model_string(m, m->hostname_id));
+    if (m->has_process) {
+        const char *exe = cmt_model_string(m, m->exe_id);
+        const char *slash = strrchr(exe, '/');
+        snprintf(s->program, sizeof s->program, "%s", slash ? slash + 1 : exe);
+    }
     for (size_t i = 0; i < r->n_accounts && s->n_devices < CMT_COMPARE_MAX_DEVICES; i++) {
         const struct cmt_account *acc = r->accounts[i].account;
         if (acc->cls != CMT_CLASS_DEVICE || acc->device < 0)
@@ -47,6 +52,8 @@ void cmt_summary_label(const struct cmt_process_summary *s, char *buf, size_t le
 {
     if (s->rank >= 0)
         snprintf(buf, len, "rank %" PRId64, s->rank);
+    else if (s->analysed && s->program[0])
+        snprintf(buf, len, "%.24s (pid %" PRIu64 ")", s->program, s->pid); /* a pid alone names no run */
     else if (s->analysed)
         snprintf(buf, len, "pid %" PRIu64, s->pid);
     else

@@ -24,6 +24,7 @@ struct cmt_process_summary {
     int64_t rank;      /* -1 unknown */
     uint64_t pid;
     char hostname[128];
+    char program[64];  /* the executable's file name, "" when the trace names none */
     size_t n_devices;
     struct {
         int32_t ordinal;

@@ -25,6 +25,7 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr)
         v->c = c;
         cmt_oom_figures_of(f, c, fr->allowance, &v->fig);
         cmt_oom_decide(&v->fig, &v->verdict);
+        v->verdict_name = cmt_verdict_name(v->verdict.verdict);
         v->stack = cmt_frames_canonical(r->frames, c->stack);
         v->allocator = cmt_allocator_family_of(r->frames, c->stack);
         /* The raw sites, merged by call site. */
@@ -254,6 +255,7 @@ static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr)
             struct cmt_pin_view *v = &fr->pins[d][j];
             v->pinned_bytes += p->pinned_bytes;
             v->holes += p->holes;
+            v->allocations += p->allocations;
             if (p->oldest_ts < v->oldest_ts)
                 v->oldest_ts = p->oldest_ts;
         }

@@ -31,6 +31,7 @@ struct cmt_oom_view {
     const struct cmt_oom_case *c;
     struct cmt_oom_figures fig;
     struct cmt_verdict_result verdict;
+    const char *verdict_name; /* cmt_verdict_name of verdict.verdict */
     uint64_t stack; /* canonical */
     enum cmt_allocator_family allocator;
     struct cmt_live_site top[CMT_OOM_TOP_SITES];
@@ -60,7 +61,7 @@ struct cmt_opener_view {
 
 struct cmt_pin_view {
     uint64_t stack;
-    uint64_t pinned_bytes, holes, oldest_ts;
+    uint64_t pinned_bytes, holes, allocations, oldest_ts; /* cmt_pin_site's */
 };
 
 struct cmt_forensics_report {

@@ -322,6 +322,8 @@ int cmt_job_set_build(struct cmt_job_set *s, const struct cmt_job_member *member
     memset(s, 0, sizeof *s);
     s->members = members;
     s->n_members = n;
+    for (int h = 0; h < CMT_HOLDER_COUNT; h++)
+        s->holder_key[h] = cmt_holder_key((enum cmt_holder)h);
     bool *taken = calloc(n ? n : 1, sizeof *taken);
     size_t *idx = calloc(n ? n : 1, sizeof *idx);
     if (!taken || !idx)

@@ -111,6 +111,7 @@ struct cmt_job_set {
     size_t n_jobs;
     const struct cmt_job_member *members;
     size_t n_members;
+    const char *holder_key[CMT_HOLDER_COUNT]; /* the holders' names in JSON (memory_holder.h) */
 };
 
 /* Groups members into jobs: traces with a rank, by job id; every job with

@@ -12,6 +12,10 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "report_events.h"
+#include "site_floors.h"
+#include "timeline_model.h"
+#include "usage_views.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -46,8 +50,19 @@ struct cmt_snapshot {
     struct cmt_call_tree tree;
 };
 
+/* An account's figures, copied from the replay's account when the model
+ * is built: what renderers read (not account). */
+struct cmt_account_figures {
+    int32_t device; /* -1: host */
+    uint8_t cls;    /* enum cmt_class */
+    uint64_t live, live_count;
+    uint64_t peak, peak_ts, peak_count;
+    uint64_t peak_by_kind[8]; /* as struct cmt_account's */
+};
+
 struct cmt_account_view {
-    const struct cmt_account *account;
+    const struct cmt_account *account; /* the model builder's (and phases_report's, until moved) */
+    struct cmt_account_figures fig;
     struct cmt_site_row *top; /* sites live at the peak, largest first (= peak.rows) */
     size_t n_top;
     size_t n_sites_at_peak;
@@ -57,6 +72,7 @@ struct cmt_account_view {
     /* Its live bytes over time: the device-resident total, the managed
      * memory of the device, or pinned host memory. */
     const struct cmt_timeline_series *series;
+    size_t chart_series; /* its index in the report's chart; SIZE_MAX: none */
     /* Device accounts: the peak split by who held it, and each holder's own
      * peak (has_own_peaks: computed, see cmt_report_options.holder_peaks). */
     uint64_t peak_by_holder[CMT_HOLDER_COUNT];
@@ -108,9 +124,64 @@ struct cmt_report_options {
     /* Each holder's own peak per device: a second reading of the trace,
      * done only when some allocation is a caching allocator's (report). */
     bool holder_peaks;
+    /* The call sites' floors per growth checkpoint interval (the HTML
+     * report's): needs every such site's holder, so its symbols. */
+    bool site_floors;
 };
 
 struct cmt_forensics_report;
+
+struct cmt_allocated_site {
+    uint32_t stack;
+    uint64_t bytes;
+};
+
+/* The trace and the process it recorded, as the renderers print them
+ * (copied from the analysis by cmt_report_build: a renderer reads the model,
+ * never the analysis). */
+struct cmt_report_trace {
+    const char *path;
+    unsigned version_major, version_minor; /* of the trace format */
+    const char *state;  /* cmt_analysis_state: "complete", "incomplete", "truncated", "damaged" */
+    bool complete;      /* state is "complete" */
+    uint64_t start_ns;  /* absolute (monotonic): the trace's start */
+    uint64_t end_ts;    /* absolute: the END record's time, else the last event's */
+    uint64_t pid;       /* the process record's, else the file header's */
+    const char **argv;  /* the process's arguments (strings of the trace model) */
+    size_t argc;
+    uint64_t events;        /* events replayed */
+    uint64_t failed_allocs; /* allocations that failed */
+    uint64_t frag_checkpoints, device_samples; /* the forensics' (0 without them) */
+    bool damaged;          /* the read stopped at damage: message says where */
+    const char *message;
+    uint64_t file_size, claimed_end; /* of the file, and where its chunks reach */
+    bool clean_exit;       /* the file header's flag */
+    uint64_t start_realtime_ns;
+    /* The process record (has_process; else only pid, from the header). */
+    bool has_process;
+    uint64_t ppid;
+    const char *exe, *hostname, *cwd;
+    int64_t rank; /* -1: none recorded */
+    /* The JOB record (has_job): who the process was in a job of several. */
+    bool has_job;
+    uint64_t job_source; /* enum cmt_job_source */
+    int64_t job_rank, job_local_rank, job_world_size, job_local_world_size; /* -1 unknown */
+    bool has_job_id;
+    const char *job_id; /* "" without one */
+    struct cmt_report_var { const char *name, *value; } job_vars[CMT_JOB_MAX_VARS];
+    size_t job_nvars;
+    /* The writer's notes, the first ones. */
+    struct cmt_report_note { const char *source, *text; uint64_t ts; } notes[CMT_MODEL_MAX_NOTES];
+    size_t n_notes;
+    uint64_t notes_dropped;
+    uint64_t events_by_api[256];
+    uint64_t events_dropped, unrecorded_nested, unmatched_frees;
+    uint64_t device_mask; /* devices with events (bit d) */
+    bool host_seen;       /* pinned host memory had events */
+    uint32_t growth_checkpoints;  /* growth checkpoint intervals */
+    uint64_t growth_interval_ns;  /* their width; 0: they never started */
+    struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1]; /* VMM, by device (the last: host) */
+};
 
 struct cmt_report {
     const struct cmt_analysis *analysis;
@@ -142,6 +213,33 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    struct cmt_report_trace trace;
+    /* The holders' names (memory_holder.h), for the renderers. */
+    const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */
+    const char *holder_key[CMT_HOLDER_COUNT];  /* "pytorch", ... */
+    /* The replay's timeline, downsampled to CMT_TIMELINE_BUCKETS at most. */
+    struct cmt_timeline_model timeline;
+    /* The text chart's timeline: downsampled to chart_width buckets, when
+     * there is a chart (charts: chart_width and chart_height set, and the
+     * timeline holds some bucket). */
+    bool charts;
+    struct cmt_timeline_model chart;
+    /* With site_floors; else empty (n 0). */
+    struct cmt_site_floors floors;
+    /* Sites that allocated memory (kinds that hold memory), in order of
+     * their first allocation, with the bytes they allocated in all. */
+    struct cmt_allocated_site *allocated;
+    size_t n_allocated;
+    /* Threads, device samples, failures and steps, one by one (Perfetto). */
+    struct cmt_report_events events;
+    /* --at: at, the replay stopped there, inside the trace; at_past_end,
+     * the trace ended first, so the report covers the whole run as without
+     * --at (and says so). */
+    bool at, at_past_end;
+    /* The usage views (usage_views.h), when the analysis followed them. */
+    bool has_usage;
+    struct cmt_calls_view calls;
+    struct cmt_threads_view threads;
 };
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
@@ -160,6 +258,6 @@ void cmt_report_add_warning(struct cmt_report *r, const char *fmt, ...) __attrib
 /* ns since the trace started, from a monotonic timestamp. */
 uint64_t cmt_report_rel_ns(const struct cmt_report *r, uint64_t ts);
 /* "account" label of a view: "Device 0", "Managed memory, device 0", "Pinned host memory". */
-void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len);
+void cmt_account_label(const struct cmt_account_figures *acc, char *buf, size_t len);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forensics_report.h"
+#include "units.h"
 #include "holder_peaks.h"
 #include "size_parse.h"
 
@@ -16,7 +17,7 @@ const char *cmt_class_name(unsigned cls)
     return cls < CMT_CLASS_COUNT ? names[cls] : "unknown";
 }
 
-void cmt_account_label(const struct cmt_account *acc, char *buf, size_t len)
+void cmt_account_label(const struct cmt_account_figures *acc, char *buf, size_t len)
 {
     if (acc->cls == CMT_CLASS_HOST)
         snprintf(buf, len, "Pinned host memory");
@@ -220,6 +221,14 @@ static const struct cmt_timeline_series *account_series(const struct cmt_report 
 static int build_account(struct cmt_report *r, const struct cmt_account *acc, struct cmt_account_view *v)
 {
     v->account = acc;
+    v->fig = (struct cmt_account_figures){.device = acc->device,
+                                          .cls = acc->cls,
+                                          .live = acc->live,
+                                          .live_count = acc->live_count,
+                                          .peak = acc->peak,
+                                          .peak_ts = acc->peak_ts,
+                                          .peak_count = acc->peak_count};
+    memcpy(v->fig.peak_by_kind, acc->peak_by_kind, sizeof v->fig.peak_by_kind);
     v->series = account_series(r, acc);
     v->peak.ts = acc->peak_ts;
     v->peak.bytes = acc->peak;
@@ -230,7 +239,7 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
     v->n_top = v->peak.n_top;
-    if (r->opt->at_set) {
+    if (r->at) {
         v->has_at = true;
         v->at.ts = r->analysis->info.start_monotonic_ns + r->opt->at_ns;
         v->at.bytes = acc->live;
@@ -545,8 +554,9 @@ static void collect_warnings(struct cmt_report *r)
                                   "later events were not recorded",
                                b1, (unsigned long long)a->info.events_dropped);
     } else if (flags & CMT_FILE_FLAG_WRITE_ERROR) {
-        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (disk full?); %llu "
-                                  "later events were not recorded",
+        cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (the disk full, or the "
+                                  "file-size limit of `ulimit -f`: the profiler's warning said which); %llu later "
+                                  "events were not recorded",
                                (unsigned long long)a->info.events_dropped);
     }
     if (a->info.unrecorded_nested)
@@ -575,14 +585,117 @@ static void collect_warnings(struct cmt_report *r)
         cmt_report_add_warning(r, "%s", cmt_frames_warning(r->frames, i));
 }
 
+static int build_allocated(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    r->allocated = calloc(rp->n_active ? rp->n_active : 1, sizeof *r->allocated);
+    if (!r->allocated)
+        return -1;
+    for (size_t i = 0; i < rp->n_active; i++) {
+        uint32_t id = rp->active_sites[i];
+        if (rp->sites[id].alloc_bytes && cmt_kind_holds_memory(rp->sites[id].kind))
+            r->allocated[r->n_allocated++] = (struct cmt_allocated_site){id, rp->sites[id].alloc_bytes};
+    }
+    return 0;
+}
+
+static int build_chart(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    for (size_t i = 0; i < r->n_accounts; i++)
+        r->accounts[i].chart_series = SIZE_MAX;
+    r->charts = r->opt->chart_width && r->opt->chart_height && cmt_timeline_used(&rp->timeline) != 0;
+    if (!r->charts)
+        return 0;
+    if (cmt_timeline_model_build(&r->chart, &rp->timeline, r->opt->chart_width) != 0)
+        return -1;
+    for (size_t i = 0; i < r->n_accounts; i++)
+        r->accounts[i].chart_series = cmt_timeline_model_find(&r->chart, r->accounts[i].series);
+    return 0;
+}
+
+static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    struct cmt_report_trace *t = &r->trace;
+    const struct cmt_trace_model *m = &a->model;
+    t->path = a->path;
+    t->version_major = a->info.version_major;
+    t->version_minor = a->info.version_minor;
+    t->state = cmt_analysis_state(a);
+    t->complete = cmt_analysis_complete(a);
+    t->start_ns = a->info.start_monotonic_ns;
+    t->end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
+    t->pid = m->has_process ? m->pid : a->info.pid;
+    t->events = a->replay.events;
+    t->failed_allocs = a->replay.failed_allocs;
+    t->damaged = a->damaged;
+    t->message = a->message;
+    t->file_size = a->info.file_size;
+    t->claimed_end = a->info.claimed_end;
+    t->clean_exit = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    t->start_realtime_ns = a->info.start_realtime_ns;
+    t->has_process = m->has_process;
+    t->ppid = m->ppid;
+    t->exe = cmt_model_string(m, m->exe_id);
+    t->hostname = cmt_model_string(m, m->hostname_id);
+    t->cwd = cmt_model_string(m, m->cwd_id);
+    t->rank = m->rank;
+    t->has_job = m->has_job;
+    if (m->has_job) {
+        const struct cmt_job_in *jb = &m->job;
+        t->job_source = jb->source;
+        t->job_rank = jb->rank;
+        t->job_local_rank = jb->local_rank;
+        t->job_world_size = jb->world_size;
+        t->job_local_world_size = jb->local_world_size;
+        t->has_job_id = jb->job_id != 0;
+        t->job_id = cmt_model_string(m, jb->job_id);
+        t->job_nvars = jb->nvars < CMT_JOB_MAX_VARS ? jb->nvars : CMT_JOB_MAX_VARS;
+        for (size_t i = 0; i < t->job_nvars; i++)
+            t->job_vars[i] = (struct cmt_report_var){cmt_model_string(m, jb->vars[i].name_id),
+                                                     cmt_model_string(m, jb->vars[i].value_id)};
+    }
+    t->n_notes = m->n_notes;
+    for (size_t i = 0; i < m->n_notes; i++)
+        t->notes[i] = (struct cmt_report_note){cmt_note_source_name(m->notes[i].source),
+                                               cmt_model_string(m, m->notes[i].text_id), m->notes[i].ts};
+    t->notes_dropped = m->notes_dropped;
+    memcpy(t->events_by_api, a->replay.events_by_api, sizeof t->events_by_api);
+    t->events_dropped = a->info.events_dropped;
+    t->unrecorded_nested = a->info.unrecorded_nested;
+    t->unmatched_frees = a->replay.unmatched_frees;
+    t->device_mask = a->replay.device_mask;
+    t->host_seen = a->replay.host_seen;
+    t->growth_checkpoints = a->replay.growth.n;
+    t->growth_interval_ns = a->replay.growth.started ? 1ull << a->replay.growth.shift : 0;
+    memcpy(t->virt, a->replay.virt, sizeof t->virt);
+    if (a->forensics) {
+        t->frag_checkpoints = a->forensics->checkpoints;
+        t->device_samples = a->forensics->samples;
+    }
+    if (m->argc) {
+        t->argv = calloc(m->argc, sizeof *t->argv);
+        if (!t->argv)
+            return -1;
+        for (uint32_t i = 0; i < m->argc; i++)
+            t->argv[i] = cmt_model_string(m, m->arg_ids[i]);
+        t->argc = m->argc;
+    }
+    return 0;
+}
+
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt)
 {
     memset(r, 0, sizeof *r);
     r->analysis = a;
     r->opt = opt;
+    r->at = opt->at_set && a->stopped_early;
+    r->at_past_end = opt->at_set && !a->stopped_early;
     r->frames = cmt_frames_new(&a->model, &opt->frames);
-    if (!r->frames)
+    if (!r->frames || build_trace_facts(r, a) != 0)
         return -1;
+    for (int h = 0; h < CMT_HOLDER_COUNT; h++) {
+        r->holder_name[h] = cmt_holder_name((enum cmt_holder)h);
+        r->holder_key[h] = cmt_holder_key((enum cmt_holder)h);
+    }
     const struct cmt_replay *rp = &a->replay;
     r->accounts = calloc((CMT_MAX_DEVICES + 1) * CMT_CLASS_COUNT, sizeof *r->accounts);
     if (!r->accounts)
@@ -601,18 +714,40 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         return -1;
     if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
         return -1;
+    if (cmt_timeline_model_build(&r->timeline, &rp->timeline, CMT_TIMELINE_BUCKETS) != 0 ||
+        build_allocated(r, rp) != 0 || build_chart(r, rp) != 0 || cmt_report_events_build(&r->events, a) != 0)
+        return -1;
+    if (opt->site_floors && cmt_site_floors_build(&r->floors, r, a) != 0)
+        return -1;
     if (a->forensics) {
         r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance
                                                                                   : CMT_DEFAULT_CONTEXT_ALLOWANCE);
         if (!r->forensics)
             return -1;
     }
+    if (a->site_calls && a->thread_use) {
+        if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
+            cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
+            return -1;
+        r->has_usage = true;
+    }
     collect_warnings(r);
+    if (r->at_past_end) {
+        const struct cmt_trace_model *m = &a->model;
+        cmt_report_add_warning(r, "--at %s is after the end of the trace (%s): the report covers the whole run",
+                               CMT_DURATION(opt->at_ns), CMT_DURATION(cmt_report_rel_ns(r, m->has_end ? m->end.ts : rp->last_ts)));
+    }
     return 0;
 }
 
 void cmt_report_free(struct cmt_report *r)
 {
+    free(r->trace.argv);
+    cmt_timeline_model_free(&r->timeline);
+    cmt_timeline_model_free(&r->chart);
+    cmt_report_events_free(&r->events);
+    cmt_site_floors_free(&r->floors);
+    free(r->allocated);
     for (size_t i = 0; r->accounts && i < r->n_accounts; i++) {
         free(r->accounts[i].peak.rows);
         cmt_call_tree_free(&r->accounts[i].peak.tree);
@@ -628,6 +763,8 @@ void cmt_report_free(struct cmt_report *r)
     free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
+    cmt_calls_view_free(&r->calls);
+    cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);

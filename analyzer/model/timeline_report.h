@@ -6,14 +6,20 @@
 #include <stdint.h>
 
 #include "analysis.h"
-#include "timeline.h"
+#include "timeline_model.h"
 
 /* What `cumemtrace timeline` shows: the replay's timeline resampled to a
  * number of buckets, and the size of the text charts. */
 struct cmt_timeline_report {
-    const struct cmt_analysis *analysis;
-    struct cmt_timeline_view view;
+    const char *path;
+    uint64_t start_ns;          /* the trace's start, absolute monotonic */
+    uint64_t start_realtime_ns; /* the same on the wall clock */
+    struct cmt_timeline_model view;
     size_t chart_width, chart_height;
+    /* With a chart: the timeline downsampled to chart_width buckets, and
+     * each series of view's index in it (SIZE_MAX: not there). */
+    struct cmt_timeline_model chart;
+    size_t *chart_series;
 };
 
 /* Returns 0, or -1 when out of memory. */

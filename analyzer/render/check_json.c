@@ -120,22 +120,21 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
     cmt_json_key(j, "complete");
     cmt_json_bool(j, t->opened && t->complete);
     cmt_json_key(j, "trace_state");
-    cmt_json_string(j, t->opened ? cmt_analysis_state(&t->analysis) : NULL);
+    cmt_json_string(j, t->opened ? t->report.trace.state : NULL);
     cmt_json_key(j, "leaks_checked");
     cmt_json_bool(j, t->opened && t->leaks_checked);
     cmt_json_key(j, "violations");
     cmt_json_uint(j, t->n_errors);
     if (t->opened) {
-        const struct cmt_trace_model *m = &t->analysis.model;
         const struct cmt_report *r = &t->report;
         cmt_json_key(j, "process");
         cmt_json_begin_object(j);
         cmt_json_key(j, "pid");
-        cmt_json_uint(j, m->has_process ? m->pid : t->analysis.info.pid);
+        cmt_json_uint(j, r->trace.pid);
         cmt_json_key(j, "argv");
         cmt_json_begin_array(j);
-        for (uint32_t i = 0; i < m->argc; i++)
-            cmt_json_string(j, cmt_model_string(m, m->arg_ids[i]));
+        for (size_t i = 0; i < r->trace.argc; i++)
+            cmt_json_string(j, r->trace.argv[i]);
         cmt_json_end_array(j);
         cmt_json_end_object(j);
         cmt_json_key(j, "leaks");
@@ -152,7 +151,7 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
         cmt_json_key(j, "devices");
         cmt_json_begin_array(j);
         for (size_t i = 0; i < r->n_accounts; i++) {
-            const struct cmt_account *acc = r->accounts[i].account;
+            const struct cmt_account_figures *acc = &r->accounts[i].fig;
             if (acc->cls != CMT_CLASS_DEVICE)
                 continue;
             cmt_json_begin_object(j);
@@ -166,7 +165,7 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
         }
         cmt_json_end_array(j);
         cmt_json_key(j, "failed_allocations");
-        cmt_json_uint(j, t->analysis.replay.failed_allocs);
+        cmt_json_uint(j, r->trace.failed_allocs);
     }
     cmt_json_key(j, "findings");
     cmt_json_begin_array(j);

@@ -81,8 +81,7 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
         append(buf, len, u, ": %s", t->error);
         return;
     }
-    const struct cmt_trace_model *m = &t->analysis.model;
-    u = append(buf, len, u, " (%s, pid %" PRIu64 "): ", t->name, m->has_process ? m->pid : t->analysis.info.pid);
+    u = append(buf, len, u, " (%s, pid %" PRIu64 "): ", t->name, t->report.trace.pid);
     if (t->status == CMT_TRACE_ERROR)
         u = append(buf, len, u, "%s; ", t->error);
     else if (t->status == CMT_TRACE_FAIL)
@@ -105,7 +104,7 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
     }
     bool any = false;
     for (size_t i = 0; i < r->n_accounts; i++) {
-        const struct cmt_account *acc = r->accounts[i].account;
+        const struct cmt_account_figures *acc = &r->accounts[i].fig;
         if (acc->cls != CMT_CLASS_DEVICE)
             continue;
         cmt_format_size(acc->peak, size, sizeof size);

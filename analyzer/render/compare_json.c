@@ -46,6 +46,8 @@ void cmt_compare_render_json(const struct cmt_process_summary *s, size_t n, stru
         cmt_json_uint(j, p->pid);
         cmt_json_key(j, "hostname");
         cmt_json_string(j, p->hostname);
+        cmt_json_key(j, "program");
+        cmt_json_string(j, p->program);
         cmt_json_key(j, "peak_bytes");
         cmt_json_uint(j, p->peak);
         cmt_json_key(j, "devices");

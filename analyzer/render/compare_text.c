@@ -5,6 +5,7 @@
 
 #include "compare.h"
 #include "render_parts.h"
+#include "units.h"
 #include "size_parse.h"
 
 void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE *out)
@@ -31,7 +32,7 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
             cmt_format_size(p->devices[d].peak, b1, sizeof b1);
             cmt_format_size(p->devices[d].live, b2, sizeof b2);
             char at[32];
-            snprintf(at, sizeof at, "%.3f s", (double)p->devices[d].peak_ns / 1e9);
+            cmt_format_duration(p->devices[d].peak_ns, at, sizeof at);
             if (d == 0)
                 fprintf(out, "  %-16s %-10.10s %6d %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", label,
                         p->hostname, p->devices[d].ordinal, b1, at, b2, leaks, p->growth_candidates, p->failed,
@@ -49,7 +50,7 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
         char lmax[64], lmin[64];
         cmt_summary_label(&s[im.max_index], lmax, sizeof lmax);
         cmt_summary_label(&s[im.min_index], lmin, sizeof lmin);
-        fprintf(out, "  peak imbalance: highest %s (%s), lowest %s (%s), mean %s; highest/mean %.2f\n", b1, lmax,
+        fprintf(out, "  peak imbalance: highest %s by %s, lowest %s by %s, mean %s; highest/mean %.2f\n", b1, lmax,
                 b2, lmin, b3, im.max_over_mean);
     }
     if (im.leak_max) {

@@ -48,7 +48,7 @@ static void line(const struct cmt_report *r, FILE *out, const char *account, uin
     fprintf(out, " %" PRIu64 "\n", bytes);
 }
 
-static void account_name(const struct cmt_account *a, char *buf, size_t len)
+static void account_name(const struct cmt_account_figures *a, char *buf, size_t len)
 {
     if (a->cls == CMT_CLASS_HOST)
         snprintf(buf, len, "pinned host");
@@ -65,7 +65,7 @@ void cmt_folded_render(const struct cmt_folded_model *m, FILE *out)
     if (m->metric == CMT_FOLDED_PEAK) {
         for (size_t i = 0; i < r->n_accounts; i++) {
             const struct cmt_account_view *v = &r->accounts[i];
-            account_name(v->account, name, sizeof name);
+            account_name(&v->fig, name, sizeof name);
             for (size_t k = 0; k < v->peak.n_rows; k++) {
                 if (!v->peak.rows[k].bytes)
                     continue;
@@ -80,12 +80,7 @@ void cmt_folded_render(const struct cmt_folded_model *m, FILE *out)
             line(r, out, "live at exit", s->stack, s->bytes);
         }
     } else {
-        const struct cmt_replay *rp = &r->analysis->replay;
-        for (size_t i = 0; i < rp->n_active; i++) {
-            uint32_t id = rp->active_sites[i];
-            if (!rp->sites[id].alloc_bytes || !cmt_kind_holds_memory(rp->sites[id].kind))
-                continue;
-            line(r, out, "allocated", id, rp->sites[id].alloc_bytes);
-        }
+        for (size_t i = 0; i < r->n_allocated; i++)
+            line(r, out, "allocated", r->allocated[i].stack, r->allocated[i].bytes);
     }
 }

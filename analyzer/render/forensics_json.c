@@ -261,6 +261,7 @@ static void json_device_frag(const struct cmt_report *r, struct cmt_json *j, con
             cmt_json_begin_object(j);
             key_uint(j, "hole_bytes", p->pinned_bytes);
             key_uint(j, "holes", p->holes);
+            key_uint(j, "allocations", p->allocations);
             key_time(j, r, "oldest_allocated_ns", p->oldest_ts);
             json_site_frames(r, j, p->stack);
             cmt_json_end_object(j);
@@ -279,6 +280,10 @@ static void json_device_frag(const struct cmt_report *r, struct cmt_json *j, con
     key_uint(j, "rounding_peak_bytes", dev->round_waste_peak);
     key_time(j, r, "rounding_peak_ns", dev->round_waste_peak_ts);
     cmt_json_end_object(j);
+    /* Stream-ordered bytes handed out, every pool of the device: known at
+     * every event, where a pool's reserve is known at its samples only. */
+    key_uint(j, "async_peak_bytes", dev->async_peak);
+    key_time(j, r, "async_peak_ns", dev->async_peak_ts);
     cmt_json_key(j, "series");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < dev->point_series.n; i++)

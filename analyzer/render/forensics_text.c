@@ -17,15 +17,13 @@
 /* Sizes in a sentence: "1.5 GiB". */
 #define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))
 
-static double seconds(const struct cmt_report *r, uint64_t ts)
-{
-    return (double)cmt_report_rel_ns(r, ts) / 1e9;
-}
+/* A time since the start of the trace, in the unit its magnitude calls for. */
+#define AT(r, ts) CMT_DURATION(cmt_report_rel_ns((r), (ts)))
 
 /* Where the replay ended: "exit", or the instant --at asked for. */
 static const char *end_label(const struct cmt_report *r, char *buf, size_t len)
 {
-    if (!r->opt->at_set)
+    if (!r->at)
         return "exit";
     cmt_format_duration(r->opt->at_ns, buf, len);
     return buf;
@@ -213,7 +211,7 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
     fprintf(out, "  %s of %s (%" PRIu64 " B)", cmt_api_name(c->api), SZ(a, c->size), c->size);
     if (c->device >= 0)
         fprintf(out, " on device %d", c->device);
-    fprintf(out, " failed at %.3f s with %s (%d)\n", seconds(r, c->ts),
+    fprintf(out, " failed at %s with %s (%d)\n", AT(r, c->ts),
             cmt_cuda_error_name(c->result, cmt_api_is_driver(c->api)), c->result);
     cmt_oom_explain(v, text, sizeof text);
     fprintf(out, "    verdict: %s (rule %s): %s\n", verdict_words(v->verdict.verdict),
@@ -316,8 +314,8 @@ static void print_oom(const struct cmt_report *r, const struct cmt_forensics_rep
 static void print_point(const struct cmt_report *r, const struct cmt_frag_point *p, FILE *out)
 {
     char a[32], b[32], c[32], d[32];
-    fprintf(out, "%9.3f s  %12s live  %12s span  %6" PRIu64 " holes  %12s free  %12s largest  ratio %.2f\n",
-            seconds(r, p->ts), SZ(a, p->live), SZ(b, cmt_holes_span_bytes(&p->holes)), p->holes.count,
+    fprintf(out, "%10s  %12s live  %12s span  %6" PRIu64 " holes  %12s free  %12s largest  ratio %.2f\n",
+            AT(r, p->ts), SZ(a, p->live), SZ(b, cmt_holes_span_bytes(&p->holes)), p->holes.count,
             SZ(c, p->holes.total), SZ(d, p->holes.largest), cmt_holes_ratio(&p->holes));
 }
 
@@ -325,13 +323,13 @@ static void print_hole(const struct cmt_report *r, const struct cmt_hole_view *h
 {
     char a[32], b[32], c[32], l1[512], l2[512], l3[512], end[32], live[48];
     snprintf(live, sizeof live, ", live at %s", end_label(r, end, sizeof end));
-    fprintf(out, "      %s at 0x%" PRIx64 ", between %s from %s (allocated at %.3f s%s) and %s from %s (%.3f s%s)\n",
+    fprintf(out, "      %s at 0x%" PRIx64 ", between %s from %s (allocated at %s%s) and %s from %s (%s%s)\n",
             SZ(a, h->size), h->addr, SZ(b, h->left.end - h->left.addr), site_label(r, cmt_frames_canonical(r->frames, h->left.stack), l1, sizeof l1),
-            seconds(r, h->left.ts), h->left_live_at_exit ? live : "", SZ(c, h->right.end - h->right.addr),
-            site_label(r, cmt_frames_canonical(r->frames, h->right.stack), l2, sizeof l2), seconds(r, h->right.ts),
+            AT(r, h->left.ts), h->left_live_at_exit ? live : "", SZ(c, h->right.end - h->right.addr),
+            site_label(r, cmt_frames_canonical(r->frames, h->right.stack), l2, sizeof l2), AT(r, h->right.ts),
             h->right_live_at_exit ? live : "");
     if (full && h->left.opener)
-        fprintf(out, "        opened at %.3f s by releasing an allocation from %s\n", seconds(r, h->left.opened_ts),
+        fprintf(out, "        opened at %s by releasing an allocation from %s\n", AT(r, h->left.opened_ts),
                 site_label(r, cmt_frames_canonical(r->frames, h->left.opener), l3, sizeof l3));
 }
 
@@ -340,16 +338,25 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
 {
     const struct cmt_device_forensics *dev = fr->f->devices[d];
     char a[32], b[32], c[32], e[32], s1[32], s2[32];
-    fprintf(out, "  Device %d: %zu %s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"));
+    /* report sorts the live set at each checkpoint, frag keeps an index:
+     * report takes fewer (docs/fragmentation.md), and says so. */
+    fprintf(out, "  Device %d: %zu %s%s", d, dev->point_series.n, cmt_plural(dev->point_series.n, "checkpoint", "checkpoints"),
+            full ? "" : " (the report checks less often than `cumemtrace frag`)");
     if (!dev->worst.valid) {
-        fprintf(out, "; free space in the span never split: no holes beside a larger one\n");
+        fprintf(out, "; no fragmentation: the free space between live allocations never split\n");
     } else {
         const struct cmt_frag_point *w = &dev->worst.point;
-        fprintf(out, "; worst at %.3f s: %" PRIu64 " %s, %s free between live allocations, largest %s, "
-                     "fragmentation ratio %.2f (%s usable only by requests under %s); span %s, %s live\n",
-                seconds(r, w->ts), w->holes.count, cmt_plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
-                SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes), SZ(c, cmt_holes_stranded(&w->holes)),
-                SZ(e, w->holes.largest), SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
+        fprintf(out, "; worst at %s: %" PRIu64 " %s, %s free between live allocations, largest %s, "
+                     "fragmentation ratio %.2f",
+                AT(r, w->ts), w->holes.count, cmt_plural(w->holes.count, "hole", "holes"), SZ(a, w->holes.total),
+                SZ(b, w->holes.largest), cmt_holes_ratio(&w->holes));
+        /* The bytes outside the largest hole serve requests up to the
+         * second largest hole, that size included. */
+        uint64_t second = dev->worst.n_top > 1 ? dev->worst.top[1].size : 0;
+        if (cmt_holes_stranded(&w->holes) && second)
+            fprintf(out, " (%s outside the largest hole, usable only by requests of %s or less)",
+                    SZ(c, cmt_holes_stranded(&w->holes)), SZ(e, second));
+        fprintf(out, "; span %s, %s live\n", SZ(s1, cmt_holes_span_bytes(&w->holes)), SZ(s2, w->live));
         size_t nh = full ? dev->worst.n_top : (dev->worst.n_top < 3 ? dev->worst.n_top : 3);
         if (nh)
             fprintf(out, "    largest holes then:\n");
@@ -360,8 +367,9 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
             fprintf(out, "    call sites whose live allocations bound the holes then:\n");
         for (size_t i = 0; i < np; i++) {
             const struct cmt_pin_view *p = &fr->pins[d][i];
-            fprintf(out, "      %s of holes beside %" PRIu64 " of its allocations, the oldest from %.3f s:\n",
-                    SZ(a, p->pinned_bytes), p->holes, seconds(r, p->oldest_ts));
+            fprintf(out, "      %s in %" PRIu64 " %s beside %" PRIu64 " of its allocations, the oldest from %s:\n",
+                    SZ(a, p->pinned_bytes), p->holes, cmt_plural(p->holes, "hole", "holes"), p->allocations,
+                    AT(r, p->oldest_ts));
             print_frames(r, out, p->stack, "          ", full ? r->opt->max_frames : 3);
         }
     }
@@ -369,9 +377,9 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
     fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
             cmt_plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
     if (dev->pitch_waste_peak || dev->round_waste_peak)
-        fprintf(out, "    internal waste live at once: pitch padding up to %s (at %.3f s), rounding to 512 B up to %s (at %.3f s)\n",
-                SZ(a, dev->pitch_waste_peak), seconds(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),
-                seconds(r, dev->round_waste_peak_ts));
+        fprintf(out, "    internal waste live at once: pitch padding up to %s (at %s), rounding to 512 B up to %s (at %s)\n",
+                SZ(a, dev->pitch_waste_peak), AT(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),
+                AT(r, dev->round_waste_peak_ts));
     if (full && dev->point_series.n) {
         size_t n = dev->point_series.n, rows = n < 24 ? n : 24;
         fprintf(out, "    over time (%zu of %zu checkpoints):\n", rows, n);
@@ -394,8 +402,8 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
         split |= f->devices[d] && f->devices[d]->worst.valid;
     if (!split && !full) {
-        fprintf(out, "\nFragmentation: free space between this process's live device allocations never split "
-                     "into holes beside a larger one\n");
+        fprintf(out, "\nFragmentation: none (the free space between this process's live device allocations "
+                     "never split)\n");
         return;
     }
     fprintf(out, "\nFragmentation (free ranges between this process's live device allocations)\n");
@@ -415,7 +423,7 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
         }
     } else if (!full) {
         fprintf(out, "  (cumemtrace frag %s: fragmentation over time and the releases that opened the holes)\n",
-                r->analysis->path);
+                r->trace.path);
     }
 }
 
@@ -425,18 +433,32 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
 {
     if (!fr->n_waste)
         return;
+    if (!fr->pitch_waste_total && !fr->round_waste_total)
+        return;
     char a[32], b[32];
-    fprintf(out, "\nInternal waste (granted beyond the request, summed over allocations): pitch padding %s, "
-                 "rounding to 512 B %s\n",
-            SZ(a, fr->pitch_waste_total), SZ(b, fr->round_waste_total));
+    /* Only the kinds of waste there are: "pitch padding 0 B" says nothing. */
+    fprintf(out, "\nInternal waste (granted beyond the request, summed over allocations):");
+    if (fr->pitch_waste_total)
+        fprintf(out, " pitch padding %s%s", SZ(a, fr->pitch_waste_total), fr->round_waste_total ? "," : "");
+    if (fr->round_waste_total)
+        fprintf(out, " rounding to 512 B %s", SZ(b, fr->round_waste_total));
+    fprintf(out, "\n");
     size_t n = fr->n_waste < (full ? r->opt->top : 3) ? fr->n_waste : (full ? r->opt->top : 3);
     for (size_t i = 0; i < n; i++) {
         const struct cmt_waste_view *w = &fr->waste[i];
-        fprintf(out, "  pitch padding %s in %" PRIu64 " %s, rounding %s\n", SZ(a, w->pitch_bytes), w->pitch_count,
-                cmt_plural(w->pitch_count, "allocation", "allocations"), SZ(b, w->round_bytes));
+        fprintf(out, " ");
+        if (w->pitch_bytes)
+            fprintf(out, " pitch padding %s in %" PRIu64 " %s%s", SZ(a, w->pitch_bytes), w->pitch_count,
+                    cmt_plural(w->pitch_count, "allocation", "allocations"), w->round_bytes ? "," : "");
+        if (w->round_bytes)
+            fprintf(out, " rounding %s", SZ(b, w->round_bytes));
+        fprintf(out, "\n");
         print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
     }
-    fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver API)\n");
+    /* The note concerns VMM only: said to a program that used it. */
+    if (r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE])
+        fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver "
+                     "API)\n");
 }
 
 static void print_churn(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
@@ -454,7 +476,7 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
                 row->saturated ? "at least " : "", row->distinct, SZ(a, row->min_size), SZ(b, row->max_size),
                 row->allocs, cmt_plural(row->allocs, "allocation", "allocations"), row->frees);
         if (row->frees)
-            fprintf(out, " after %.3f s on average", (double)row->lifetime_ns / (double)row->frees / 1e9);
+            fprintf(out, " after %s on average", CMT_DURATION(row->lifetime_ns / row->frees));
         fprintf(out, ": %s\n", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "mostly kept");
         if (row->paths > 1)
             fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
@@ -476,6 +498,7 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
     const struct cmt_forensics *f = fr->f;
     size_t shown = 0;
     char a[32], b[32], c[32], d[32], t[32], l[512];
+    bool async_said[CMT_MAX_DEVICES] = {false};
     for (size_t i = 0; i < f->n_pools; i++) {
         const struct cmt_pool_info *p = &f->pools[i];
         if (!p->created_in_trace && !p->peak_reserved && !p->trims)
@@ -484,18 +507,36 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
             fprintf(out, "\nStream-ordered pools (reserved: memory the pool holds; used: handed out)\n");
         fprintf(out, "  %s 0x%" PRIx64 " on device %d", p->is_default ? "default pool" : "pool", p->handle, p->device);
         if (p->created_in_trace)
-            fprintf(out, ", created at %.3f s by %s", seconds(r, p->create_ts),
+            fprintf(out, ", created at %s by %s", AT(r, p->create_ts),
                     site_label(r, cmt_frames_canonical(r->frames, p->create_stack), l, sizeof l));
         if (p->destroyed)
-            fprintf(out, ", destroyed at %.3f s", seconds(r, p->destroy_ts));
-        fprintf(out, "\n    peak reserved %s at %.3f s; most reserved but unused %s at %.3f s; last seen %s reserved, "
-                     "%s used; release threshold %s; %" PRIu64 " %s\n",
-                SZ(a, p->peak_reserved), seconds(r, p->peak_reserved_ts), SZ(b, p->peak_slack),
-                seconds(r, p->peak_slack_ts), SZ(c, p->reserved), SZ(d, p->used),
-                p->threshold == UINT64_MAX ? "unlimited" : SZ(t, p->threshold), p->trims, cmt_plural(p->trims, "trim", "trims"));
+            fprintf(out, ", destroyed at %s", AT(r, p->destroy_ts));
+        /* The reserve is known only at the pool's samples: said so, and
+         * never beside a figure of the events that contradicts it. */
+        if (p->states) {
+            fprintf(out, "\n    sampled %" PRIu64 " %s: reserved at most %s (at %s)", p->states,
+                    cmt_plural(p->states, "time", "times"), SZ(a, p->peak_reserved), AT(r, p->peak_reserved_ts));
+            if (p->peak_slack)
+                fprintf(out, "; most reserved but unused %s (at %s)", SZ(b, p->peak_slack), AT(r, p->peak_slack_ts));
+            fprintf(out, "; last sample %s reserved, %s used; release threshold %s", SZ(c, p->reserved),
+                    SZ(d, p->used), p->threshold == UINT64_MAX ? "unlimited" : SZ(t, p->threshold));
+        } else {
+            fprintf(out, "\n    never sampled: what it reserved is not known");
+        }
+        if (p->trims)
+            fprintf(out, "; %" PRIu64 " %s", p->trims, cmt_plural(p->trims, "trim", "trims"));
+        fprintf(out, "\n");
+        const struct cmt_device_forensics *dev =
+            p->device >= 0 && p->device < CMT_MAX_DEVICES ? f->devices[p->device] : NULL;
+        if (dev && dev->async_peak > p->peak_reserved && !async_said[p->device]) {
+            async_said[p->device] = true;
+            fprintf(out, "    stream-ordered allocations on device %d (every pool of it) peaked at %s at %s, more than "
+                         "any sample saw reserved: the pools held at least that much then, between samples\n",
+                    p->device, SZ(a, dev->async_peak), AT(r, dev->async_peak_ts));
+        }
         if (full)
             for (size_t k = 0; k < p->pool_series.n; k++)
-                fprintf(out, "    %9.3f s  %12s reserved  %12s used\n", seconds(r, p->series[k].ts),
+                fprintf(out, "    %10s  %12s reserved  %12s used\n", AT(r, p->series[k].ts),
                         SZ(a, p->series[k].reserved), SZ(b, p->series[k].used));
     }
 }
@@ -503,10 +544,14 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
 static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out)
 {
     char a[32], b[32], c[32], d[32], e[32];
-    fprintf(out, "    %-8s %9.3f s: %s in use of %s: this process's allocations %s, its pools' unused %s, "
-                 "not explained %s\n",
-            what, seconds(r, s->ts), SZ(a, s->total - s->free), SZ(b, s->total), SZ(c, s->live),
-            SZ(e, cmt_sample_pool_unused(s)), SZ(d, cmt_sample_gap(s)));
+    fprintf(out, "    %-11s %10s: %s in use of %s: this process's allocations %s", what, AT(r, s->ts),
+            SZ(a, s->total - s->free), SZ(b, s->total), SZ(c, s->live));
+    if (cmt_sample_pool_unused(s))
+        fprintf(out, ", its pools' unused %s", SZ(e, cmt_sample_pool_unused(s)));
+    if (cmt_sample_gap(s))
+        fprintf(out, ", not explained %s\n", SZ(d, cmt_sample_gap(s)));
+    else
+        fprintf(out, ": all explained\n");
 }
 
 static void print_unexplained(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
@@ -523,7 +568,7 @@ static void print_unexplained(const struct cmt_report *r, const struct cmt_foren
             continue;
         fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
         print_sample(r, "first", &dev->first_sample, out);
-        print_sample(r, "largest", &dev->max_gap_sample, out);
+        print_sample(r, "largest gap", &dev->max_gap_sample, out);
         print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
         if (full)
             for (size_t i = 0; i < dev->sample_series.n; i++)

@@ -7,24 +7,24 @@
 
 void cmt_frag_render_json(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_report_trace *t = &r->trace;
     struct cmt_json j;
     cmt_json_init(&j, out, true);
     cmt_json_begin_object(&j);
     cmt_json_key(&j, "trace");
-    cmt_json_string(&j, a->path);
+    cmt_json_string(&j, t->path);
     char v[32];
-    snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
+    snprintf(v, sizeof v, "%u.%u", t->version_major, t->version_minor);
     cmt_json_key(&j, "format_version");
     cmt_json_string(&j, v);
     cmt_json_key(&j, "complete");
-    cmt_json_bool(&j, cmt_analysis_complete(a));
+    cmt_json_bool(&j, t->complete);
     cmt_json_key(&j, "trace_state");
-    cmt_json_string(&j, cmt_analysis_state(a));
+    cmt_json_string(&j, t->state);
     cmt_json_key(&j, "duration_ns");
-    cmt_json_uint(&j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : a->replay.last_ts));
+    cmt_json_uint(&j, cmt_report_rel_ns(r, t->end_ts));
     cmt_json_key(&j, "checkpoints");
-    cmt_json_uint(&j, a->forensics->checkpoints);
+    cmt_json_uint(&j, t->frag_checkpoints);
     cmt_forensics_render_json(r, &j, true);
     cmt_json_key(&j, "warnings");
     cmt_json_begin_array(&j);

@@ -7,12 +7,12 @@
 
 void cmt_frag_render_text(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_analysis *a = r->analysis;
-    fprintf(out, "cumemtrace frag of %s\n", a->path);
+    const struct cmt_report_trace *t = &r->trace;
+    fprintf(out, "cumemtrace frag of %s\n", t->path);
     fprintf(out, "  %llu events, %llu fragmentation checkpoints, %llu device samples\n",
-            (unsigned long long)a->replay.events, (unsigned long long)a->forensics->checkpoints,
-            (unsigned long long)a->forensics->samples);
-    if (a->replay.failed_allocs == 0)
+            (unsigned long long)t->events, (unsigned long long)t->frag_checkpoints,
+            (unsigned long long)t->device_samples);
+    if (t->failed_allocs == 0)
         fprintf(out, "\nNo allocation failed.\n");
     cmt_forensics_render_text(r, out, true);
     if (r->n_warnings) {

@@ -12,13 +12,14 @@ static uint64_t since_start(const struct cmt_job *job, uint64_t wall)
     return wall > job->start_wall_ns ? wall - job->start_wall_ns : 0;
 }
 
-static void holders(struct cmt_json *j, const char *key, const uint64_t *bytes, bool skip_other)
+static void holders(const struct cmt_job_set *s, struct cmt_json *j, const char *key, const uint64_t *bytes,
+                    bool skip_other)
 {
     if (key)
         cmt_json_key(j, key);
     cmt_json_begin_object(j);
     for (int h = skip_other ? 1 : 0; h < CMT_HOLDER_COUNT; h++) {
-        cmt_json_key(j, cmt_holder_key((enum cmt_holder)h));
+        cmt_json_key(j, s->holder_key[h]);
         cmt_json_uint(j, bytes[h]);
     }
     cmt_json_end_object(j);
@@ -60,10 +61,10 @@ static void device(const struct cmt_job *job, const struct cmt_job_set *s, const
     cmt_json_uint(j, dv->live_end);
     cmt_json_key(j, "peak_site");
     cmt_json_string(j, dv->peak_site[0] ? dv->peak_site : NULL);
-    holders(j, "peak_by_holder", dv->peak_by_holder, false);
+    holders(s, j, "peak_by_holder", dv->peak_by_holder, false);
     cmt_json_key(j, "own_peaks");
     if (dv->has_own_peaks)
-        holders(j, NULL, dv->own_peak, true);
+        holders(s, j, NULL, dv->own_peak, true);
     else
         cmt_json_null(j);
     cmt_json_end_object(j);
@@ -112,10 +113,10 @@ static void rank(const struct cmt_job *job, const struct cmt_job_set *s, const s
     cmt_json_uint(j, own ? own->peak_wall_ns : 0);
     cmt_json_key(j, "peak_site");
     cmt_json_string(j, own && own->peak_site[0] ? own->peak_site : NULL);
-    holders(j, "peak_by_holder", own ? own->peak_by_holder : none, false);
+    holders(s, j, "peak_by_holder", own ? own->peak_by_holder : none, false);
     cmt_json_key(j, "own_peaks");
     if (own && own->has_own_peaks)
-        holders(j, NULL, own->own_peak, true);
+        holders(s, j, NULL, own->own_peak, true);
     else
         cmt_json_null(j);
     uint64_t elsewhere = 0;

@@ -5,13 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "cuda_errors.h"
-#include "forensics.h"
 #include "frames.h"
 #include "json_writer.h"
-#include "phases.h"
-#include "timeline.h"
 
 /* Thread ids of the tracks this file adds to each process (real thread ids
  * are the recorded ones; these sit above every Linux tid). */
@@ -77,7 +73,7 @@ static void account_label(int32_t device, char *buf, size_t len)
 
 /* One counter event of every series of one device at one instant: bucket
  * b's max (at_max) or last. */
-static void counter(struct cmt_json *j, uint32_t pid, uint64_t offset, uint64_t rel_ns, const struct cmt_timeline_view *v,
+static void counter(struct cmt_json *j, uint32_t pid, uint64_t offset, uint64_t rel_ns, const struct cmt_timeline_model *v,
                     int32_t device, size_t b, bool at_max)
 {
     char name[64];
@@ -87,60 +83,51 @@ static void counter(struct cmt_json *j, uint32_t pid, uint64_t offset, uint64_t 
     cmt_json_key(j, "args");
     cmt_json_begin_object(j);
     for (size_t s = 0; s < v->n_series; s++) {
-        if (v->series[s]->device != device)
+        if (v->series[s].device != device)
             continue;
-        const struct cmt_timeline_cell *c = &v->cells[s * v->n + b];
-        cmt_json_key(j, cmt_timeline_kind_name(v->series[s]->kind));
+        const struct cmt_timeline_cell *c = &v->series[s].cells[b];
+        cmt_json_key(j, v->series[s].name);
         cmt_json_uint(j, at_max ? c->max : c->last);
     }
     cmt_json_end_object(j);
     cmt_json_end_object(j);
 }
 
-static void counters(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r,
-                     const struct cmt_analysis *a)
+static void counters(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
 {
-    struct cmt_timeline_view v;
-    if (cmt_timeline_resample(&a->replay.timeline, CMT_TIMELINE_BUCKETS, &v) != 0)
-        return;
+    const struct cmt_timeline_model *v = &r->timeline;
     bool seen[CMT_MAX_TIMELINE_DEVICES] = {false};
-    for (size_t s = 0; s < v.n_series; s++)
-        seen[v.series[s]->device + 1] = true;
+    for (size_t s = 0; s < v->n_series; s++)
+        seen[v->series[s].device + 1] = true;
     for (int d = -1; d < CMT_MAX_TIMELINE_DEVICES - 1; d++) {
         if (!seen[d + 1])
             continue;
-        for (size_t b = 0; b < v.n; b++) {
-            uint64_t start = cmt_report_rel_ns(r, cmt_timeline_view_start(&v, b));
-            uint64_t end = cmt_report_rel_ns(r, cmt_timeline_view_start(&v, b + 1));
-            counter(&p->j, pid, offset, start, &v, d, b, true);
-            counter(&p->j, pid, offset, start + (end - start) / 2, &v, d, b, false);
+        for (size_t b = 0; b < v->n; b++) {
+            uint64_t start = cmt_report_rel_ns(r, v->starts[b]);
+            uint64_t end = cmt_report_rel_ns(r, v->starts[b + 1]);
+            counter(&p->j, pid, offset, start, v, d, b, true);
+            counter(&p->j, pid, offset, start + (end - start) / 2, v, d, b, false);
         }
     }
-    cmt_timeline_view_free(&v);
 }
 
 /* What the driver said at each device sample: in use, and the pools. */
-static void samples(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r,
-                    const struct cmt_analysis *a)
+static void samples(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
 {
-    if (!a->forensics)
-        return;
-    for (int d = 0; d < CMT_MAX_DEVICES; d++) {
-        const struct cmt_device_forensics *df = a->forensics->devices[d];
-        if (!df || !df->seen)
-            continue;
+    for (size_t d = 0; d < r->events.n_devices; d++) {
+        const struct cmt_report_device_samples *ds = &r->events.devices[d];
         char name[64];
-        snprintf(name, sizeof name, "device %d as the driver saw it", d);
-        for (size_t i = 0; i < df->sample_series.n; i++) {
-            const struct cmt_sample_point *s = &df->samples[i];
+        snprintf(name, sizeof name, "device %d as the driver saw it", ds->device);
+        for (size_t i = 0; i < ds->n; i++) {
+            const struct cmt_report_sample *s = &ds->samples[i];
             head(&p->j, "C", name, pid, TID_COUNTERS);
             ts_key(&p->j, offset, cmt_report_rel_ns(r, s->ts));
             cmt_json_key(&p->j, "args");
             cmt_json_begin_object(&p->j);
             cmt_json_key(&p->j, "used");
-            cmt_json_uint(&p->j, s->total > s->free ? s->total - s->free : 0);
+            cmt_json_uint(&p->j, s->used);
             cmt_json_key(&p->j, "unexplained");
-            cmt_json_uint(&p->j, cmt_sample_gap(s));
+            cmt_json_uint(&p->j, s->unexplained);
             cmt_json_key(&p->j, "pool reserved");
             cmt_json_uint(&p->j, s->pool_reserved);
             cmt_json_key(&p->j, "pool used");
@@ -168,12 +155,10 @@ static void stack_args(struct cmt_json *j, const struct cmt_report *r, uint32_t 
     cmt_json_end_array(j);
 }
 
-static void failures(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r,
-                     const struct cmt_analysis *a)
+static void failures(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
 {
-    const struct cmt_replay *rp = &a->replay;
-    for (size_t i = 0; i < rp->n_failures; i++) {
-        const struct cmt_failure *f = &rp->failures[i];
+    for (size_t i = 0; i < r->events.n_failures; i++) {
+        const struct cmt_report_failure *f = &r->events.failures[i];
         char name[96];
         snprintf(name, sizeof name, "failed %s of %" PRIu64 " B", cmt_api_name(f->api), f->size);
         head(&p->j, "i", name, pid, f->tid);
@@ -200,17 +185,16 @@ static void failures(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, cons
     }
 }
 
-static void steps(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r,
-                  const struct cmt_analysis *a)
+static void steps(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
 {
-    size_t n = 0;
-    const struct cmt_phase_step *st = a->phases ? cmt_phases_steps(a->phases, &n) : NULL;
+    size_t n = r->events.n_steps;
+    const struct cmt_report_step *st = r->events.steps;
     if (!n)
         return;
     meta(&p->j, "thread_name", pid, TID_STEPS, "steps");
     for (size_t i = 0; i < n; i++) {
         char name[160];
-        const char *s = st[i].name ? cmt_model_string(&a->model, st[i].name) : NULL;
+        const char *s = st[i].name;
         if (s && *s)
             snprintf(name, sizeof name, "%s", s);
         else
@@ -252,27 +236,26 @@ static uint32_t unique_pid(struct cmt_perfetto *p, uint32_t pid)
 
 static void trace(struct cmt_perfetto *p, const struct cmt_report *r)
 {
-    const struct cmt_analysis *a = r->analysis;
-    const struct cmt_trace_model *m = &a->model;
-    uint32_t pid = unique_pid(p, (uint32_t)(m->has_process ? m->pid : a->info.pid));
-    uint64_t start = a->info.start_realtime_ns;
+    const struct cmt_report_trace *t = &r->trace;
+    uint32_t pid = unique_pid(p, (uint32_t)t->pid);
+    uint64_t start = t->start_realtime_ns;
     uint64_t offset = start > p->origin_realtime_ns ? start - p->origin_realtime_ns : 0;
     char name[600];
-    const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : NULL;
-    if (m->has_process && m->rank >= 0)
-        snprintf(name, sizeof name, "rank %" PRId64 ": %s (%s)", m->rank, exe ? cmt_basename(exe) : "?", a->path);
+    const char *exe = t->has_process ? t->exe : NULL;
+    if (t->has_process && t->rank >= 0)
+        snprintf(name, sizeof name, "rank %" PRId64 ": %s (%s)", t->rank, exe ? cmt_basename(exe) : "?", t->path);
     else
-        snprintf(name, sizeof name, "%s (%s)", exe ? cmt_basename(exe) : "?", a->path);
+        snprintf(name, sizeof name, "%s (%s)", exe ? cmt_basename(exe) : "?", t->path);
     meta(&p->j, "process_name", pid, 0, name);
-    for (size_t i = 0; i < m->n_threads; i++) {
-        const char *tn = cmt_model_string(m, m->threads[i].name_id);
+    for (size_t i = 0; i < r->events.n_threads; i++) {
+        const char *tn = r->events.threads[i].name;
         if (tn && *tn)
-            meta(&p->j, "thread_name", pid, m->threads[i].tid, tn);
+            meta(&p->j, "thread_name", pid, r->events.threads[i].tid, tn);
     }
-    counters(p, pid, offset, r, a);
-    samples(p, pid, offset, r, a);
-    failures(p, pid, offset, r, a);
-    steps(p, pid, offset, r, a);
+    counters(p, pid, offset, r);
+    samples(p, pid, offset, r);
+    failures(p, pid, offset, r);
+    steps(p, pid, offset, r);
 }
 
 void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out)

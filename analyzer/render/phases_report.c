@@ -383,9 +383,9 @@ static void print_step_row(const struct cmt_report *r, FILE *out, size_t i, cons
 {
     char name[256], b1[32], b2[32], b3[32], b4[32];
     step_name(r, (uint32_t)i + 1, name, sizeof name);
-    fprintf(out, "    %-16s %9.3f s  live at end %10s  peak %10s  allocated %10s in %" PRIu64
+    fprintf(out, "    %-16s %10s  live at end %10s  peak %10s  allocated %10s in %" PRIu64
                  ", left live %s in %" PRIu64 "%s\n",
-            name, (double)cmt_report_rel_ns(r, s->end_ts) / 1e9, cmt_size_str(s->live_at_end, b1, sizeof b1),
+            name, CMT_DURATION(cmt_report_rel_ns(r, s->end_ts)), cmt_size_str(s->live_at_end, b1, sizeof b1),
             cmt_size_str(s->peak, b2, sizeof b2), cmt_size_str(s->alloc_bytes, b3, sizeof b3), s->alloc_count,
             cmt_size_str(s->retained_bytes, b4, sizeof b4), s->retained_count,
             s->closed ? "" : s->from_call ? " (ends with the trace)" : " (open at the end)");

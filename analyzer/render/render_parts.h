@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "diff.h"
 #include "export_model.h"
 #include "json_writer.h"
 #include "report.h"
@@ -22,6 +23,8 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out);
 void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 /* The report as one JSON value inside a document being written. */
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
+/* The "frames" member of a call site (stack: canonical id), innermost first. */
+void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
 
 /* Several traces (report_set_text.c, report_set_json.c). */
 void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out);
@@ -37,11 +40,23 @@ void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full)
 /* Adds the forensics keys to the JSON object being written. */
 void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, bool full);
 
+/* The report's "Allocation calls", "Short-lived allocations" and "Device
+ * memory by thread" sections (usage_text.c), and their JSON members
+ * ("allocation_calls", "threads") inside the report's object
+ * (usage_json.c); nothing without has_usage (docs/report.md). */
+void cmt_usage_render_text(const struct cmt_report *r, FILE *out);
+void cmt_usage_render_json(const struct cmt_report *r, struct cmt_json *j);
+
 /* `cumemtrace frag` (frag_text.c, frag_json.c): a report built with the
  * frag forensics (holes tracked). */
 void cmt_frag_render_text(const struct cmt_report *r, FILE *out);
 void cmt_frag_render_json(const struct cmt_report *r, FILE *out);
 
+/* `cumemtrace diff OLD NEW` (diff_text.c, diff_json.c): the two runs, their
+ * totals, then the call sites that changed, largest change first (text: the
+ * model's top; JSON: every site that changed). */
+void cmt_diff_render_text(const struct cmt_diff *d, FILE *out);
+void cmt_diff_render_json(const struct cmt_diff *d, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);

@@ -18,6 +18,7 @@ enum cmt_view {
     CMT_VIEW_FRAG,     /* struct cmt_report (frag forensics): `cumemtrace frag` */
     CMT_VIEW_TIMELINE, /* struct cmt_timeline_report: `cumemtrace timeline` */
     CMT_VIEW_CHECK,    /* struct cmt_check: `cumemtrace check`, `run --check` */
+    CMT_VIEW_DIFF,     /* struct cmt_diff: `cumemtrace diff OLD NEW` */
     CMT_VIEW_PERFETTO, /* struct cmt_perfetto_model: `cumemtrace export --format perfetto` */
     CMT_VIEW_FOLDED,   /* struct cmt_folded_model: `cumemtrace export --format folded` */
     CMT_VIEW_COUNT

@@ -11,7 +11,7 @@
 #include "report.h"
 #include "render_parts.h"
 
-static void json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
+void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
     cmt_json_key(j, "frames");
@@ -68,7 +68,7 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
     }
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
-    json_frames(r, j, s->stack);
+    cmt_report_json_frames(r, j, s->stack);
     cmt_json_end_object(j);
 }
 
@@ -183,31 +183,30 @@ static void json_by_kind(struct cmt_json *j, const char *key, const uint64_t *by
 /* The JOB record: who the process was in a job (null without one). */
 static void json_job(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_trace_model *m = &r->analysis->model;
+    const struct cmt_report_trace *t = &r->trace;
     cmt_json_key(j, "job");
-    if (!m->has_job) {
+    if (!t->has_job) {
         cmt_json_null(j);
         return;
     }
-    const struct cmt_job_in *jb = &m->job;
     cmt_json_begin_object(j);
     cmt_json_key(j, "launcher");
-    cmt_json_string(j, cmt_job_source_key((unsigned)jb->source));
+    cmt_json_string(j, cmt_job_source_key((unsigned)t->job_source));
     cmt_json_key(j, "job_id");
-    cmt_json_string(j, cmt_model_string(m, jb->job_id));
+    cmt_json_string(j, t->job_id);
     cmt_json_key(j, "rank");
-    cmt_json_int(j, jb->rank);
+    cmt_json_int(j, t->job_rank);
     cmt_json_key(j, "local_rank");
-    cmt_json_int(j, jb->local_rank);
+    cmt_json_int(j, t->job_local_rank);
     cmt_json_key(j, "world_size");
-    cmt_json_int(j, jb->world_size);
+    cmt_json_int(j, t->job_world_size);
     cmt_json_key(j, "local_world_size");
-    cmt_json_int(j, jb->local_world_size);
+    cmt_json_int(j, t->job_local_world_size);
     cmt_json_key(j, "variables");
     cmt_json_begin_object(j);
-    for (uint32_t i = 0; i < jb->nvars; i++) {
-        cmt_json_key(j, cmt_model_string(m, jb->vars[i].name_id));
-        cmt_json_string(j, cmt_model_string(m, jb->vars[i].value_id));
+    for (size_t i = 0; i < t->job_nvars; i++) {
+        cmt_json_key(j, t->job_vars[i].name);
+        cmt_json_string(j, t->job_vars[i].value);
     }
     cmt_json_end_object(j);
     cmt_json_end_object(j);
@@ -215,27 +214,26 @@ static void json_job(const struct cmt_report *r, struct cmt_json *j)
 
 static void json_process(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_analysis *a = r->analysis;
-    const struct cmt_trace_model *m = &a->model;
+    const struct cmt_report_trace *t = &r->trace;
     cmt_json_key(j, "process");
     cmt_json_begin_object(j);
     cmt_json_key(j, "pid");
-    cmt_json_uint(j, m->has_process ? m->pid : a->info.pid);
+    cmt_json_uint(j, t->pid);
     cmt_json_key(j, "ppid");
-    cmt_json_uint(j, m->ppid);
+    cmt_json_uint(j, t->ppid);
     cmt_json_key(j, "executable");
-    cmt_json_string(j, cmt_model_string(m, m->exe_id));
+    cmt_json_string(j, t->exe);
     cmt_json_key(j, "argv");
     cmt_json_begin_array(j);
-    for (uint32_t i = 0; i < m->argc; i++)
-        cmt_json_string(j, cmt_model_string(m, m->arg_ids[i]));
+    for (size_t i = 0; i < t->argc; i++)
+        cmt_json_string(j, t->argv[i]);
     cmt_json_end_array(j);
     cmt_json_key(j, "hostname");
-    cmt_json_string(j, cmt_model_string(m, m->hostname_id));
+    cmt_json_string(j, t->hostname);
     cmt_json_key(j, "rank");
-    cmt_json_int(j, m->rank);
+    cmt_json_int(j, t->rank);
     cmt_json_key(j, "cwd");
-    cmt_json_string(j, cmt_model_string(m, m->cwd_id));
+    cmt_json_string(j, t->cwd);
     cmt_json_end_object(j);
 }
 
@@ -246,12 +244,12 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
     bool any = false;
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
-    if (v->account->cls != CMT_CLASS_DEVICE || !any)
+    if (v->fig.cls != CMT_CLASS_DEVICE || !any)
         return;
     cmt_json_key(j, "peak_by_holder");
     cmt_json_begin_object(j);
     for (unsigned h = 0; h < CMT_HOLDER_COUNT; h++) {
-        cmt_json_key(j, cmt_holder_key(h));
+        cmt_json_key(j, r->holder_key[h]);
         cmt_json_uint(j, v->peak_by_holder[h]);
     }
     cmt_json_end_object(j);
@@ -261,7 +259,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_begin_object(j);
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         const struct cmt_holder_peak *p = &v->own_peak[h];
-        cmt_json_key(j, cmt_holder_key(h));
+        cmt_json_key(j, r->holder_key[h]);
         cmt_json_begin_object(j);
         cmt_json_key(j, "bytes");
         cmt_json_uint(j, p->bytes);
@@ -279,7 +277,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
 
 static void json_account(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
 {
-    const struct cmt_account *acc = v->account;
+    const struct cmt_account_figures *acc = &v->fig;
     cmt_json_begin_object(j);
     if (acc->cls != CMT_CLASS_HOST) {
         cmt_json_key(j, "ordinal");
@@ -291,7 +289,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
-    cmt_phases_json_peak(r, acc, j);
+    cmt_phases_json_peak(r, v->account, j);
     if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
@@ -344,7 +342,7 @@ static void json_accounts(const struct cmt_report *r, struct cmt_json *j, unsign
     cmt_json_key(j, key);
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_accounts; i++)
-        if (r->accounts[i].account->cls == cls)
+        if (r->accounts[i].fig.cls == cls)
             json_account(r, j, &r->accounts[i]);
     cmt_json_end_array(j);
 }
@@ -354,11 +352,10 @@ static void json_accounts(const struct cmt_report *r, struct cmt_json *j, unsign
  * bytes are also in the device's (or pinned host's) account. */
 static void json_virtual(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
     cmt_json_key(j, "vmm");
     cmt_json_begin_array(j);
     for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
-        const struct cmt_virtual_stats *v = &rp->virt[d];
+        const struct cmt_virtual_stats *v = &r->trace.virt[d];
         if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
             continue;
         cmt_json_begin_object(j);
@@ -402,7 +399,7 @@ static void json_held(const struct cmt_report *r, struct cmt_json *j)
             continue;
         cmt_json_begin_object(j);
         cmt_json_key(j, "holder");
-        cmt_json_string(j, cmt_holder_name(h));
+        cmt_json_string(j, r->holder_name[h]);
         cmt_json_key(j, "bytes");
         cmt_json_uint(j, r->held_bytes[h]);
         cmt_json_key(j, "segments");
@@ -461,13 +458,12 @@ static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
 
 static void json_growth(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
     cmt_json_key(j, "growth");
     cmt_json_begin_object(j);
     cmt_json_key(j, "checkpoints");
-    cmt_json_uint(j, rp->growth.n);
+    cmt_json_uint(j, r->trace.growth_checkpoints);
     cmt_json_key(j, "checkpoint_interval_ns");
-    cmt_json_uint(j, rp->growth.started ? 1ull << rp->growth.shift : 0);
+    cmt_json_uint(j, r->trace.growth_interval_ns);
     cmt_json_key(j, "candidates");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_growth; i++) {
@@ -501,7 +497,7 @@ static void json_growth(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_string(j, cmt_api_name(g->api));
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_report_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -511,7 +507,7 @@ static void json_growth(const struct cmt_report *r, struct cmt_json *j)
 static void json_failures(const struct cmt_report *r, struct cmt_json *j)
 {
     cmt_json_key(j, "failed_count");
-    cmt_json_uint(j, r->analysis->replay.failed_allocs);
+    cmt_json_uint(j, r->trace.failed_allocs);
     cmt_json_key(j, "failed");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_failures; i++) {
@@ -538,13 +534,13 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         const struct cmt_oom_view *v = cmt_forensics_report_failure(r->forensics, g->first_index);
         cmt_json_key(j, "verdict");
         if (v)
-            cmt_json_string(j, cmt_verdict_name(v->verdict.verdict));
+            cmt_json_string(j, v->verdict_name);
         else
             cmt_json_null(j);
         cmt_phases_json_failure(r, g->first_index, j);
         cmt_json_key(j, "stack_id");
         cmt_json_uint(j, g->stack);
-        json_frames(r, j, g->stack);
+        cmt_report_json_frames(r, j, g->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -561,77 +557,76 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out)
 /* The writer's notes: each {"source", "time_ns", "text"}. */
 static void json_notes(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_trace_model *m = &r->analysis->model;
+    const struct cmt_report_trace *t = &r->trace;
     cmt_json_key(j, "notes");
     cmt_json_begin_array(j);
-    for (uint32_t i = 0; i < m->n_notes; i++) {
+    for (size_t i = 0; i < t->n_notes; i++) {
         cmt_json_begin_object(j);
         cmt_json_key(j, "source");
-        cmt_json_string(j, cmt_note_source_name(m->notes[i].source));
+        cmt_json_string(j, t->notes[i].source);
         cmt_json_key(j, "time_ns");
-        cmt_json_uint(j, cmt_report_rel_ns(r, m->notes[i].ts));
+        cmt_json_uint(j, cmt_report_rel_ns(r, t->notes[i].ts));
         cmt_json_key(j, "text");
-        cmt_json_string(j, cmt_model_string(m, m->notes[i].text_id));
+        cmt_json_string(j, t->notes[i].text);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
     cmt_json_key(j, "notes_not_shown");
-    cmt_json_uint(j, m->notes_dropped);
+    cmt_json_uint(j, t->notes_dropped);
 }
 
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_analysis *a = r->analysis;
-    const struct cmt_replay *rp = &a->replay;
+    const struct cmt_report_trace *t = &r->trace;
     cmt_json_begin_object(j);
     cmt_json_key(j, "trace");
-    cmt_json_string(j, a->path);
+    cmt_json_string(j, t->path);
     cmt_json_key(j, "format_version");
     char v[32];
-    snprintf(v, sizeof v, "%u.%u", a->info.version_major, a->info.version_minor);
+    snprintf(v, sizeof v, "%u.%u", t->version_major, t->version_minor);
     cmt_json_string(j, v);
     json_process(r, j);
     json_job(r, j);
     cmt_json_key(j, "complete");
-    cmt_json_bool(j, cmt_analysis_complete(a));
+    cmt_json_bool(j, t->complete);
     cmt_json_key(j, "trace_state");
-    cmt_json_string(j, cmt_analysis_state(a));
+    cmt_json_string(j, t->state);
     cmt_json_key(j, "damage");
-    cmt_json_string(j, a->damaged ? a->message : NULL);
+    cmt_json_string(j, t->damaged ? t->message : NULL);
     cmt_json_key(j, "clean_exit");
-    cmt_json_bool(j, a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT);
+    cmt_json_bool(j, t->clean_exit);
     cmt_json_key(j, "start_realtime_ns");
-    cmt_json_uint(j, a->info.start_realtime_ns);
+    cmt_json_uint(j, t->start_realtime_ns);
     cmt_json_key(j, "duration_ns");
-    cmt_json_uint(j, cmt_report_rel_ns(r, a->model.has_end ? a->model.end.ts : rp->last_ts));
+    cmt_json_uint(j, cmt_report_rel_ns(r, t->end_ts));
     cmt_json_key(j, "at_time_ns");
-    if (r->opt->at_set)
+    if (r->at)
         cmt_json_uint(j, r->opt->at_ns);
     else
         cmt_json_null(j);
     cmt_json_key(j, "events");
-    cmt_json_uint(j, rp->events);
+    cmt_json_uint(j, t->events);
     cmt_json_key(j, "events_by_api");
     cmt_json_begin_object(j);
     for (unsigned api = 1; api < 256; api++)
-        if (rp->events_by_api[api]) {
+        if (t->events_by_api[api]) {
             cmt_json_key(j, cmt_api_name(api));
-            cmt_json_uint(j, rp->events_by_api[api]);
+            cmt_json_uint(j, t->events_by_api[api]);
         }
     cmt_json_end_object(j);
     cmt_json_key(j, "events_dropped");
-    cmt_json_uint(j, a->info.events_dropped);
+    cmt_json_uint(j, t->events_dropped);
     cmt_json_key(j, "unrecorded");
     cmt_json_begin_object(j);
     cmt_json_key(j, "total");
-    cmt_json_uint(j, a->info.events_dropped + a->info.unrecorded_nested);
+    cmt_json_uint(j, t->events_dropped + t->unrecorded_nested);
     cmt_json_key(j, "after_recording_stopped");
-    cmt_json_uint(j, a->info.events_dropped);
+    cmt_json_uint(j, t->events_dropped);
     cmt_json_key(j, "nested_calls");
-    cmt_json_uint(j, a->info.unrecorded_nested);
+    cmt_json_uint(j, t->unrecorded_nested);
     cmt_json_end_object(j);
     cmt_json_key(j, "unmatched_frees");
-    cmt_json_uint(j, rp->unmatched_frees);
+    cmt_json_uint(j, t->unmatched_frees);
     json_notes(r, j);
     json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
@@ -639,6 +634,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_virtual(r, j);
     json_leaks(r, j);
     json_growth(r, j);
+    cmt_usage_render_json(r, j);
     json_failures(r, j);
     cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);

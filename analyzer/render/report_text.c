@@ -15,6 +15,7 @@
 #include "size_parse.h"
 #include "timeline_chart.h"
 #include "render_parts.h"
+#include "site_twins.h"
 #include "units.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
@@ -36,98 +37,96 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
 }
 
 /* Who the process was in a job of several (the JOB record). */
-static void print_job(const struct cmt_trace_model *m, FILE *out)
+static void print_job(const struct cmt_report_trace *t, FILE *out)
 {
-    if (!m->has_job || m->job.source == CMT_JOB_NONE)
+    if (!t->has_job || t->job_source == CMT_JOB_NONE)
         return;
-    const struct cmt_job_in *j = &m->job;
-    fprintf(out, "  job:      rank %" PRId64, j->rank);
-    if (j->world_size >= 0)
-        fprintf(out, " of %" PRId64, j->world_size);
-    if (j->local_rank >= 0)
-        fprintf(out, " (local rank %" PRId64 ")", j->local_rank);
-    fprintf(out, ", started by %s", cmt_job_source_name((unsigned)j->source));
-    if (j->job_id)
-        fprintf(out, ", job %s", cmt_model_string(m, j->job_id));
-    for (uint32_t i = 0; i < j->nvars; i++)
-        if (!strcmp(cmt_model_string(m, j->vars[i].name_id), "CUDA_VISIBLE_DEVICES"))
-            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", cmt_model_string(m, j->vars[i].value_id));
+    fprintf(out, "  job:      rank %" PRId64, t->job_rank);
+    if (t->job_world_size >= 0)
+        fprintf(out, " of %" PRId64, t->job_world_size);
+    if (t->job_local_rank >= 0)
+        fprintf(out, " (local rank %" PRId64 ")", t->job_local_rank);
+    fprintf(out, ", started by %s", cmt_job_source_name((unsigned)t->job_source));
+    if (t->has_job_id)
+        fprintf(out, ", job %s", t->job_id);
+    for (size_t i = 0; i < t->job_nvars; i++)
+        if (!strcmp(t->job_vars[i].name, "CUDA_VISIBLE_DEVICES"))
+            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", t->job_vars[i].value);
     fputc('\n', out);
 }
 
 static void print_header(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_analysis *a = r->analysis;
-    const struct cmt_trace_model *m = &a->model;
-    const struct cmt_replay *rp = &a->replay;
-    fprintf(out, "cumemtrace report of %s\n", a->path);
-    const char *state = cmt_analysis_state(a);
+    const struct cmt_report_trace *t = &r->trace;
+    fprintf(out, "cumemtrace report of %s\n", t->path);
+    const char *state = t->state;
     if (!strcmp(state, "damaged"))
-        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", a->message);
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", t->message);
     else if (!strcmp(state, "truncated"))
         fprintf(out,
                 "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
                 "; the figures below cover the events before the cut\n",
-                a->info.file_size, a->info.claimed_end > a->info.file_size ? a->info.claimed_end : a->info.file_size);
-    if (m->has_process) {
+                t->file_size, t->claimed_end > t->file_size ? t->claimed_end : t->file_size);
+    if (t->has_process) {
         fprintf(out, "  program:  ");
-        if (m->argc == 0)
-            fprintf(out, "%s", cmt_model_string(m, m->exe_id));
-        for (uint32_t i = 0; i < m->argc; i++)
-            fprintf(out, "%s%s", i ? " " : "", cmt_model_string(m, m->arg_ids[i]));
-        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", m->pid, m->ppid,
-                cmt_model_string(m, m->hostname_id));
-        if (m->rank >= 0)
-            fprintf(out, ", rank %" PRId64, m->rank);
+        if (t->argc == 0)
+            fprintf(out, "%s", t->exe);
+        for (size_t i = 0; i < t->argc; i++)
+            fprintf(out, "%s%s", i ? " " : "", t->argv[i]);
+        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", t->pid, t->ppid, t->hostname);
+        if (t->rank >= 0)
+            fprintf(out, ", rank %" PRId64, t->rank);
         fprintf(out, "\n");
-        print_job(m, out);
+        print_job(t, out);
     } else {
-        fprintf(out, "  process:  pid %u\n", a->info.pid);
+        fprintf(out, "  process:  pid %" PRIu64 "\n", t->pid);
     }
-    time_t start = (time_t)(a->info.start_realtime_ns / 1000000000ull);
+    time_t start = (time_t)(t->start_realtime_ns / 1000000000ull);
     struct tm tm;
     char when[64] = "?";
     if (gmtime_r(&start, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    uint64_t end_ts = m->has_end ? m->end.ts : rp->last_ts;
-    double dur = (double)cmt_report_rel_ns(r, end_ts) / 1e9;
-    bool clean = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    const char *dur = CMT_DURATION(cmt_report_rel_ns(r, t->end_ts));
+    bool clean = t->clean_exit;
     const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
                       : !strcmp(state, "truncated") ? "trace truncated (see above)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %.3f s, %s\n", when, dur, how);
-    fprintf(out, "  events:   %" PRIu64, rp->events);
+    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
+    fprintf(out, "  events:   %" PRIu64, t->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
-        if (!rp->events_by_api[api])
+        if (!t->events_by_api[api])
             continue;
-        fprintf(out, "%s%s %" PRIu64, first ? " (" : ", ", cmt_api_name(api), rp->events_by_api[api]);
+        fprintf(out, "%s%s %" PRIu64, first ? " (" : ", ", cmt_api_name(api), t->events_by_api[api]);
         first = false;
     }
     fprintf(out, "%s\n", first ? "" : ")");
+    /* "device 0", "devices 0 and 1", "devices 0, 1 and 3": a bare "0"
+     * read as "no devices". */
     fprintf(out, "  devices:  ");
-    bool any = false;
+    int n_dev = __builtin_popcountll(t->device_mask), shown = 0;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
-        if (rp->device_mask & (1ull << d)) {
-            fprintf(out, "%s%d", any ? ", " : "", d);
-            any = true;
+        if (t->device_mask & (1ull << d)) {
+            fprintf(out, "%s%d", shown == 0 ? (n_dev == 1 ? "device " : "devices ")
+                                 : shown == n_dev - 1 ? " and " : ", ", d);
+            shown++;
         }
-    if (rp->host_seen) {
-        fprintf(out, "%spinned host memory", any ? "; " : "");
-        any = true;
-    }
-    fprintf(out, "%s\n", any ? "" : "none");
-    for (uint32_t i = 0; i < m->n_notes; i++)
-        fprintf(out, "  note:     %s: %s\n", cmt_note_source_name(m->notes[i].source),
-                cmt_model_string(m, m->notes[i].text_id));
-    if (m->notes_dropped)
-        fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", m->notes_dropped,
-                cmt_plural(m->notes_dropped, "note", "notes"));
-    if (r->opt->at_set) {
+    if (t->host_seen)
+        fprintf(out, "%spinned host memory", n_dev ? "; " : "");
+    fprintf(out, "%s\n", n_dev || t->host_seen ? "" : "none (no allocation named a device)");
+    for (size_t i = 0; i < t->n_notes; i++)
+        fprintf(out, "  note:     %s: %s\n", t->notes[i].source, t->notes[i].text);
+    if (t->notes_dropped)
+        fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", t->notes_dropped,
+                cmt_plural(t->notes_dropped, "note", "notes"));
+    if (r->at) {
         char when_at[32];
         cmt_format_duration(r->opt->at_ns, when_at, sizeof when_at);
         fprintf(out, "  at:       replay stopped at %s (--at): \"live\" below means live then\n", when_at);
+    } else if (r->at_past_end) {
+        fprintf(out, "  at:       --at %s is after the end of the trace (%s): the report covers the whole run\n",
+                CMT_DURATION(r->opt->at_ns), dur);
     }
 }
 
@@ -140,12 +139,15 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     if (snap->n_rows > snap->n_top)
         fprintf(out, " (top %zu of %zu)", snap->n_top, snap->n_rows);
     fprintf(out, ":\n");
+    size_t *twins = CMT_TWINS_FIND(r, snap->rows, snap->n_top);
     for (size_t i = 0; i < snap->n_top; i++) {
         const struct cmt_site_row *s = &snap->rows[i];
         fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, snap->rows, i, "        ");
     }
+    free(twins);
 }
 
 /* ---- the call tree ------------------------------------------------------------ */
@@ -312,12 +314,10 @@ static void print_by_kind(FILE *out, const uint64_t *by_kind, const char *when)
 
 static void print_chart(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
-    const struct cmt_timeline *tl = &r->analysis->replay.timeline;
-    if (!v->series || !r->opt->chart_width || !r->opt->chart_height || cmt_timeline_used(tl) == 0)
+    if (!v->series || !r->charts)
         return;
     fprintf(out, "  live bytes over time ('#' live throughout a column, ':' at times, '^' the peak):\n");
-    cmt_timeline_chart(out, tl, v->series, r->opt->chart_width, r->opt->chart_height, "    ",
-                       r->analysis->info.start_monotonic_ns);
+    cmt_timeline_chart(out, &r->chart, v->chart_series, r->opt->chart_height, "    ", r->trace.start_ns);
 }
 
 /* The device peak split by holder (memory_holder.h), and each holder's own
@@ -337,11 +337,11 @@ static void print_holders(const struct cmt_report *r, const struct cmt_account_v
         if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
             continue;
         cmt_size_exact_str(v->peak_by_holder[h], b1, sizeof b1);
-        fprintf(out, "    %-8s %s", cmt_holder_name(h), b1);
+        fprintf(out, "    %-8s %s", r->holder_name[h], b1);
         if (v->has_own_peaks && own->bytes) {
             cmt_size_exact_str(own->bytes, b2, sizeof b2);
-            fprintf(out, "; own peak %s in %" PRIu64 " %s at %.3f s", b2, own->count,
-                    cmt_plural(own->count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, own->ts) / 1e9);
+            fprintf(out, "; own peak %s in %" PRIu64 " %s at %s", b2, own->count,
+                    cmt_plural(own->count, "allocation", "allocations"), CMT_DURATION(cmt_report_rel_ns(r, own->ts)));
         }
         fprintf(out, "\n");
     }
@@ -368,17 +368,17 @@ static const char *colour(FILE *out, const char *sgr)
 
 static void print_account(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
-    const struct cmt_account *acc = v->account;
+    const struct cmt_account_figures *acc = &v->fig;
     char b1[64], label[64], when[64], at[32];
     cmt_account_label(acc, label, sizeof label);
-    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %.3f s\n", colour(out, SGR_PEAK), label,
+    fprintf(out, "\n%s%s: peak %s%s in %" PRIu64 " %s at %s\n", colour(out, SGR_PEAK), label,
             cmt_size_exact_str(acc->peak, b1, sizeof b1), colour(out, SGR_OFF), acc->peak_count,
-            cmt_plural(acc->peak_count, "allocation", "allocations"), (double)cmt_report_rel_ns(r, acc->peak_ts) / 1e9);
+            cmt_plural(acc->peak_count, "allocation", "allocations"), CMT_DURATION(cmt_report_rel_ns(r, acc->peak_ts)));
     if (acc->cls != CMT_CLASS_MANAGED)
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
         print_holders(r, v, out);
-    cmt_phases_text_peak(r, acc, out);
+    cmt_phases_text_peak(r, v->account, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -399,10 +399,9 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
 
 static void print_virtual(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
     char b1[64], b2[64];
     for (int d = 0; d <= CMT_MAX_DEVICES; d++) {
-        const struct cmt_virtual_stats *v = &rp->virt[d];
+        const struct cmt_virtual_stats *v = &r->trace.virt[d];
         if (!v->physical_peak && !v->reserve_peak && !v->map_peak)
             continue;
         if (d == 0)
@@ -441,6 +440,7 @@ static enum leak_group leak_group_of(const struct cmt_site_row *s)
 static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_group group)
 {
     char b1[64];
+    size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
@@ -453,13 +453,22 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         fprintf(out, "    %s in %" PRIu64 " %s (%s, %s%s)", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, one, many), cmt_kind_name(s->kind), cmt_api_name(s->api),
                 group == LEAK_ADDRESS_SPACE ? "; address space, not memory" : "");
-        if (group == LEAK_REPEATED)
+        if (group == LEAK_REPEATED) {
             fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64, s->site_allocs, s->site_frees);
+            /* What a cache holds of the same stack is among the allocations
+             * not freed, and is not leaked: said, or the figures mislead. */
+            for (size_t k = 0; k < r->n_held; k++)
+                if (r->held[k].stack == s->stack && r->held[k].kind == s->kind)
+                    fprintf(out, ", %" PRIu64 " of them held by %s's cache (above)", r->held[k].count,
+                            r->holder_name[r->held[k].holder]);
+        }
         if (s->growing)
             fprintf(out, "; growing (see below)");
         fprintf(out, "\n");
         print_frames(r, out, s->stack, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
+    free(twins);
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless
@@ -467,7 +476,7 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 static void print_held(const struct cmt_report *r, FILE *out)
 {
     char b1[64], when[48] = "at exit";
-    if (r->opt->at_set) {
+    if (r->at) {
         char at[32];
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -478,7 +487,7 @@ static void print_held(const struct cmt_report *r, FILE *out)
             rows = r->held[i].holder == h;
         if (!rows)
             continue;
-        const char *name = cmt_holder_name(h);
+        const char *name = r->holder_name[h];
         fprintf(out, "\nHeld by %s %s (its cache, not counted as leaks; --include-cached counts it): %s in "
                      "%" PRIu64 " %s\n",
                 name, when, cmt_size_exact_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
@@ -503,7 +512,7 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
     char b1[64], at[32];
-    if (r->opt->at_set) {
+    if (r->at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         if (r->n_leaks == 0) {
             fprintf(out, "\nLive at %s: nothing\n", at);
@@ -547,11 +556,10 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
 
 static void print_growth(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
     char b1[64], b2[64], b3[64], rate[64];
     if (r->n_growth == 0) {
         fprintf(out, "\nGrowing call sites: none (no call site's live bytes kept rising over %u checkpoints)\n",
-                rp->growth.n);
+                r->trace.growth_checkpoints);
         return;
     }
     size_t shown = r->n_growth < r->opt->top ? r->n_growth : r->opt->top;
@@ -578,11 +586,11 @@ static void print_growth(const struct cmt_report *r, FILE *out)
 
 static void print_failures(const struct cmt_report *r, FILE *out)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
-    if (rp->failed_allocs == 0)
+    const struct cmt_report_trace *t = &r->trace;
+    if (t->failed_allocs == 0)
         return;
     char b1[64], b2[64], b3[160];
-    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), rp->failed_allocs, colour(out, SGR_OFF));
+    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), t->failed_allocs, colour(out, SGR_OFF));
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
         const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));
@@ -599,12 +607,12 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, " failed with %s (%d)", err, g->result);
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
-        fprintf(out, "; this process had %s live on the device then, at %.3f s\n",
-                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), (double)cmt_report_rel_ns(r, g->first_ts) / 1e9);
+        fprintf(out, "; this process had %s live on the device then, at %s\n",
+                cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
         cmt_phases_text_failure(r, g->first_index, "      ", out);
         print_frames(r, out, g->stack, "      ");
     }
-    if (rp->failed_allocs > CMT_MAX_FAILURES_KEPT)
+    if (t->failed_allocs > CMT_MAX_FAILURES_KEPT)
         fprintf(out, "  (details kept for the first %d failures)\n", CMT_MAX_FAILURES_KEPT);
 }
 
@@ -616,6 +624,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     print_virtual(r, out);
     print_leaks(r, out);
     print_growth(r, out);
+    cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_forensics_render_text(r, out, false);

@@ -137,7 +137,7 @@ def test_ranks():
     sections = [line for line in text.stdout.splitlines() if line.startswith("===== ")]
     eq(sections, [f"===== rank {r}: {os.path.join(tmp.dir, f'rank{r}.bin')} =====" for r in range(3)], "sections")
     check("Comparison of 3 processes" in text.stdout, text.stdout)
-    check("peak imbalance: highest 122.0 MiB (rank 2), lowest 102.0 MiB (rank 0), mean 112.0 MiB; "
+    check("peak imbalance: highest 122.0 MiB by rank 2, lowest 102.0 MiB by rank 0, mean 112.0 MiB; "
           "highest/mean 1.09" in text.stdout, text.stdout)
     # A file that is not a trace among them: the others are reported, status 2.
     bogus = os.path.join(tmp.dir, "bogus.bin")
@@ -249,10 +249,13 @@ def test_at_time():
     at = cmtest.device(rep, 0)["at"]
     eq(at["live_bytes"], 99 * MiB, "live just before the peak")
     eq(cmtest.device(rep, 0)["peak_bytes"], 99 * MiB, "the peak so far")
-    # Past the end: the end, with a warning.
+    # Past the end: no instant inside the trace, so the whole run, with a
+    # warning (not "live at 1000 s").
     rep = cmtest.report(r.trace, "--at", "1000s")
-    eq(cmtest.device(rep, 0)["at"]["live_bytes"], 69 * MiB, "at the end")
-    check(any("--at is at or after the end" in w for w in rep["warnings"]), rep["warnings"])
+    check("at" not in cmtest.device(rep, 0), "no --at view past the end")
+    eq(cmtest.device(rep, 0)["live_at_exit_bytes"], 69 * MiB, "at the end")
+    check(any(w.startswith("--at 1000.000 s is after the end of the trace (") and
+              w.endswith("): the report covers the whole run") for w in rep["warnings"]), rep["warnings"])
     p = cmtest.cli("report", "--at", "soon", r.trace)
     eq(p.returncode, 2, "bad --at")
     check("--at needs a time" in p.stderr, p.stderr)

@@ -131,9 +131,9 @@ def test_python_sites():
     trace = python_trace(d)
     out = text_report(trace)
     eq(section(out, "Device 0:", "  live at exit"),
-       "Device 0: peak 69.0 MiB (72351744 B) in 4 allocations at 0.006 s\n"
+       "Device 0: peak 69.0 MiB (72351744 B) in 4 allocations at 6.0 ms\n"
        "  by holder (at the device peak; each holder's own peak):\n"
-       "    PyTorch  29.0 MiB (30408704 B); own peak 34.0 MiB (35651584 B) in 3 allocations at 0.003 s\n"
+       "    PyTorch  29.0 MiB (30408704 B); own peak 34.0 MiB (35651584 B) in 3 allocations at 3.0 ms\n"
        "    other    40.0 MiB (41943040 B)\n"
        "    (PyTorch's own peak is its reserved memory at its highest: with its cache on, "
        "torch.cuda.max_memory_reserved())\n", "device header")
@@ -314,8 +314,8 @@ def test_caching_allocator():
     leak = line_of("torch_train.c", "leak: never freed")
     leak_call = line_of("torch_train.c", "    leak_buffer();")
     out = text_report(r.trace)
-    check(re.search(r"\nDevice 0: peak 71.0 MiB \(74448896 B\) in 5 allocations at [0-9.]+ s\n", out), out)
-    holders = re.sub(r"at [0-9.]+ s", "at T s", section(out, "  by holder", "  live at exit"))
+    check(re.search(r"\nDevice 0: peak 71.0 MiB \(74448896 B\) in 5 allocations at [0-9.]+ (?:ns|us|ms|s)\n", out), out)
+    holders = re.sub(r"at [0-9.]+ (?:ns|us|ms|s)", "at T s", section(out, "  by holder", "  live at exit"))
     eq(holders,
        "  by holder (at the device peak; each holder's own peak):\n"
        "    PyTorch  28.0 MiB (29360128 B); own peak 34.0 MiB (35651584 B) in 3 allocations at T s\n"
@@ -367,7 +367,7 @@ def test_no_caching():
     out = text_report(r.trace)
     check("Held by" not in out, f"nothing is cache without caching:\n{out}")
     check(re.search(r"\n    PyTorch  28.0 MiB \(29360128 B\); own peak 28.0 MiB \(29360128 B\) in 2 allocations at "
-                    r"[0-9.]+ s\n", out), out)
+                    r"[0-9.]+ (?:ns|us|ms|s)\n", out), out)
     p = cli_check(r.trace)
     eq(p.returncode, 1, f"check: {p.stderr}")
     eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),

@@ -18,6 +18,15 @@
  *                  blocks whose neighbours are released later (holes), a
  *                  pitched allocation, a pool trim, another process taking
  *                  12 GiB and a failed allocation it explains.
+ *   small.bin      a run of 23.6 ms, the figures of which docs/report.md
+ *                  works out by hand: 31 holes of 1 MiB between 32 live
+ *                  blocks, 2000 short-lived cudaMalloc/cudaFree pairs at one
+ *                  site, a ping-pong pair that is not short-lived, a loader
+ *                  thread whose buffers the main thread frees, a pool whose
+ *                  reserve the samples see only in part.
+ *   old.bin        two runs of one program (the second with more steps), and
+ *   new.bin        a run of another program, for cumemtrace diff.
+ *   other.bin
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -93,17 +102,17 @@ static void mark(uint32_t tid, uint8_t api, uint64_t ts, const char *name)
 #define ALLOC(tid, api, dev, ts, addr, size, stk) event(tid, CMT_REC_ALLOC, api, dev, ts, addr, size, stk, 0)
 #define FREE(tid, api, ts, addr) event(tid, CMT_REC_FREE, api, INT32_MIN, ts, addr, 0, 0, 0)
 
-static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t rank)
+static void open_trace_as(const char *dir, const char *name, uint32_t pid, int64_t rank, int argc,
+                          const char **argv, uint64_t realtime)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct cmt_trace_builder_options opt = {
-        .pid = pid, .start_monotonic_ns = START, .start_realtime_ns = REALTIME, .clean_exit = true};
+        .pid = pid, .start_monotonic_ns = START, .start_realtime_ns = realtime, .clean_exit = true};
     b = cmt_tb_create(path, &opt);
     if (!b)
         fail(path);
-    const char *argv[] = {"/opt/app/train", "--steps", "100"};
-    cmt_tb_process(b, pid, 1, argv[0], 3, argv, "goldenhost", rank, "/opt/app");
+    cmt_tb_process(b, pid, 1, argv[0], argc, argv, "goldenhost", rank, "/opt/app");
     cmt_tb_device(b, 0, "Golden GPU", 80 * GiB);
     cmt_tb_device(b, 1, "Golden GPU", 80 * GiB);
     cmt_tb_thread(b, 101, "main");
@@ -125,6 +134,12 @@ static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t 
     f_huge = cmt_tb_frame(b, "try_huge_batch", "/src/app/train.c", 140);
     /* cudaMalloc as a frame of its own: the default fold rules hide it */
     f_cuda_malloc = cmt_tb_frame(b, "cudaMalloc", "", 0);
+}
+
+static void open_trace(const char *dir, const char *name, uint32_t pid, int64_t rank)
+{
+    const char *argv[] = {"/opt/app/train", "--steps", "100"};
+    open_trace_as(dir, name, pid, rank, 3, argv, REALTIME);
 }
 
 static void close_trace(uint64_t end_ms)
@@ -374,6 +389,136 @@ static void frag(const char *dir)
     close_trace(1301);
 }
 
+#define KiB 1024ull
+
+/* small.bin: every figure below is checked by hand in docs/report.md. */
+static void small(const char *dir)
+{
+    const char *argv[] = {"/opt/app/tiles", "--tiles", "2000"};
+    open_trace_as(dir, "small.bin", 4000, -1, 3, argv, REALTIME);
+    cmt_tb_thread(b, 102, "loader");
+    uint64_t f_table = cmt_tb_frame(b, "load_table", "/src/app/table.c", 12);
+    uint64_t f_fill = cmt_tb_frame(b, "scratch_fill", "/src/app/table.c", 20);
+    uint64_t f_tile = cmt_tb_frame(b, "upload_tile", "/src/app/tile.c", 14);
+    uint64_t f_pingpong = cmt_tb_frame(b, "swap_buffers", "/src/app/tile.c", 30);
+    uint64_t f_batch = cmt_tb_frame(b, "load_batch", "/src/app/loader.c", 22);
+    uint64_t f_loader = cmt_tb_frame(b, "loader_main", "/src/app/loader.c", 8);
+    uint64_t f_pool = cmt_tb_frame(b, "make_pool", "/src/app/pool.c", 9);
+    uint64_t f_stage = cmt_tb_frame(b, "stage_tiles", "/src/app/tile.c", 44);
+    uint32_t s_table = stack(3, f_cuda_malloc, f_table, f_main);
+    uint32_t s_fill = stack(3, f_cuda_malloc, f_fill, f_main);
+    uint32_t s_tile = stack(3, f_cuda_malloc, f_tile, f_main);
+    uint32_t s_pingpong = stack(3, f_cuda_malloc, f_pingpong, f_main);
+    uint32_t s_batch = stack(3, f_cuda_malloc, f_batch, f_loader);
+    uint32_t s_pool = stack(2, f_pool, f_main);
+    uint32_t s_stage = stack(2, f_stage, f_main);
+    /* tiles, ping-pong buffers and batches in turn where the last scratch
+     * block was: the span stays the table's */
+    const uint64_t table = 0x700000000000ull, pooled = 0x710000000000ull;
+    const uint64_t tiles = table + 63 * MiB, ping = tiles, batch = tiles;
+    const uint64_t total = 16 * GiB, pool = 0x5a00;
+    /* nothing in use yet: the first sample is all free */
+    record(CMT_REC_SAMPLE, CMT_API_SAMPLE_START, 500 * US, 0, 0, 0, total, total, 0, 0);
+    /* 32 table blocks of 1 MiB, each followed by a 1 MiB scratch block; the
+     * scratch blocks go, leaving 31 holes of 1 MiB between the table blocks
+     * (the last scratch block borders the end of the span, no hole) */
+    for (uint64_t k = 0; k < 32; k++) {
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS + k * 20 * US, table + 2 * k * MiB, 1 * MiB, s_table);
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS + k * 20 * US + 10 * US, table + (2 * k + 1) * MiB, 1 * MiB,
+              s_fill);
+    }
+    for (uint64_t k = 0; k < 32; k++)
+        FREE(101, CMT_API_CUDA_FREE, 2 * MS + k * 10 * US, table + (2 * k + 1) * MiB);
+    record(CMT_REC_POOL, CMT_API_POOL_CREATE, 2500 * US, pool, 0, s_pool, 0, 1, 0, 0);
+    /* 2000 tiles of 256 KiB, each released before the next is allocated */
+    for (uint64_t i = 0; i < 2000; i++) {
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 3 * MS + i * 5 * US, tiles, 256 * KiB, s_tile);
+        FREE(101, CMT_API_CUDA_FREE, 3 * MS + i * 5 * US + 2 * US, tiles);
+    }
+    record(CMT_REC_SAMPLE, CMT_API_SAMPLE_PERIODIC, 13 * MS, 0, 0, 0, total - 96 * MiB, total, 0, 0);
+    record(CMT_REC_POOL, CMT_API_POOL_STATE, 13 * MS + 1000, pool, 0, 0, 0, 0, 0, 0);
+    /* 200 ping-pong buffers: each released after the next one is allocated */
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 13 * MS + 100 * US, ping, 512 * KiB, s_pingpong);
+    for (uint64_t i = 1; i < 200; i++) {
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 13 * MS + 100 * US + i * 10 * US, ping + (i % 2) * 512 * KiB, 512 * KiB,
+              s_pingpong);
+        FREE(101, CMT_API_CUDA_FREE, 13 * MS + 100 * US + i * 10 * US + 5 * US, ping + ((i - 1) % 2) * 512 * KiB);
+    }
+    FREE(101, CMT_API_CUDA_FREE, 16 * MS, ping + (199 % 2) * 512 * KiB);
+    /* the loader thread: 4 batches of 8 MiB; the main thread frees two */
+    for (uint64_t k = 0; k < 4; k++)
+        ALLOC(102, CMT_API_CUDA_MALLOC, 0, 16 * MS + k * 100 * US, batch + k * 8 * MiB, 8 * MiB, s_batch);
+    /* 15 pool blocks of 1 MiB, 100 us apart; the pool is sampled after the
+     * fourth, so the samples see 4 MiB reserved while 15 MiB are handed out */
+    for (uint64_t k = 0; k < 15; k++) {
+        struct cmt_event e = {
+            .type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC_FROM_POOL_ASYNC, .kind = CMT_KIND_ASYNC,
+            .has_device = true, .device = 0, .ts = START + 17 * MS + k * 100 * US, .addr = pooled + k * MiB,
+            .size = 1 * MiB, .stack = s_stage, .stream = 0x5100, .aux = {pool}};
+        if (cmt_tb_event(b, 101, &e) != 0)
+            fail("event");
+        if (k == 3) {
+            record(CMT_REC_SAMPLE, CMT_API_SAMPLE_PERIODIC, 17 * MS + 350 * US, 0, 0, 0,
+                   total - (64 + 32 + 32 + 4) * MiB, total, 4 * MiB, 4 * MiB);
+            record(CMT_REC_POOL, CMT_API_POOL_STATE, 17 * MS + 351 * US, pool, 0, 0, 4 * MiB, 4 * MiB, 0, 0);
+        }
+    }
+    for (uint64_t k = 0; k < 15; k++)
+        FREE(101, CMT_API_CUDA_FREE_ASYNC, 19 * MS + k * 10 * US, pooled + k * MiB);
+    FREE(101, CMT_API_CUDA_FREE, 20 * MS, batch + 24 * MiB);
+    FREE(101, CMT_API_CUDA_FREE, 20 * MS + 10 * US, batch + 16 * MiB);
+    /* at exit: 32 table blocks and 2 batches live, the pool released its
+     * reserve (threshold 0) */
+    record(CMT_REC_SAMPLE, CMT_API_SAMPLE_EXIT, 23500 * US, 0, 0, 0, total - (64 + 32 + 16) * MiB, total, 0, 0);
+    record(CMT_REC_POOL, CMT_API_POOL_STATE, 23500 * US + 1000, pool, 0, 0, 0, 0, 0, 0);
+    cmt_tb_end(b, START + 23600 * US, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
+/* old.bin, new.bin, other.bin: runs for cumemtrace diff. steps: 1 MiB
+ * leaked per step at remember_batch, an upload of 100 tiles per step, 256
+ * MiB of weights. new.bin adds a 64 MiB buffer at the peak and drops
+ * warm_up. */
+static void diff_run(const char *dir, const char *name, const char *exe, uint64_t steps, uint64_t day, bool extra)
+{
+    char steps_arg[16];
+    snprintf(steps_arg, sizeof steps_arg, "%" PRIu64, steps);
+    const char *argv[] = {exe, "--steps", steps_arg};
+    open_trace_as(dir, name, 5000 + (uint32_t)day, -1, 3, argv, REALTIME + day * 86400ull * 1000000000ull);
+    uint64_t f_tile = cmt_tb_frame(b, "upload_tile", "/src/app/tile.c", 14);
+    uint64_t f_warm = cmt_tb_frame(b, "warm_up", "/src/app/train.c", 60);
+    uint64_t f_extra = cmt_tb_frame(b, "attention_cache", "/src/app/model.c", 90);
+    uint32_t s_weights = stack(4, f_cuda_malloc, f_weights, f_train, f_main);
+    uint32_t s_cache = stack(5, f_cuda_malloc, f_cache, f_step, f_train, f_main);
+    uint32_t s_tile = stack(5, f_cuda_malloc, f_tile, f_step, f_train, f_main);
+    uint32_t s_warm = stack(4, f_cuda_malloc, f_warm, f_train, f_main);
+    uint32_t s_extra = stack(5, f_cuda_malloc, f_extra, f_step, f_train, f_main);
+    const uint64_t base = 0x700000000000ull;
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS, base, 256 * MiB, s_weights);
+    if (!extra) {
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, 2 * MS, base + 1 * GiB, 32 * MiB, s_warm);
+        FREE(101, CMT_API_CUDA_FREE, 3 * MS, base + 1 * GiB);
+    }
+    for (uint64_t step = 0; step < steps; step++) {
+        uint64_t t = 10 * MS + step * MS;
+        for (uint64_t i = 0; i < 100; i++) {
+            ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + i * 5 * US, base + 2 * GiB, 4 * MiB, s_tile);
+            FREE(101, CMT_API_CUDA_FREE, t + i * 5 * US + 2 * US, base + 2 * GiB);
+        }
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, t + 600 * US, base + 3 * GiB + step * MiB, 1 * MiB, s_cache);
+    }
+    uint64_t end = 10 * MS + steps * MS;
+    if (extra) {
+        ALLOC(101, CMT_API_CUDA_MALLOC, 0, end, base + 4 * GiB, 64 * MiB, s_extra);
+        FREE(101, CMT_API_CUDA_FREE, end + 100 * US, base + 4 * GiB);
+    }
+    FREE(101, CMT_API_CUDA_FREE, end + 200 * US, base);
+    cmt_tb_end(b, START + end + MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -384,5 +529,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < 3; r++)
         rank(argv[1], r);
     frag(argv[1]);
+    small(argv[1]);
+    diff_run(argv[1], "old.bin", "/opt/app/train", 10, 0, false);
+    diff_run(argv[1], "new.bin", "/opt/app/train", 30, 1, true);
+    diff_run(argv[1], "other.bin", "/opt/app/infer", 10, 2, false);
     return 0;
 }

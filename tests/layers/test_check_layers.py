@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """check_layers.py catches what it is for: an upward include, a call upward
-between two layers' libraries, a folder in no layer; and passes a clean tree.
+between two layers' libraries, a folder in no layer, a renderer that includes
+a header of read/, replay/ or analyses/ or calls their code (though lower:
+renderers read the models only); and passes a clean tree, renderers reading
+a model and symbolize/.
 
 usage: test_check_layers.py CHECK_LAYERS CC AR NM"""
 import os
@@ -60,5 +63,19 @@ case("an upward include fails", dict(clean, **{"model/m.h": "int model_fn(void);
      1, "analyzer/read/r.c:1: includes model/m.h, a higher layer")
 case("a call upward fails", dict(clean, **{"read/r.c": "int model_fn(void);\nint read_fn(void);\nint read_fn(void) { return model_fn(); }\n"}),
      1, "read: r.c.o uses model_fn, defined in model (a higher layer)")
+render_clean = dict(clean, **{
+    "replay/t.h": "int replay_fn(void);\n",
+    "replay/t.c": '#include "t.h"\nint replay_fn(void) { return 2; }\n',
+    "symbolize/f.h": "int frames_fn(void);\n",
+    "symbolize/f.c": '#include "f.h"\nint frames_fn(void) { return 3; }\n',
+    "render/v.c": '#include "f.h"\nint model_fn(void);\nint view_fn(void);\nint view_fn(void) { return model_fn() + frames_fn(); }\n',
+})
+case("a renderer reading a model and symbolize/ passes", render_clean, 0, "renderers to the models")
+case("a renderer including a replay header fails",
+     dict(render_clean, **{"render/w.c": '#include "t.h"\nint w_fn(void);\nint w_fn(void) { return 0; }\n'}),
+     1, "analyzer/render/w.c:1: includes replay/t.h: renderers read the models only")
+case("a renderer calling the replay fails",
+     dict(render_clean, **{"render/w.c": "int replay_fn(void);\nint w_fn(void);\nint w_fn(void) { return replay_fn(); }\n"}),
+     1, "render: w.c.o uses replay_fn, defined in replay: renderers read the models only")
 case("a folder in no layer fails", dict(clean, **{"extras/x.c": "int x;\n"}), 1, "analyzer/extras/ is in no layer")
 sys.exit(1 if failures else 0)

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace diff [OPTIONS] OLD NEW  (docs/report.md, "Comparing two runs") */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "diff.h"
+#include "report.h"
+#include "symbol_options.h"
+
+static void diff_usage(FILE *out)
+{
+    fputs("usage: cumemtrace diff [OPTIONS] OLD NEW\n"
+          "\n"
+          "Compares two runs call site by call site: the change in bytes live at the\n"
+          "device peak, in bytes leaked (live at exit) and in allocation calls, largest\n"
+          "change first. Call sites are matched by their frames (function, file, line).\n"
+          "\n"
+          "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
+          "  --json                 --format json\n"
+          "  --top N                call sites listed in text (default 10, 0 = all)\n"
+          "  --include-cached       count what caching allocators hold at exit as leaked\n"
+          "  --full-stacks          match and show every frame, folded ones too\n"
+          "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"
+          "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
+          "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
+          "  --sysroot DIR          look up the recorded module paths under DIR first\n"
+          "  --no-symbols           do not symbolize: addresses and modules only\n"
+          "\n"
+          "Exit status: 0 compared; 2 bad options, or a trace that cannot be read,\n"
+          "is damaged or truncated (the comparison then covers the events before it).\n",
+          out);
+}
+
+struct diff_cli {
+    struct cmt_cli_format format;
+    size_t top;
+    struct cmt_report_options opt;
+};
+
+static int parse_options(int argc, char **argv, struct diff_cli *cli, int *status)
+{
+    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_INCLUDE_CACHED };
+    static const struct option own[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts, true);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    struct cmt_frames_args symbols = {0};
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    cli->top = 10;
+    /* Every site at the peak is compared, not only the top rows shown. */
+    cli->opt = (struct cmt_report_options){.top = SIZE_MAX, .max_frames = 0, .tree_min_percent = 100.0};
+    cli->opt.frames.symbolizer.demangle = true;
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+        case OPT_FORMAT:
+            if (cmt_cli_format_option("diff", CMT_VIEW_DIFF, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
+                return -1;
+            break;
+        case OPT_TOP:
+            if (cmt_cli_parse_count(optarg, &cli->top) != 0) {
+                cmt_cli_error("diff: --top needs a count, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_INCLUDE_CACHED:
+            cli->opt.include_cached = true;
+            break;
+        case 'h':
+            diff_usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        default:
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("diff", c, optarg, &symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("diff", c, argv);
+            cmt_cli_try_help("diff");
+            return -1;
+        }
+    }
+    if (argc - optind != 2) {
+        cmt_cli_error("diff: needs two traces, OLD and NEW; got %d", argc - optind);
+        cmt_cli_try_help("diff");
+        return -1;
+    }
+    cmt_frames_args_apply(&symbols, &cli->opt.frames);
+    return optind;
+}
+
+/* Reads one run into d. Returns the exit status (a damaged trace is
+ * compared up to the damage and answers CMT_EXIT_USAGE), or -1 when it
+ * cannot be compared at all. */
+static int add_run(struct cmt_diff *d, int which, const char *path, const struct diff_cli *cli)
+{
+    struct cmt_analysis a;
+    struct cmt_analysis_options aopt = {0};
+    if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
+        cmt_cli_error("%s: %s", path, a.message);
+        cmt_cli_analysis_free(&a);
+        return -1;
+    }
+    struct cmt_report r;
+    int rc = cmt_report_build(&r, &a, &cli->opt);
+    if (rc == 0)
+        rc = cmt_diff_add(d, which, &r, path);
+    int status = rc == 0 ? cmt_cli_damage_status(path, &a, "comparison") : -1;
+    if (rc != 0)
+        cmt_cli_error("%s: out of memory while comparing", path);
+    cmt_report_free(&r);
+    cmt_cli_analysis_free(&a);
+    return status;
+}
+
+int cmt_cmd_diff(int argc, char **argv)
+{
+    struct diff_cli cli = {0};
+    int status;
+    int first = parse_options(argc, argv, &cli, &status);
+    if (first < 0)
+        return status;
+    struct cmt_diff d;
+    cmt_diff_init(&d);
+    status = CMT_EXIT_OK;
+    for (int which = 0; which < 2; which++) {
+        int st = add_run(&d, which, argv[first + which], &cli);
+        if (st < 0) {
+            cmt_diff_free(&d);
+            return CMT_EXIT_USAGE;
+        }
+        if (st != CMT_EXIT_OK)
+            status = st;
+    }
+    cmt_diff_finish(&d);
+    d.top = cli.top;
+    cmt_cli_render(CMT_VIEW_DIFF, cli.format.format, &d, stdout);
+    fflush(stdout);
+    cmt_diff_free(&d);
+    return status;
+}

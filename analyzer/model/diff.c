@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+#include "diff.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void cmt_diff_init(struct cmt_diff *d)
+{
+    memset(d, 0, sizeof *d);
+}
+
+void cmt_diff_free(struct cmt_diff *d)
+{
+    for (size_t i = 0; i < d->n_sites; i++)
+        free(d->sites[i].key);
+    free(d->sites);
+    memset(d, 0, sizeof *d);
+}
+
+int64_t cmt_diff_delta(uint64_t old_v, uint64_t new_v)
+{
+    if (new_v >= old_v)
+        return new_v - old_v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(new_v - old_v);
+    return old_v - new_v > (uint64_t)INT64_MAX ? -INT64_MAX : -(int64_t)(old_v - new_v);
+}
+
+bool cmt_diff_site_changed(const struct cmt_diff_site *s)
+{
+    return s->side[0].peak != s->side[1].peak || s->side[0].leak != s->side[1].leak ||
+           s->side[0].calls != s->side[1].calls;
+}
+
+/* The site's identity: its frames shown, one per line. */
+static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines)
+{
+    const struct cmt_stack_frames *sf = cmt_frames_get(frames, stack);
+    if (sf->n == 0) {
+        *n_lines = 1;
+        return strdup("(no stack recorded)");
+    }
+    size_t cap = 256, len = 0;
+    char *key = malloc(cap);
+    if (!key)
+        return NULL;
+    key[0] = 0;
+    char buf[1024];
+    for (size_t i = 0; i < sf->n; i++) {
+        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
+        size_t need = len + strlen(buf) + 2;
+        if (need > cap) {
+            while (cap < need)
+                cap *= 2;
+            char *n = realloc(key, cap);
+            if (!n) {
+                free(key);
+                return NULL;
+            }
+            key = n;
+        }
+        len += (size_t)snprintf(key + len, cap - len, "%s%s", i ? "\n" : "", buf);
+    }
+    *n_lines = sf->n;
+    return key;
+}
+
+static struct cmt_diff_site *site_for(struct cmt_diff *d, struct cmt_frames *frames, uint64_t stack, uint8_t api)
+{
+    size_t n_lines;
+    char *key = site_key(frames, stack, &n_lines);
+    if (!key)
+        return NULL;
+    /* Sites number in the thousands at most in a report: a scan is enough. */
+    for (size_t i = 0; i < d->n_sites; i++)
+        if (!strcmp(d->sites[i].key, key)) {
+            free(key);
+            return &d->sites[i];
+        }
+    if (d->n_sites == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 64;
+        struct cmt_diff_site *n = realloc(d->sites, cap * sizeof *n);
+        if (!n) {
+            free(key);
+            return NULL;
+        }
+        d->sites = n;
+        d->cap = cap;
+    }
+    struct cmt_diff_site *s = &d->sites[d->n_sites++];
+    memset(s, 0, sizeof *s);
+    s->key = key;
+    s->n_lines = n_lines;
+    snprintf(s->api, sizeof s->api, "%s", cmt_api_name(api));
+    return s;
+}
+
+static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, const char *trace)
+{
+    const struct cmt_analysis *a = r->analysis;
+    const struct cmt_trace_model *m = &a->model;
+    snprintf(run->trace, sizeof run->trace, "%s", trace);
+    size_t len = 0;
+    run->program[0] = 0;
+    if (m->has_process) {
+        snprintf(run->exe, sizeof run->exe, "%s", cmt_model_string(m, m->exe_id));
+        if (m->argc == 0)
+            snprintf(run->program, sizeof run->program, "%s", cmt_model_string(m, m->exe_id));
+        for (uint32_t i = 0; i < m->argc && len < sizeof run->program; i++)
+            len += (size_t)snprintf(run->program + len, sizeof run->program - len, "%s%s", i ? " " : "",
+                                    cmt_model_string(m, m->arg_ids[i]));
+    } else {
+        snprintf(run->program, sizeof run->program, "(not recorded)");
+    }
+    time_t start = (time_t)(a->info.start_realtime_ns / 1000000000ull);
+    struct tm tm;
+    snprintf(run->when, sizeof run->when, "?");
+    if (gmtime_r(&start, &tm))
+        strftime(run->when, sizeof run->when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    uint64_t end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
+    run->duration_ns = cmt_report_rel_ns(r, end_ts);
+    cmt_summary_from_report(r, trace, &run->summary);
+}
+
+int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const char *trace)
+{
+    const struct cmt_replay *rp = &r->analysis->replay;
+    describe_run(&d->run[which], r, trace);
+    for (size_t i = 0; i < r->n_accounts; i++) {
+        const struct cmt_account_view *v = &r->accounts[i];
+        if (v->account->cls != CMT_CLASS_DEVICE)
+            continue;
+        for (size_t k = 0; k < v->peak.n_rows; k++) {
+            const struct cmt_site_row *row = &v->peak.rows[k];
+            struct cmt_diff_site *s = site_for(d, r->frames, row->stack, row->api);
+            if (!s)
+                return -1;
+            s->side[which].peak += row->bytes;
+        }
+    }
+    for (size_t k = 0; k < r->n_leaks; k++) {
+        const struct cmt_site_row *row = &r->leaks[k];
+        struct cmt_diff_site *s = site_for(d, r->frames, row->stack, row->api);
+        if (!s)
+            return -1;
+        s->side[which].leak += row->bytes;
+        s->side[which].leak_count += row->count;
+    }
+    for (size_t k = 0; k < rp->n_active; k++) {
+        uint32_t stack = rp->active_sites[k];
+        const struct cmt_site_stats *st = &rp->sites[stack];
+        if (!st->allocs)
+            continue;
+        struct cmt_diff_site *s = site_for(d, r->frames, cmt_frames_canonical(r->frames, stack), st->api);
+        if (!s)
+            return -1;
+        s->side[which].calls += st->allocs;
+        d->run[which].calls += st->allocs;
+    }
+    if (which == 1 && strcmp(d->run[0].exe, d->run[1].exe) != 0)
+        d->different_program = true;
+    return 0;
+}
+
+static uint64_t mag(int64_t v)
+{
+    return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+}
+
+/* Largest change of bytes first (peak or leak, whichever moved more), then
+ * of calls, then the frames' text: the same order on every run. */
+static int by_change(const void *pa, const void *pb)
+{
+    const struct cmt_diff_site *a = pa, *b = pb;
+    uint64_t ab = mag(cmt_diff_delta(a->side[0].peak, a->side[1].peak)),
+             al = mag(cmt_diff_delta(a->side[0].leak, a->side[1].leak));
+    uint64_t bb = mag(cmt_diff_delta(b->side[0].peak, b->side[1].peak)),
+             bl = mag(cmt_diff_delta(b->side[0].leak, b->side[1].leak));
+    uint64_t am = ab > al ? ab : al, bm = bb > bl ? bb : bl;
+    if (am != bm)
+        return am > bm ? -1 : 1;
+    uint64_t ac = mag(cmt_diff_delta(a->side[0].calls, a->side[1].calls)),
+             bc = mag(cmt_diff_delta(b->side[0].calls, b->side[1].calls));
+    if (ac != bc)
+        return ac > bc ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+void cmt_diff_finish(struct cmt_diff *d)
+{
+    if (d->n_sites)
+        qsort(d->sites, d->n_sites, sizeof *d->sites, by_change);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_DIFF_H
+#define CUMEMTRACE_ANALYZER_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compare.h"
+#include "report.h"
+
+/* Two runs of one program compared call site by call site (cumemtrace diff
+ * OLD NEW, docs/report.md "Comparing two runs"). Each run's report is
+ * reduced to what the comparison needs and freed, so both need not be in
+ * memory at once.
+ *
+ * A call site of one run is the same as one of the other when its frames
+ * read the same (function, file and line of every frame shown, innermost
+ * first): stack ids and addresses differ from run to run. Figures per site:
+ *   peak:  its bytes live at the device peak, every device together (the
+ *          "call sites live at the peak" of each device's section);
+ *   leak:  its bytes live at exit (the report's leaks);
+ *   calls: its successful allocation calls over the run. */
+
+#define CMT_DIFF_FRAMES_SHOWN 8
+
+struct cmt_diff_run {
+    char trace[512];
+    char program[1024];  /* the command line, or the executable */
+    char exe[512];
+    char when[64];       /* "2026-01-01 00:00:00 UTC" */
+    uint64_t duration_ns;
+    struct cmt_process_summary summary; /* peaks per device, leaks, events */
+    uint64_t calls;      /* successful allocation calls */
+};
+
+struct cmt_diff_side {
+    uint64_t peak, leak, leak_count, calls;
+};
+
+struct cmt_diff_site {
+    char *key;      /* frames shown, one per line (the site's identity) */
+    size_t n_lines; /* lines in key */
+    char api[32];
+    struct cmt_diff_side side[2]; /* [0] OLD, [1] NEW */
+};
+
+struct cmt_diff {
+    struct cmt_diff_run run[2];
+    struct cmt_diff_site *sites;
+    size_t n_sites, cap;
+    /* Both runs: the executable's path differs (the sites may not match). */
+    bool different_program;
+    /* Call sites the text lists (--top; 0 = all); JSON has every one. */
+    size_t top;
+};
+
+void cmt_diff_init(struct cmt_diff *d);
+/* Adds the report of run which (0 OLD, 1 NEW). Returns 0, -1 out of memory. */
+int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const char *trace);
+/* After both runs: sorts the sites, the largest change first. */
+void cmt_diff_finish(struct cmt_diff *d);
+void cmt_diff_free(struct cmt_diff *d);
+
+/* Signed change NEW - OLD of a figure, saturated to int64. */
+int64_t cmt_diff_delta(uint64_t old_v, uint64_t new_v);
+/* True when a site changed in any figure. */
+bool cmt_diff_site_changed(const struct cmt_diff_site *s);
+
+#endif

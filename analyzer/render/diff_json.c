@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* cumemtrace diff --json (docs/report.md, "Comparing two runs"). */
+#include <string.h>
+
+#include "render_parts.h"
+#include "json_writer.h"
+
+static void run_json(const struct cmt_diff_run *run, struct cmt_json *j)
+{
+    const struct cmt_process_summary *s = &run->summary;
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "trace");
+    cmt_json_string(j, run->trace);
+    cmt_json_key(j, "program");
+    cmt_json_string(j, run->program);
+    cmt_json_key(j, "exe");
+    cmt_json_string(j, run->exe);
+    cmt_json_key(j, "recorded");
+    cmt_json_string(j, run->when);
+    cmt_json_key(j, "duration_ns");
+    cmt_json_uint(j, run->duration_ns);
+    cmt_json_key(j, "pid");
+    cmt_json_uint(j, s->pid);
+    cmt_json_key(j, "devices");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < s->n_devices; i++) {
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "ordinal");
+        cmt_json_int(j, s->devices[i].ordinal);
+        cmt_json_key(j, "peak_bytes");
+        cmt_json_uint(j, s->devices[i].peak);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+    cmt_json_key(j, "leak_bytes");
+    cmt_json_uint(j, s->leak_bytes);
+    cmt_json_key(j, "leak_count");
+    cmt_json_uint(j, s->leak_count);
+    cmt_json_key(j, "calls");
+    cmt_json_uint(j, run->calls);
+    cmt_json_end_object(j);
+}
+
+static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side *n, struct cmt_json *j)
+{
+    static const char *const names[] = {"peak_bytes", "leak_bytes", "calls"};
+    uint64_t ov[] = {o->peak, o->leak, o->calls}, nv[] = {n->peak, n->leak, n->calls};
+    for (size_t k = 0; k < 3; k++) {
+        cmt_json_key(j, names[k]);
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "old");
+        cmt_json_uint(j, ov[k]);
+        cmt_json_key(j, "new");
+        cmt_json_uint(j, nv[k]);
+        cmt_json_key(j, "change");
+        cmt_json_int(j, cmt_diff_delta(ov[k], nv[k]));
+        cmt_json_end_object(j);
+    }
+}
+
+static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
+{
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "old");
+    run_json(&d->run[0], j);
+    cmt_json_key(j, "new");
+    run_json(&d->run[1], j);
+    cmt_json_key(j, "different_program");
+    cmt_json_bool(j, d->different_program);
+    cmt_json_key(j, "sites_total");
+    cmt_json_uint(j, d->n_sites);
+    cmt_json_key(j, "sites");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < d->n_sites; i++) {
+        const struct cmt_diff_site *s = &d->sites[i];
+        if (!cmt_diff_site_changed(s))
+            continue;
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "api");
+        cmt_json_string(j, s->api);
+        side_json(&s->side[0], &s->side[1], j);
+        cmt_json_key(j, "frames");
+        cmt_json_begin_array(j);
+        const char *p = s->key;
+        char line[1100];
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            size_t len = nl ? (size_t)(nl - p) : strlen(p);
+            snprintf(line, sizeof line, "%.*s", (int)len, p);
+            cmt_json_string(j, line);
+            p = nl ? nl + 1 : p + len;
+        }
+        cmt_json_end_array(j);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+}
+
+void cmt_diff_render_json(const struct cmt_diff *d, FILE *out)
+{
+    struct cmt_json j;
+    cmt_json_init(&j, out, true);
+    diff_json(d, &j);
+    cmt_json_finish(&j);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* The usage analyses through a real replay: allocation calls and the
+ * short-lived rule of site_calls.h (released by the same thread before it
+ * allocated anything else; releases in between do not matter), and device
+ * memory by the allocating thread (thread_use.h). */
+#include <stdint.h>
+
+#include "replay.h"
+#include "site_calls.h"
+#include "test_util.h"
+#include "thread_use.h"
+
+#define MiB (1024ull * 1024ull)
+
+static struct cmt_replay r;
+
+static void event(uint8_t type, uint8_t api, uint32_t tid, uint64_t ts, uint64_t addr, uint64_t size, uint64_t stack)
+{
+    struct cmt_event_in e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .device = type == CMT_REC_ALLOC ? 0 : -1,
+        .tid = tid,
+        .ts = ts,
+        .addr = addr,
+        .size = size,
+        .stack = stack,
+    };
+    CHECK(cmt_replay_event(&r, &e) == 0);
+}
+
+#define ALLOC(tid, ts, addr, size, stack) event(CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, tid, ts, addr, size, stack)
+#define FREE(tid, ts, addr) event(CMT_REC_FREE, CMT_API_CUDA_FREE, tid, ts, addr, 0, 0)
+
+int main(void)
+{
+    CHECK(cmt_replay_init(&r) == 0);
+    cmt_replay_bound_stacks(&r, 1u << 20);
+    cmt_replay_set_origin(&r, 1000);
+    struct cmt_site_calls sc;
+    struct cmt_thread_use tu;
+    CHECK(cmt_site_calls_init(&sc) == 0);
+    CHECK(cmt_thread_use_init(&tu) == 0);
+    CHECK(cmt_replay_add_observer(&r, &sc.observer) == 0);
+    CHECK(cmt_replay_add_observer(&r, &tu.observer) == 0);
+
+    /* stack 1, thread 7: three allocate-release pairs, short-lived */
+    for (uint64_t i = 0; i < 3; i++) {
+        ALLOC(7, 2000 + i * 100, 0x1000000, 1 * MiB, 1);
+        FREE(7, 2010 + i * 100, 0x1000000);
+    }
+    /* stack 2, thread 7: allocate A, allocate B, release A (B came in
+     * between: not short-lived), release B (nothing allocated since:
+     * short-lived, although A was released in between) */
+    ALLOC(7, 3000, 0x2000000, 2 * MiB, 2);
+    ALLOC(7, 3100, 0x3000000, 2 * MiB, 2);
+    FREE(7, 3200, 0x2000000);
+    FREE(7, 3400, 0x3000000);
+    /* stack 3, thread 8 allocates, thread 7 releases: counts for thread 8
+     * until then, and is no short-lived allocation of thread 7 */
+    ALLOC(8, 4000, 0x4000000, 4 * MiB, 3);
+    ALLOC(8, 4100, 0x5000000, 4 * MiB, 3);
+    FREE(7, 4200, 0x4000000);
+    /* thread 8's peak: 8 MiB in 2 at 4100; one 4 MiB allocation left */
+    cmt_replay_finish(&r, 5000);
+
+    struct cmt_site_calls_cell c1 = cmt_site_calls_get(&sc, 1), c2 = cmt_site_calls_get(&sc, 2),
+                               c3 = cmt_site_calls_get(&sc, 3);
+    CHECK_EQ_U64(c1.calls, 3);
+    CHECK_EQ_U64(c1.short_lived, 3);
+    CHECK_EQ_U64(c1.short_bytes, 3 * MiB);
+    CHECK_EQ_U64(c1.short_life_ns, 30);
+    CHECK_EQ_U64(c2.calls, 2);
+    CHECK_EQ_U64(c2.short_lived, 1);
+    CHECK_EQ_U64(c2.short_life_ns, 300);
+    CHECK_EQ_U64(c3.calls, 2);
+    CHECK_EQ_U64(c3.short_lived, 0);
+    CHECK_EQ_U64(cmt_site_calls_get(&sc, 99).calls, 0);
+    CHECK_EQ_U64(sc.calls, 7);
+    CHECK_EQ_U64(sc.short_lived, 4);
+
+    CHECK_EQ_U64(tu.n_rows, 2);
+    const struct cmt_thread_use_row *t7 = &tu.rows[0], *t8 = &tu.rows[1];
+    CHECK_EQ_U64(t7->tid, 7);
+    CHECK_EQ_U64(t7->allocs, 5);
+    CHECK_EQ_U64(t7->peak, 4 * MiB);
+    CHECK_EQ_U64(t7->peak_count, 2);
+    CHECK_EQ_U64(t7->peak_ts, 3100);
+    CHECK_EQ_U64(t7->live, 0);
+    CHECK_EQ_U64(t8->tid, 8);
+    CHECK_EQ_U64(t8->peak, 8 * MiB);
+    CHECK_EQ_U64(t8->peak_ts, 4100);
+    CHECK_EQ_U64(t8->live, 4 * MiB);
+    CHECK_EQ_U64(t8->live_count, 1);
+    CHECK_EQ_U64(t8->frees_by_others, 1);
+
+    cmt_site_calls_free(&sc);
+    cmt_thread_use_free(&tu);
+    cmt_replay_free(&r);
+    return 0;
+}
