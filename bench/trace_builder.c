@@ -334,6 +334,23 @@ void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, cons
     meta_commit(b, CMT_META_NOTE, &pl);
 }
 
+void cmt_tb_allocator(struct cmt_trace_builder *b, uint64_t ts, unsigned framework, const char *version,
+                      unsigned state, const char *backend)
+{
+    uint32_t version_id = version ? cmt_tb_string(b, version) : 0;
+    uint32_t backend_id = backend ? cmt_tb_string(b, backend) : 0;
+    uint8_t *start = meta_begin(b, 48);
+    if (!start)
+        return;
+    struct cmt_payload pl = {start, start + 48, false};
+    cmt_payload_varint(&pl, ts);
+    cmt_payload_varint(&pl, framework);
+    cmt_payload_varint(&pl, version_id);
+    cmt_payload_varint(&pl, state);
+    cmt_payload_varint(&pl, backend_id);
+    meta_commit(b, CMT_META_ALLOCATOR, &pl);
+}
+
 void cmt_tb_job(struct cmt_trace_builder *b, const struct cmt_tb_job_desc *j)
 {
     uint32_t job_id = j->job_id && *j->job_id ? cmt_tb_string(b, j->job_id) : 0;

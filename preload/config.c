@@ -111,6 +111,8 @@ void cmt_config_load(void)
     cmt_config.free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     cmt_config.follow_fork = env_flag("CUMEMTRACE_FOLLOW_FORK", true);
     cmt_config.python_frames = env_flag("CUMEMTRACE_PYTHON", true);
+    cmt_config.blocks = env_flag("CUMEMTRACE_BLOCKS", true);
+    env_string("CUMEMTRACE_TORCH_LAYOUT", cmt_config.torch_layout, sizeof cmt_config.torch_layout, "");
     cmt_config.stack_depth = env_uint("CUMEMTRACE_STACK_DEPTH", 64, 256);
     cmt_config.stack_cache = env_cache_mode("CUMEMTRACE_STACK_CACHE");
     cmt_config.device_cache = env_cache_mode("CUMEMTRACE_DEVICE_CACHE");

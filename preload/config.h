@@ -31,6 +31,7 @@ struct cmt_config {
     bool free_stacks;         /* CUMEMTRACE_FREE_STACKS=1 */
     bool follow_fork;         /* CUMEMTRACE_FOLLOW_FORK (default 1) */
     bool python_frames;       /* CUMEMTRACE_PYTHON (default 1): Python frames in stacks (python_frames.h) */
+    bool blocks;              /* CUMEMTRACE_BLOCKS (default 1): PyTorch's block layer (torch_blocks.h) */
     unsigned stack_depth;     /* CUMEMTRACE_STACK_DEPTH (default 64, 0 = none) */
     unsigned stack_cache;     /* CUMEMTRACE_STACK_CACHE: enum cmt_stack_cache_mode (default on) */
     unsigned device_cache;    /* CUMEMTRACE_DEVICE_CACHE: enum cmt_device_cache_mode (default on) */
@@ -41,6 +42,7 @@ struct cmt_config {
     unsigned populate;        /* CUMEMTRACE_POPULATE: enum cmt_populate_mode (default thread) */
     char output_template[CMT_PATH_TEMPLATE_MAX]; /* CUMEMTRACE_OUTPUT */
     char manifest_path[CMT_PATH_TEMPLATE_MAX];   /* CUMEMTRACE_MANIFEST: append the trace path here */
+    char torch_layout[256];   /* CUMEMTRACE_TORCH_LAYOUT: the bridge's layout by hand (preload/torch/layout.h) */
 };
 
 extern struct cmt_config cmt_config;

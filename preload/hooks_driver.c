@@ -24,6 +24,7 @@
 #include "driver_device.h"
 #include "driver_hooks.h"
 #include "hook_record.h"
+#include "torch_blocks.h"
 #include "pool_hooks.h"
 #include "proc_address.h"
 #include "real_symbols.h"
@@ -229,6 +230,13 @@ static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHa
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
         record_alloc(&h, CMT_API_CU_MEM_CREATE, r, physical_location(prop, (const void *)real), value, size, 0,
                      prop ? (uint64_t)prop->location.type : 0, prop ? (uint64_t)(int64_t)prop->location.id : 0);
+        /* PyTorch's expandable segments map their first memory here. The
+         * program's call is found through the shim's own frames: the wrapper
+         * calling this may have jumped here (a tail call), and the caller's
+         * frame pointer is not ours to follow (__builtin_return_address(1)
+         * crashed PyTorch with expandable segments on the H200). */
+        if (r == CUDA_SUCCESS && cmt_torch_blocks_waiting())
+            cmt_torch_blocks_after_segment_call((const void *)(uintptr_t)cmt_stack_caller());
     }
     cmt_hook_leave(&h);
     return r;

@@ -9,6 +9,7 @@
 #include "hook_record.h"
 #include "real_symbols.h"
 #include "runtime_device.h"
+#include "torch_blocks.h"
 
 CMT_REAL_SLOT(cudaMalloc);
 CMT_REAL_SLOT(cudaFree);
@@ -57,8 +58,11 @@ CMT_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(devPtr, size);
-    if (rec)
+    if (rec) {
         record_simple_alloc(&h, CMT_API_CUDA_MALLOC, r, devPtr, size, cmt_runtime_device((const void *)real), 0);
+        if (r == cudaSuccess)
+            cmt_torch_blocks_after_segment_call(__builtin_return_address(0));
+    }
     cmt_hook_leave(&h);
     return r;
 }

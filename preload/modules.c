@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "python_runtime.h"
+#include "torch_blocks.h"
 #include "recorder.h"
 
 #define CMT_MAX_MODULES 8192u
@@ -128,6 +129,7 @@ static void record_module(const struct dl_phdr_info *info)
     /* The interpreter is found where it is loaded: at the trace's start for
      * the python executable, later for a libpython opened by a program. */
     cmt_python_scan_module_locked(info);
+    cmt_torch_blocks_scan_module(copy, lo, hi);
 }
 
 static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)
@@ -144,6 +146,7 @@ static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)
 void cmt_modules_refresh_locked(void)
 {
     dl_iterate_phdr(refresh_callback, NULL);
+    cmt_torch_blocks_after_scan_locked();
 }
 
 static int counters_callback(struct dl_phdr_info *info, size_t size, void *data)

@@ -453,6 +453,29 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text)
     leave_internal();
 }
 
+void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
+                                  const char *backend)
+{
+    if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
+        return;
+    enter_internal();
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint32_t version_id = version && *version ? intern_cstr_locked(version) : 0;
+    uint32_t backend_id = backend && *backend ? intern_cstr_locked(backend) : 0;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 48);
+    if (payload) {
+        struct cmt_payload b = {payload, payload + 48, false};
+        cmt_payload_varint(&b, cmt_now_ns());
+        cmt_payload_varint(&b, (uint64_t)framework);
+        cmt_payload_varint(&b, version_id);
+        cmt_payload_varint(&b, (uint64_t)state);
+        cmt_payload_varint(&b, backend_id);
+        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_ALLOCATOR, b.p);
+    }
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    leave_internal();
+}
+
 /* The END record's time: from the event clock, as the events are, and not
  * before anything this thread recorded nor any chunk claimed (a thread's
  * floor may hold it ahead of the clock; docs/performance.md). */

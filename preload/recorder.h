@@ -53,7 +53,8 @@ enum cmt_layer {
     CMT_LAYER_INTERNAL = 0, /* the shim's own code outside any hook (exit, fork handlers) */
     CMT_LAYER_RUNTIME = 1,
     CMT_LAYER_DRIVER = 2,
-    CMT_LAYER_MARK = 3 /* NVTX and API marks (phase_record.c): not allocation calls, never counted */
+    CMT_LAYER_MARK = 3, /* NVTX and API marks (phase_record.c): not allocation calls, never counted */
+    CMT_LAYER_BLOCK = 4 /* a framework allocator's trace callback (torch_blocks.c) */
 };
 
 struct cmt_thread {
@@ -84,6 +85,11 @@ uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len);
  * lock itself, counting as inside a hook meanwhile; does nothing until the
  * recorder is active. Not for the hot path. */
 void cmt_recorder_note(enum cmt_note_source source, const char *text);
+
+/* Writes the ALLOCATOR record (format.h): whether the block layer of a
+ * framework's allocator is recorded. Like cmt_recorder_note. */
+void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
+                                  const char *backend);
 
 /* A hooked call in flight. */
 struct cmt_hook {
@@ -157,6 +163,12 @@ static CMT_ALWAYS_INLINE uint64_t cmt_event_ts(struct cmt_thread *t)
  * frames dropped) and returns its interned id; 0 when stacks are off or the
  * stack could not be recorded. */
 uint64_t cmt_stack_capture(void);
+
+/* The return address of the program's call into the shim, read from the
+ * shim's own frame records only (stacks.c); 0 when it cannot be told
+ * (another architecture, a frame chain that does not lead out). Safe in any
+ * hook: a driver hook reached through a tail call or a wrapper alike. */
+uint64_t cmt_stack_caller(void);
 
 /* Appends a finished event. ts must be set by the caller: before the real call
  * for releases, after it for allocations (format.h). */

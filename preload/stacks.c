@@ -291,6 +291,16 @@ static __attribute__((noinline)) uint64_t capture_and_fill(const struct cmt_stac
 
 #endif
 
+uint64_t cmt_stack_caller(void)
+{
+#if defined(__x86_64__)
+    struct cmt_stack_origin o;
+    return origin_from_frame_pointers(&o) ? o.ip : 0;
+#else
+    return 0;
+#endif
+}
+
 uint64_t cmt_stack_capture(void)
 {
     unsigned depth = cmt_config.stack_depth;

@@ -11,9 +11,12 @@ rm -rf .gpu
 mkdir -p .gpu/bin .gpu/lib/cumemtrace .gpu/build/analyzer .gpu/build/preload
 cp "$build/analyzer/cumemtrace" .gpu/bin/
 cp "$build/preload/libcumemtrace.so" .gpu/lib/cumemtrace/
+# The PyTorch bridge lives beside the shim, which finds it there.
+cp "$build/preload/libcumemtrace_torch.so" .gpu/lib/cumemtrace/
 # The layout of a build tree, for scripts that take CMT_BUILD.
 cp "$build/analyzer/cumemtrace" .gpu/build/analyzer/
 cp "$build/preload/libcumemtrace.so" .gpu/build/preload/
+cp "$build/preload/libcumemtrace_torch.so" .gpu/build/preload/
 for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libzstd.so.1; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
   [ -n "$path" ] && cp -L "$path" .gpu/lib/

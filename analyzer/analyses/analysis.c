@@ -20,7 +20,18 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         return -1;
     }
     /* The analyses asked for, observers of the replay in this order: the
-     * built-in ones, then the command's own (opt->observers). */
+     * built-in ones, then the command's own (opt->observers). The block
+     * layer always: it costs nothing in a trace without BLOCK records. */
+    a->blocks = malloc(sizeof *a->blocks);
+    if (!a->blocks) {
+        snprintf(a->message, sizeof a->message, "out of memory");
+        return -1;
+    }
+    cmt_block_layer_init(a->blocks);
+    if (cmt_block_layer_attach(a->blocks, &a->replay) != 0) {
+        snprintf(a->message, sizeof a->message, "out of memory");
+        return -1;
+    }
     if (opt && opt->phases) {
         a->phases = cmt_phases_new();
         if (!a->phases || cmt_phases_attach(a->phases, &a->replay) != 0) {
@@ -142,6 +153,10 @@ void cmt_analysis_free(struct cmt_analysis *a)
     a->forensics = NULL;
     cmt_phases_free(a->phases);
     a->phases = NULL;
+    if (a->blocks)
+        cmt_block_layer_free(a->blocks);
+    free(a->blocks);
+    a->blocks = NULL;
     if (a->site_calls)
         cmt_site_calls_free(a->site_calls);
     free(a->site_calls);

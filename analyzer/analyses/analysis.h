@@ -8,6 +8,7 @@
 
 #include "feed.h"
 #include "forensics.h"
+#include "block_layer.h"
 #include "phases.h"
 #include "replay.h"
 #include "site_calls.h"
@@ -30,6 +31,7 @@ struct cmt_analysis {
     bool stopped_early;
     struct cmt_forensics *forensics; /* NULL when not asked for */
     struct cmt_phases *phases;       /* NULL when not asked for */
+    struct cmt_block_layer *blocks;  /* PyTorch's block layer (block_layer.h); always followed */
     struct cmt_site_calls *site_calls; /* NULL when not asked for (usage) */
     struct cmt_thread_use *thread_use; /* NULL when not asked for (usage) */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */

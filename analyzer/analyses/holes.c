@@ -63,11 +63,6 @@ void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stat
     st->hi = reach;
 }
 
-double cmt_holes_ratio(const struct cmt_hole_stats *st)
-{
-    return st->total ? 1.0 - (double)st->largest / (double)st->total : 0.0;
-}
-
 /* Radix digits of at most this many bits: 2048 counters (16 KiB) fit the
  * L1 cache with room for the data streaming through. */
 #define SORT_DIGIT_BITS_MAX 11

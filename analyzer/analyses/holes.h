@@ -88,7 +88,10 @@ void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stat
 
 /* 1 - largest / total: 0 when every free byte of the span is one range (or
  * there is none), towards 1 as it splits into many small ones. */
-double cmt_holes_ratio(const struct cmt_hole_stats *st);
+static inline double cmt_holes_ratio(const struct cmt_hole_stats *st)
+{
+    return st->total ? 1.0 - (double)st->largest / (double)st->total : 0.0;
+}
 
 /* Bytes free in the span outside its largest hole: what only requests
  * smaller than the largest hole could use. */

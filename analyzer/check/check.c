@@ -3,6 +3,8 @@
  * against the limits; the renderers print what is decided here. */
 #include "check.h"
 
+#include "blocks_report.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -223,6 +225,87 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
+/* The part of a site of tensors never released that no suppression
+ * matches, each of its tensors' stacks as recorded (raw_leaks) matched on
+ * its own, credited to the suppression when credit: PyTorch's own cuBLAS and
+ * cuBLASLt workspaces, kept to exit through its allocator, match the
+ * default suppressions as they do without the cache (docs/check.md), even
+ * where folding files them under the same operation as an ordinary tensor. */
+static struct cmt_blocks_site tensor_unsuppressed(struct cmt_check *c, const struct cmt_report *r,
+                                                  const struct cmt_blocks_device *dv,
+                                                  const struct cmt_blocks_site *s, bool credit)
+{
+    struct cmt_blocks_site left = *s;
+    if (c->suppressions.n == 0)
+        return left;
+    for (size_t k = 0; k < dv->n_raw_leaks; k++) {
+        const struct cmt_blocks_site *raw = &dv->raw_leaks[k];
+        if (raw->stack != s->stack || raw->raw_stack == 0)
+            continue;
+        const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, raw->raw_stack);
+        long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
+        if (idx < 0)
+            continue;
+        if (credit) {
+            c->suppressions.items[idx].allocations += raw->blocks;
+            c->suppressions.items[idx].bytes += raw->bytes;
+        }
+        left.bytes -= raw->bytes <= left.bytes ? raw->bytes : left.bytes;
+        left.blocks -= raw->blocks <= left.blocks ? raw->blocks : left.blocks;
+    }
+    return left;
+}
+
+/* Bytes and tensors never released, suppressed sites aside. */
+static void tensor_totals(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_report *bl,
+                          uint64_t *bytes, uint64_t *count)
+{
+    *bytes = *count = 0;
+    for (size_t d = 0; bl && d < bl->n_devices; d++)
+        for (size_t i = 0; i < bl->devices[d].n_leaks; i++) {
+            struct cmt_blocks_site left =
+                tensor_unsuppressed(c, r, &bl->devices[d], &bl->devices[d].leaks[i], false);
+            *bytes += left.bytes;
+            *count += left.blocks;
+        }
+}
+
+/* One finding per call site of tensors never released (block layer). */
+static void judge_tensor_leaks(struct cmt_check *c, struct cmt_check_trace *t, const struct cmt_blocks_report *bl,
+                               bool over)
+{
+    const struct cmt_report *r = &t->report;
+    for (size_t d = 0; bl && d < bl->n_devices; d++) {
+        const struct cmt_blocks_device *dv = &bl->devices[d];
+        for (size_t i = 0; i < dv->n_leaks; i++) {
+            struct cmt_blocks_site left_site = tensor_unsuppressed(c, r, dv, &dv->leaks[i], true);
+            const struct cmt_blocks_site *s = &left_site;
+            if (s->blocks == 0)
+                continue;
+            struct cmt_finding *f =
+                cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
+            if (!f)
+                return;
+            char size[32];
+            cmt_format_size(s->bytes, size, sizeof size);
+            snprintf(f->message, sizeof f->message, "leaked %s in %" PRIu64 " %s never released (PyTorch's "
+                     "block layer, device %d)%s",
+                     size, s->blocks, s->blocks == 1 ? "tensor" : "tensors", dv->ordinal,
+                     over ? "" : ", within the leak limits");
+            f->site = true;
+            f->stack = s->stack;
+            f->bytes = s->bytes;
+            f->count = s->blocks;
+            f->device = dv->ordinal;
+            f->api = CMT_API_TORCH_ALLOC;
+            f->kind = CMT_KIND_TORCH_BLOCK;
+            char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_TORCH_BLOCK, false);
+            f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
+            free(key);
+        }
+    }
+}
+
 static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
@@ -240,7 +323,16 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : o->has_max_leak_count ? UNLIMITED : 0;
         max_count = o->has_max_leak_count ? o->max_leak_count : o->has_max_leak_bytes ? UNLIMITED : 0;
     }
-    bool over = r->leak_bytes > max_bytes || r->leak_count > max_count;
+    /* Tensors PyTorch's block layer saw never released are leaks too, with
+     * the cache on (docs/check.md). */
+    const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
+    uint64_t tensor_bytes, tensor_count;
+    tensor_totals(c, r, bl, &tensor_bytes, &tensor_count);
+    t->tensor_leak_bytes = tensor_bytes;
+    t->tensor_leak_count = tensor_count;
+    t->tensor_suppressed_bytes = bl ? bl->leak_bytes - tensor_bytes : 0;
+    t->tensor_suppressed_count = bl ? bl->leak_blocks - tensor_count : 0;
+    bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
         if (!cmt_kind_holds_memory(r->leaks[i].kind))
@@ -248,6 +340,14 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
         if (!r->held_count[h])
             continue;
+        if (bl && h == CMT_HOLDER_PYTORCH) {
+            char held[32];
+            cmt_format_size(r->held_bytes[h], held, sizeof held);
+            add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks; the tensors inside "
+                        "it are (the block layer)",
+                     cmt_holder_name(h), held, r->held_count[h], r->held_count[h] == 1 ? "segment" : "segments");
+            continue;
+        }
         char size[32];
         cmt_format_size(r->held_bytes[h], size, sizeof size);
         add_note(t, "%s held %s in %" PRIu64 " %s at exit: its cache, not checked as leaks (--include-cached "
@@ -261,7 +361,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
                     "memory and are not checked",
                  virtual_rows);
     if (c->baseline) {
-        const struct cmt_trace_model *m = &t->report.analysis->model;
+        const struct cmt_trace_model *m = &t->analysis.model;
         const char *base_exe = cmt_baseline_exe(c->baseline);
         const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : "";
         if (base_exe[0] && exe[0] && strcmp(base_exe, exe) != 0)
@@ -316,6 +416,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
+    judge_tensor_leaks(c, t, bl, over);
 }
 
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)

@@ -104,6 +104,11 @@ struct cmt_check_trace {
     char error[800]; /* why the trace is in error (empty when it is not) */
     bool complete;   /* exited normally, read to the end, nothing dropped */
     bool leaks_checked;
+    /* PyTorch's block layer: tensors never released that no suppression
+     * matched, and those a suppression did (the check's figures; the
+     * report's blocks model has them all). */
+    uint64_t tensor_leak_bytes, tensor_leak_count;
+    uint64_t tensor_suppressed_bytes, tensor_suppressed_count;
     struct cmt_finding *findings; /* errors first, then warnings, each largest first */
     size_t n_findings, n_errors, cap_findings;
     char **notes; /* what else the check has to say about this trace */

@@ -2,6 +2,7 @@
 #ifndef CUMEMTRACE_ANALYZER_CLI_H
 #define CUMEMTRACE_ANALYZER_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,11 @@ struct cmt_analysis_options;
 int cmt_cli_analyse(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
                     const struct cmt_analysis_options *opt);
 void cmt_cli_analysis_free(struct cmt_analysis *a);
+/* Whether path names the standard input ("-"). */
+bool cmt_cli_is_stdin(const char *path);
+/* The whole standard input in a malloc'd buffer (the reader needs to seek, a
+ * pipe cannot); NULL with msg filled when it cannot be read. */
+char *cmt_cli_read_stdin(size_t *size, char *msg, size_t msglen);
 /* After a command printed what it could of a damaged or truncated trace:
  * says so on stderr (what: "report", "timeline", "output": what covers the
  * events before the damage) and returns CMT_EXIT_USAGE; else CMT_EXIT_OK. */

@@ -123,7 +123,7 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
     struct cmt_report r;
     int rc = cmt_report_build(&r, &a, &cli->opt);
     if (rc == 0)
-        rc = cmt_diff_add(d, which, &r, path);
+        rc = cmt_diff_add(d, which, &r, &a, path);
     int status = rc == 0 ? cmt_cli_damage_status(path, &a, "comparison") : -1;
     if (rc != 0)
         cmt_cli_error("%s: out of memory while comparing", path);

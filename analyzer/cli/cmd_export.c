@@ -21,6 +21,8 @@ struct export_cli {
     enum cmt_folded_metric metric;
     const char *output;
     char **paths;
+    const char *stdin_data; /* the trace "-", read whole before the first */
+    size_t stdin_size;
     struct cmt_report_options opt;
     struct cmt_frames_args symbols;
 };
@@ -46,6 +48,7 @@ static void export_usage(FILE *out)
           "  --no-symbols           do not symbolize: addresses and modules only\n"
           "  -h, --help             this help\n"
           "\n"
+          "A TRACE of - is read from the standard input (once).\n"
           "docs/export.md says what each format holds and how long runs stay loadable.\n",
           out);
 }
@@ -128,18 +131,28 @@ static int parse_options(int argc, char **argv, struct export_cli *cli, int *sta
         cmt_cli_error("export: --format folded takes one trace (run it once per trace)");
         return -1;
     }
+    int from_stdin = 0;
+    for (int i = optind; i < argc; i++)
+        from_stdin += cmt_cli_is_stdin(argv[i]);
+    if (from_stdin > 1) {
+        cmt_cli_error("export: the standard input (-) can be given once");
+        return -1;
+    }
     cmt_frames_args_apply(&cli->symbols, &opt->frames);
     return optind;
 }
 
 /* The earliest wall-clock start of the traces that can be opened. */
-static uint64_t earliest_start(char **paths, size_t n)
+static uint64_t earliest_start(const struct export_cli *cli, size_t n)
 {
     uint64_t first = UINT64_MAX;
     for (size_t i = 0; i < n; i++) {
         struct cmt_reader *reader;
         char err[CMT_READER_MESSAGE_MAX];
-        if (cmt_reader_open(paths[i], &reader, err, sizeof err) != 0)
+        int rc = cmt_cli_is_stdin(cli->paths[i])
+                     ? cmt_reader_open_memory(cli->stdin_data, cli->stdin_size, &reader, err, sizeof err)
+                     : cmt_reader_open(cli->paths[i], &reader, err, sizeof err);
+        if (rc != 0)
             continue;
         uint64_t s = cmt_reader_info(reader)->start_realtime_ns;
         first = s < first ? s : first;
@@ -173,7 +186,9 @@ static const struct cmt_report *export_report(void *ctx, size_t i)
     const char *path = src->cli->paths[i];
     cmt_progress_trace(&src->progress, i, path);
     struct cmt_analysis_options aopt = {.forensics = src->cli->format == FORMAT_PERFETTO, .phases = true};
-    int rc = cmt_analysis_run_with(&src->a, path, 0, &aopt);
+    int rc = cmt_cli_is_stdin(path) ? cmt_analysis_run_memory_with(&src->a, src->cli->stdin_data,
+                                                                    src->cli->stdin_size, path, 0, &aopt)
+                                    : cmt_analysis_run_with(&src->a, path, 0, &aopt);
     src->analysed = true;
     cmt_progress_done(&src->progress);
     if (rc != 0) {
@@ -192,6 +207,8 @@ static const struct cmt_report *export_report(void *ctx, size_t i)
     src->built = true;
     return &src->r;
 }
+
+static int export_all(struct export_cli *cli, size_t n);
 
 static void export_done(void *ctx, size_t i)
 {
@@ -213,6 +230,25 @@ int cmt_cmd_export(int argc, char **argv)
         return status;
     cli.paths = argv + first;
     size_t n = (size_t)(argc - first);
+    char *stdin_buf = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (cmt_cli_is_stdin(cli.paths[i])) {
+            char msg[256];
+            if (!(stdin_buf = cmt_cli_read_stdin(&cli.stdin_size, msg, sizeof msg))) {
+                cmt_cli_error("-: %s", msg);
+                return CMT_EXIT_USAGE;
+            }
+            cli.stdin_data = stdin_buf;
+        }
+    status = export_all(&cli, n);
+    free(stdin_buf);
+    return status;
+}
+
+static int export_all(struct export_cli *cli_in, size_t n)
+{
+    struct export_cli cli = *cli_in;
+    int status;
     FILE *out = stdout;
     if (cli.output && !(out = fopen(cli.output, "w"))) {
         cmt_cli_error("export: cannot write %s: %m", cli.output);
@@ -231,7 +267,7 @@ int cmt_cmd_export(int argc, char **argv)
         struct cmt_perfetto_model m = {
             .set = {.n = n, .paths = (const char *const *)cli.paths, .summaries = sums, .report = export_report,
                     .done = export_done, .ctx = &src},
-            .origin_realtime_ns = earliest_start(cli.paths, n)};
+            .origin_realtime_ns = earliest_start(&cli, n)};
         cmt_cli_render(CMT_VIEW_PERFETTO, "perfetto", &m, out);
         free(sums);
     } else {

@@ -240,9 +240,9 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         return CMT_EXIT_USAGE;
     }
     if (summary)
-        cmt_summary_from_report(&b->r, path, summary);
+        cmt_summary_from_report(&b->r, &b->a, path, summary);
     if (member)
-        cmt_job_member_from_report(&b->r, path, member);
+        cmt_job_member_from_report(&b->r, &b->a, path, member);
     b->built = true;
     return CMT_EXIT_OK;
 }
@@ -307,8 +307,10 @@ static const struct cmt_report *set_report(void *ctx, size_t i)
 
 static void set_done(void *ctx, size_t i)
 {
-    (void)i;
-    finish_current(ctx);
+    struct set_source *src = ctx;
+    finish_current(src);
+    if (i + 1 == src->set.n)
+        cmt_report_set_group_jobs(&src->set);
 }
 
 /* Where the report goes: -o FILE or stdout. NULL (with a message) when the
@@ -379,6 +381,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     if (out) {
         cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
         finish_current(&src);
+        cmt_report_set_free_jobs(&src.set);
         src.status = close_output(cli, out, src.status);
     } else {
         src.status = CMT_EXIT_USAGE;

@@ -10,16 +10,13 @@
 #include "analysis.h"
 #include "cli.h"
 
-static bool is_stdin(const char *path)
+bool cmt_cli_is_stdin(const char *path)
 {
     return path && !strcmp(path, "-");
 }
 
-int cmt_cli_analyse(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
-                    const struct cmt_analysis_options *opt)
+char *cmt_cli_read_stdin(size_t *size, char *msg, size_t msglen)
 {
-    if (!is_stdin(path))
-        return cmt_analysis_run_with(a, path, stop_at_ns, opt);
     size_t cap = 1 << 20, n = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -36,10 +33,26 @@ int cmt_cli_analyse(struct cmt_analysis *a, const char *path, uint64_t stop_at_n
         cap *= 2;
     }
     if (!buf || ferror(stdin)) {
+        snprintf(msg, msglen, buf ? "cannot read the standard input" : "out of memory");
         free(buf);
+        return NULL;
+    }
+    *size = n;
+    return buf;
+}
+
+int cmt_cli_analyse(struct cmt_analysis *a, const char *path, uint64_t stop_at_ns,
+                    const struct cmt_analysis_options *opt)
+{
+    if (!cmt_cli_is_stdin(path))
+        return cmt_analysis_run_with(a, path, stop_at_ns, opt);
+    char msg[sizeof a->message];
+    size_t n = 0;
+    char *buf = cmt_cli_read_stdin(&n, msg, sizeof msg);
+    if (!buf) {
         memset(a, 0, sizeof *a);
         a->path = path;
-        snprintf(a->message, sizeof a->message, buf ? "cannot read the standard input" : "out of memory");
+        snprintf(a->message, sizeof a->message, "%s", msg);
         return -1;
     }
     /* The analysis keeps the bytes as a->data; cmt_cli_analysis_free frees them. */
@@ -48,7 +61,7 @@ int cmt_cli_analyse(struct cmt_analysis *a, const char *path, uint64_t stop_at_n
 
 void cmt_cli_analysis_free(struct cmt_analysis *a)
 {
-    void *owned = is_stdin(a->path) ? (void *)a->data : NULL;
+    void *owned = cmt_cli_is_stdin(a->path) ? (void *)a->data : NULL;
     cmt_analysis_free(a);
     free(owned);
 }

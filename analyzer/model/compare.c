@@ -13,9 +13,8 @@ void cmt_summary_failed(const char *trace, const char *error, struct cmt_process
     s->rank = -1;
 }
 
-void cmt_summary_from_report(const struct cmt_report *r, const char *trace, struct cmt_process_summary *s)
+void cmt_summary_from_report(const struct cmt_report *r, const struct cmt_analysis *a, const char *trace, struct cmt_process_summary *s)
 {
-    const struct cmt_analysis *a = r->analysis;
     const struct cmt_trace_model *m = &a->model;
     memset(s, 0, sizeof *s);
     snprintf(s->trace, sizeof s->trace, "%s", trace);

@@ -47,7 +47,7 @@ struct cmt_imbalance {
     size_t leak_max_index;
 };
 
-void cmt_summary_from_report(const struct cmt_report *r, const char *trace, struct cmt_process_summary *s);
+void cmt_summary_from_report(const struct cmt_report *r, const struct cmt_analysis *a, const char *trace, struct cmt_process_summary *s);
 void cmt_summary_failed(const char *trace, const char *error, struct cmt_process_summary *s);
 void cmt_compare_imbalance(const struct cmt_process_summary *s, size_t n, struct cmt_imbalance *out);
 /* "rank 3" or "pid 4242". */

@@ -95,9 +95,8 @@ static struct cmt_diff_site *site_for(struct cmt_diff *d, struct cmt_frames *fra
     return s;
 }
 
-static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, const char *trace)
+static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, const struct cmt_analysis *a, const char *trace)
 {
-    const struct cmt_analysis *a = r->analysis;
     const struct cmt_trace_model *m = &a->model;
     snprintf(run->trace, sizeof run->trace, "%s", trace);
     size_t len = 0;
@@ -119,13 +118,13 @@ static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, c
         strftime(run->when, sizeof run->when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     uint64_t end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
     run->duration_ns = cmt_report_rel_ns(r, end_ts);
-    cmt_summary_from_report(r, trace, &run->summary);
+    cmt_summary_from_report(r, a, trace, &run->summary);
 }
 
-int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const char *trace)
+int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const struct cmt_analysis *a, const char *trace)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
-    describe_run(&d->run[which], r, trace);
+    const struct cmt_replay *rp = &a->replay;
+    describe_run(&d->run[which], r, a, trace);
     for (size_t i = 0; i < r->n_accounts; i++) {
         const struct cmt_account_view *v = &r->accounts[i];
         if (v->account->cls != CMT_CLASS_DEVICE)

@@ -57,7 +57,7 @@ struct cmt_diff {
 
 void cmt_diff_init(struct cmt_diff *d);
 /* Adds the report of run which (0 OLD, 1 NEW). Returns 0, -1 out of memory. */
-int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const char *trace);
+int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const struct cmt_analysis *a, const char *trace);
 /* After both runs: sorts the sites, the largest change first. */
 void cmt_diff_finish(struct cmt_diff *d);
 void cmt_diff_free(struct cmt_diff *d);

@@ -16,9 +16,8 @@ static int live_site_cmp(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr)
+static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f)
 {
-    const struct cmt_forensics *f = fr->f;
     for (size_t i = 0; i < f->n_cases; i++) {
         const struct cmt_oom_case *c = &f->cases[i];
         struct cmt_oom_view *v = &fr->oom[fr->n_oom++];
@@ -26,8 +25,11 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr)
         cmt_oom_figures_of(f, c, fr->allowance, &v->fig);
         cmt_oom_decide(&v->fig, &v->verdict);
         v->verdict_name = cmt_verdict_name(v->verdict.verdict);
+        v->rule_id = cmt_verdict_rule_id(v->verdict.rule);
         v->stack = cmt_frames_canonical(r->frames, c->stack);
         v->allocator = cmt_allocator_family_of(r->frames, c->stack);
+        v->allocator_name = cmt_allocator_family_name(v->allocator);
+        v->allocator_remedy = cmt_allocator_family_remedy(v->allocator);
         /* The raw sites, merged by call site. */
         size_t n = 0;
         for (size_t k = 0; k < c->n_top; k++) {
@@ -96,9 +98,10 @@ static int merge_churn_group(const struct cmt_churn *ch, const struct churn_entr
     return rc;
 }
 
-static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
+static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f,
+                       const struct cmt_analysis *a)
 {
-    const struct cmt_churn *ch = &fr->f->churn;
+    const struct cmt_churn *ch = &f->churn;
     struct churn_entry *entries = malloc((ch->cap ? ch->cap : 1) * sizeof *entries);
     struct cmt_churn_row *rows = malloc((ch->cap ? ch->cap : 1) * sizeof *rows);
     if (!entries || !rows) {
@@ -136,7 +139,6 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
         free(ranked);
         return -1;
     }
-    const struct cmt_analysis *a = r->analysis;
     /* The run: from the first allocation or release to the end. Not from the
      * trace's start: the time a process takes to start (far longer under a
      * sanitizer or a debugger) would make any buffer look brief. */
@@ -152,6 +154,8 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr)
         bool brief = ranked[i].frees && ranked[i].lifetime_ns / ranked[i].frees * 10 <= duration;
         v->pattern = most_released && brief ? CMT_CHURN_SHORT_LIVED : CMT_CHURN_LONG_LIVED;
         v->allocator = (enum cmt_allocator_family)ranked[i].allocator;
+        v->allocator_name = cmt_allocator_family_name(v->allocator);
+        v->allocator_remedy = cmt_allocator_family_remedy(v->allocator);
     }
     fr->n_churn = (size_t)k;
     free(ranked);
@@ -167,9 +171,8 @@ static int waste_cmp(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static int build_waste(struct cmt_report *r, struct cmt_forensics_report *fr)
+static int build_waste(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f)
 {
-    const struct cmt_forensics *f = fr->f;
     fr->waste = calloc(f->waste_cap + 1, sizeof *fr->waste);
     if (!fr->waste)
         return -1;
@@ -203,9 +206,8 @@ static int opener_cmp(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static int build_openers(struct cmt_report *r, struct cmt_forensics_report *fr)
+static int build_openers(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f)
 {
-    const struct cmt_forensics *f = fr->f;
     fr->openers = calloc(f->openers_cap + 1, sizeof *fr->openers);
     if (!fr->openers)
         return -1;
@@ -237,10 +239,10 @@ static int pin_cmp(const void *pa, const void *pb)
     return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 
-static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr)
+static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr, const struct cmt_forensics *f)
 {
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
-        const struct cmt_device_forensics *dev = fr->f->devices[d];
+        const struct cmt_device_forensics *dev = f->devices[d];
         if (!dev || !dev->worst.valid)
             continue;
         size_t n = 0;
@@ -264,27 +266,34 @@ static void build_pins(struct cmt_report *r, struct cmt_forensics_report *fr)
     }
 }
 
-struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance)
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, const struct cmt_analysis *a, uint64_t allowance)
 {
-    const struct cmt_forensics *f = r->analysis->forensics;
+    const struct cmt_forensics *f = a->forensics;
     if (!f)
         return NULL;
     struct cmt_forensics_report *fr = calloc(1, sizeof *fr);
     if (!fr)
         return NULL;
-    fr->f = f;
+    fr->failures_seen = f->failures_seen;
+    fr->track_holes = f->opt.track_holes;
+    fr->samples = f->samples;
+    fr->used_vmm = a->replay.events_by_api[CMT_API_CU_MEM_CREATE] != 0;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        fr->devices[d] = f->devices[d];
+    fr->pools = f->pools;
+    fr->n_pools = f->n_pools;
     fr->allowance = allowance;
     fr->oom = calloc(f->n_cases + 1, sizeof *fr->oom);
     if (!fr->oom) {
         cmt_forensics_report_free(fr);
         return NULL;
     }
-    build_oom(r, fr);
-    if (build_churn(r, fr) != 0 || build_waste(r, fr) != 0 || build_openers(r, fr) != 0) {
+    build_oom(r, fr, f);
+    if (build_churn(r, fr, f, a) != 0 || build_waste(r, fr, f) != 0 || build_openers(r, fr, f) != 0) {
         cmt_forensics_report_free(fr);
         return NULL;
     }
-    build_pins(r, fr);
+    build_pins(r, fr, f);
     return fr;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "allocator_family.h"
+#include "analysis.h"
 #include "forensics.h"
 
 struct cmt_report;
@@ -32,8 +33,10 @@ struct cmt_oom_view {
     struct cmt_oom_figures fig;
     struct cmt_verdict_result verdict;
     const char *verdict_name; /* cmt_verdict_name of verdict.verdict */
+    const char *rule_id;      /* cmt_verdict_rule_id of verdict.rule: "R5" */
     uint64_t stack; /* canonical */
     enum cmt_allocator_family allocator;
+    const char *allocator_name, *allocator_remedy; /* cmt_allocator_family_name, _remedy of allocator */
     struct cmt_live_site top[CMT_OOM_TOP_SITES];
     size_t n_top;
 };
@@ -47,6 +50,7 @@ struct cmt_churn_view {
     struct cmt_churn_row row; /* row.key: canonical stack */
     enum cmt_churn_pattern pattern;
     enum cmt_allocator_family allocator;
+    const char *allocator_name, *allocator_remedy; /* cmt_allocator_family_name, _remedy of allocator */
 };
 
 struct cmt_waste_view {
@@ -65,7 +69,16 @@ struct cmt_pin_view {
 };
 
 struct cmt_forensics_report {
-    const struct cmt_forensics *f;
+    /* The forensics' own figures, copied at build time (forensics.h). */
+    uint64_t failures_seen;  /* failed allocations, examined or not */
+    bool track_holes;        /* releases were tracked for the holes they open */
+    uint64_t samples;        /* device memory samples, every device */
+    bool used_vmm;           /* the program called cuMemCreate */
+    /* Per device (NULL: none seen) and the pools, as the forensics keep them:
+     * their figures are final once the replay is done. */
+    const struct cmt_device_forensics *devices[CMT_MAX_DEVICES];
+    const struct cmt_pool_info *pools;
+    size_t n_pools;
     uint64_t allowance;
     struct cmt_oom_view *oom;
     size_t n_oom;
@@ -80,8 +93,9 @@ struct cmt_forensics_report {
     size_t n_pins[CMT_MAX_DEVICES];
 };
 
-/* Returns NULL when out of memory (or r's analysis has no forensics). */
-struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, uint64_t allowance);
+/* Returns NULL when out of memory (or a has no forensics). */
+struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, const struct cmt_analysis *a,
+                                                        uint64_t allowance);
 void cmt_forensics_report_free(struct cmt_forensics_report *fr);
 
 /* The verdict of the failure at this index of the replay's failures, or

@@ -131,9 +131,8 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     return 0;
 }
 
-int cmt_holder_peaks_build(struct cmt_report *r)
+int cmt_holder_peaks_build(struct cmt_report *r, const struct cmt_analysis *an)
 {
-    const struct cmt_analysis *an = r->analysis;
     const struct cmt_replay *rp = &an->replay;
     bool any = false;
     for (size_t i = 0; i < rp->n_active && !any; i++)

@@ -13,6 +13,6 @@
  * are followed (a light pass, not a second replay). Fills own_peak and
  * has_own_peaks of r's device accounts; does nothing when no stack has a
  * holder. Returns 0, or -1 when out of memory. */
-int cmt_holder_peaks_build(struct cmt_report *r);
+int cmt_holder_peaks_build(struct cmt_report *r, const struct cmt_analysis *an);
 
 #endif

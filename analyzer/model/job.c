@@ -58,9 +58,8 @@ int cmt_job_own_device(const struct cmt_job_member *m)
     return best;
 }
 
-static void fill_cells(const struct cmt_report *r, const struct cmt_account_view *v, struct cmt_job_member *m)
+static void fill_cells(const struct cmt_analysis *a, const struct cmt_account_view *v, struct cmt_job_member *m)
 {
-    const struct cmt_analysis *a = r->analysis;
     struct cmt_timeline_view tv;
     if (!v->series || cmt_timeline_resample(&a->replay.timeline, CMT_JOB_CELLS, &tv) != 0)
         return;
@@ -99,14 +98,14 @@ static void fill_job_record(const struct cmt_trace_model *md, struct cmt_job_mem
     }
 }
 
-static void fill_device(const struct cmt_report *r, const struct cmt_account_view *v, struct cmt_job_member *m,
-                        struct cmt_job_device *d)
+static void fill_device(const struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_account_view *v,
+                        struct cmt_job_member *m, struct cmt_job_device *d)
 {
     const struct cmt_account *acc = v->account;
     d->ordinal = acc->device;
     cmt_job_gpu_of(m, acc->device, d->gpu, sizeof d->gpu);
     d->peak = acc->peak;
-    d->peak_wall_ns = wall_of(r->analysis, acc->peak_ts);
+    d->peak_wall_ns = wall_of(a, acc->peak_ts);
     d->live_end = acc->live;
     memcpy(d->peak_by_holder, v->peak_by_holder, sizeof d->peak_by_holder);
     d->has_own_peaks = v->has_own_peaks;
@@ -120,9 +119,8 @@ static void fill_device(const struct cmt_report *r, const struct cmt_account_vie
     }
 }
 
-void cmt_job_member_from_report(const struct cmt_report *r, const char *trace, struct cmt_job_member *m)
+void cmt_job_member_from_report(const struct cmt_report *r, const struct cmt_analysis *a, const char *trace, struct cmt_job_member *m)
 {
-    const struct cmt_analysis *a = r->analysis;
     const struct cmt_trace_model *md = &a->model;
     memset(m, 0, sizeof *m);
     snprintf(m->trace, sizeof m->trace, "%s", trace);
@@ -140,11 +138,11 @@ void cmt_job_member_from_report(const struct cmt_report *r, const char *trace, s
         if (v->account->cls != CMT_CLASS_DEVICE || v->account->device < 0)
             continue;
         views[m->n_devices] = v;
-        fill_device(r, v, m, &m->devices[m->n_devices++]);
+        fill_device(r, a, v, m, &m->devices[m->n_devices++]);
     }
     m->own = cmt_job_own_device(m);
     if (m->own >= 0)
-        fill_cells(r, views[m->own], m);
+        fill_cells(a, views[m->own], m);
     m->leak_bytes = r->leak_bytes;
     m->leak_count = r->leak_count;
     m->failed = a->replay.failed_allocs;

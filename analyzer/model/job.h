@@ -58,7 +58,7 @@ struct cmt_job_member {
 };
 
 /* Sums up one trace's report (r) into m. */
-void cmt_job_member_from_report(const struct cmt_report *r, const char *trace, struct cmt_job_member *m);
+void cmt_job_member_from_report(const struct cmt_report *r, const struct cmt_analysis *a, const char *trace, struct cmt_job_member *m);
 /* A trace that could not be analysed: it takes part in no job. */
 void cmt_job_member_failed(const char *trace, struct cmt_job_member *m);
 

@@ -12,6 +12,7 @@
 #include "frames.h"
 #include "growth.h"
 #include "memory_holder.h"
+#include "phases_view.h"
 #include "report_events.h"
 #include "site_floors.h"
 #include "timeline_model.h"
@@ -61,7 +62,7 @@ struct cmt_account_figures {
 };
 
 struct cmt_account_view {
-    const struct cmt_account *account; /* the model builder's (and phases_report's, until moved) */
+    const struct cmt_account *account; /* the models' (job, diff, holder peaks); renderers read fig */
     struct cmt_account_figures fig;
     struct cmt_site_row *top; /* sites live at the peak, largest first (= peak.rows) */
     size_t n_top;
@@ -78,6 +79,9 @@ struct cmt_account_view {
     uint64_t peak_by_holder[CMT_HOLDER_COUNT];
     bool has_own_peaks;
     struct cmt_holder_peak own_peak[CMT_HOLDER_COUNT];
+    /* Device accounts of a trace with phases: where the peak happened
+     * (the report's phases view); NULL: nowhere known. */
+    const struct cmt_phase_where *peak_phase;
 };
 
 /* A call site whose live bytes keep rising (growth.h). */
@@ -184,7 +188,7 @@ struct cmt_report_trace {
 };
 
 struct cmt_report {
-    const struct cmt_analysis *analysis;
+    size_t n_stacks; /* the trace's stack ids: the holder tables' size */
     struct cmt_frames *frames;
     const struct cmt_report_options *opt;
     struct cmt_account_view *accounts; /* by device, then class */
@@ -213,6 +217,8 @@ struct cmt_report {
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
+    struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
+    struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */
     const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */
@@ -241,6 +247,8 @@ struct cmt_report {
     struct cmt_calls_view calls;
     struct cmt_threads_view threads;
 };
+
+struct cmt_blocks_report;
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
 void cmt_report_free(struct cmt_report *r);

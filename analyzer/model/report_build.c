@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks_report.h"
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
@@ -29,7 +30,7 @@ void cmt_account_label(const struct cmt_account_figures *acc, char *buf, size_t 
 
 uint64_t cmt_report_rel_ns(const struct cmt_report *r, uint64_t ts)
 {
-    uint64_t start = r->analysis->info.start_monotonic_ns;
+    uint64_t start = r->trace.start_ns;
     return ts > start ? ts - start : 0;
 }
 
@@ -117,7 +118,7 @@ static int holder_tables(struct cmt_report *r)
 {
     if (r->holder_by_stack)
         return 0;
-    size_t n = r->analysis->model.n_stacks ? r->analysis->model.n_stacks : 1;
+    size_t n = r->n_stacks ? r->n_stacks : 1;
     r->holder_by_stack = calloc(n, 1);
     r->cache_by_stack = calloc(n, 1);
     if (!r->holder_by_stack || !r->cache_by_stack)
@@ -166,10 +167,10 @@ const char *cmt_holder_cache_advice(enum cmt_holder h)
 /* Rows and call tree of what an account held: its peak cells, or (at_peak
  * false) those live now. by_holder, when given, gets the bytes of each
  * holder. */
-static int build_snapshot(struct cmt_report *r, const struct cmt_account *acc, bool at_peak,
+static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_account *acc, bool at_peak,
                           struct cmt_snapshot *snap, uint64_t *by_holder)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
+    const struct cmt_replay *rp = &a->replay;
     snap->rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *snap->rows);
     if (!snap->rows || cmt_call_tree_init(&snap->tree) != 0)
         return -1;
@@ -205,9 +206,9 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_account *acc, b
     return cmt_call_tree_sort(&snap->tree);
 }
 
-static const struct cmt_timeline_series *account_series(const struct cmt_report *r, const struct cmt_account *acc)
+static const struct cmt_timeline_series *account_series(const struct cmt_analysis *a, const struct cmt_account *acc)
 {
-    const struct cmt_timeline *tl = &r->analysis->replay.timeline;
+    const struct cmt_timeline *tl = &a->replay.timeline;
     switch (acc->cls) {
     case CMT_CLASS_MANAGED:
         return cmt_timeline_find(tl, acc->device, CMT_KIND_MANAGED);
@@ -218,7 +219,7 @@ static const struct cmt_timeline_series *account_series(const struct cmt_report 
     }
 }
 
-static int build_account(struct cmt_report *r, const struct cmt_account *acc, struct cmt_account_view *v)
+static int build_account(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_account *acc, struct cmt_account_view *v)
 {
     v->account = acc;
     v->fig = (struct cmt_account_figures){.device = acc->device,
@@ -229,23 +230,23 @@ static int build_account(struct cmt_report *r, const struct cmt_account *acc, st
                                           .peak_ts = acc->peak_ts,
                                           .peak_count = acc->peak_count};
     memcpy(v->fig.peak_by_kind, acc->peak_by_kind, sizeof v->fig.peak_by_kind);
-    v->series = account_series(r, acc);
+    v->series = account_series(a, acc);
     v->peak.ts = acc->peak_ts;
     v->peak.bytes = acc->peak;
     v->peak.count = acc->peak_count;
     memcpy(v->peak.by_kind, acc->peak_by_kind, sizeof v->peak.by_kind);
-    if (build_snapshot(r, acc, true, &v->peak, acc->cls == CMT_CLASS_DEVICE ? v->peak_by_holder : NULL) != 0)
+    if (build_snapshot(r, a, acc, true, &v->peak, acc->cls == CMT_CLASS_DEVICE ? v->peak_by_holder : NULL) != 0)
         return -1;
     v->top = v->peak.rows;
     v->n_sites_at_peak = v->peak.n_rows;
     v->n_top = v->peak.n_top;
     if (r->at) {
         v->has_at = true;
-        v->at.ts = r->analysis->info.start_monotonic_ns + r->opt->at_ns;
+        v->at.ts = a->info.start_monotonic_ns + r->opt->at_ns;
         v->at.bytes = acc->live;
         v->at.count = acc->live_count;
         memcpy(v->at.by_kind, acc->live_by_kind, sizeof v->at.by_kind);
-        if (build_snapshot(r, acc, false, &v->at, NULL) != 0)
+        if (build_snapshot(r, a, acc, false, &v->at, NULL) != 0)
             return -1;
     }
     return 0;
@@ -256,10 +257,10 @@ struct site_totals {
     uint64_t allocs, frees, failures;
 };
 
-static struct site_totals *build_site_totals(struct cmt_report *r)
+static struct site_totals *build_site_totals(struct cmt_report *r, const struct cmt_analysis *a)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
-    size_t cap = r->analysis->model.n_stacks > rp->sites_cap ? r->analysis->model.n_stacks : rp->sites_cap;
+    const struct cmt_replay *rp = &a->replay;
+    size_t cap = a->model.n_stacks > rp->sites_cap ? a->model.n_stacks : rp->sites_cap;
     struct site_totals *t = calloc(cap ? cap : 1, sizeof *t);
     if (!t)
         return NULL;
@@ -305,9 +306,9 @@ static int site_ref_cmp(const void *pa, const void *pb)
 
 /* Sums the checkpoint floors of every recorded stack that shows as the same
  * call site, then judges each call site (growth.h). */
-static int build_growth(struct cmt_report *r, const struct site_totals *totals)
+static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, const struct site_totals *totals)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
+    const struct cmt_replay *rp = &a->replay;
     const uint32_t n_cp = rp->growth.n;
     size_t n_sites = rp->n_active;
     struct site_ref *refs = calloc(n_sites ? n_sites : 1, sizeof *refs);
@@ -404,9 +405,9 @@ static uint64_t *growing_sites(const struct cmt_report *r)
     return g;
 }
 
-static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
+static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const struct site_totals *totals)
 {
-    const struct cmt_live_set *live = &r->analysis->replay.live;
+    const struct cmt_live_set *live = &a->replay.live;
     size_t cap = live->count ? live->count : 1;
     struct cmt_site_row *rows = calloc(cap, sizeof *rows);
     struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
@@ -500,9 +501,9 @@ static int build_leaks(struct cmt_report *r, const struct site_totals *totals)
     return 0;
 }
 
-static int build_failures(struct cmt_report *r)
+static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
-    const struct cmt_replay *rp = &r->analysis->replay;
+    const struct cmt_replay *rp = &a->replay;
     r->failures = calloc(rp->n_failures ? rp->n_failures : 1, sizeof *r->failures);
     if (!r->failures)
         return -1;
@@ -538,9 +539,8 @@ static int build_failures(struct cmt_report *r)
     return 0;
 }
 
-static void collect_warnings(struct cmt_report *r)
+static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
 {
-    const struct cmt_analysis *a = r->analysis;
     const struct cmt_replay *rp = &a->replay;
     char b1[32];
     if (a->damaged)
@@ -583,6 +583,21 @@ static void collect_warnings(struct cmt_report *r)
                                (unsigned long long)a->model.rejected_records);
     for (size_t i = 0; r->frames && i < cmt_frames_warning_count(r->frames); i++)
         cmt_report_add_warning(r, "%s", cmt_frames_warning(r->frames, i));
+}
+
+/* PyTorch's block layer, when the trace has one (or says why it has none). */
+static int build_blocks(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    r->blocks = calloc(1, sizeof *r->blocks);
+    if (!r->blocks || cmt_blocks_report_build(r->blocks, a->blocks, r->frames) != 0)
+        return -1;
+    if (a->model.has_allocator) {
+        const struct cmt_allocator_in *al = &a->model.allocator;
+        r->blocks->on = al->state == CMT_BLOCKS_ON || a->blocks->seen;
+        snprintf(r->blocks->version, sizeof r->blocks->version, "%s", cmt_model_string(&a->model, al->version_id));
+        snprintf(r->blocks->backend, sizeof r->blocks->backend, "%s", cmt_model_string(&a->model, al->backend_id));
+    }
+    return 0;
 }
 
 static int build_allocated(struct cmt_report *r, const struct cmt_replay *rp)
@@ -685,7 +700,7 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt)
 {
     memset(r, 0, sizeof *r);
-    r->analysis = a;
+    r->n_stacks = a->model.n_stacks;
     r->opt = opt;
     r->at = opt->at_set && a->stopped_early;
     r->at_past_end = opt->at_set && !a->stopped_early;
@@ -704,15 +719,15 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     for (int i = 1; i <= CMT_MAX_DEVICES + 1; i++) {
         int d = i % (CMT_MAX_DEVICES + 1);
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
-            if (rp->accounts[d][c] && build_account(r, rp->accounts[d][c], &r->accounts[r->n_accounts++]) != 0)
+            if (rp->accounts[d][c] && build_account(r, a, rp->accounts[d][c], &r->accounts[r->n_accounts++]) != 0)
                 return -1;
     }
-    struct site_totals *totals = build_site_totals(r);
-    int rc = totals && build_growth(r, totals) == 0 && build_leaks(r, totals) == 0 && build_failures(r) == 0 ? 0 : -1;
+    struct site_totals *totals = build_site_totals(r, a);
+    int rc = totals && build_growth(r, a, totals) == 0 && build_leaks(r, a, totals) == 0 && build_failures(r, a) == 0 ? 0 : -1;
     free(totals);
     if (rc != 0)
         return -1;
-    if (opt->holder_peaks && cmt_holder_peaks_build(r) != 0)
+    if (opt->holder_peaks && cmt_holder_peaks_build(r, a) != 0)
         return -1;
     if (cmt_timeline_model_build(&r->timeline, &rp->timeline, CMT_TIMELINE_BUCKETS) != 0 ||
         build_allocated(r, rp) != 0 || build_chart(r, rp) != 0 || cmt_report_events_build(&r->events, a) != 0)
@@ -720,18 +735,28 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     if (opt->site_floors && cmt_site_floors_build(&r->floors, r, a) != 0)
         return -1;
     if (a->forensics) {
-        r->forensics = cmt_forensics_report_build(r, opt->context_allowance_set ? opt->context_allowance
+        r->forensics = cmt_forensics_report_build(r, a, opt->context_allowance_set ? opt->context_allowance
                                                                                   : CMT_DEFAULT_CONTEXT_ALLOWANCE);
         if (!r->forensics)
             return -1;
     }
+    if (cmt_phases_view_build(&r->phases, a, r->frames) != 0)
+        return -1;
+    for (size_t i = 0; r->phases && i < r->n_accounts; i++) {
+        const struct cmt_account *acc = r->accounts[i].account;
+        if (acc->cls == CMT_CLASS_DEVICE && acc->device >= 0 && acc->device < CMT_MAX_DEVICES &&
+            r->phases->at_peak[acc->device])
+            r->accounts[i].peak_phase = &r->phases->peak[acc->device];
+    }
+    if (a->blocks && (a->blocks->seen || a->model.has_allocator) && build_blocks(r, a) != 0)
+        return -1;
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
             return -1;
         r->has_usage = true;
     }
-    collect_warnings(r);
+    collect_warnings(r, a);
     if (r->at_past_end) {
         const struct cmt_trace_model *m = &a->model;
         cmt_report_add_warning(r, "--at %s is after the end of the trace (%s): the report covers the whole run",
@@ -763,6 +788,10 @@ void cmt_report_free(struct cmt_report *r)
     free(r->cache_by_stack);
     free(r->failures);
     cmt_forensics_report_free(r->forensics);
+    cmt_phases_view_free(r->phases);
+    if (r->blocks)
+        cmt_blocks_report_free(r->blocks);
+    free(r->blocks);
     cmt_calls_view_free(&r->calls);
     cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)

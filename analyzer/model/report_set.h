@@ -27,9 +27,20 @@ struct cmt_report_set {
     /* The report of trace i, valid until the next call; NULL when the trace
      * could not be analysed (summaries[i].error says why). */
     const struct cmt_report *(*report)(void *ctx, size_t i);
-    /* Called once trace i is written (its report is no longer needed). */
+    /* Called once trace i is written (its report is no longer needed);
+     * after the last, the source groups the members by job
+     * (cmt_report_set_group_jobs). */
     void (*done)(void *ctx, size_t i);
     void *ctx;
+    /* The job view's model, set once the last trace is done: &job_set, or
+     * NULL when grouping ran out of memory. */
+    const struct cmt_job_set *jobs;
+    struct cmt_job_set job_set;
 };
+
+/* Groups s->members by job into s->job_set and points s->jobs at it (NULL
+ * when out of memory); call once all members are filled. */
+void cmt_report_set_group_jobs(struct cmt_report_set *s);
+void cmt_report_set_free_jobs(struct cmt_report_set *s);
 
 #endif

@@ -151,6 +151,13 @@ void cmt_model_on_note(void *ctx, const struct cmt_note_in *n)
     m->notes[m->n_notes++] = (struct cmt_note_def){n->ts, n->source, n->text_id};
 }
 
+void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a)
+{
+    struct cmt_trace_model *m = ctx;
+    m->has_allocator = true;
+    m->allocator = *a;
+}
+
 void cmt_model_on_job(void *ctx, const struct cmt_job_in *j)
 {
     struct cmt_trace_model *m = ctx;
@@ -167,6 +174,8 @@ const char *cmt_note_source_name(uint64_t source)
         return "python";
     case CMT_NOTE_NVTX:
         return "nvtx";
+    case CMT_NOTE_BLOCKS:
+        return "blocks";
     default:
         return "shim";
     }
@@ -229,6 +238,7 @@ void cmt_model_callbacks(struct cmt_reader_callbacks *cb)
     cb->on_end = cmt_model_on_end;
     cb->on_frame = cmt_model_on_frame;
     cb->on_note = cmt_model_on_note;
+    cb->on_allocator = cmt_model_on_allocator;
     cb->on_job = cmt_model_on_job;
 }
 

@@ -68,6 +68,9 @@ struct cmt_trace_model {
     struct cmt_job_in job;
     struct cmt_note_def notes[CMT_MODEL_MAX_NOTES]; /* the first ones, in file order */
     uint32_t n_notes;
+    /* The last ALLOCATOR record (format 2.1): PyTorch's block layer. */
+    bool has_allocator;
+    struct cmt_allocator_in allocator;
     uint64_t notes_dropped; /* NOTE records past CMT_MODEL_MAX_NOTES */
     uint64_t rejected_records; /* metadata records with ids out of sequence */
 };
@@ -86,6 +89,7 @@ void cmt_model_on_config(void *ctx, const struct cmt_config_in *c);
 void cmt_model_on_end(void *ctx, const struct cmt_end_in *e);
 void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *f);
 void cmt_model_on_note(void *ctx, const struct cmt_note_in *n);
+void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a);
 void cmt_model_on_job(void *ctx, const struct cmt_job_in *j);
 
 /* "python", "nvtx" or "shim": who wrote a note (enum cmt_note_source). */

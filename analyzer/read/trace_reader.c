@@ -863,6 +863,19 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
             cb->on_note(r->ctx, &n);
         return 0;
     }
+    case CMT_META_ALLOCATOR: {
+        struct cmt_allocator_in a = {0};
+        a.ts = pl_varint(b);
+        a.framework = pl_varint(b);
+        a.version_id = pl_id(b);
+        a.state = pl_varint(b);
+        a.backend_id = pl_id(b);
+        if (b->bad)
+            return -1;
+        if (cb->on_allocator)
+            cb->on_allocator(r->ctx, &a);
+        return 0;
+    }
     case CMT_META_JOB:
         return meta_job(r, b);
     default:

@@ -79,6 +79,16 @@ struct cmt_note_in {
     uint32_t text_id;
 };
 
+/* An ALLOCATOR record (format 2.1): whether a framework's block layer was
+ * recorded. */
+struct cmt_allocator_in {
+    uint64_t ts;
+    uint64_t framework; /* enum cmt_framework */
+    uint32_t version_id;
+    uint64_t state;     /* enum cmt_blocks_state */
+    uint32_t backend_id;
+};
+
 /* A JOB record (format.h): who the process is in a job of several. */
 struct cmt_job_var_in {
     uint32_t name_id, value_id;
@@ -105,6 +115,7 @@ struct cmt_reader_callbacks {
     void (*on_end)(void *ctx, const struct cmt_end_in *e);
     void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
     void (*on_note)(void *ctx, const struct cmt_note_in *n);
+    void (*on_allocator)(void *ctx, const struct cmt_allocator_in *a);
     void (*on_job)(void *ctx, const struct cmt_job_in *j);
     int (*on_event)(void *ctx, const struct cmt_event_in *e);
 };

@@ -3,6 +3,7 @@
  * key. Keys are only ever added within a major version. */
 #include <stdio.h>
 
+#include "blocks_report.h"
 #include "check.h"
 #include "json_writer.h"
 #include "render_parts.h"
@@ -143,6 +144,14 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
         cmt_json_uint(j, r->leak_bytes);
         cmt_json_key(j, "count");
         cmt_json_uint(j, r->leak_count);
+        cmt_json_key(j, "tensor_bytes"); /* PyTorch's block layer: tensors never released, unsuppressed */
+        cmt_json_uint(j, t->tensor_leak_bytes);
+        cmt_json_key(j, "tensor_count");
+        cmt_json_uint(j, t->tensor_leak_count);
+        cmt_json_key(j, "tensor_suppressed_bytes");
+        cmt_json_uint(j, t->tensor_suppressed_bytes);
+        cmt_json_key(j, "tensor_suppressed_count");
+        cmt_json_uint(j, t->tensor_suppressed_count);
         cmt_json_key(j, "suppressed_bytes");
         cmt_json_uint(j, r->suppressed_bytes);
         cmt_json_key(j, "suppressed_count");

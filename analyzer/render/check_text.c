@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blocks_report.h"
 #include "check.h"
 #include "size_parse.h"
 #include "render_parts.h"
@@ -93,12 +94,26 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
         if (r->leak_count)
             u = append(buf, len, u, "leaked %s in %" PRIu64 " %s", size, r->leak_count,
                        cmt_plural(r->leak_count, "allocation", "allocations"));
-        else
+        if (t->tensor_leak_count) {
+            cmt_format_size(t->tensor_leak_bytes, size, sizeof size);
+            u = append(buf, len, u, "%s%s in %" PRIu64 " %s never released", r->leak_count ? ", " : "leaked ", size,
+                       t->tensor_leak_count, cmt_plural(t->tensor_leak_count, "tensor", "tensors"));
+        } else if (!r->leak_count) {
             u = append(buf, len, u, "no leaks");
-        if (r->suppressed_count) {
-            cmt_format_size(r->suppressed_bytes, size, sizeof size);
-            u = append(buf, len, u, " (%s in %" PRIu64 " %s suppressed)", size, r->suppressed_count,
-                       cmt_plural(r->suppressed_count, "allocation", "allocations"));
+        }
+        if (r->suppressed_count || t->tensor_suppressed_count) {
+            u = append(buf, len, u, " (");
+            if (r->suppressed_count) {
+                cmt_format_size(r->suppressed_bytes, size, sizeof size);
+                u = append(buf, len, u, "%s in %" PRIu64 " %s", size, r->suppressed_count,
+                           cmt_plural(r->suppressed_count, "allocation", "allocations"));
+            }
+            if (t->tensor_suppressed_count) {
+                cmt_format_size(t->tensor_suppressed_bytes, size, sizeof size);
+                u = append(buf, len, u, "%s%s in %" PRIu64 " %s", r->suppressed_count ? " and " : "", size,
+                           t->tensor_suppressed_count, cmt_plural(t->tensor_suppressed_count, "tensor", "tensors"));
+            }
+            u = append(buf, len, u, " suppressed)");
         }
         u = append(buf, len, u, "; ");
     }

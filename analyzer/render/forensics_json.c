@@ -83,13 +83,13 @@ static void json_oom_case(const struct cmt_report *r, struct cmt_json *j, const 
     key_string(j, "error", cmt_cuda_error_name(c->result, cmt_api_is_driver(c->api)));
     cmt_json_key(j, "error_code");
     cmt_json_int(j, c->result);
-    key_string(j, "verdict", cmt_verdict_name(v->verdict.verdict));
-    key_string(j, "rule", cmt_verdict_rule_id(v->verdict.rule));
+    key_string(j, "verdict", v->verdict_name);
+    key_string(j, "rule", v->rule_id);
     cmt_oom_explain(v, text, sizeof text);
     key_string(j, "explanation", text);
     cmt_oom_remedy(v, text, sizeof text);
     key_string(j, "what_to_try", text);
-    key_string(j, "allocator", cmt_allocator_family_name(v->allocator));
+    key_string(j, "allocator", v->allocator_name);
     cmt_json_key(j, "figures");
     cmt_json_begin_object(j);
     key_uint(j, "request", v->fig.request);
@@ -179,7 +179,7 @@ static void json_oom(const struct cmt_report *r, struct cmt_json *j, const struc
 {
     cmt_json_key(j, "oom");
     cmt_json_begin_object(j);
-    key_uint(j, "failures", fr->f->failures_seen);
+    key_uint(j, "failures", fr->failures_seen);
     key_uint(j, "examined", fr->n_oom);
     key_uint(j, "context_allowance", fr->allowance);
     cmt_json_key(j, "cases");
@@ -223,7 +223,7 @@ static void json_point(const struct cmt_report *r, struct cmt_json *j, const str
 static void json_device_frag(const struct cmt_report *r, struct cmt_json *j, const struct cmt_forensics_report *fr,
                              int d)
 {
-    const struct cmt_device_forensics *dev = fr->f->devices[d];
+    const struct cmt_device_forensics *dev = fr->devices[d];
     cmt_json_begin_object(j);
     cmt_json_key(j, "ordinal");
     cmt_json_int(j, d);
@@ -297,11 +297,11 @@ static void json_frag(const struct cmt_report *r, struct cmt_json *j, const stru
     cmt_json_key(j, "fragmentation");
     cmt_json_begin_object(j);
     cmt_json_key(j, "tracked_releases");
-    cmt_json_bool(j, fr->f->opt.track_holes);
+    cmt_json_bool(j, fr->track_holes);
     cmt_json_key(j, "devices");
     cmt_json_begin_array(j);
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
-        if (fr->f->devices[d] && fr->f->devices[d]->point_series.n)
+        if (fr->devices[d] && fr->devices[d]->point_series.n)
             json_device_frag(r, j, fr, d);
     cmt_json_end_array(j);
     cmt_json_key(j, "holes_opened_by");
@@ -361,9 +361,9 @@ static void json_churn(const struct cmt_report *r, struct cmt_json *j, const str
         key_uint(j, "max_size", v->row.max_size);
         key_uint(j, "mean_lifetime_ns", v->row.frees ? v->row.lifetime_ns / v->row.frees : 0);
         key_string(j, "pattern", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "kept");
-        key_string(j, "allocator", cmt_allocator_family_name(v->allocator));
+        key_string(j, "allocator", v->allocator_name);
         key_uint(j, "call_paths", v->row.paths);
-        key_string(j, "what_to_try", v->allocator != CMT_ALLOCATOR_NONE ? cmt_allocator_family_remedy(v->allocator)
+        key_string(j, "what_to_try", v->allocator != CMT_ALLOCATOR_NONE ? v->allocator_remedy
                                      : v->pattern == CMT_CHURN_SHORT_LIVED
                                          ? "reuse buffers, round sizes to a few classes, or allocate from a "
                                            "stream-ordered pool (cudaMallocAsync)"
@@ -376,11 +376,10 @@ static void json_churn(const struct cmt_report *r, struct cmt_json *j, const str
 
 static void json_pools(const struct cmt_report *r, struct cmt_json *j, const struct cmt_forensics_report *fr, bool full)
 {
-    const struct cmt_forensics *f = fr->f;
     cmt_json_key(j, "pools");
     cmt_json_begin_array(j);
-    for (size_t i = 0; i < f->n_pools; i++) {
-        const struct cmt_pool_info *p = &f->pools[i];
+    for (size_t i = 0; i < fr->n_pools; i++) {
+        const struct cmt_pool_info *p = &fr->pools[i];
         cmt_json_begin_object(j);
         key_uint(j, "handle", p->handle);
         cmt_json_key(j, "device");
@@ -449,7 +448,7 @@ static void json_samples(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_key(j, "device_samples");
     cmt_json_begin_array(j);
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
-        const struct cmt_device_forensics *dev = fr->f->devices[d];
+        const struct cmt_device_forensics *dev = fr->devices[d];
         if (!dev || !dev->n_samples)
             continue;
         cmt_json_begin_object(j);

@@ -154,11 +154,11 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
 
 void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
 {
-    const char *family = cmt_allocator_family_remedy(v->allocator);
+    const char *family = v->allocator_remedy;
     char extra[600] = "";
     if (*family)
         snprintf(extra, sizeof extra, "; this allocation came from %s's caching allocator: %s",
-                 cmt_allocator_family_name(v->allocator), family);
+                 v->allocator_name, family);
     switch (v->verdict.verdict) {
     case CMT_VERDICT_NOT_OOM:
         snprintf(buf, len, "check the call's arguments against what %s accepts", cmt_api_name(v->c->api));
@@ -215,7 +215,7 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
             cmt_cuda_error_name(c->result, cmt_api_is_driver(c->api)), c->result);
     cmt_oom_explain(v, text, sizeof text);
     fprintf(out, "    verdict: %s (rule %s): %s\n", verdict_words(v->verdict.verdict),
-            cmt_verdict_rule_id(v->verdict.rule), text);
+            v->rule_id, text);
     cmt_oom_remedy(v, text, sizeof text);
     fprintf(out, "    what to try: %s\n", text);
     fprintf(out, "    this process then: %s live on %s", SZ(a, c->live), c->device >= 0 ? "the device" : "the host");
@@ -284,12 +284,11 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
 
 static void print_oom(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
-    const struct cmt_forensics *f = fr->f;
     if (fr->n_oom == 0)
         return;
     char a[32];
     fprintf(out, "\nOut-of-memory forensics: %zu of %" PRIu64 " failed %s examined (context allowance %s)\n",
-            fr->n_oom, f->failures_seen, cmt_plural(f->failures_seen, "allocation", "allocations"),
+            fr->n_oom, fr->failures_seen, cmt_plural(fr->failures_seen, "allocation", "allocations"),
             SZ(a, fr->allowance));
     size_t n = full ? fr->n_oom : (fr->n_oom < 10 ? fr->n_oom : 10);
     for (size_t i = 0; i < n; i++)
@@ -336,7 +335,7 @@ static void print_hole(const struct cmt_report *r, const struct cmt_hole_view *h
 static void print_device_frag(const struct cmt_report *r, const struct cmt_forensics_report *fr, int d, FILE *out,
                               bool full)
 {
-    const struct cmt_device_forensics *dev = fr->f->devices[d];
+    const struct cmt_device_forensics *dev = fr->devices[d];
     char a[32], b[32], c[32], e[32], s1[32], s2[32];
     /* report sorts the live set at each checkpoint, frag keeps an index:
      * report takes fewer (docs/fragmentation.md), and says so. */
@@ -392,15 +391,14 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
 
 static void print_frag(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
-    const struct cmt_forensics *f = fr->f;
     bool any = false;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
-        any |= f->devices[d] && f->devices[d]->point_series.n;
+        any |= fr->devices[d] && fr->devices[d]->point_series.n;
     if (!any)
         return;
     bool split = false;
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
-        split |= f->devices[d] && f->devices[d]->worst.valid;
+        split |= fr->devices[d] && fr->devices[d]->worst.valid;
     if (!split && !full) {
         fprintf(out, "\nFragmentation: none (the free space between this process's live device allocations "
                      "never split)\n");
@@ -408,9 +406,9 @@ static void print_frag(const struct cmt_report *r, const struct cmt_forensics_re
     }
     fprintf(out, "\nFragmentation (free ranges between this process's live device allocations)\n");
     for (int d = 0; d < CMT_MAX_DEVICES; d++)
-        if (f->devices[d] && f->devices[d]->point_series.n)
+        if (fr->devices[d] && fr->devices[d]->point_series.n)
             print_device_frag(r, fr, d, out, full);
-    if (full && f->opt.track_holes) {
+    if (full && fr->track_holes) {
         size_t n = fr->n_openers < r->opt->top ? fr->n_openers : r->opt->top;
         char a[32], b[32];
         fprintf(out, "  call sites whose releases opened holes (between two live allocations)%s\n",
@@ -456,7 +454,7 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
         print_frames(r, out, w->stack, "      ", full ? r->opt->max_frames : 3);
     }
     /* The note concerns VMM only: said to a program that used it. */
-    if (r->analysis->replay.events_by_api[CMT_API_CU_MEM_CREATE])
+    if (fr->used_vmm)
         fprintf(out, "  (VMM: the size asked for before rounding to the granularity is not visible to the driver "
                      "API)\n");
 }
@@ -480,12 +478,12 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
         fprintf(out, ": %s\n", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "mostly kept");
         if (row->paths > 1)
             fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
-                    cmt_allocator_family_name(v->allocator));
+                    v->allocator_name);
         print_frames(r, out, row->key, "      ", full ? r->opt->max_frames : 4);
         if (v->allocator != CMT_ALLOCATOR_NONE)
             fprintf(out, "    %s's caching allocator made these: it keeps a segment for each size its cached "
                          "blocks could not serve, so reserved memory grows above what is allocated; what to try: %s\n",
-                    cmt_allocator_family_name(v->allocator), cmt_allocator_family_remedy(v->allocator));
+                    v->allocator_name, v->allocator_remedy);
         else if (v->pattern == CMT_CHURN_SHORT_LIVED)
             fprintf(out, "    sizes that come and go leave holes later sizes may not fit; what to try: reuse "
                          "buffers, round sizes to a few classes, or allocate from a stream-ordered pool "
@@ -495,12 +493,11 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
 
 static void print_pools(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
-    const struct cmt_forensics *f = fr->f;
     size_t shown = 0;
     char a[32], b[32], c[32], d[32], t[32], l[512];
     bool async_said[CMT_MAX_DEVICES] = {false};
-    for (size_t i = 0; i < f->n_pools; i++) {
-        const struct cmt_pool_info *p = &f->pools[i];
+    for (size_t i = 0; i < fr->n_pools; i++) {
+        const struct cmt_pool_info *p = &fr->pools[i];
         if (!p->created_in_trace && !p->peak_reserved && !p->trims)
             continue; /* a default pool never used */
         if (shown++ == 0)
@@ -527,7 +524,7 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
             fprintf(out, "; %" PRIu64 " %s", p->trims, cmt_plural(p->trims, "trim", "trims"));
         fprintf(out, "\n");
         const struct cmt_device_forensics *dev =
-            p->device >= 0 && p->device < CMT_MAX_DEVICES ? f->devices[p->device] : NULL;
+            p->device >= 0 && p->device < CMT_MAX_DEVICES ? fr->devices[p->device] : NULL;
         if (dev && dev->async_peak > p->peak_reserved && !async_said[p->device]) {
             async_said[p->device] = true;
             fprintf(out, "    stream-ordered allocations on device %d (every pool of it) peaked at %s at %s, more than "
@@ -556,14 +553,13 @@ static void print_sample(const struct cmt_report *r, const char *what, const str
 
 static void print_unexplained(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
-    const struct cmt_forensics *f = fr->f;
-    if (!f->samples)
+    if (!fr->samples)
         return;
     fprintf(out, "\nDevice memory in use that this process's allocations and pools do not explain (context, module "
                  "images, libraries' own memory, other processes), from %" PRIu64 " device %s:\n",
-            f->samples, cmt_plural(f->samples, "sample", "samples"));
+            fr->samples, cmt_plural(fr->samples, "sample", "samples"));
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
-        const struct cmt_device_forensics *dev = f->devices[d];
+        const struct cmt_device_forensics *dev = fr->devices[d];
         if (!dev || !dev->n_samples)
             continue;
         fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));

@@ -3,6 +3,7 @@
 #include "render_parts.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +187,49 @@ static void json_sites(struct cmt_json *j, const struct cmt_report *r)
     cmt_json_end_object(j);
 }
 
+/* The stream-ordered pools per device over time, as the driver's device
+ * samples recorded them (report_events.h): reserved and used at each sample;
+ * only the devices whose pools ever reserved memory, null when none did. */
+static void json_pools(struct cmt_json *j, const struct cmt_report *r)
+{
+    cmt_json_key(j, "pools");
+    bool any = false;
+    for (size_t d = 0; d < r->events.n_devices; d++) {
+        const struct cmt_report_device_samples *ds = &r->events.devices[d];
+        bool has = false;
+        for (size_t i = 0; i < ds->n && !has; i++)
+            has = ds->samples[i].pool_reserved != 0;
+        if (!has)
+            continue;
+        if (!any)
+            cmt_json_begin_array(j);
+        any = true;
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "device");
+        cmt_json_int(j, ds->device);
+        cmt_json_key(j, "time_ns");
+        cmt_json_begin_array(j);
+        for (size_t i = 0; i < ds->n; i++)
+            cmt_json_uint(j, cmt_report_rel_ns(r, ds->samples[i].ts));
+        cmt_json_end_array(j);
+        cmt_json_key(j, "reserved");
+        cmt_json_begin_array(j);
+        for (size_t i = 0; i < ds->n; i++)
+            cmt_json_uint(j, ds->samples[i].pool_reserved);
+        cmt_json_end_array(j);
+        cmt_json_key(j, "used");
+        cmt_json_begin_array(j);
+        for (size_t i = 0; i < ds->n; i++)
+            cmt_json_uint(j, ds->samples[i].pool_used);
+        cmt_json_end_array(j);
+        cmt_json_end_object(j);
+    }
+    if (any)
+        cmt_json_end_array(j);
+    else
+        cmt_json_null(j);
+}
+
 static void html_trace(struct cmt_html_report *h, const struct cmt_report *r)
 {
     cmt_json_begin_object(&h->j);
@@ -193,6 +237,7 @@ static void html_trace(struct cmt_html_report *h, const struct cmt_report *r)
     cmt_report_render_json_value(r, &h->j);
     json_timeline(&h->j, r);
     json_sites(&h->j, r);
+    json_pools(&h->j, r);
     cmt_json_end_object(&h->j);
 }
 

@@ -11,11 +11,6 @@
 #include "render_parts.h"
 #include "units.h"
 
-static const struct cmt_phases *phases_of(const struct cmt_report *r)
-{
-    const struct cmt_phases *p = r->analysis->phases;
-    return cmt_phases_any(p) ? p : NULL;
-}
 
 static void append(char *buf, size_t len, size_t *pos, const char *s)
 {
@@ -32,23 +27,21 @@ static void append(char *buf, size_t len, size_t *pos, const char *s)
 /* A step's name: its range's, or "step N" for cumemtrace_step. */
 static void step_name(const struct cmt_report *r, uint32_t step, char *buf, size_t len)
 {
-    size_t n;
-    const struct cmt_phase_step *steps = cmt_phases_steps(r->analysis->phases, &n);
-    if (!step || step > n) {
+    const struct cmt_phases_view *pv = r->phases;
+    if (!step || step > pv->n_steps) {
         snprintf(buf, len, "?");
         return;
     }
-    const struct cmt_phase_step *s = &steps[step - 1];
-    if (s->from_call || !s->name)
-        snprintf(buf, len, "step %" PRIu64, s->number);
+    const char *name = pv->step_name[step - 1];
+    if (!name)
+        snprintf(buf, len, "step %" PRIu64, pv->steps[step - 1].number);
     else
-        snprintf(buf, len, "%s", cmt_model_string(&r->analysis->model, s->name));
+        snprintf(buf, len, "%s", name);
 }
 
-static void node_name(const struct cmt_report *r, const struct cmt_phase_node *n, uint32_t step, char *buf,
-                      size_t len)
+static void node_name(const struct cmt_report *r, uint32_t node, uint32_t step, char *buf, size_t len)
 {
-    const struct cmt_trace_model *m = &r->analysis->model;
+    const struct cmt_phase_node *n = &r->phases->nodes[node];
     if (n->name == CMT_PHASE_STEP_NAME) {
         if (step)
             step_name(r, step, buf, len);
@@ -57,12 +50,12 @@ static void node_name(const struct cmt_report *r, const struct cmt_phase_node *n
     } else if (n->name == 0) {
         snprintf(buf, len, "(unnamed)");
     } else {
-        snprintf(buf, len, "%s", cmt_model_string(m, n->name));
+        snprintf(buf, len, "%s", r->phases->node_name[node]);
     }
-    if (n->domain) {
+    if (r->phases->node_domain[node]) {
         size_t pos = strlen(buf);
         append(buf, len, &pos, " [");
-        append(buf, len, &pos, cmt_model_string(m, n->domain));
+        append(buf, len, &pos, r->phases->node_domain[node]);
         append(buf, len, &pos, "]");
     }
 }
@@ -70,8 +63,8 @@ static void node_name(const struct cmt_report *r, const struct cmt_phase_node *n
 /* The path of node, root first; step names the step marker (0: "<step>"). */
 static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, char *buf, size_t len)
 {
-    size_t n_nodes;
-    const struct cmt_phase_node *nodes = cmt_phases_nodes(r->analysis->phases, &n_nodes);
+    size_t n_nodes = r->phases->n_nodes;
+    const struct cmt_phase_node *nodes = r->phases->nodes;
     uint32_t chain[64];
     size_t depth = 0;
     bool cut = false;
@@ -88,7 +81,7 @@ static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, 
         append(buf, len, &pos, "... > ");
     for (size_t i = depth; i-- > 0;) {
         char name[256];
-        node_name(r, &nodes[chain[i]], step, name, sizeof name);
+        node_name(r, chain[i], step, name, sizeof name);
         append(buf, len, &pos, name);
         if (i)
             append(buf, len, &pos, " > ");
@@ -97,8 +90,8 @@ static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, 
 
 void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_where *w, char *buf, size_t len)
 {
-    size_t n_nodes;
-    const struct cmt_phase_node *nodes = cmt_phases_nodes(r->analysis->phases, &n_nodes);
+    size_t n_nodes = r->phases->n_nodes;
+    const struct cmt_phase_node *nodes = r->phases->nodes;
     buf[0] = '\0';
     size_t pos = 0;
     bool step_in_path = false;
@@ -118,7 +111,7 @@ void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_wh
     }
     if (w->global != CMT_PHASE_NONE) {
         char g[256];
-        node_name(r, &nodes[w->global], 0, g, sizeof g);
+        node_name(r, w->global, 0, g, sizeof g);
         append(buf, len, &pos, pos ? " (in range " : "(in range ");
         append(buf, len, &pos, g);
         append(buf, len, &pos, ")");
@@ -127,31 +120,23 @@ void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_wh
 
 /* ---- peaks and failures -------------------------------------------------------------- */
 
-static bool peak_where(const struct cmt_report *r, const struct cmt_account *acc, struct cmt_phase_where *w)
+void cmt_phases_text_peak(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
-    const struct cmt_phases *p = phases_of(r);
-    return p && acc->cls == CMT_CLASS_DEVICE && cmt_phases_at_peak(p, acc->device, w);
-}
-
-void cmt_phases_text_peak(const struct cmt_report *r, const struct cmt_account *acc, FILE *out)
-{
-    struct cmt_phase_where w;
-    if (!peak_where(r, acc, &w))
+    if (!v->peak_phase)
         return;
     char buf[1536];
-    cmt_phases_where_text(r, &w, buf, sizeof buf);
+    cmt_phases_where_text(r, v->peak_phase, buf, sizeof buf);
     fprintf(out, "  phase at the peak: %s\n", buf[0] ? buf : "(none open)");
 }
 
 void cmt_phases_text_failure(const struct cmt_report *r, size_t failure_index, const char *indent, FILE *out)
 {
-    const struct cmt_phases *p = phases_of(r);
-    if (!p)
+    const struct cmt_phases_view *pv = r->phases;
+    if (!pv)
         return;
-    struct cmt_phase_where w;
     char buf[1536] = "";
-    if (cmt_phases_at_failure(p, failure_index, &w))
-        cmt_phases_where_text(r, &w, buf, sizeof buf);
+    if (failure_index < CMT_MAX_FAILURES_KEPT && pv->at_failure[failure_index])
+        cmt_phases_where_text(r, &pv->failure[failure_index], buf, sizeof buf);
     fprintf(out, "%sin phase: %s\n", indent, buf[0] ? buf : "(none open)");
 }
 
@@ -178,114 +163,23 @@ static void json_where(const struct cmt_report *r, const struct cmt_phase_where 
     cmt_json_end_object(j);
 }
 
-void cmt_phases_json_peak(const struct cmt_report *r, const struct cmt_account *acc, struct cmt_json *j)
+void cmt_phases_json_peak(const struct cmt_report *r, const struct cmt_account_view *v, struct cmt_json *j)
 {
-    struct cmt_phase_where w;
     cmt_json_key(j, "peak_phase");
-    if (peak_where(r, acc, &w))
-        json_where(r, &w, j);
+    if (v->peak_phase)
+        json_where(r, v->peak_phase, j);
     else
         cmt_json_null(j);
 }
 
 void cmt_phases_json_failure(const struct cmt_report *r, size_t failure_index, struct cmt_json *j)
 {
-    const struct cmt_phases *p = phases_of(r);
-    struct cmt_phase_where w;
+    const struct cmt_phases_view *pv = r->phases;
     cmt_json_key(j, "phase");
-    if (p && cmt_phases_at_failure(p, failure_index, &w))
-        json_where(r, &w, j);
+    if (pv && failure_index < CMT_MAX_FAILURES_KEPT && pv->at_failure[failure_index])
+        json_where(r, &pv->failure[failure_index], j);
     else
         cmt_json_null(j);
-}
-
-/* ---- per-step growth of call sites ------------------------------------------------------ */
-
-struct step_growth_row {
-    uint64_t stack; /* canonical */
-    struct cmt_growth_verdict verdict;
-    uint64_t live_bytes, allocs, frees;
-};
-
-static int step_growth_cmp(const void *pa, const void *pb)
-{
-    const struct step_growth_row *a = pa, *b = pb;
-    if (a->verdict.rate != b->verdict.rate)
-        return a->verdict.rate < b->verdict.rate ? 1 : -1;
-    return a->stack < b->stack ? -1 : a->stack > b->stack;
-}
-
-struct canon_ref {
-    uint64_t canon;
-    uint32_t stack;
-};
-
-static int canon_ref_cmp(const void *pa, const void *pb)
-{
-    const struct canon_ref *a = pa, *b = pb;
-    if (a->canon != b->canon)
-        return a->canon < b->canon ? -1 : 1;
-    return a->stack < b->stack ? -1 : a->stack > b->stack;
-}
-
-/* The call sites whose live bytes at step ends keep rising (growth.h, with
- * the step as the unit of time: the rate is bytes per step). */
-static struct step_growth_row *build_step_growth(const struct cmt_report *r, size_t *n_rows)
-{
-    const struct cmt_phases *p = r->analysis->phases;
-    const struct cmt_replay *rp = &r->analysis->replay;
-    const uint32_t *steps;
-    const uint64_t *total;
-    size_t n = cmt_phases_step_samples(p, &steps, &total);
-    *n_rows = 0;
-    struct canon_ref *refs = calloc(rp->n_active ? rp->n_active : 1, sizeof *refs);
-    struct step_growth_row *rows = calloc(rp->n_active ? rp->n_active : 1, sizeof *rows);
-    if (!refs || !rows) {
-        free(refs);
-        free(rows);
-        return NULL;
-    }
-    size_t n_refs = 0;
-    for (size_t i = 0; i < rp->n_active; i++) {
-        uint32_t s = rp->active_sites[i];
-        if (cmt_phases_site_step_samples(p, s))
-            refs[n_refs++] = (struct canon_ref){cmt_frames_canonical(r->frames, s), s};
-    }
-    qsort(refs, n_refs, sizeof *refs, canon_ref_cmp);
-    uint64_t v[CMT_STEP_SAMPLES], t[CMT_STEP_SAMPLES];
-    for (size_t i = 0; i < n; i++)
-        t[i] = (uint64_t)steps[i] * 1000000000ull; /* growth.c's rate per second is then per step */
-    for (size_t i = 0, end; i < n_refs; i = end) {
-        memset(v, 0, sizeof v);
-        uint64_t live = 0, allocs = 0, frees = 0;
-        for (end = i; end < n_refs && refs[end].canon == refs[i].canon; end++) {
-            const uint64_t *s = cmt_phases_site_step_samples(p, refs[end].stack);
-            for (size_t k = 0; k < n; k++)
-                v[k] += s[k];
-            live += rp->sites[refs[end].stack].live_bytes;
-            allocs += rp->sites[refs[end].stack].allocs;
-            frees += rp->sites[refs[end].stack].frees;
-        }
-        struct cmt_growth_verdict verdict;
-        cmt_growth_evaluate(v, t, n, allocs, &verdict);
-        if (verdict.candidate)
-            rows[(*n_rows)++] = (struct step_growth_row){refs[i].canon, verdict, live, allocs, frees};
-    }
-    free(refs);
-    qsort(rows, *n_rows, sizeof *rows, step_growth_cmp);
-    return rows;
-}
-
-static void total_step_growth(const struct cmt_report *r, struct cmt_growth_verdict *verdict)
-{
-    const uint32_t *steps;
-    const uint64_t *total;
-    size_t n = cmt_phases_step_samples(r->analysis->phases, &steps, &total);
-    uint64_t t[CMT_STEP_SAMPLES];
-    for (size_t i = 0; i < n; i++)
-        t[i] = (uint64_t)steps[i] * 1000000000ull;
-    /* the total is one "site" that allocates every step */
-    cmt_growth_evaluate(total, t, n, UINT64_MAX, verdict);
 }
 
 /* ---- phases, sorted for the text ------------------------------------------------------------ */
@@ -320,8 +214,8 @@ static void print_frames_short(const struct cmt_report *r, FILE *out, uint64_t s
 
 static void print_phases(const struct cmt_report *r, FILE *out)
 {
-    size_t n_nodes;
-    const struct cmt_phase_node *nodes = cmt_phases_nodes(r->analysis->phases, &n_nodes);
+    size_t n_nodes = r->phases->n_nodes;
+    const struct cmt_phase_node *nodes = r->phases->nodes;
     uint32_t *order = calloc(n_nodes ? n_nodes : 1, sizeof *order);
     if (!order)
         return;
@@ -369,7 +263,7 @@ static void print_phases(const struct cmt_report *r, FILE *out)
                     cmt_size_str(nodes[i].open_retained_bytes, b1, sizeof b1), nodes[i].open_retained_count);
         }
     }
-    uint64_t marks = cmt_phases_marks(r->analysis->phases), unmatched = cmt_phases_unmatched(r->analysis->phases);
+    uint64_t marks = r->phases->marks, unmatched = r->phases->unmatched;
     if (marks)
         fprintf(out, "  marks: %" PRIu64 "\n", marks);
     if (unmatched)
@@ -393,8 +287,8 @@ static void print_step_row(const struct cmt_report *r, FILE *out, size_t i, cons
 
 static void print_steps(const struct cmt_report *r, FILE *out)
 {
-    size_t n;
-    const struct cmt_phase_step *steps = cmt_phases_steps(r->analysis->phases, &n);
+    size_t n = r->phases->n_steps;
+    const struct cmt_phase_step *steps = r->phases->steps;
     if (!n)
         return;
     size_t top = 0;
@@ -411,8 +305,7 @@ static void print_steps(const struct cmt_report *r, FILE *out)
         }
         print_step_row(r, out, i, &steps[i]);
     }
-    struct cmt_growth_verdict total;
-    total_step_growth(r, &total);
+    const struct cmt_growth_verdict total = r->phases->total_growth;
     char rate[32];
     if (total.candidate) {
         cmt_format_size(total.rate > 0 ? (uint64_t)(total.rate + 0.5) : 0, rate, sizeof rate);
@@ -424,15 +317,15 @@ static void print_steps(const struct cmt_report *r, FILE *out)
     } else {
         fprintf(out, "  live bytes at step ends do not keep rising (%zu step ends)\n", total.n);
     }
-    size_t n_rows;
-    struct step_growth_row *rows = build_step_growth(r, &n_rows);
-    if (!rows)
+    if (!r->phases->growth_built)
         return;
+    size_t n_rows = r->phases->n_growth;
+    const struct cmt_step_growth_row *rows = r->phases->growth;
     if (n_rows) {
         size_t shown = n_rows < r->opt->top ? n_rows : r->opt->top;
         fprintf(out, "  call sites growing step by step: %zu\n", n_rows);
         for (size_t i = 0; i < shown; i++) {
-            const struct step_growth_row *g = &rows[i];
+            const struct cmt_step_growth_row *g = &rows[i];
             cmt_format_size(g->verdict.rate > 0 ? (uint64_t)(g->verdict.rate + 0.5) : 0, rate, sizeof rate);
             fprintf(out, "    +%s per step: %s live at the end; the site allocated %" PRIu64 " times, freed %" PRIu64
                          " (trend %.2f over %zu step ends)\n",
@@ -440,12 +333,11 @@ static void print_steps(const struct cmt_report *r, FILE *out)
             print_frames_short(r, out, g->stack, "        ");
         }
     }
-    free(rows);
 }
 
 void cmt_phases_render_text(const struct cmt_report *r, FILE *out)
 {
-    if (!phases_of(r))
+    if (!r->phases)
         return;
     print_phases(r, out);
     print_steps(r, out);
@@ -455,8 +347,8 @@ void cmt_phases_render_text(const struct cmt_report *r, FILE *out)
 
 static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
 {
-    size_t n_nodes;
-    const struct cmt_phase_node *nodes = cmt_phases_nodes(r->analysis->phases, &n_nodes);
+    size_t n_nodes = r->phases->n_nodes;
+    const struct cmt_phase_node *nodes = r->phases->nodes;
     char path[1024], name[256];
     cmt_json_key(j, "list");
     cmt_json_begin_array(j);
@@ -477,13 +369,13 @@ static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
         if (nd->name == CMT_PHASE_STEP_NAME) {
             cmt_json_null(j);
         } else {
-            snprintf(name, sizeof name, "%s", nd->name ? cmt_model_string(&r->analysis->model, nd->name) : "");
+            snprintf(name, sizeof name, "%s", r->phases->node_name[i]);
             cmt_json_string(j, name);
         }
         cmt_json_key(j, "step");
         cmt_json_bool(j, nd->name == CMT_PHASE_STEP_NAME);
         cmt_json_key(j, "domain");
-        cmt_json_string(j, nd->domain ? cmt_model_string(&r->analysis->model, nd->domain) : NULL);
+        cmt_json_string(j, r->phases->node_domain[i]);
         cmt_json_key(j, "process_wide");
         cmt_json_bool(j, nd->global);
         cmt_json_key(j, "instances");
@@ -522,8 +414,8 @@ static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
 
 static void json_steps(const struct cmt_report *r, struct cmt_json *j)
 {
-    size_t n;
-    const struct cmt_phase_step *steps = cmt_phases_steps(r->analysis->phases, &n);
+    size_t n = r->phases->n_steps;
+    const struct cmt_phase_step *steps = r->phases->steps;
     char name[256];
     cmt_json_key(j, "steps");
     cmt_json_begin_array(j);
@@ -576,17 +468,16 @@ static void json_growth_verdict(struct cmt_json *j, const struct cmt_growth_verd
 
 static void json_step_growth(const struct cmt_report *r, struct cmt_json *j)
 {
-    struct cmt_growth_verdict total;
-    total_step_growth(r, &total);
+    const struct cmt_growth_verdict total = r->phases->total_growth;
     cmt_json_key(j, "step_growth");
     cmt_json_begin_object(j);
     json_growth_verdict(j, &total);
-    size_t n_rows = 0;
-    struct step_growth_row *rows = build_step_growth(r, &n_rows);
+    size_t n_rows = r->phases->n_growth;
+    const struct cmt_step_growth_row *rows = r->phases->growth;
     cmt_json_key(j, "sites");
     cmt_json_begin_array(j);
     for (size_t i = 0; rows && i < n_rows; i++) {
-        const struct step_growth_row *g = &rows[i];
+        const struct cmt_step_growth_row *g = &rows[i];
         cmt_json_begin_object(j);
         json_growth_verdict(j, &g->verdict);
         cmt_json_key(j, "live_bytes");
@@ -609,13 +500,12 @@ static void json_step_growth(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
-    free(rows);
     cmt_json_end_object(j);
 }
 
 void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
 {
-    const struct cmt_phases *p = phases_of(r);
+    const struct cmt_phases_view *p = r->phases;
     cmt_json_key(j, "phases");
     cmt_json_begin_object(j);
     cmt_json_key(j, "recorded");
@@ -625,9 +515,9 @@ void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
         json_steps(r, j);
         json_step_growth(r, j);
         cmt_json_key(j, "marks");
-        cmt_json_uint(j, cmt_phases_marks(p));
+        cmt_json_uint(j, p->marks);
         cmt_json_key(j, "unmatched_ends");
-        cmt_json_uint(j, cmt_phases_unmatched(p));
+        cmt_json_uint(j, p->unmatched);
     }
     cmt_json_end_object(j);
 }

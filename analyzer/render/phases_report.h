@@ -17,7 +17,7 @@ struct cmt_json;
 void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_where *w, char *buf, size_t len);
 
 /* The "  phase at the peak: ..." line of a device's account. */
-void cmt_phases_text_peak(const struct cmt_report *r, const struct cmt_account *acc, FILE *out);
+void cmt_phases_text_peak(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out);
 /* The "in phase" line of a failed allocation (the replay's failure index). */
 void cmt_phases_text_failure(const struct cmt_report *r, size_t failure_index, const char *indent, FILE *out);
 /* The "Phases" and "Steps" sections. */
@@ -25,7 +25,7 @@ void cmt_phases_render_text(const struct cmt_report *r, FILE *out);
 
 /* JSON: "peak_phase" in an account, "phase" in a failure, "phases" in the
  * report (null members and empty lists when the trace names none). */
-void cmt_phases_json_peak(const struct cmt_report *r, const struct cmt_account *acc, struct cmt_json *j);
+void cmt_phases_json_peak(const struct cmt_report *r, const struct cmt_account_view *v, struct cmt_json *j);
 void cmt_phases_json_failure(const struct cmt_report *r, size_t failure_index, struct cmt_json *j);
 void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j);
 

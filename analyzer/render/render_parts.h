@@ -26,6 +26,13 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
 /* The "frames" member of a call site (stack: canonical id), innermost first. */
 void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
 
+/* PyTorch's block layer (blocks_text.c, blocks_json.c): the report's
+ * section and its "blocks" key (null without a block layer). */
+void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
+void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
+/* A stack's display frames as text lines under indent (report_text.c). */
+void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
+
 /* Several traces (report_set_text.c, report_set_json.c). */
 void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out);
 void cmt_report_set_render_json(const struct cmt_report_set *s, FILE *out);

@@ -289,7 +289,7 @@ static void json_account(const struct cmt_report *r, struct cmt_json *j, const s
     cmt_json_uint(j, cmt_report_rel_ns(r, acc->peak_ts));
     cmt_json_key(j, "peak_allocations");
     cmt_json_uint(j, acc->peak_count);
-    cmt_phases_json_peak(r, v->account, j);
+    cmt_phases_json_peak(r, v, j);
     if (acc->cls != CMT_CLASS_MANAGED) {
         cmt_json_key(j, "peak_by_kind");
         cmt_json_begin_object(j);
@@ -636,6 +636,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_growth(r, j);
     cmt_usage_render_json(r, j);
     json_failures(r, j);
+    cmt_blocks_render_json(r, j);
     cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");

@@ -33,13 +33,11 @@ void cmt_report_set_render_json(const struct cmt_report_set *s, FILE *out)
     cmt_json_key(&j, "comparison");
     cmt_compare_render_json(s->summaries, s->n, &j);
     cmt_json_key(&j, "jobs");
-    struct cmt_job_set jobs;
-    if (cmt_job_set_build(&jobs, s->members, s->n) != 0) {
+    if (!s->jobs) {
         cmt_json_null(&j);
     } else {
         struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns};
-        cmt_job_render_json(&jobs, &jopt, &j);
-        cmt_job_set_free(&jobs);
+        cmt_job_render_json(s->jobs, &jopt, &j);
     }
     cmt_json_end_object(&j);
     cmt_json_finish(&j);

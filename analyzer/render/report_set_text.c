@@ -25,12 +25,10 @@ void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out)
         s->done(s->ctx, i);
     }
     cmt_compare_render_text(s->summaries, s->n, out);
-    struct cmt_job_set jobs;
-    if (cmt_job_set_build(&jobs, s->members, s->n) != 0) {
+    if (!s->jobs) {
         fputs("\nJob view: out of memory while grouping the traces by job\n", out);
         return;
     }
     struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns};
-    cmt_job_render_text(&jobs, &jopt, out);
-    cmt_job_set_free(&jobs);
+    cmt_job_render_text(s->jobs, &jopt, out);
 }

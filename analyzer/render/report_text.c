@@ -36,6 +36,11 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
                 cmt_plural(sf->n - limit, "frame", "frames"));
 }
 
+void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
+{
+    print_frames(r, out, stack, indent);
+}
+
 /* Who the process was in a job of several (the JOB record). */
 static void print_job(const struct cmt_report_trace *t, FILE *out)
 {
@@ -378,7 +383,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         print_by_kind(out, v->peak.by_kind, "at the peak");
     if (acc->cls == CMT_CLASS_DEVICE)
         print_holders(r, v, out);
-    cmt_phases_text_peak(r, v->account, out);
+    cmt_phases_text_peak(r, v, out);
     if (v->has_at) {
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
         snprintf(when, sizeof when, "at %s", at);
@@ -627,6 +632,7 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);
     print_failures(r, out);
+    cmt_blocks_render_text(r, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");

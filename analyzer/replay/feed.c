@@ -147,6 +147,7 @@ static void on_config(void *ctx, const struct cmt_config_in *c) { cmt_model_on_c
 static void on_end(void *ctx, const struct cmt_end_in *e) { cmt_model_on_end(MODEL(ctx), e); }
 static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_frame(MODEL(ctx), f); }
 static void on_note(void *ctx, const struct cmt_note_in *n) { cmt_model_on_note(MODEL(ctx), n); }
+static void on_allocator(void *ctx, const struct cmt_allocator_in *a) { cmt_model_on_allocator(MODEL(ctx), a); }
 static void on_job(void *ctx, const struct cmt_job_in *j) { cmt_model_on_job(MODEL(ctx), j); }
 #undef MODEL
 
@@ -160,6 +161,7 @@ static const struct cmt_reader_callbacks callbacks = {
     .on_end = on_end,
     .on_frame = on_frame,
     .on_note = on_note,
+    .on_allocator = on_allocator,
     .on_job = on_job,
     .on_event = on_event,
 };

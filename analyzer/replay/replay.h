@@ -321,7 +321,7 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
  * addr and size carry aux[1], aux[2] and aux[3]. */
 static inline bool cmt_replay_is_record(uint8_t type)
 {
-    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL || type == CMT_REC_MARK;
+    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL || type == CMT_REC_MARK || type == CMT_REC_BLOCK;
 }
 
 /* Entries e takes in a batch: 1 for allocations and releases, 2 for

@@ -45,6 +45,7 @@ static const struct {
 } default_rules[] = {
     /* -- the profiler, the CUDA runtime and driver, the C library -- */
     { "libcumemtrace.so*", FOLD_MODULE, FOLD },
+    { "libcumemtrace_torch.so", FOLD_MODULE, FOLD }, /* the PyTorch bridge's callback (block records) */
     { "libcudart.so*", FOLD_MODULE, FOLD },
     { "libcuda.so*", FOLD_MODULE, FOLD },
     /* No CUDA allocation is made by the C library itself: its frames in a

@@ -67,7 +67,7 @@ extern "C" {
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
 #define CMT_VERSION_MAJOR 2
-#define CMT_VERSION_MINOR 0
+#define CMT_VERSION_MINOR 1 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta) */
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u
@@ -162,6 +162,7 @@ enum cmt_record_type {
     CMT_REC_SAMPLE = 3,  /* device context sample: aux0 free, aux1 total */
     CMT_REC_POOL = 4,    /* pool lifecycle/state: addr = pool handle, api says which */
     CMT_REC_MARK = 5,    /* phase, mark or step: api and aux below */
+    CMT_REC_BLOCK = 6,   /* a framework allocator's block or segment event (format 2.1): api and aux below */
     CMT_REC_TYPE_COUNT
 };
 
@@ -181,6 +182,32 @@ enum cmt_record_type {
  *   api MARK_STEP         aux2 step number (cumemtrace_step): step n starts
  *                         here, process-wide, and the previous one ends.
  * A name id of 0 is an unnamed range. Ids are unique per process. */
+/* CMT_REC_BLOCK records (format 2.1): what a framework's caching allocator
+ * (PyTorch's CUDACachingAllocator) reports through its own trace callbacks,
+ * recorded beside the driver calls it makes (docs/trace-format.md, "Block
+ * layer"). On the thread of the allocator call, ts when the allocator
+ * reported it; device = the allocator's device; stream = the block's stream.
+ *   api TORCH_ALLOC           addr block address, size bytes requested by
+ *                             the tensor (the allocator rounds it up inside
+ *                             its segment), stack the tensor's.
+ *   api TORCH_FREE_REQUESTED  addr, size requested: the tensor let go (the
+ *                             allocator's "allocated" drops here).
+ *   api TORCH_FREE_COMPLETED  addr, size requested: the block is free for
+ *                             reuse (later than requested when the block was
+ *                             used on other streams).
+ *   api TORCH_SEGMENT_ALLOC   addr, size of a segment reserved (cudaMalloc).
+ *   api TORCH_SEGMENT_FREE    addr, size of a segment released (cudaFree).
+ *   api TORCH_SEGMENT_MAP     addr, size mapped into an expandable segment.
+ *   api TORCH_SEGMENT_UNMAP   addr, size unmapped from one.
+ *   api TORCH_OOM             size requested, aux2 the device's free bytes
+ *                             as CUDA reported them; addr 0.
+ * aux0 and aux1 are the block's memory pool id (PyTorch's MempoolId_t, 0/0
+ * for the default pool). Kind CMT_KIND_TORCH_BLOCK for the first three and
+ * OOM, CMT_KIND_TORCH_SEGMENT for the segment events. */
+#define CMT_BLOCK_AUX_POOL0 0
+#define CMT_BLOCK_AUX_POOL1 1
+#define CMT_BLOCK_AUX_DEVICE_FREE 2
+
 #define CMT_MARK_AUX_NAME 0
 #define CMT_MARK_AUX_DOMAIN 1
 #define CMT_MARK_AUX_ID 2
@@ -213,7 +240,12 @@ enum cmt_kind {
     CMT_KIND_VMM_RESERVE = 5,  /* cuMemAddressReserve ranges (virtual only) */
     CMT_KIND_VMM_MAP = 6,      /* cuMemMap mappings (virtual -> physical) */
     CMT_KIND_ARRAY = 7,        /* CUDA arrays (opaque handles, size from descriptor) */
-    CMT_KIND_COUNT
+    CMT_KIND_COUNT,            /* the driver's memory classes end here: 8 */
+    /* The block layer's classes (format 2.1): memory inside the driver's,
+     * as a framework's allocator hands it out; only in BLOCK records. */
+    CMT_KIND_TORCH_BLOCK = 8,  /* a caching allocator's block inside a segment */
+    CMT_KIND_TORCH_SEGMENT = 9, /* a caching allocator's segment, as it reports it */
+    CMT_KIND_ALL_COUNT
 };
 
 /* APIs. Values are part of the format: append only, never renumber. */
@@ -268,7 +300,16 @@ enum cmt_kind {
     X(CU_MEM_POOL_TRIM, 47, "cuMemPoolTrimTo", CMT_KIND_ASYNC)                               \
     X(MARK_RANGE_START, 48, "range:start", CMT_KIND_DEVICE)                                  \
     X(MARK_RANGE_END, 49, "range:end", CMT_KIND_DEVICE)                                      \
-    X(MARK_STEP, 50, "step", CMT_KIND_DEVICE)
+    X(MARK_STEP, 50, "step", CMT_KIND_DEVICE)                                                \
+    X(TORCH_ALLOC, 51, "torch:alloc", CMT_KIND_TORCH_BLOCK)                                  \
+    X(TORCH_FREE_REQUESTED, 52, "torch:free_requested", CMT_KIND_TORCH_BLOCK)                \
+    X(TORCH_FREE_COMPLETED, 53, "torch:free_completed", CMT_KIND_TORCH_BLOCK)                \
+    X(TORCH_SEGMENT_ALLOC, 54, "torch:segment_alloc", CMT_KIND_TORCH_SEGMENT)                \
+    X(TORCH_SEGMENT_FREE, 55, "torch:segment_free", CMT_KIND_TORCH_SEGMENT)                  \
+    X(TORCH_SEGMENT_MAP, 56, "torch:segment_map", CMT_KIND_TORCH_SEGMENT)                    \
+    X(TORCH_SEGMENT_UNMAP, 57, "torch:segment_unmap", CMT_KIND_TORCH_SEGMENT)                \
+    X(TORCH_OOM, 58, "torch:oom", CMT_KIND_TORCH_BLOCK)
+/* Values 59..63 are reserved for the block layer. */
 
 enum cmt_api {
 #define CMT_API_ENUM(name, value, text, kind) CMT_API_##name = value,
@@ -346,6 +387,15 @@ enum cmt_meta_type {
      *          Who this process is in a job of several (torchrun, mpirun,
      *          srun); written once, after the PROCESS record. */
     CMT_META_JOB = 11,
+    /* payload: varint ts, varint framework (enum cmt_framework),
+     *          varint version string id (the framework's version as found,
+     *          0 unknown), varint state (enum cmt_blocks_state),
+     *          varint backend string id (the allocator's name, 0 unknown).
+     *          Written when the shim decides whether the block layer of
+     *          this allocator is recorded (format 2.1); a process has at
+     *          most one per framework. BLOCK records exist only after an
+     *          ALLOCATOR record with state ON. */
+    CMT_META_ALLOCATOR = 12,
     CMT_META_TYPE_COUNT
 };
 
@@ -364,7 +414,18 @@ enum cmt_job_source {
 enum cmt_note_source {
     CMT_NOTE_OTHER = 0,
     CMT_NOTE_PYTHON = 1, /* Python frame capture */
-    CMT_NOTE_NVTX = 2    /* NVTX injection */
+    CMT_NOTE_NVTX = 2,   /* NVTX injection */
+    CMT_NOTE_BLOCKS = 3  /* the allocator block layer (format 2.1) */
+};
+
+/* Values are part of the format: append only. */
+enum cmt_framework {
+    CMT_FRAMEWORK_PYTORCH = 1 /* PyTorch's CUDACachingAllocator (libc10_cuda.so) */
+};
+
+enum cmt_blocks_state {
+    CMT_BLOCKS_ON = 0,  /* block events recorded from here on */
+    CMT_BLOCKS_OFF = 1  /* not recorded; a NOTE says why */
 };
 
 enum cmt_end_reason {
@@ -516,9 +577,10 @@ static inline enum cmt_kind cmt_api_default_kind(unsigned api)
 
 static inline const char *cmt_kind_name(unsigned kind)
 {
-    static const char *const names[CMT_KIND_COUNT] = {
-        "device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array"};
-    return kind < CMT_KIND_COUNT ? names[kind] : "unknown";
+    static const char *const names[CMT_KIND_ALL_COUNT] = {
+        "device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array",
+        "torch-block", "torch-segment"};
+    return kind < CMT_KIND_ALL_COUNT ? names[kind] : "unknown";
 }
 
 static inline uint64_t cmt_zigzag_encode(int64_t v)

@@ -17,12 +17,14 @@ HEADER = struct.Struct("<8sHHIQIIQQQQI")
 CHUNK = struct.Struct("<IIQIIQIIQ")  # format 2: 48 bytes, ending with header_check, reserved, commit
 CHECK_SIZE = 2  # every record ends with a 16-bit check
 MAGIC_EVENTS, MAGIC_META, MAGIC_PAD = 0x45544D43, 0x4D544D43, 0x50544D43
-REC_ALLOC, REC_FREE = 1, 2
-META_STRING, META_MODULE, META_STACK = 1, 3, 4
+REC_ALLOC, REC_FREE, REC_BLOCK = 1, 2, 6
+META_STRING, META_MODULE, META_STACK, META_FRAME, META_NOTE, META_ALLOCATOR = 1, 3, 4, 6, 10, 12
+FRAME_SYNTHETIC_BIT = 1 << 63
 
 # enum cmt_kind
-DEVICE, MANAGED, HOST_PINNED, ASYNC, VMM_PHYSICAL, VMM_RESERVE, VMM_MAP, ARRAY = range(8)
-KIND_NAMES = ["device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array"]
+DEVICE, MANAGED, HOST_PINNED, ASYNC, VMM_PHYSICAL, VMM_RESERVE, VMM_MAP, ARRAY, TORCH_BLOCK, TORCH_SEGMENT = range(10)
+KIND_NAMES = ["device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array",
+              "torch-block", "torch-segment"]
 
 # CMT_API_LIST: value -> (name, default kind)
 APIS = {
@@ -37,6 +39,11 @@ APIS = {
     26: ("cuMemRelease", VMM_PHYSICAL), 27: ("cuMemMap", VMM_MAP), 28: ("cuMemUnmap", VMM_MAP),
     29: ("cuMemAddressReserve", VMM_RESERVE), 30: ("cuMemAddressFree", VMM_RESERVE), 31: ("cuArrayCreate", ARRAY),
     32: ("cuArray3DCreate", ARRAY), 33: ("cuArrayDestroy", ARRAY),
+    # the block layer (format 2.1)
+    51: ("torch:alloc", TORCH_BLOCK), 52: ("torch:free_requested", TORCH_BLOCK),
+    53: ("torch:free_completed", TORCH_BLOCK), 54: ("torch:segment_alloc", TORCH_SEGMENT),
+    55: ("torch:segment_free", TORCH_SEGMENT), 56: ("torch:segment_map", TORCH_SEGMENT),
+    57: ("torch:segment_unmap", TORCH_SEGMENT), 58: ("torch:oom", TORCH_BLOCK),
 }
 API_CU_MEM_RELEASE, API_CU_MEM_UNMAP = 26, 28
 
@@ -82,6 +89,10 @@ class Trace:
         self.modules = []  # (lo, hi, path)
         self.stacks = {}   # id -> [frame addresses], innermost first
         self.events = []
+        self.blocks = []      # BLOCK records (format 2.1), in file order until sorted
+        self.frames = {}      # FRAME id -> (function, file, line)
+        self.notes = []       # (source, text)
+        self.allocators = []  # (framework, version, state, backend)
         off, order = h[3], 0
         while off + CHUNK.size <= len(data):
             magic, size, claim_ns, tid, _seq, base = CHUNK.unpack_from(data, off)[:6]
@@ -96,6 +107,7 @@ class Trace:
         self.modules.sort()
         self._module_starts = [m[0] for m in self.modules]
         self.events.sort(key=lambda e: (e.ts, e.order))
+        self.blocks.sort(key=lambda e: (e.ts, e.order))
 
     def _meta(self, data, p, end):
         while p < end and data[p] != 0:
@@ -123,6 +135,24 @@ class Trace:
                     prev += _zigzag(d)
                     frames.append(prev)
                 self.stacks[sid] = frames
+            elif rtype == META_FRAME:
+                fid, q = _varint(data, q)
+                fn, q = _varint(data, q)
+                fl, q = _varint(data, q)
+                line, q = _varint(data, q)
+                self.frames[fid] = (fn, fl, line)
+            elif rtype == META_NOTE:
+                _ts, q = _varint(data, q)
+                src, q = _varint(data, q)
+                tid_, q = _varint(data, q)
+                self.notes.append((src, tid_))
+            elif rtype == META_ALLOCATOR:
+                _ts, q = _varint(data, q)
+                fw, q = _varint(data, q)
+                ver, q = _varint(data, q)
+                st, q = _varint(data, q)
+                be, q = _varint(data, q)
+                self.allocators.append((fw, ver, st, be))
             p = payload_end + CHECK_SIZE
 
     def _events(self, data, p, end, claim_ns, base, order):
@@ -162,7 +192,20 @@ class Trace:
             order += 1
             if e.type in (REC_ALLOC, REC_FREE):
                 self.events.append(e)
+            elif e.type == REC_BLOCK:
+                self.blocks.append(e)
         return order
+
+    def python_frames(self, stack_id):
+        """(function, file, line) of each Python frame of a stack, innermost first."""
+        out = []
+        for a in self.stacks.get(stack_id, []):
+            a &= 0xFFFFFFFFFFFFFFFF
+            if a & FRAME_SYNTHETIC_BIT:
+                f = self.frames.get(a & 0xFFFFFFFF)
+                if f:
+                    out.append((self.strings.get(f[0], "?"), self.strings.get(f[1], "?"), f[2]))
+        return out
 
     def module_of(self, address):
         """Path of the module holding address, or ''."""

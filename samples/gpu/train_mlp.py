@@ -12,13 +12,18 @@ numbers by these marks, so editing the file keeps the check right):
   site:activation  each block's hidden activation, BATCH x 4*WIDTH (made
                    inside torch by the first Linear of the block's forward)
   site:weights     the model's parameters (made at model construction)
+  site:kept        with --keep N, N tensors of 1 MiB made once and never
+                   released: a list given an extra reference (as a C
+                   extension's missing Py_DECREF would), so they are still
+                   allocated when the process exits (a tensor leak)
 
-    train_mlp.py [--blocks 12] [--width 2048] [--batch 4096] [--warmup 5] [--steps 30]
+    train_mlp.py [--blocks 12] [--width 2048] [--batch 4096] [--warmup 5] [--steps 30] [--keep 0]
 
 Prints one JSON line: step times (median, min, quartiles), steps, and PyTorch's
 own figures: max_memory_allocated, max_memory_reserved, memory_reserved at the
 end, so the report can be held against them."""
 import argparse
+import ctypes
 import json
 import statistics
 import time
@@ -50,6 +55,7 @@ def main():
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--keep", type=int, default=0)
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -63,6 +69,11 @@ def main():
         loss.backward()
         opt.step()
         return loss
+
+    if args.keep:
+        kept = [torch.empty(1 << 18, device="cuda") for _ in range(args.keep)]  # site:kept
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(kept))  # never released: the leak under test
+        del kept
 
     for _ in range(args.warmup):
         step()

@@ -31,10 +31,10 @@ static FILE *sink(void)
 }
 
 /* Two processes that both ran this trace: the comparison's text and JSON. */
-static void compare(const struct cmt_report *r, FILE *out)
+static void compare(const struct cmt_report *r, const struct cmt_analysis *a, FILE *out)
 {
     struct cmt_process_summary s[2];
-    cmt_summary_from_report(r, "fuzz-input", &s[0]);
+    cmt_summary_from_report(r, a, "fuzz-input", &s[0]);
     cmt_summary_failed("fuzz-unreadable", "not a trace", &s[1]);
     cmt_compare_render_text(s, 2, out);
     s[1] = s[0];
@@ -53,7 +53,7 @@ static void render(const struct cmt_analysis *a, const struct cmt_report_options
             cmt_report_render_text(&r, out);
             cmt_report_render_json(&r, out);
             if (with_compare)
-                compare(&r, out);
+                compare(&r, a, out);
         }
     }
     cmt_report_free(&r);

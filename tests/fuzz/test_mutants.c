@@ -62,7 +62,7 @@ static void event(struct cmt_trace_builder *b, uint32_t tid, uint8_t type, uint8
         .type = type,
         .api = api,
         .kind = (uint8_t)cmt_api_default_kind(api),
-        .has_device = type == CMT_REC_ALLOC,
+        .has_device = type == CMT_REC_ALLOC || type == CMT_REC_BLOCK,
         .device = 0,
         .ts = START + ts,
         .addr = addr,
@@ -101,7 +101,18 @@ static void write_trace(const char *path, bool killed)
     uint32_t st_step = cmt_tb_stack(b, s_step, 2), st_load = cmt_tb_stack(b, s_load, 2);
     uint32_t st_cache = cmt_tb_stack(b, s_cache, 3);
     uint64_t ts = 1 * MS;
+    /* PyTorch's block layer (format 2.1): a 20 MiB segment of the caching
+     * allocator with tensors coming and going in it, one kept to exit. */
+    cmt_tb_allocator(b, START + ts, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native");
+    event(b, 4321, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, ts += 500, 0x7f9000000000ull, 20 * MiB, st_step, -1);
+    event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, ts += 10, 0x7f9000000000ull, 20 * MiB, 0, -1);
+    event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, ts += 10, 0x7f9000000000ull, 3 * MiB, st_cache, -1);
+    ts += 500;
     for (unsigned i = 0; i < 240; i++) {
+        uint64_t blk = 0x7f9000000000ull + 3 * MiB + (uint64_t)(i % 4) * 4 * MiB;
+        event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, ts += 200, blk, (i % 3 + 1) * MiB, st_step, -1);
+        event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_FREE_REQUESTED, ts += 100, blk, (i % 3 + 1) * MiB, 0, -1);
+        event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_FREE_COMPLETED, ts += 100, blk, (i % 3 + 1) * MiB, 0, -1);
         uint64_t a = 0x7f0000000000ull + (uint64_t)(i % 7) * 64 * MiB;
         uint64_t l = 0x7f4000000000ull + (uint64_t)(i % 5) * 8 * MiB;
         event(b, 4321, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, ts += 1000, a, (i % 13 + 1) * MiB, st_step, -1);

@@ -46,6 +46,7 @@ CASES = {
     # The trace on the standard input ("-"), where a command takes one trace.
     "timeline_stdin.csv": (["timeline", "--format", "csv", "--buckets", "16", "-"], 0, "mixed.bin"),
     "frag_stdin.txt": (["frag", "-"], 0, "frag.bin"),
+    "export_folded_stdin.txt": (["export", "--format", "folded", "-"], 0, "mixed.bin"),
     "help_report.txt": (["help", "report"], 0),
     # Option errors (.err: stderr is compared, stdout must be empty): the
     # option named, not its value; getopt's complaints in our words; one line
@@ -60,10 +61,20 @@ CASES = {
     "err_frag_no_trace.err": (["frag"], 2),
     "err_frag_two_traces.err": (["frag", "frag.bin", "mixed.bin"], 2),
     "err_report_stdin_of_many.err": (["report", "-", "mixed.bin"], 2),
+    "err_export_stdin_twice.err": (["export", "--format", "perfetto", "-", "-"], 2),
     "err_check_unknown.err": (["check", "--frobnicate", "mixed.bin"], 2),
     "err_no_command.err": ([], 2),
     "err_unknown_command.err": (["bogus"], 2),
     "err_help_unknown.err": (["help", "bogus"], 2),
+}
+
+# The trace on the standard input where the output is too large for a golden
+# file: it must be the output of the file itself, its name written "-".
+# (arguments with "-", the file on stdin, the name the file's output writes)
+SAME_AS_FILE = {
+    "export_perfetto_stdin": (["export", "--format", "perfetto", "-"], "small.bin", '"tiles (small.bin)"'),
+    "export_perfetto_stdin_among": (["export", "--format", "perfetto", "mixed.bin", "-"], "small.bin",
+                                    '"tiles (small.bin)"'),
 }
 
 # Cases run again with the trace decoded in a second thread: the output must
@@ -126,6 +137,21 @@ def main():
                     print(f"FAIL {name}: two threads give another output (exit status {q.returncode})")
                 else:
                     print(f"ok {name} (two threads)")
+        for name, (argv, stdin_file, spelled) in SAME_AS_FILE.items():
+            if regenerate or (args[3:] and name not in args[3:]):
+                continue
+            with open(os.path.join(work, stdin_file), "rb") as stdin:
+                p = subprocess.run([cli, *argv], cwd=work, env=env, capture_output=True, text=True, stdin=stdin)
+            q = subprocess.run([cli, *[stdin_file if a == "-" else a for a in argv]], cwd=work, env=env,
+                               capture_output=True, text=True)
+            want = q.stdout.replace(spelled, '"tiles (-)"')
+            if p.returncode != 0 or q.returncode != 0 or spelled not in q.stdout or p.stdout != want:
+                failed.append(name)
+                diff = difflib.unified_diff(want.splitlines(True), p.stdout.splitlines(True), "file", "stdin")
+                sys.stdout.writelines(list(diff)[:40])
+                print(f"FAIL {name}: from the standard input {p.returncode}, from the file {q.returncode}\n{p.stderr}")
+            else:
+                print(f"ok {name}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if failed else 0)

@@ -37,6 +37,8 @@ check(report.devices[0].peak_bytes === 642777088, 'report --json: device 0 peak 
 check(report.leaks.bytes === 507510784, 'report --json: leaks 507510784 B');
 const html = path.join(dir, 'mixed.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', html, mixed]);
+const fragHtml = path.join(dir, 'frag.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragHtml, path.join(dir, 'frag.bin')]);
 const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
 
@@ -148,6 +150,42 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+
+    // frag.bin's stream-ordered pool: reserved and used over time, from the
+    // driver's 123 device samples (tests/golden/gen_golden.c, frag_trace)
+    const frag = await open(browser, fragHtml);
+    const pool = await frag.page.evaluate(() => {
+      const u = window.cmtReport.charts.find(c => c.cmtPool);
+      if (!u) return null;
+      const c = u.ctx.canvas, d = u.ctx.getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) ink++;
+      const max = a => a.reduce((m, v) => Math.max(m, v), 0);
+      return {ink, device: u.cmtPool.device, n: u.data[0].length, reserved: max(u.data[1]), used: max(u.data[2]),
+        lastReserved: u.data[1][u.data[1].length - 1], lastUsed: u.data[2][u.data[2].length - 1],
+        help: u.root.parentNode.previousSibling.textContent};
+    });
+    check(pool !== null, 'frag.bin: a pool chart');
+    if (pool) {
+      check(pool.ink > 2000, `the pool chart has ink: ${pool.ink}`);
+      check(pool.device === 0 && pool.n === 123, `device 0, 123 samples: device ${pool.device}, ${pool.n}`);
+      check(pool.reserved === 67108864 && pool.used === 33554432 && pool.lastReserved === 67108864 && pool.lastUsed === 0,
+        `pool reserved at most 67108864 B, used 33554432 B, at the end 67108864 B and 0 B: ${pool.reserved}, ${pool.used}, ${pool.lastReserved}, ${pool.lastUsed}`);
+      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 0.0204 s') && pool.help.includes('32.0 MiB (33554432 B) in use at 0.0104 s'),
+        'the pool chart says its peaks: ' + pool.help);
+    }
+    const fragBefore = await frag.page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
+    const fover = await frag.page.$('.u-over');
+    const fbox = await fover.boundingBox();
+    await frag.page.mouse.move(fbox.x + fbox.width * 0.25, fbox.y + fbox.height / 2);
+    await frag.page.mouse.down();
+    await frag.page.mouse.move(fbox.x + fbox.width * 0.5, fbox.y + fbox.height / 2, {steps: 8});
+    await frag.page.mouse.up();
+    const fragAfter = await frag.page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
+    check(fragAfter.length === fragBefore.length && fragAfter[0][1] - fragAfter[0][0] < 0.3 * (fragBefore[0][1] - fragBefore[0][0]) &&
+      fragAfter.every(r => Math.abs(r[0] - fragAfter[0][0]) < 1e-9 && Math.abs(r[1] - fragAfter[0][1]) < 1e-9),
+      'the pool chart follows a zoom of the timeline');
+    check(frag.problems.length === 0, 'frag.bin: no console error, no request: ' + frag.problems.join('; '));
   } finally {
     await browser.close();
     fs.rmSync(dir, {recursive: true, force: true});

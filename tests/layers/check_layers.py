@@ -24,13 +24,6 @@ LAYERS = ["base", "read", "symbolize", "replay", "analyses", "model", "check", "
 # Below the models, out of the renderers' reach (symbolize/ is not: the
 # report model hands out its frame tables, struct cmt_frames).
 RENDER_BARRED = ["read", "replay", "analyses"]
-# Renderers that still read the analysis, to be moved onto the model (issue
-# 16). A file leaves the list when it is moved; a listed file that reads
-# nothing barred fails the check, so the list only shrinks. Add none.
-RENDER_PENDING = {
-    "forensics_json.c", "forensics_text.c",
-    "phases_report.c",
-}
 
 
 def barred(layer, target):
@@ -115,11 +108,7 @@ def main():
     render_reads = {}
     problems = header_problems(root, render_reads) + symbol_problems(nm, libs, render_reads)
     for f in sorted(render_reads):
-        if f not in RENDER_PENDING:
-            problems += render_reads[f]
-    for f in sorted(RENDER_PENDING):
-        if os.path.exists(os.path.join(root, "render", f)) and f not in render_reads:
-            problems.append(f"analyzer/render/{f} reads the models only now: take it off RENDER_PENDING in {sys.argv[0]}")
+        problems += render_reads[f]
     for p in problems:
         print(p)
     if problems:

@@ -308,6 +308,7 @@
     u.cmtTrace = ti; u.cmtDevice = device;
     charts.push(u);
     holderChart(box, t, device, xs[0], xs[n - 1]);
+    poolChart(box, t, device, xs[0], xs[n - 1]);
     var downX = null;
     u.over.addEventListener('mousedown', function (e) { downX = e.clientX; });
     u.over.addEventListener('click', function (e) {
@@ -337,7 +338,7 @@
       series.push({label: HOLDER_NAMES[h.holder] || h.holder, stroke: COLORS[(i + 3) % COLORS.length], width: 1.5,
         paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt});
     });
-    box.appendChild(el('div', {cls: 'chart-help', text: 'By holder: what each held throughout each checkpoint interval (the least of every call site\'s bytes then, summed)'}));
+    box.appendChild(el('div', {cls: 'chart-help', text: 'By holder, a lower bound: per checkpoint interval, the sum of each call site\'s lowest bytes in it (what was held throughout; coarser than the timeline above)'}));
     var div = el('div', {cls: 'holder-chart'});
     box.appendChild(div);
     var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
@@ -352,6 +353,43 @@
         syncing = false;
       }]}}, [xs].concat(rows.map(function (h) { return h.floor; })), div);
     u.cmtZoomed = true; /* from now on setScale (zoom, sync) decides the range */
+    charts.push(u);
+  }
+
+  /* The stream-ordered pools of a device over time: what they reserved from
+   * the device and what of it was in use, at each of the driver's device
+   * samples. Drawn when the device's pools ever reserved memory. */
+  function poolChart(box, t, device, xmin, xmax) {
+    var p = (t.pools || []).filter(function (q) { return q.device === device; })[0];
+    if (!p || !p.time_ns.length) return;
+    var xs = p.time_ns.map(function (ns) { return axisS(t, ns); });
+    var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
+    var series = [{label: 'sample at', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }},
+      {label: 'pool reserved', stroke: COLORS[1 % COLORS.length], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt},
+      {label: 'pool used', stroke: COLORS[2 % COLORS.length], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt}];
+    var top = function (a) { var k = 0; for (var i = 1; i < a.length; i++) if (a[i] > a[k]) k = i; return k; };
+    var r = top(p.reserved), un = top(p.used);
+    box.appendChild(el('div', {cls: 'chart-help', text: 'Stream-ordered pools (cudaMallocAsync): reserved from the device and in use, at each of the driver\'s ' +
+      p.time_ns.length + ' device samples; at most ' + both(p.reserved[r]) + ' reserved at ' + secs(p.time_ns[r]) +
+      ', ' + both(p.used[un]) + ' in use at ' + secs(p.time_ns[un])}));
+    var div = el('div', {cls: 'pool-chart'});
+    div.dataset.device = device;
+    div.dataset.peakReserved = p.reserved[r];
+    div.dataset.peakUsed = p.used[un];
+    box.appendChild(div);
+    var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
+      scales: {x: {time: false, range: function (u, min, max) { return u.cmtZoomed ? [min, max] : [xmin, xmax]; }}},
+      cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
+      axes: [{values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series,
+      hooks: {setScale: [function (u, key) {
+        if (key !== 'x' || syncing) return;
+        syncing = true;
+        charts.forEach(function (o) { if (o !== u) o.setScale('x', {min: u.scales.x.min, max: u.scales.x.max}); });
+        syncing = false;
+      }]}}, [xs, p.reserved, p.used], div);
+    u.cmtZoomed = true; /* from now on setScale (zoom, sync) decides the range */
+    u.cmtPool = {device: device, reserved: p.reserved, used: p.used};
     charts.push(u);
   }
 

@@ -100,7 +100,7 @@ int main(void)
     struct cmt_analysis_options opt = {.forensics = true, .phases = true, .observers = list, .n_observers = 1};
     struct cmt_analysis a;
     CHECK(cmt_analysis_run_with(&a, path, 0, &opt) == 0);
-    CHECK_EQ_U64(a.replay.n_observers, 3);
+    CHECK_EQ_U64(a.replay.n_observers, 4); /* the block layer, the phases, the forensics, ours */
     CHECK_EQ_U64(mine.changes, 3);
     CHECK_EQ_U64(mine.live, 300);
     CHECK_EQ_U64(mine.failures, 1);
