@@ -24,3 +24,6 @@ fi
 env "${env[@]}" build/analyzer/cumemtrace run -o "$out/leak_and_peak.%p.bin" -- "$out/leak_and_peak"
 echo
 build/analyzer/cumemtrace report "$out"/leak_and_peak.*.bin
+build/analyzer/cumemtrace report --format html -o "$out/leak_and_peak.html" "$out"/leak_and_peak.*.bin
+echo
+echo "quickstart: the same report as one HTML file: $out/leak_and_peak.html (open it in a browser)"

@@ -152,6 +152,61 @@ def test_check():
         cmtest.cleanup(r)
 
 
+def test_workspace():
+    """A cuBLAS workspace PyTorch keeps to exit, allocated through its cache
+    under at::cuda::getCurrentCUDABlasHandle, and an ordinary tensor of the
+    same operation, both kept to exit (blocks_train workspace): folding files
+    both under aten::addmm at one line of blocks_train.c, and the default
+    suppression still matches the workspace by its own stack as recorded, so
+    only the 4 MiB tensor is a leak (the regression of commit a10bfba)."""
+    r = cmtest.run([TRAIN, DOUBLE, "workspace"])
+    try:
+        check(r.proc.returncode == 0, f"blocks_train workspace failed ({r.proc.returncode}): {r.proc.stderr}")
+        eq([int(x) for x in r.proc.stdout.split()][:4], [36 * MiB, 52 * MiB, 36 * MiB, 52 * MiB],
+           "the double's own figures (allocated, reserved, peaks)")
+        rep = cmtest.report(r.trace)
+        leaks = rep["blocks"]["devices"][0]["leaks"]
+        eq([(s["bytes"], s["blocks"]) for s in leaks], [(36 * MiB, 2)], "one folded site of both tensors")
+        site = leaks[0]
+        eq([f["function"] for f in site["frames"][:site["site_frame"]]], ["aten::addmm"], "the folded operation")
+        line = 0
+        with open(os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "e2e", "blocks", "blocks_train.c")) as f:
+            for i, text in enumerate(f, 1):
+                if "= c10_double_addmm(" in text:
+                    line = i
+        f = site["frames"][site["site_frame"]]
+        check(f["file"].endswith("blocks_train.c") and f["line"] == line, f"site {f['file']}:{f['line']}")
+
+        p = cmtest.cli("check", r.trace)
+        eq(p.returncode, 1, f"check's exit status: {p.stdout}{p.stderr}")
+        found = [ln for ln in p.stdout.splitlines() if "[leak]" in ln]
+        eq(len(found), 1, f"leak findings in {p.stdout}")
+        check(found[0].endswith(f"blocks_train.c:{line}: error: leaked 4.0 MiB in 1 tensor never released "
+                                "(PyTorch's block layer, device 0) [leak]"), found[0])
+        check("leaked 4.0 MiB in 1 tensor never released (32.0 MiB in 1 tensor suppressed); " in p.stdout, p.stdout)
+
+        import json
+        p = cmtest.cli("check", "--format", "json", r.trace)
+        eq(p.returncode, 1, "check's exit status (JSON)")
+        tr = json.loads(p.stdout)["traces"][0]
+        lk = tr["leaks"]
+        eq((lk["tensor_bytes"], lk["tensor_count"], lk["tensor_suppressed_bytes"], lk["tensor_suppressed_count"]),
+           (4 * MiB, 1, 32 * MiB, 1), "the JSON's tensor figures")
+        eq([(f["rule"], f["bytes"]) for f in tr["findings"]], [("leak", 4 * MiB)], "findings (JSON)")
+
+        p = cmtest.cli("check", "--print-suppressions", r.trace)
+        n = 0
+        with open(os.path.join(os.environ["CMT_SOURCE_ROOT"], "analyzer", "check", "default.supp")) as f:
+            for i, text in enumerate(f, 1):
+                if text.strip() == "leak:at::cuda::getCurrentCUDABlasHandle":
+                    n = i
+        check(f"            1    32.0 MiB  leak:at::cuda::getCurrentCUDABlasHandle (default list, line {n})\n"
+              in p.stdout, p.stdout)
+        check("suppressions used: 1 of " in p.stdout, p.stdout)
+    finally:
+        cmtest.cleanup(r)
+
+
 def test_expandable():
     """Segments mapped as expandable segments map them (cuMemCreate and
     cuMemMap through the driver's entry points): the attach is made at the

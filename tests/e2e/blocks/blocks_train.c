@@ -15,32 +15,50 @@
  * peak_reserved trackers.
  *
  *   blocks_train PATH_OF_THE_DOUBLE (lib/libc10_cuda.so or old/lib/...)
+ *   blocks_train PATH_OF_THE_DOUBLE workspace
+ *
+ * With "workspace", only one operation instead (the double's
+ * at::_ops::addmm::call, from one line here): its output tensor of 4 MiB and
+ * the cuBLAS workspace of 32 MiB it allocates under
+ * at::cuda::getCurrentCUDABlasHandle, both kept to exit.
  *
  * The double is opened by path, as Python opens PyTorch's libraries. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 static void *(*c10_double_alloc)(size_t n, void *stream);
 static void (*c10_double_free)(void *p);
 static void (*c10_double_empty_cache)(void);
 static void (*c10_double_stats)(size_t out[5]);
+static void *(*c10_double_addmm)(size_t out_bytes);
 
 #define MiB (1024u * 1024u)
 
 int main(int argc, char **argv)
 {
-    void *lib = argc == 2 ? dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL) : NULL;
+    bool workspace = argc == 3 && strcmp(argv[2], "workspace") == 0;
+    void *lib = argc == 2 || workspace ? dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL) : NULL;
     if (!lib) {
-        fprintf(stderr, "blocks_train: cannot open the double: %s\n", argc == 2 ? dlerror() : "no path given");
+        fprintf(stderr, "blocks_train: cannot open the double: %s\n", argc >= 2 ? dlerror() : "no path given");
         return 2;
     }
     *(void **)&c10_double_alloc = dlsym(lib, "c10_double_alloc");
     *(void **)&c10_double_free = dlsym(lib, "c10_double_free");
     *(void **)&c10_double_empty_cache = dlsym(lib, "c10_double_empty_cache");
     *(void **)&c10_double_stats = dlsym(lib, "c10_double_stats");
-    if (!c10_double_alloc || !c10_double_free || !c10_double_empty_cache || !c10_double_stats)
+    *(void **)&c10_double_addmm = dlsym(lib, "c10_double_addmm");
+    if (!c10_double_alloc || !c10_double_free || !c10_double_empty_cache || !c10_double_stats || !c10_double_addmm)
         return 2;
+    size_t s[5];
+    if (workspace) {
+        void *out = c10_double_addmm(4 * MiB); /* the output and the workspace, never freed */
+        c10_double_stats(s);
+        printf("%zu %zu %zu %zu %zu\n", s[0], s[1], s[2], s[3], s[4]);
+        return !out;
+    }
     void *a = c10_double_alloc(1000, NULL);
     void *b = c10_double_alloc(3000, NULL);
     void *c = c10_double_alloc(5 * MiB, NULL);
@@ -51,7 +69,6 @@ int main(int argc, char **argv)
     c10_double_free(c);
     c10_double_free(f);
     c10_double_empty_cache();
-    size_t s[5];
     c10_double_stats(s);
     printf("%zu %zu %zu %zu %zu\n", s[0], s[1], s[2], s[3], s[4]);
     return !(a && d && e && e == b);
