@@ -220,6 +220,7 @@ function inked(page) {
         allocatedText: s.querySelector('.card.blocks-allocated').textContent,
         reserved: s.querySelector('.card[data-peak-reserved-bytes]').textContent,
         leaked: s.querySelector('.card[data-leaked-bytes]').textContent,
+        unallocated: s.querySelector('.card[data-unallocated-bytes]').textContent,
         text: s.innerText, classes: rows('.blocks-classes'), sites: rows('.blocks-sites'), leaks: rows('.blocks-leaks'),
         failures: s.querySelector('.blocks-failures').textContent};
     });
@@ -230,7 +231,8 @@ function inked(page) {
         'peak allocated (tensors) 8831542784 B at 8.057 s: ' + blk.allocatedText);
       check(blk.reserved.includes('10687086592 B'), 'peak reserved (segments) 10687086592 B: ' + blk.reserved);
       check(blk.leaked.includes('72351744 B in 7 tensors'), 'tensors never released: 72351744 B in 7: ' + blk.leaked);
-      check(blk.text.includes('reserved but unallocated 1.6 GiB (1717131776 B)'), 'reserved but unallocated at the peak: 1717131776 B');
+      check(blk.text.includes('reserved but unallocated 1.6 GiB (1717131776 B)') && blk.unallocated.includes('1717131776 B (caching and fragmentation)'),
+        'reserved but unallocated at the peak: 1717131776 B: ' + blk.unallocated);
       check(blk.classes.length === 3 && blk.classes[0].join('|') === 'small|4|8.0 MiB (8388608 B)|6.4 MiB (6727168 B)|1.6 MiB (1661440 B)|1.1 MiB (1171456 B)' &&
         blk.classes[2].join('|') === 'huge|126|9.8 GiB (10540285952 B)|8.2 GiB (8824815616 B)|1.6 GiB (1715470336 B)|64.0 MiB (67108864 B)',
         'unallocated by size class: ' + blk.classes.map(c => c.join('|')).join('; '));

@@ -552,13 +552,13 @@
       var sec = section(parent, 'Device ' + d.ordinal + ': inside PyTorch\'s cache');
       sec.className = 'blocks';
       sec.setAttribute('data-device', String(d.ordinal));
-      var cache = d.peak_reserved_bytes - d.peak_allocated_bytes;
       sec.appendChild(el('div', {cls: 'cards'}, [
         card('blocks-allocated', 'peak allocated (tensors)', human(d.peak_allocated_bytes), exact(d.peak_allocated_bytes) +
           ' at ' + secs(d.at_peak.ts_ns), {'peak-allocated-bytes': d.peak_allocated_bytes}),
         card('blocks-reserved', 'peak reserved (segments)', human(d.peak_reserved_bytes), exact(d.peak_reserved_bytes),
           {'peak-reserved-bytes': d.peak_reserved_bytes}),
-        card('blocks-cache', 'reserved minus allocated at their peaks', human(cache > 0 ? cache : 0), exact(cache > 0 ? cache : 0)),
+        card('blocks-cache', 'reserved but unallocated at the tensors\' peak', human(d.at_peak.unallocated_bytes),
+          exact(d.at_peak.unallocated_bytes) + ' (caching and fragmentation)', {'unallocated-bytes': d.at_peak.unallocated_bytes}),
         card('blocks-leaked', 'tensors never released', human(d.leaked_bytes), exact(d.leaked_bytes) + ' in ' + d.leaked_blocks + ' tensors',
           {'leaked-bytes': d.leaked_bytes, 'leaked-blocks': d.leaked_blocks})]));
       var ap = d.at_peak;
