@@ -12,6 +12,7 @@
 #include "job.h"
 #include "phases_report.h"
 #include "report.h"
+#include "blocks_report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
 #include "render_parts.h"
@@ -497,10 +498,15 @@ static void print_held(const struct cmt_report *r, FILE *out)
                      "%" PRIu64 " %s\n",
                 name, when, cmt_size_exact_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
                 cmt_plural(r->held_count[h], "segment", "segments"));
-        fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
-                     "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks the "
-                     "same as free cache. To tell them apart, %s.\n",
-                name, cmt_holder_cache_advice(h));
+        if (h == CMT_HOLDER_PYTORCH && r->blocks && r->blocks->on)
+            fprintf(out, "  the tensors inside these segments were recorded too (PyTorch's block layer): \"Inside "
+                         "PyTorch's cache\" shows what lived in them, and tensors never released are leaks "
+                         "there.\n");
+        else
+            fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
+                         "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks "
+                         "the same as free cache. To tell them apart, %s.\n",
+                    name, cmt_holder_cache_advice(h));
         fprintf(out, "  the call sites that first needed them:\n");
         for (size_t i = 0; i < r->n_held; i++) {
             const struct cmt_site_row *s = &r->held[i];

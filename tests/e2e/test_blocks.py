@@ -132,6 +132,10 @@ def test_report():
         text = cmtest.cli("report", "--chart-width", "0", r.trace).stdout
         check("Inside PyTorch's cache 2.11.0+sim (block layer, 16 allocator events)" in text, text)
         check("tensors never released: 15.0 MiB (15731712 B) in 3 tensors (leaks)" in text, text)
+        # With the block layer the held-at-exit section points to it rather
+        # than to PYTORCH_NO_CUDA_MEMORY_CACHING=1.
+        check("the tensors inside these segments were recorded too (PyTorch's block layer)" in text, text)
+        check("To tell them apart" not in text, text)
     finally:
         cmtest.cleanup(r)
 
