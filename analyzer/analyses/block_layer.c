@@ -65,6 +65,7 @@ void cmt_block_layer_free(struct cmt_block_layer *bl)
         for (size_t k = 0; k < d->n_ooms; k++)
             snapshot_free(&d->ooms[k].at);
         free(d->ooms);
+        free(d->points);
     }
     memset(bl, 0, sizeof *bl);
 }
@@ -452,6 +453,25 @@ static void on_oom(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64_t
                                                                        : CMT_BL_VERDICT_CAPACITY;
 }
 
+/* Every change of the tensors' or the segments' bytes, in time order. */
+static void add_point(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64_t ts)
+{
+    const struct cmt_bl_point *last = d->n_points ? &d->points[d->n_points - 1] : NULL;
+    if (last ? last->allocated == d->allocated && last->reserved == d->reserved : !d->allocated && !d->reserved)
+        return;
+    if (d->n_points == d->cap_points) {
+        size_t cap = d->cap_points ? 2 * d->cap_points : 256;
+        struct cmt_bl_point *p = realloc(d->points, cap * sizeof *p);
+        if (!p) {
+            bl->out_of_memory = true;
+            return;
+        }
+        d->points = p;
+        d->cap_points = cap;
+    }
+    d->points[d->n_points++] = (struct cmt_bl_point){ts, d->allocated, d->reserved};
+}
+
 void cmt_block_layer_event(struct cmt_block_layer *bl, uint8_t api, int32_t device, uint64_t ts, uint64_t addr,
                            uint64_t size, uint64_t stack, const uint64_t aux[CMT_AUX_COUNT])
 {
@@ -491,6 +511,7 @@ void cmt_block_layer_event(struct cmt_block_layer *bl, uint8_t api, int32_t devi
     default:
         break; /* an api of a newer writer */
     }
+    add_point(bl, d, ts);
 }
 
 void cmt_block_layer_finish(struct cmt_block_layer *bl)

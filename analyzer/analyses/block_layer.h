@@ -82,6 +82,12 @@ struct cmt_bl_oom {
     struct cmt_bl_snapshot at;
 };
 
+/* The tensors' and the segments' bytes after a BLOCK record that changed
+ * either (model/blocks_report.c downsamples them). */
+struct cmt_bl_point {
+    uint64_t ts, allocated, reserved;
+};
+
 struct cmt_bl_device {
     int32_t ordinal;
     struct cmt_bl_segment *segments; /* sorted by address */
@@ -97,6 +103,8 @@ struct cmt_bl_device {
     struct cmt_bl_oom *ooms;
     size_t n_ooms;
     uint64_t events;
+    struct cmt_bl_point *points; /* in time order */
+    size_t n_points, cap_points;
 };
 
 struct cmt_bl_inconsistency {

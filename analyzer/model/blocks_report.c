@@ -83,6 +83,50 @@ static void oom_sentence(struct cmt_blocks_oom *o)
                  res, alloc, dev, req, fr);
 }
 
+static void cell_add(struct cmt_blocks_cell *c, uint64_t allocated, uint64_t reserved)
+{
+    if (allocated < c->allocated_min)
+        c->allocated_min = allocated;
+    if (allocated > c->allocated_max)
+        c->allocated_max = allocated;
+    if (reserved < c->reserved_min)
+        c->reserved_min = reserved;
+    if (reserved > c->reserved_max)
+        c->reserved_max = reserved;
+    c->allocated_last = allocated;
+    c->reserved_last = reserved;
+}
+
+static int series_of(const struct cmt_bl_device *d, struct cmt_blocks_series *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!d->n_points)
+        return 0;
+    const struct cmt_bl_point *p = d->points;
+    uint64_t span = p[d->n_points - 1].ts - p[0].ts + 1;
+    size_t n = d->n_points < CMT_BLOCKS_BUCKETS ? d->n_points : CMT_BLOCKS_BUCKETS;
+    uint64_t width = span / n + (span % n != 0);
+    n = (size_t)(span / width + (span % width != 0));
+    s->cells = malloc(n * sizeof *s->cells);
+    if (!s->cells)
+        return -1;
+    s->n = n;
+    s->origin = p[0].ts;
+    s->width = width;
+    size_t k = 0;
+    uint64_t alloc = p[0].allocated, res = p[0].reserved;
+    for (size_t b = 0; b < n; b++) {
+        struct cmt_blocks_cell *c = &s->cells[b];
+        *c = (struct cmt_blocks_cell){alloc, alloc, alloc, res, res, res};
+        uint64_t end = s->origin + (b + 1) * width;
+        for (; k < d->n_points && p[k].ts < end; k++)
+            cell_add(c, p[k].allocated, p[k].reserved);
+        alloc = c->allocated_last;
+        res = c->reserved_last;
+    }
+    return 0;
+}
+
 int cmt_blocks_report_build(struct cmt_blocks_report *out, const struct cmt_block_layer *bl,
                             struct cmt_frames *frames)
 {
@@ -106,6 +150,8 @@ int cmt_blocks_report_build(struct cmt_blocks_report *out, const struct cmt_bloc
         o->allocated_at_exit = d->allocated;
         o->reserved_at_exit = d->reserved;
         o->events = d->events;
+        if (series_of(d, &o->series) != 0)
+            return -1;
         if (view_of(frames, &d->peak, &o->peak) != 0)
             return -1;
         if (d->n_ooms) {
@@ -164,6 +210,7 @@ void cmt_blocks_report_free(struct cmt_blocks_report *b)
         free(d->ooms);
         free(d->leaks);
         free(d->raw_leaks);
+        free(d->series.cells);
     }
     free(b->devices);
     memset(b, 0, sizeof *b);

@@ -44,6 +44,24 @@ struct cmt_blocks_oom {
     struct cmt_blocks_view at;
 };
 
+/* The tensors' (allocated) and the segments' (reserved) bytes over time,
+ * downsampled at build time to at most CMT_BLOCKS_BUCKETS buckets of equal
+ * width from the first change: each bucket's lowest, highest and last
+ * bytes, a bucket without a change holding the one before's last. */
+#define CMT_BLOCKS_BUCKETS 1024
+
+struct cmt_blocks_cell {
+    uint64_t allocated_min, allocated_max, allocated_last;
+    uint64_t reserved_min, reserved_max, reserved_last;
+};
+
+struct cmt_blocks_series {
+    size_t n;        /* buckets; 0: no change was recorded */
+    uint64_t origin; /* absolute time of the first change */
+    uint64_t width;  /* ns per bucket */
+    struct cmt_blocks_cell *cells;
+};
+
 struct cmt_blocks_device {
     int32_t ordinal;
     uint64_t peak_allocated, peak_reserved;
@@ -61,6 +79,7 @@ struct cmt_blocks_device {
     struct cmt_blocks_site *raw_leaks;
     size_t n_raw_leaks;
     uint64_t leak_blocks, leak_bytes;
+    struct cmt_blocks_series series;
 };
 
 struct cmt_blocks_report {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "render_parts.h"
 
+#include "blocks_report.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,10 @@
  * samples: its highest live bytes at its start and its last at its middle;
  * the device samples (used, pool reserved and used) as recorded, at most
  * the forensics' bounded series; an instant event per failed allocation
- * kept (its stack in args); the steps as slices. Times are whole
+ * kept (its stack in args); the steps as slices; with PyTorch's block
+ * layer a counter track per device of its tensors (allocated) and segments
+ * (reserved), each bucket of the model's series as two samples like the
+ * live bytes, and an instant per failure it saw with its two-layer verdict. Times are whole
  * microseconds (rounded down) on one axis: every trace is placed by its
  * wall-clock start, the earliest at 0. */
 struct cmt_perfetto {
@@ -185,6 +190,72 @@ static void failures(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, cons
     }
 }
 
+static void blocks_counter(struct cmt_json *j, uint32_t pid, uint64_t offset, uint64_t rel_ns, const char *name,
+                           uint64_t allocated, uint64_t reserved)
+{
+    head(j, "C", name, pid, TID_COUNTERS);
+    ts_key(j, offset, rel_ns);
+    cmt_json_key(j, "args");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "allocated");
+    cmt_json_uint(j, allocated);
+    cmt_json_key(j, "reserved");
+    cmt_json_uint(j, reserved);
+    cmt_json_end_object(j);
+    cmt_json_end_object(j);
+}
+
+/* PyTorch's block layer: tensors and segments over time, its failures. */
+static void blocks(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
+{
+    const struct cmt_blocks_report *b = r->blocks;
+    if (!b || !b->on)
+        return;
+    for (size_t i = 0; i < b->n_devices; i++) {
+        const struct cmt_blocks_device *d = &b->devices[i];
+        const struct cmt_blocks_series *s = &d->series;
+        char name[96];
+        snprintf(name, sizeof name, "device %d inside PyTorch's cache", (int)d->ordinal);
+        for (size_t k = 0; k < s->n; k++) {
+            const struct cmt_blocks_cell *c = &s->cells[k];
+            uint64_t start = cmt_report_rel_ns(r, s->origin + k * s->width);
+            blocks_counter(&p->j, pid, offset, start, name, c->allocated_max, c->reserved_max);
+            blocks_counter(&p->j, pid, offset, start + s->width / 2, name, c->allocated_last, c->reserved_last);
+        }
+        for (size_t k = 0; k < d->n_ooms; k++) {
+            const struct cmt_blocks_oom *o = &d->ooms[k];
+            snprintf(name, sizeof name, "PyTorch out of memory: %" PRIu64 " B (%s)", o->request, o->verdict_name);
+            head(&p->j, "i", name, pid, TID_COUNTERS);
+            ts_key(&p->j, offset, cmt_report_rel_ns(r, o->at.ts));
+            cmt_json_key(&p->j, "s");
+            cmt_json_string(&p->j, "p");
+            cmt_json_key(&p->j, "cat");
+            cmt_json_string(&p->j, "block layer failure");
+            cmt_json_key(&p->j, "args");
+            cmt_json_begin_object(&p->j);
+            cmt_json_key(&p->j, "device");
+            cmt_json_int(&p->j, d->ordinal);
+            cmt_json_key(&p->j, "requested");
+            cmt_json_uint(&p->j, o->request);
+            cmt_json_key(&p->j, "rounded");
+            cmt_json_uint(&p->j, o->rounded);
+            cmt_json_key(&p->j, "allocated");
+            cmt_json_uint(&p->j, o->at.allocated);
+            cmt_json_key(&p->j, "reserved");
+            cmt_json_uint(&p->j, o->at.reserved);
+            cmt_json_key(&p->j, "device_free");
+            cmt_json_uint(&p->j, o->device_free);
+            cmt_json_key(&p->j, "verdict");
+            cmt_json_string(&p->j, o->verdict_name);
+            cmt_json_key(&p->j, "explanation");
+            cmt_json_string(&p->j, o->sentence);
+            stack_args(&p->j, r, (uint32_t)o->stack);
+            cmt_json_end_object(&p->j);
+            cmt_json_end_object(&p->j);
+        }
+    }
+}
+
 static void steps(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const struct cmt_report *r)
 {
     size_t n = r->events.n_steps;
@@ -255,6 +326,7 @@ static void trace(struct cmt_perfetto *p, const struct cmt_report *r)
     counters(p, pid, offset, r);
     samples(p, pid, offset, r);
     failures(p, pid, offset, r);
+    blocks(p, pid, offset, r);
     steps(p, pid, offset, r);
 }
 

@@ -4,16 +4,17 @@
 JSON against the Trace Event format (fields, units, counter values equal to
 `timeline --json` at the sampled instants, failures with stacks, steps,
 one named process per trace on one time axis); the folded stacks summing
-exactly to the report's figures.
+exactly to the report's figures; the block layer's counters of a real H200
+trace reaching its peaks exactly.
 
-  test_export.py CUMEMTRACE GEN_GOLDEN"""
+  test_export.py CUMEMTRACE GEN_GOLDEN BLOCKS_TRACE"""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-cumemtrace, gen_golden = sys.argv[1:3]
+cumemtrace, gen_golden, blocks_trace = sys.argv[1:4]
 passed = failed = 0
 
 
@@ -110,6 +111,29 @@ with tempfile.TemporaryDirectory() as d:
           f"one named process per rank: {procs}")
     firsts = [min(e["ts"] for e in events if e["ph"] == "C" and e["pid"] == p) for p, _ in procs]
     check(max(firsts) - min(firsts) < 1e4, f"the ranks on one time axis: first samples at {firsts} us")
+
+    # the block layer (tests/data/blocks/h200_train_mlp.bin): tensors and
+    # segments per device over time, every bucket's highest then its last
+    blocks = json.loads(run("report", "--json", blocks_trace))["blocks"]["devices"][0]
+    path = os.path.join(d, "blocks.json")
+    run("export", "--format", "perfetto", "-o", path, blocks_trace)
+    events = json.load(open(path))["traceEvents"]
+    bc = [e for e in events if e["ph"] == "C" and e["name"] == "device 0 inside PyTorch's cache"]
+    check(len(bc) == 2048 and all(set(e["args"]) == {"allocated", "reserved"} for e in bc),
+          f"the block layer's track: 1024 buckets, two samples each, allocated and reserved: {len(bc)}")
+    check(all(bc[i]["ts"] <= bc[i + 1]["ts"] for i in range(len(bc) - 1)), "its samples in time order")
+    top_a = max(e["args"]["allocated"] for e in bc)
+    top_r = max(e["args"]["reserved"] for e in bc)
+    check(top_a == blocks["peak_allocated_bytes"] == 8831542784 and top_r == blocks["peak_reserved_bytes"] == 10687086592,
+          f"its highest: peak allocated 8831542784 B, peak reserved 10687086592 B exactly: {top_a}, {top_r}")
+    at_peak = [e["ts"] for e in bc[0::2] if e["args"]["allocated"] == top_a]
+    width_us = bc[2]["ts"] - bc[0]["ts"]
+    peak_us = blocks["at_peak"]["ts_ns"] // 1000
+    check(at_peak and at_peak[0] <= peak_us <= at_peak[0] + width_us + 1,
+          f"the bucket reaching the tensors' peak holds its instant ({peak_us} us): {at_peak[:1]}, {width_us} us wide")
+    check(bc[-1]["args"] == {"allocated": blocks["allocated_at_exit_bytes"], "reserved": blocks["reserved_at_exit_bytes"]}
+          == {"allocated": 72351744, "reserved": 10687086592}, f"its last sample: what was left at exit: {bc[-1]['args']}")
+    check(not [e for e in events if e.get("cat") == "block layer failure"], "no failure of the block layer in this run")
 
     r = subprocess.run([cumemtrace, "export", "--format", "folded", *ranks], capture_output=True, text=True)
     check(r.returncode == 2 and "one trace" in r.stderr, f"folded takes one trace: {r.returncode} {r.stderr.strip()}")

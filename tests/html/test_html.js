@@ -6,14 +6,17 @@
 // chart on a drag, show the call sites of a clicked instant and the whole
 // stack of a clicked flame-graph frame, and look like something.
 //
-//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR
+// tests/data/blocks/h200_train_mlp.bin (a real H200 trace of PyTorch with
+// the block layer) must show its section "Inside PyTorch's cache".
+//
+//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace] = process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -41,6 +44,24 @@ const fragHtml = path.join(dir, 'frag.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragHtml, path.join(dir, 'frag.bin')]);
 const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
+const blocksHtml = path.join(dir, 'blocks.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', blocksHtml, blocksTrace]);
+// the H200 run had no failure: the page's drawing of one, on its model with
+// a failure of the form blocks_json.c writes added (verdict fragmentation)
+const oomHtml = path.join(dir, 'blocks_oom.html');
+{
+  const page = fs.readFileSync(blocksHtml, 'utf8');
+  const m = /(<script id="cmt-model" type="application\/json">)([^<]*)(<\/script>)/.exec(page);
+  need(m, 'blocks.html holds its model');
+  const mod = JSON.parse(m[2]);
+  const d0 = mod.traces[0].report.blocks.devices[0];
+  d0.failures.push({requested_bytes: 67108864, rounded_bytes: 67108864, device_free_bytes: 4194304, verdict: 'fragmentation',
+    expandable_segments_would_serve: true, explanation: 'reserved 96.0 MiB, allocated 40.0 MiB: fragmentation inside the cache',
+    stack: d0.at_peak.sites[0].stack, frames: d0.at_peak.sites[0].frames, site_frame: d0.at_peak.sites[0].site_frame,
+    cache: Object.assign({}, d0.at_peak, {ts_ns: 9000000000})});
+  const json = JSON.stringify(mod).replace(/</g, '\\u003c');
+  fs.writeFileSync(oomHtml, page.slice(0, m.index) + m[1] + json + m[3] + page.slice(m.index + m[0].length));
+}
 
 async function open(browser, file) {
   const page = await browser.newPage();
@@ -186,6 +207,52 @@ function inked(page) {
       fragAfter.every(r => Math.abs(r[0] - fragAfter[0][0]) < 1e-9 && Math.abs(r[1] - fragAfter[0][1]) < 1e-9),
       'the pool chart follows a zoom of the timeline');
     check(frag.problems.length === 0, 'frag.bin: no console error, no request: ' + frag.problems.join('; '));
+
+    // the block layer of a real H200 run (train_mlp.py, 2.11.0+cu130): the
+    // figures of `report --json`'s "blocks" (docs/report.md)
+    const bl = await open(browser, blocksHtml);
+    const blk = await bl.page.evaluate(() => {
+      const s = document.querySelector('section.blocks[data-device="0"]');
+      if (!s) return null;
+      const rows = sel => Array.from(s.querySelectorAll(sel + ' tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      return {title: s.querySelector('h3').textContent, sections: document.querySelectorAll('section.blocks').length,
+        allocated: s.querySelector('.card[data-peak-allocated-bytes]').getAttribute('data-peak-allocated-bytes'),
+        allocatedText: s.querySelector('.card.blocks-allocated').textContent,
+        reserved: s.querySelector('.card[data-peak-reserved-bytes]').textContent,
+        leaked: s.querySelector('.card[data-leaked-bytes]').textContent,
+        unallocated: s.querySelector('.card[data-unallocated-bytes]').textContent,
+        text: s.innerText, classes: rows('.blocks-classes'), sites: rows('.blocks-sites'), leaks: rows('.blocks-leaks'),
+        failures: s.querySelector('.blocks-failures').textContent};
+    });
+    check(blk !== null, 'blocks.html: a section inside PyTorch\'s cache for device 0');
+    if (blk) {
+      check(blk.sections === 1 && blk.title === 'Device 0: inside PyTorch\'s cache', 'one such section, titled: ' + blk.title);
+      check(blk.allocated === '8831542784' && blk.allocatedText.includes('8.2 GiB') && blk.allocatedText.includes('8831542784 B at 8.057 s'),
+        'peak allocated (tensors) 8831542784 B at 8.057 s: ' + blk.allocatedText);
+      check(blk.reserved.includes('10687086592 B'), 'peak reserved (segments) 10687086592 B: ' + blk.reserved);
+      check(blk.leaked.includes('72351744 B in 7 tensors'), 'tensors never released: 72351744 B in 7: ' + blk.leaked);
+      check(blk.text.includes('reserved but unallocated 1.6 GiB (1717131776 B)') && blk.unallocated.includes('1717131776 B (caching and fragmentation)'),
+        'reserved but unallocated at the peak: 1717131776 B: ' + blk.unallocated);
+      check(blk.classes.length === 3 && blk.classes[0].join('|') === 'small|4|8.0 MiB (8388608 B)|6.4 MiB (6727168 B)|1.6 MiB (1661440 B)|1.1 MiB (1171456 B)' &&
+        blk.classes[2].join('|') === 'huge|126|9.8 GiB (10540285952 B)|8.2 GiB (8824815616 B)|1.6 GiB (1715470336 B)|64.0 MiB (67108864 B)',
+        'unallocated by size class: ' + blk.classes.map(c => c.join('|')).join('; '));
+      check(blk.sites.length === 10 && blk.sites[0][0] === '3.0 GiB (3222208512 B)' && blk.sites[0][1] === '96' &&
+        /main\.<locals>\.step\s+train_mlp\.py:70/.test(blk.sites[0][2]),
+        'the tensors at the peak by Python line: ' + blk.sites[0].join(' | '));
+      check(blk.leaks.length === 3 && blk.leaks.map(l => l[0] + ' ' + l[1]).join(', ') ===
+        '33.0 MiB (34603008 B) 2, 32.0 MiB (33554432 B) 1, 4.0 MiB (4194304 B) 4', 'the tensors never released by site: ' + blk.leaks.map(l => l[0] + ' ' + l[1]).join(', '));
+      check(blk.failures === 'none', 'no failed allocation in this run');
+    }
+    check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));
+    await bl.page.screenshot({path: path.join(outDir, 'html_report_blocks.png'), fullPage: true});
+    const oom = await open(browser, oomHtml);
+    const oomRow = await oom.page.evaluate(() => Array.from(document.querySelectorAll('section.blocks .blocks-failures tbody tr'))
+      .map(tr => Array.from(tr.cells).map(c => c.innerText)));
+    check(oomRow.length === 1 && oomRow[0][0] === '9.000 s' && oomRow[0][1] === '64.0 MiB (67108864 B)' && oomRow[0][3] === '4.0 MiB (4194304 B)' &&
+      oomRow[0][4] === 'fragmentation' && oomRow[0][5].includes('fragmentation inside the cache') &&
+      oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
+      'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
+    check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
   } finally {
     await browser.close();
     fs.rmSync(dir, {recursive: true, force: true});

@@ -543,6 +543,61 @@
     box.appendChild(framesList(frames, 0));
   }
 
+  /* PyTorch's block layer (docs/report.md, "Inside PyTorch's cache"): the
+   * tensors inside the caching allocator's segments, per device */
+  function blocksSections(parent, r) {
+    var b = r.blocks;
+    if (!b) return;
+    (b.devices || []).forEach(function (d) {
+      var sec = section(parent, 'Device ' + d.ordinal + ': inside PyTorch\'s cache');
+      sec.className = 'blocks';
+      sec.setAttribute('data-device', String(d.ordinal));
+      sec.appendChild(el('div', {cls: 'cards'}, [
+        card('blocks-allocated', 'peak allocated (tensors)', human(d.peak_allocated_bytes), exact(d.peak_allocated_bytes) +
+          ' at ' + secs(d.at_peak.ts_ns), {'peak-allocated-bytes': d.peak_allocated_bytes}),
+        card('blocks-reserved', 'peak reserved (segments)', human(d.peak_reserved_bytes), exact(d.peak_reserved_bytes),
+          {'peak-reserved-bytes': d.peak_reserved_bytes}),
+        card('blocks-cache', 'reserved but unallocated at the tensors\' peak', human(d.at_peak.unallocated_bytes),
+          exact(d.at_peak.unallocated_bytes) + ' (caching and fragmentation)', {'unallocated-bytes': d.at_peak.unallocated_bytes}),
+        card('blocks-leaked', 'tensors never released', human(d.leaked_bytes), exact(d.leaked_bytes) + ' in ' + d.leaked_blocks + ' tensors',
+          {'leaked-bytes': d.leaked_bytes, 'leaked-blocks': d.leaked_blocks})]));
+      var ap = d.at_peak;
+      sec.appendChild(el('div', {text: 'At the tensors\' peak (' + secs(ap.ts_ns) + '): allocated ' + both(ap.allocated_bytes) +
+        ', requested ' + both(ap.requested_bytes) + ', reserved ' + both(ap.reserved_bytes) + ', reserved but unallocated ' +
+        both(ap.unallocated_bytes) + '.'}));
+      sec.appendChild(el('h4', {text: 'Reserved but unallocated, by segment size class, at the tensors\' peak'}));
+      var cls = sec.appendChild(table([{name: 'class'}, {name: 'segments', num: 1}, {name: 'reserved', num: 1}, {name: 'allocated', num: 1},
+        {name: 'unallocated', num: 1}, {name: 'largest free range', num: 1}], ap.size_classes || [], function (c) {
+        return [c['class'], c.segments, both(c.reserved_bytes), both(c.allocated_bytes), both(c.unallocated_bytes), both(c.largest_free_bytes)];
+      }));
+      cls.className = 'blocks-classes';
+      sec.appendChild(el('h4', {text: 'Tensors live at the peak, by call site'}));
+      var st = sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'call site'}], ap.sites || [],
+        function (x) { return [both(x.bytes), x.blocks, siteCell(x.frames, x.site_frame)]; }));
+      st.className = 'blocks-sites';
+      sec.appendChild(el('h4', {text: 'Failed allocations, by both layers'}));
+      if (!d.failures || !d.failures.length) sec.appendChild(el('div', {cls: 'blocks-failures', text: 'none'}));
+      else {
+        var ft = sec.appendChild(table([{name: 'when', num: 1}, {name: 'asked', num: 1}, {name: 'rounded', num: 1}, {name: 'free on the device', num: 1},
+          {name: 'verdict'}, {name: 'why'}, {name: 'call site'}], d.failures, function (f) {
+          return [secs(f.cache.ts_ns), both(f.requested_bytes), both(f.rounded_bytes), both(f.device_free_bytes),
+            el('span', {cls: 'verdict', text: f.verdict}),
+            el('div', null, [el('div', {text: f.explanation}),
+              el('div', {cls: 'muted', text: f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''})]),
+            siteCell(f.frames, f.site_frame)];
+        }));
+        ft.className = 'blocks-failures';
+      }
+      sec.appendChild(el('h4', {text: 'Tensors never released'}));
+      if (!d.leaks || !d.leaks.length) sec.appendChild(el('div', {cls: 'blocks-leaks', text: 'none'}));
+      else {
+        var lt = sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'call site'}], d.leaks,
+          function (x) { return [both(x.bytes), x.blocks, siteCell(x.frames, x.site_frame)]; }));
+        lt.className = 'blocks-leaks';
+      }
+    });
+  }
+
   traces.forEach(function (t, ti) {
     var r = t.report;
     var s = el('section', {id: 'trace-' + ti});
@@ -569,6 +624,8 @@
         sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'API'}, {name: 'call site'}],
           d.top_sites_at_peak, function (x) { return [both(x.bytes), x.count, x.api, siteCell(x.frames, x.site_frame)]; }));
     });
+
+    blocksSections(s, r);
 
     var lk = r.leaks;
     var ls = section(s, 'Leaks: live at exit');
