@@ -128,7 +128,8 @@ static void load_bridge(void)
     bridge_attach = lib ? (cmt_torch_bridge_attach_fn)cmt_real_dlsym(lib, CMT_TORCH_BRIDGE_ENTRY) : NULL;
     if (!bridge_attach) {
         const char *err = dlerror();
-        snprintf(bridge_error, sizeof bridge_error, "%s", err ? err : path);
+        /* Cut to the note's room on purpose (dlerror can be long). */
+        snprintf(bridge_error, sizeof bridge_error, "%.*s", (int)sizeof bridge_error - 1, err ? err : path);
     }
 }
 

@@ -67,7 +67,7 @@ static void table(const struct cmt_job_set *s, const struct cmt_job *job, FILE *
             "own device", "peak", "peak at", "NCCL", "leaks", "failed", "largest site at the peak");
     for (size_t k = 0; k < job->n_members; k++) {
         const struct cmt_job_member *m = &s->members[job->members[k]];
-        char local[24] = "-", dev[48] = "-", peak[32] = "-", at[32] = "-", nccl[32] = "-", lb[32], leaks[48];
+        char local[24] = "-", dev[128] = "-", peak[32] = "-", at[32] = "-", nccl[32] = "-", lb[32], leaks[48];
         if (m->local_rank >= 0)
             snprintf(local, sizeof local, "%" PRId64, m->local_rank);
         cmt_format_size(m->leak_bytes, lb, sizeof lb);
