@@ -40,6 +40,10 @@ def main():
     procs = []
     for rank in range(n):
         env = dict(os.environ)
+        # In the asan setup the launcher (python, not ours) runs without leak
+        # checks; the ranks, our programs, get the suite's own options back.
+        if "LAUNCH_CHILD_ASAN_OPTIONS" in env:
+            env["ASAN_OPTIONS"] = env.pop("LAUNCH_CHILD_ASAN_OPTIONS")
         env.update({k: str(v) for k, v in rank_env(style, rank, n, tag).items()})
         procs.append(subprocess.Popen(argv, env=env))
         if serial:

@@ -32,9 +32,11 @@ def launch(style, n, *worker_args, env=None, tmp=None):
     tmp = tmp or cmtest.run(["true"], preload=False).dir
     extra = dict(SIM)
     extra.update(env or {})
+    if cmtest.PRELOAD_PREFIX:
+        extra["LAUNCH_CHILD_ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "")
     p = subprocess.run([cmtest.CLI, "run", "-o", os.path.join(tmp, "trace.%r.bin"), "--", sys.executable, LAUNCH,
                         style, str(n), cmtest.program("rank_worker"), *worker_args],
-                       capture_output=True, text=True, env=cmtest.sim_env(extra, preload=False), timeout=300)
+                       capture_output=True, text=True, env=cmtest.sim_env(extra, preload=False, foreign=True), timeout=300)
     eq(p.returncode, 0, f"the job ran: {p.stderr}")
     traces = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("trace."))
     return tmp, traces
