@@ -108,36 +108,6 @@ static void json_timeline(struct cmt_json *j, const struct cmt_report *r)
     cmt_json_end_object(j);
 }
 
-static void json_frames(struct cmt_json *j, const struct cmt_report *r, uint32_t stack)
-{
-    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
-    cmt_json_key(j, "frames");
-    cmt_json_begin_array(j);
-    for (size_t i = 0; i < sf->n; i++) {
-        const struct cmt_frame *f = &sf->frames[i];
-        cmt_json_begin_object(j);
-        cmt_json_key(j, "function");
-        cmt_json_string(j, f->function);
-        cmt_json_key(j, "file");
-        cmt_json_string(j, f->file);
-        cmt_json_key(j, "line");
-        cmt_json_uint(j, f->line > 0 ? (uint64_t)f->line : 0);
-        cmt_json_key(j, "module");
-        cmt_json_string(j, f->module);
-        cmt_json_key(j, "address");
-        cmt_json_uint(j, f->ip);
-        cmt_json_key(j, "inlined");
-        cmt_json_bool(j, f->inlined);
-        cmt_json_end_object(j);
-    }
-    cmt_json_end_array(j);
-    cmt_json_key(j, "site_frame");
-    if (sf->site < sf->n)
-        cmt_json_uint(j, sf->site);
-    else
-        cmt_json_null(j);
-}
-
 /* The call sites' floors per growth checkpoint interval, as the model
  * holds them (site_floors.h): what each held throughout an interval. */
 static void json_sites(struct cmt_json *j, const struct cmt_report *r)
@@ -180,7 +150,7 @@ static void json_sites(struct cmt_json *j, const struct cmt_report *r)
         cmt_json_key(j, "kind");
         cmt_json_string(j, st->kind);
         uint_array(j, "floor", st->floor, f->n, 1);
-        json_frames(j, r, st->stack);
+        cmt_report_json_frames(r, j, st->stack);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
