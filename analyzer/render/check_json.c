@@ -17,24 +17,6 @@ static void json_opt_uint(struct cmt_json *j, const char *key, bool has, uint64_
         cmt_json_null(j);
 }
 
-static void json_frame(struct cmt_json *j, const struct cmt_frame *f)
-{
-    cmt_json_begin_object(j);
-    cmt_json_key(j, "function");
-    cmt_json_string(j, f->function);
-    cmt_json_key(j, "file");
-    cmt_json_string(j, f->file);
-    cmt_json_key(j, "line");
-    cmt_json_uint(j, f->line > 0 ? (uint64_t)f->line : 0);
-    cmt_json_key(j, "module");
-    cmt_json_string(j, f->module);
-    cmt_json_key(j, "address");
-    cmt_json_uint(j, f->ip);
-    cmt_json_key(j, "inlined");
-    cmt_json_bool(j, f->inlined);
-    cmt_json_end_object(j);
-}
-
 static void json_location(const struct cmt_check *c, const struct cmt_check_trace *t, struct cmt_json *j,
                           const struct cmt_finding *f)
 {
@@ -97,7 +79,7 @@ static void json_finding(const struct cmt_check *c, const struct cmt_check_trace
     cmt_json_begin_array(j);
     const struct cmt_stack_frames *sf = cmt_frames_get(t->report.frames, f->stack);
     for (size_t i = 0; f->site && i < sf->n; i++)
-        json_frame(j, &sf->frames[i]);
+        cmt_json_frame(j, &sf->frames[i]);
     cmt_json_end_array(j);
     cmt_json_end_object(j);
 }

@@ -25,6 +25,8 @@ void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
 /* The "frames" member of a call site (stack: canonical id), innermost first. */
 void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
+/* One frame object of such a list; check's findings write the same one. */
+void cmt_json_frame(struct cmt_json *j, const struct cmt_frame *f);
 
 /* PyTorch's block layer (blocks_text.c, blocks_json.c): the report's
  * section and its "blocks" key (null without a block layer). */
