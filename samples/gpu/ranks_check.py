@@ -5,7 +5,8 @@ what each rank's PyTorch said of itself (train_ddp.py's PREFIX.rank<R>.json).
 
     ranks_check.py MODE PREFIX REPORT_JSON NPROC [STRAY_MIB]
 
-MODE shared (every rank on GPU 0, gloo) or x2 (one GPU per rank, NCCL).
+MODE shared (every rank on GPU 0, gloo), nccl1 (one rank, NCCL, GPU 0) or x2
+(one GPU per rank, NCCL).
 Prints PASS/FAIL/NOTE lines; exits 1 when one failed."""
 import json
 import sys
@@ -45,7 +46,7 @@ for r in job["ranks"]:
           f"(job clock), by holder at the peak {r['peak_by_holder']}, own peaks {r['own_peaks']}, "
           f"leaks {r['leak_bytes']} B in {r['leak_count']}, failed {r['failed_count']}, "
           f"site {r['peak_site']!r}; max_memory_allocated {mine['max_memory_allocated']} B")
-    if mode == "x2":
+    if mode in ("x2", "nccl1"):
         nccl = ((dev or {}).get("own_peaks") or {}).get("nccl", 0)
         result(nccl > 0, f"{mode} rank {r['rank']}: NCCL's own memory on its device {nccl} B (NCCL "
                f"{mine['nccl']})")

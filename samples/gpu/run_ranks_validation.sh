@@ -4,6 +4,7 @@
 # several processes"):
 #
 #   samples/gpu/run_ranks_validation.sh shared OUTDIR   # one GPU
+#   samples/gpu/run_ranks_validation.sh nccl1 OUTDIR    # one GPU, NCCL
 #   samples/gpu/run_ranks_validation.sh x2 OUTDIR       # two GPUs
 #
 # shared: `cumemtrace run -- torchrun --nproc-per-node 2 train_ddp.py --shared
@@ -12,6 +13,10 @@
 #   its allreduce, the latter staged through host memory), one trace per rank
 #   (trace.%r.bin); the job report's per-rank PyTorch peaks equal each rank's
 #   torch.cuda.max_memory_reserved() to the byte (ranks_check.py).
+# nccl1: one rank with NCCL on GPU 0 (`--nproc-per-node 1`): NCCL still
+#   sets up its communicator and DDP still all-reduces through it, so NCCL's
+#   own device memory is there to attribute on a single GPU; then step times
+#   with and without the profiler.
 # x2: the same with NCCL, one GPU per rank, NCCL_NVLS_ENABLE=0, and rank 1
 #   keeping a 64 MiB tensor on cuda:0: NCCL's memory attributed per rank, the
 #   stray tensor named as memory on rank 0's GPU, then step times of the run
@@ -23,8 +28,8 @@
 # when none failed. Each torchrun is time-limited (200 s).
 set -uo pipefail
 
-if [ $# -ne 2 ] || { [ "$1" != shared ] && [ "$1" != x2 ]; }; then
-  echo "usage: $0 shared|x2 OUTDIR" >&2
+if [ $# -ne 2 ] || { [ "$1" != shared ] && [ "$1" != nccl1 ] && [ "$1" != x2 ]; }; then
+  echo "usage: $0 shared|nccl1|x2 OUTDIR" >&2
   exit 2
 fi
 mode=$1
@@ -55,12 +60,14 @@ if [ "$mode" = shared ]; then
   # gloo reduces 4 bytes per parameter through host memory each step: a
   # smaller model keeps the run well inside its time limit.
   args=(--backend gloo --shared --width 1024 --warmup 2 --steps 10)
-else
+elif [ "$mode" = x2 ]; then
   stray=64
   args+=(--stray $stray)
 fi
+nproc=2
+[ "$mode" = nccl1 ] && nproc=1
 port=$((29500 + RANDOM % 1000))
-torchrun=("$py" -m torch.distributed.run --nproc-per-node 2 --master-addr 127.0.0.1)
+torchrun=("$py" -m torch.distributed.run --nproc-per-node $nproc --master-addr 127.0.0.1)
 
 # The traced run: one trace per rank.
 rm -f "$out"/trace.*.bin
@@ -68,19 +75,21 @@ timeout -k 10 200 "$cli" run -o "$out/trace.%r.bin" -- "${torchrun[@]}" --master
   "$here/train_ddp.py" --out "$out/traced" "${args[@]}" >"$out/traced.log" 2>&1
 rc=$?
 ls "$out"/trace.*.bin >"$out/traces.txt" 2>/dev/null
-if [ $rc -ne 0 ] || [ "$(wc -l <"$out/traces.txt")" -ne 2 ]; then
+if [ $rc -ne 0 ] || [ "$(wc -l <"$out/traces.txt")" -ne $nproc ]; then
   echo "FAIL $mode: the traced torchrun exited with $rc, $(wc -l <"$out/traces.txt") trace(s) (see traced.log)" |
     tee -a "$summary"
   tail -n 30 "$out/traced.log" >&2
   exit 1
 fi
-"$cli" report --chart-width 64 "$out"/trace.0.bin "$out"/trace.1.bin >"$out/report.txt" 2>"$out/report.stderr"
-"$cli" report --json "$out"/trace.0.bin "$out"/trace.1.bin >"$out/report.json" 2>>"$out/report.stderr"
+traces=()
+for r in $(seq 0 $((nproc - 1))); do traces+=("$out/trace.$r.bin"); done
+"$cli" report --chart-width 64 "${traces[@]}" >"$out/report.txt" 2>"$out/report.stderr"
+"$cli" report --json "${traces[@]}" >"$out/report.json" 2>>"$out/report.stderr"
 sed -n '/^Job /,$p' "$out/report.txt" >"$out/job.txt"
-"$py" "$here/ranks_check.py" "$mode" "$out/traced" "$out/report.json" 2 $stray >>"$summary" 2>&1 || status=1
+"$py" "$here/ranks_check.py" "$mode" "$out/traced" "$out/report.json" $nproc $stray >>"$summary" 2>&1 || status=1
 
 # Step times with and without the profiler, interleaved.
-if [ "$mode" = x2 ]; then
+if [ "$mode" != shared ]; then
   for r in $(seq 1 "$rounds"); do
     port=$((port + 1))
     timeout -k 10 200 "${torchrun[@]}" --master-port $port "$here/train_ddp.py" --out "$out/native.$r" \
@@ -90,10 +99,10 @@ if [ "$mode" = x2 ]; then
       "$here/train_ddp.py" --out "$out/profiled.$r" "${args[@]}" >"$out/profiled.$r.log" 2>&1
     rm -f "$out"/time.*.bin
   done
-  "$py" - "$out" "$rounds" >>"$summary" <<'PYEOF'
+  "$py" - "$out" "$rounds" $nproc >>"$summary" <<'PYEOF'
 import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-for rank in (0, 1):
+out, rounds, nproc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for rank in range(nproc):
     def med(kind):
         v = []
         for r in range(1, rounds + 1):
