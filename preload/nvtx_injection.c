@@ -8,11 +8,18 @@
  * the instance's export table, asks it for each module's table of function
  * pointer slots and fills the slots it implements; the others stay no-ops.
  *
+ * The payload extension (nvToolsExtPayload.h) comes the same way through
+ * InitializeInjectionNvtxExtension: NCCL pushes a range with the core's
+ * nvtxDomainRangePushEx and, once it knows the communicator, pops it with
+ * nvtxRangePopPayload; without that slot filled the pop was a no-op and the
+ * range stayed open until exit, with everything after it nested inside.
+ *
  * Ranges become CMT_REC_MARK records (format.h); the analyzer turns them
  * into phases and steps. Nothing here allocates with malloc or takes a lock
  * on the path of a push or pop (phases.c). */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtPayload.h>
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -383,6 +390,79 @@ CMT_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tabl
         vi->SetInjectionNvtxVersion(NVTX_VERSION);
     fill_module(cb, NVTX_CB_MODULE_CORE, core_slots, sizeof core_slots / sizeof core_slots[0]);
     fill_module(cb, NVTX_CB_MODULE_CORE2, core2_slots, sizeof core2_slots / sizeof core2_slots[0]);
+    return 1;
+}
+
+/* ---- the payload extension ----------------------------------------------------
+ * Push, pop, start and end with payloads are ranges like the core's. The
+ * payload's data is not read: a range pushed with a payload alone is recorded
+ * without a name (its name is inside a schema of the caller's), and one popped
+ * with a payload pops what the thread pushed last, as NVTX defines it. */
+
+static int NVTX_API payload_range_push(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    cmt_phase_record(CMT_API_MARK_PUSH, NULL, 0, NULL, domain_of(d), 0);
+    return push_level();
+}
+
+static int NVTX_API payload_range_pop(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    cmt_phase_record(CMT_API_MARK_POP, NULL, 0, NULL, domain_of(d), 0);
+    return pop_level();
+}
+
+static nvtxRangeId_t NVTX_API payload_range_start(nvtxDomainHandle_t d, const nvtxPayloadData_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    uint64_t id = cmt_phase_next_range_id();
+    cmt_phase_record(CMT_API_MARK_RANGE_START, NULL, 0, NULL, domain_of(d), id);
+    return id;
+}
+
+static void NVTX_API payload_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id, const nvtxPayloadData_t *p,
+                                       size_t n)
+{
+    (void)p;
+    (void)n;
+    cmt_phase_record(CMT_API_MARK_RANGE_END, NULL, 0, NULL, domain_of(d), id);
+}
+
+static const struct {
+    size_t index;
+    intptr_t fn;
+} payload_slots[] = {
+    {NVTX3EXT_CBID_nvtxRangePushPayload, (intptr_t)payload_range_push},
+    {NVTX3EXT_CBID_nvtxRangePopPayload, (intptr_t)payload_range_pop},
+    {NVTX3EXT_CBID_nvtxRangeStartPayload, (intptr_t)payload_range_start},
+    {NVTX3EXT_CBID_nvtxRangeEndPayload, (intptr_t)payload_range_end},
+};
+
+CMT_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info);
+
+/* Each NVTX instance's extension module calls this once, as the core calls
+ * InitializeInjectionNvtx2. Returns 1 with the slots we serve filled (the
+ * others become no-ops, and nvtxDomainIsEnabled answers 1), 0 for a module
+ * we do not serve or when recording is off. The slot numbers are the
+ * payload extension's since its first version; a shorter segment gets the
+ * slots it has. */
+CMT_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
+{
+    cmt_shim_ensure_loaded();
+    if (cmt_config.disabled || !info || info->structSize < offsetof(nvtxExtModuleInfo_t, segments) +
+                                                             sizeof info->segments ||
+        info->moduleId != NVTX_EXT_PAYLOAD_MODULEID || info->segmentsCount < 1 || !info->segments || !preloaded())
+        return 0;
+    nvtxExtModuleSegment_t *seg = &info->segments[0];
+    if (!seg->functionSlots)
+        return 0;
+    for (size_t i = 0; i < sizeof payload_slots / sizeof payload_slots[0]; i++)
+        if (payload_slots[i].index < seg->slotCount)
+            seg->functionSlots[payload_slots[i].index] = payload_slots[i].fn;
     return 1;
 }
 

@@ -87,6 +87,26 @@ def test_nvtx_ranges():
     cleanup(r)
 
 
+def test_payload_ranges():
+    # NVTX's payload extension, as NCCL uses it: a range pushed with the core
+    # and popped with nvtxRangePopPayload must close, or every later range
+    # nests inside it (found on an H200 with NCCL 2.28).
+    r = run([program("nvtx_payload")], env=NVTX)
+    eq(r.proc.returncode, 0, f"exit status ({r.proc.stderr})")
+    rep = report(r.trace)
+    eq(sorted(p["path"] for p in rep["phases"]["list"]),
+       ["(unnamed) [NCCL]", "(unnamed) [NCCL]", "init [NCCL]", "train"], "phases, none nested")
+    eq(figures(phase(rep, "init [NCCL]")), (1, 0, 8 * MiB, 8 * MiB, 1, 8 * MiB, 1), "init, popped with a payload")
+    eq(figures(phase(rep, "train")), (1, 0, 12 * MiB, 4 * MiB, 1, 0, 0), "train, after it")
+    pushed, started = sorted((p for p in rep["phases"]["list"] if p["path"] == "(unnamed) [NCCL]"),
+                             key=lambda p: p["process_wide"])
+    eq((figures(pushed), pushed["process_wide"]), ((1, 0, 10 * MiB, 2 * MiB, 1, 0, 0), False),
+       "pushed with a payload")
+    eq((figures(started), started["process_wide"]), ((1, 0, 9 * MiB, 1 * MiB, 1, 0, 0), True),
+       "started and ended with payloads")
+    eq(rep["phases"]["unmatched_ends"], 0, "unmatched ends")
+
+
 def test_crash_inside_range():
     r = run([program("nvtx_phases"), "crash"], env=NVTX)
     eq(r.proc.returncode, -signal.SIGKILL, "killed")
