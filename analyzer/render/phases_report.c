@@ -253,7 +253,12 @@ static void print_phases(const struct cmt_report *r, FILE *out)
     for (uint32_t i = 0; i < n_nodes; i++)
         open += nodes[i].open_at_end != 0;
     if (open) {
-        fprintf(out, "  open at the end (the program crashed or was killed inside them, or --at stopped the replay there):\n");
+        /* Why they are open decides what the user does next. */
+        const char *why = r->opt->at_set          ? "--at stopped the replay inside them"
+                          : !r->trace.clean_exit ? "the program crashed or was killed inside them"
+                                                 : "never closed, though the process exited normally: a range its "
+                                                   "code or a library pushed and never popped";
+        fprintf(out, "  open at the end (%s):\n", why);
         for (uint32_t i = 0; i < n_nodes; i++) {
             if (!nodes[i].open_at_end)
                 continue;

@@ -95,7 +95,7 @@ def test_payload_ranges():
     eq(r.proc.returncode, 0, f"exit status ({r.proc.stderr})")
     rep = report(r.trace)
     eq(sorted(p["path"] for p in rep["phases"]["list"]),
-       ["(unnamed) [NCCL]", "(unnamed) [NCCL]", "init [NCCL]", "train"], "phases, none nested")
+       ["(unnamed) [NCCL]", "(unnamed) [NCCL]", "init [NCCL]", "left open", "train"], "phases, none nested")
     eq(figures(phase(rep, "init [NCCL]")), (1, 0, 8 * MiB, 8 * MiB, 1, 8 * MiB, 1), "init, popped with a payload")
     eq(figures(phase(rep, "train")), (1, 0, 12 * MiB, 4 * MiB, 1, 0, 0), "train, after it")
     pushed, started = sorted((p for p in rep["phases"]["list"] if p["path"] == "(unnamed) [NCCL]"),
@@ -105,6 +105,11 @@ def test_payload_ranges():
     eq((figures(started), started["process_wide"]), ((1, 0, 9 * MiB, 1 * MiB, 1, 0, 0), True),
        "started and ended with payloads")
     eq(rep["phases"]["unmatched_ends"], 0, "unmatched ends")
+    eq(figures(phase(rep, "left open")), (1, 1, 0, 0, 0, 0, 0), "the range never popped")
+    text = cli("report", r.trace).stdout
+    check("  open at the end (never closed, though the process exited normally: a range its code or a library "
+          "pushed and never popped):\n    left open: 1 open; what it allocated and is still live: 0 B in 0\n" in text,
+          text)
 
 
 def test_crash_inside_range():
