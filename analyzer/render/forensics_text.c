@@ -564,7 +564,10 @@ static void print_unexplained(const struct cmt_report *r, const struct cmt_foren
             continue;
         fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
         print_sample(r, "first", &dev->first_sample, out);
-        print_sample(r, "largest gap", &dev->max_gap_sample, out);
+        /* The gap's row only when some sample had one: a sample whose
+         * memory is all explained is no gap, however large. */
+        if (cmt_sample_gap(&dev->max_gap_sample))
+            print_sample(r, "largest gap", &dev->max_gap_sample, out);
         print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
         if (full)
             for (size_t i = 0; i < dev->sample_series.n; i++)

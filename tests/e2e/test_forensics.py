@@ -66,6 +66,15 @@ def test_capacity():
     check("verdict: capacity (rule R5): this process's live data (12.0 GiB) plus the request (6.0 GiB) and the "
           "context's share (0 B) exceed the device's 16.0 GiB: the data does not fit" in text, text)
     check("device 0 then: 4.0 GiB free of 16.0 GiB" in text, text)
+    # Every sample is explained (no context, no other process on the device):
+    # no "largest gap" row, the first and last samples say so.
+    unexplained = text[text.index("\nDevice memory in use that this process"):]
+    eq([line.split()[0] for line in unexplained.splitlines()[3:]], ["first", "at"], "sample rows")
+    rows = unexplained.splitlines()[3:]
+    check(rows[0].endswith(": 12.0 GiB in use of 16.0 GiB: this process's allocations 12.0 GiB: all explained"),
+          unexplained)
+    check(rows[1].endswith(": 0 B in use of 16.0 GiB: this process's allocations 0 B: all explained"), unexplained)
+    check("largest gap" not in text, text)
     cmtest.cleanup(r)
 
 
@@ -171,6 +180,7 @@ def test_other_consumer():
     check("verdict: other consumers (rule R7): the device had 4.0 GiB free, 2.0 GiB short of the request; 9.0 GiB of "
           "the 12.0 GiB in use are not this process's" in text, text)
     check("nvidia-smi lists the processes" in text, text)
+    check("largest gap" in text and "not explained 10.0 GiB" in text, text)
     cmtest.cleanup(r)
 
 
