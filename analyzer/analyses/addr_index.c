@@ -180,6 +180,7 @@ void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t sta
     if (left && right && left->region == right->region) {
         out->interior = true;
         out->hole_size = right->addr > left->end ? right->addr - left->end : 0;
+        out->hole_addr = left->end;
         left->opener = stack;
         left->opened_ts = ts;
     }

@@ -38,6 +38,7 @@ struct cmt_addr_removal {
     struct cmt_interval removed;
     bool interior;      /* it had live neighbours of one region on both sides: a hole opened (or grew) */
     uint64_t hole_size; /* the hole between those neighbours after the release */
+    uint64_t hole_addr; /* where it starts (the left neighbour's end) */
 };
 
 void cmt_addr_index_init(struct cmt_addr_index *x);

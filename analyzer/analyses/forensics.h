@@ -48,6 +48,9 @@ struct cmt_frag_point {
     uint64_t ts;
     uint64_t live; /* the device's live device-resident bytes (all kinds) */
     struct cmt_hole_stats holes;
+    /* the device's VMM address space then (replay.h's cmt_virtual_stats):
+     * reserved ranges and mappings, not memory */
+    uint64_t vmm_reserved, vmm_mapped;
 };
 
 /* A hole at the worst instant and what bounds it. */
@@ -109,6 +112,7 @@ struct cmt_series {
 
 struct cmt_device_forensics {
     bool seen;
+    uint64_t device_bytes; /* its total memory, from its latest device sample (0: none yet) */
     /* fragmentation */
     struct cmt_addr_index index; /* track_holes */
     struct cmt_frag_point points[CMT_SERIES_MAX];
@@ -220,6 +224,10 @@ struct cmt_forensics {
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
+    /* live VMM reservations of every device, sorted by address: a gap
+     * holding one is address space, not a hole (struct cmt_span_bounds) */
+    struct cmt_interval *reserves;
+    size_t n_reserves, reserves_cap;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
     /* the common path of on_change (frag.c): classes of namespaces and
      * kinds ([ns | kind << 8]), and of APIs */
@@ -301,7 +309,8 @@ int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,
                         struct cmt_frag_point *out);
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
-                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top);
+                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top,
+                             const struct cmt_span_bounds *bounds);
 /* The device's record, created when new (its first use); NULL when out of
  * memory or out of range. */
 struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device);

@@ -236,9 +236,12 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         if (c->span.allocations == 0)
             fprintf(out, "    address span: no live allocations\n");
         else
-            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
+            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
                     SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
                     c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
+                    c->span.address_space ? " (address space that is not memory left out: a VMM reservation, or a "
+                                            "gap wider than the device)"
+                                          : "",
                     c->span.allocations, cmt_plural(c->span.allocations, "allocation", "allocations"), c->span.count,
                     cmt_plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
     }
@@ -375,6 +378,18 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
     const struct cmt_frag_point *x = &dev->last_point;
     fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
             cmt_plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
+    /* Address space is not memory: said apart, never among the holes. */
+    if (x->vmm_reserved)
+        fprintf(out, "    address space reserved (VMM) at %s: %s, mapped %s: not memory, no hole is counted in it\n",
+                end_label(r, c, sizeof c), SZ(a, x->vmm_reserved), SZ(b, x->vmm_mapped));
+    if (x->holes.address_space) {
+        fprintf(out, "    address space between allocations at %s, left out of the span: %s (gaps with a VMM "
+                     "reservation in them",
+                end_label(r, c, sizeof c), SZ(a, x->holes.address_space));
+        if (dev->device_bytes)
+            fprintf(out, " or wider than the device's %s", SZ(b, dev->device_bytes));
+        fprintf(out, ": not free memory)\n");
+    }
     if (dev->pitch_waste_peak || dev->round_waste_peak)
         fprintf(out, "    internal waste live at once: pitch padding up to %s (at %s), rounding to 512 B up to %s (at %s)\n",
                 SZ(a, dev->pitch_waste_peak), AT(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),

@@ -27,7 +27,7 @@ static void test_hole_scan(void)
     struct cmt_hole_stats st;
     struct cmt_hole top[2];
     size_t n_top;
-    cmt_holes_scan(v, 4, &st, top, 2, &n_top);
+    cmt_holes_scan(v, 4, NULL, &st, top, 2, &n_top);
     CHECK_EQ_U64(st.allocations, 4);
     CHECK_EQ_U64(st.lo, 0);
     CHECK_EQ_U64(st.hi, 6000);
@@ -48,7 +48,7 @@ static void test_hole_scan(void)
 
     /* Only the largest kept; a 511-byte gap is padding. */
     struct cmt_interval w[] = {iv(0, 100, 1), iv(611, 700, 2)};
-    cmt_holes_scan(w, 2, &st, top, 1, &n_top);
+    cmt_holes_scan(w, 2, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.count, 0);
     CHECK_EQ_U64(st.padding, 511);
     CHECK_EQ_U64(n_top, 0);
@@ -56,14 +56,14 @@ static void test_hole_scan(void)
 
     /* Overlaps (a damaged trace): the gap starts at the furthest end. */
     struct cmt_interval o[] = {iv(0, 1000, 1), iv(500, 600, 2), iv(2000, 2100, 3)};
-    cmt_holes_scan(o, 3, &st, top, 1, &n_top);
+    cmt_holes_scan(o, 3, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.count, 1);
     CHECK_EQ_U64(st.total, 1000);
     CHECK_EQ_U64(top[0].left, 0);
     CHECK_EQ_U64(top[0].right, 2);
     CHECK_EQ_U64(st.hi, 2100);
 
-    cmt_holes_scan(NULL, 0, &st, top, 1, &n_top);
+    cmt_holes_scan(NULL, 0, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.allocations, 0);
     CHECK_EQ_U64(st.hi, 0);
 }
@@ -86,7 +86,7 @@ static void test_hole_regions(void)
     struct cmt_hole_stats st;
     struct cmt_hole top[3];
     size_t n_top;
-    cmt_holes_scan(v, 4, &st, top, 3, &n_top);
+    cmt_holes_scan(v, 4, NULL, &st, top, 3, &n_top);
     CHECK_EQ_U64(st.count, 2);
     CHECK_EQ_U64(st.total, 7000);
     CHECK_EQ_U64(st.largest, 4000);
@@ -103,7 +103,7 @@ static void test_hole_regions(void)
     /* Interleaved regions (one heap, as on the simulated device): a gap with
      * a neighbour of each region is left out, one inside a region counts. */
     struct cmt_interval w[] = {iv(0, 1000, 1), pool_iv(2000, 3000, 2), iv(3000, 4000, 3), iv(6000, 7000, 4)};
-    cmt_holes_scan(w, 4, &st, top, 3, &n_top);
+    cmt_holes_scan(w, 4, NULL, &st, top, 3, &n_top);
     CHECK_EQ_U64(st.count, 1);
     CHECK_EQ_U64(st.total, 2000);
     CHECK_EQ_U64(st.between_regions, 1000);
