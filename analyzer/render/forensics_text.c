@@ -106,8 +106,12 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "cannot be told apart");
         break;
     case CMT_VRULE_LARGER_THAN_DEVICE:
-        snprintf(buf, len, "the request alone (%s) and the context's share (%s) exceed the device's %s",
-                 SZ(a, f->request), SZ(b, x->allowance), SZ(c, f->total));
+        /* what the device can hold: its memory less the context's share */
+        snprintf(buf, len,
+                 "the request alone (%s) exceeds what the device can hold by %s: its %s less the context's share "
+                 "(%s) leaves %s",
+                 SZ(a, f->request), SZ(b, x->excess), SZ(c, f->total), SZ(d, x->allowance),
+                 SZ(e, f->request - x->excess));
         break;
     case CMT_VRULE_LIVE_PLUS_REQUEST:
         snprintf(buf, len,
@@ -164,6 +168,17 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
         snprintf(buf, len, "check the call's arguments against what %s accepts", cmt_api_name(v->c->api));
         return;
     case CMT_VERDICT_CAPACITY:
+        /* Larger than the device: no allocator setting makes it fit, so
+         * none is suggested. */
+        if (v->verdict.no_setting_fits) {
+            char a[32], b[32];
+            snprintf(buf, len,
+                     "ask for less at once: this one request is %s more than the device can hold (%s), which no "
+                     "allocator setting changes; split the data into smaller batches or tiles, shard it across "
+                     "GPUs, or use a GPU with more memory",
+                     SZ(a, v->verdict.excess), SZ(b, v->fig.request - v->verdict.excess));
+            return;
+        }
         snprintf(buf, len,
                  "need less memory at once: release or reuse what the call sites below hold before this point, use "
                  "smaller batches or tiles, or a GPU with more memory%s",

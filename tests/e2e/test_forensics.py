@@ -244,6 +244,39 @@ def test_torch_fragmentation():
     cmtest.cleanup(r)
 
 
+def test_torch_capacity():
+    # Through a caching allocator named like PyTorch's. The live data and the
+    # request do not fit (R5): the allocator's cache may be what holds the
+    # memory, so its settings are suggested. A request larger than the device
+    # (R4) fits whatever the settings: none is suggested, and the report says
+    # by how much it exceeds the device.
+    r = scenario("torch_capacity")
+    eq(r.proc.stdout, "hold=0 ask=2\n", "program output")
+    rep = cmtest.report(r.trace)
+    first = rep["oom"]["cases"][0]
+    eq((first["verdict"], first["rule"], first["size"], first["allocator"]), ("capacity", "R5", 6 * GiB, "PyTorch"),
+       "the live data and the request")
+    check("expandable_segments:True" in first["what_to_try"], first["what_to_try"])
+    cmtest.cleanup(r)
+    r = scenario("torch_too_large")
+    eq(r.proc.stdout, "ask=2\n", "program output")
+    rep = cmtest.report(r.trace)
+    eq((rep["oom"]["failures"], rep["oom"]["examined"]), (2, 2), "both attempts examined")
+    for c in rep["oom"]["cases"]:
+        eq((c["verdict"], c["rule"], c["size"], c["allocator"]), ("capacity", "R4", 20 * GiB, "PyTorch"),
+           "larger than the device")
+        eq(c["explanation"], "the request alone (20.0 GiB) exceeds what the device can hold by 4.0 GiB: its 16.0 GiB "
+           "less the context's share (0 B) leaves 16.0 GiB", "explanation")
+        eq(c["what_to_try"], "ask for less at once: this one request is 4.0 GiB more than the device can hold "
+           "(16.0 GiB), which no allocator setting changes; split the data into smaller batches or tiles, shard it "
+           "across GPUs, or use a GPU with more memory", "what to try: no allocator setting")
+    text = text_report(r.trace)
+    check("PYTORCH_CUDA_ALLOC_CONF" not in text and "expandable_segments" not in text, text)
+    check("verdict: capacity (rule R4): the request alone (20.0 GiB) exceeds what the device can hold by 4.0 GiB"
+          in text, text)
+    cmtest.cleanup(r)
+
+
 def test_waste_and_churn():
     r = scenario("waste")
     rep = cmtest.report(r.trace)

@@ -546,8 +546,15 @@ static void test_verdicts(void)
     cmt_oom_decide(&f, &r);
     CHECK_EQ_U64(r.allowance, GiB);
     CHECK_EQ_U64(r.others, 0);
+    /* the device holds 16 GiB less the context's 1 GiB: 1 B too many, and
+     * no allocator setting changes that */
+    CHECK_EQ_U64(r.excess, 1);
+    CHECK(r.no_setting_fits);
     f.request = 15 * GiB; /* fits exactly: the free bytes would do, so no shortfall */
     expect(&f, CMT_VERDICT_FRAGMENTATION, CMT_VRULE_ENOUGH_FREE);
+    cmt_oom_decide(&f, &r);
+    CHECK_EQ_U64(r.excess, 0);
+    CHECK(!r.no_setting_fits);
 
     /* R5: live + request + allowance > total. The allowance is capped by what
      * is unexplained: with nothing unexplained it is 0. */
@@ -555,6 +562,10 @@ static void test_verdicts(void)
     f.request = 8 * GiB + 1;
     expect(&f, CMT_VERDICT_CAPACITY, CMT_VRULE_LIVE_PLUS_REQUEST);
     cmt_oom_decide(&f, &r);
+    /* the live data and the request exceed the device by 1 B; a caching
+     * allocator's settings may still free some of the live data */
+    CHECK_EQ_U64(r.excess, 1);
+    CHECK(!r.no_setting_fits);
     CHECK_EQ_U64(r.allowance, 0);
     CHECK_EQ_U64(r.shortfall, 1);
 
