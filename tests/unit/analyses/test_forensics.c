@@ -68,6 +68,52 @@ static void test_hole_scan(void)
     CHECK_EQ_U64(st.hi, 0);
 }
 
+static void test_hole_address_space(void)
+{
+    /* A device of 1 MiB; plain allocations around a VMM reservation, and
+     * 2 MiB higher. Gaps: 4000 (a hole), the reservation's [10000, 20000)
+     * between 10000 and 30000 (address space: the reservation touches it
+     * by one byte or more), 1 MiB exactly (a hole: no wider than the
+     * device), 1 MiB + 1 (address space: wider). */
+    struct cmt_interval v[] = {iv(0, 1000, 1),
+                               iv(5000, 10000, 2),
+                               iv(30000, 31000, 3),
+                               iv(31000 + MiB, 32000 + MiB, 4),
+                               iv(32001 + 2 * MiB, 33000 + 2 * MiB, 5)};
+    struct cmt_interval reserves[] = {iv(10000, 20000, 9)};
+    struct cmt_span_bounds b = {reserves, 1, MiB};
+    struct cmt_hole_stats st;
+    struct cmt_hole top[4];
+    size_t n_top;
+    cmt_holes_scan(v, 5, &b, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 2);
+    CHECK_EQ_U64(st.total, 4000 + MiB);
+    CHECK_EQ_U64(st.largest, MiB);
+    CHECK_EQ_U64(st.address_space, 20000 + MiB + 1);
+    CHECK_EQ_U64(st.between_regions, 0);
+    CHECK_EQ_U64(cmt_holes_span_bytes(&st), st.live_bytes + st.total);
+    CHECK_EQ_U64(n_top, 2);
+    CHECK_EQ_U64(top[0].addr, 31000);
+    CHECK_EQ_U64(top[1].addr, 1000);
+    /* Without bounds (no sample, no reservation) every gap is a hole. */
+    cmt_holes_scan(v, 5, NULL, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 4);
+    CHECK_EQ_U64(st.address_space, 0);
+    /* A reservation ending where the gap starts, or starting where it ends,
+     * is not in it. */
+    struct cmt_interval edge[] = {iv(0, 1000, 1), iv(5000, 6000, 2)};
+    struct cmt_interval outside[] = {iv(500, 1000, 9), iv(5000, 5500, 9)};
+    struct cmt_span_bounds e = {outside, 2, 0};
+    cmt_holes_scan(edge, 2, &e, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 1);
+    CHECK_EQ_U64(st.total, 4000);
+    CHECK_EQ_U64(st.address_space, 0);
+    size_t cursor = 0;
+    CHECK(cmt_holes_gap_kind(&e, &cursor, 999, 5001, 0, 0) == CMT_GAP_ADDRESS_SPACE);
+    cursor = 0;
+    CHECK(cmt_holes_gap_kind(&e, &cursor, 1000, 5000, 0, 1) == CMT_GAP_BETWEEN_REGIONS);
+}
+
 static struct cmt_interval pool_iv(uint64_t addr, uint64_t end, uint32_t stack)
 {
     struct cmt_interval v = iv(addr, end, stack);
@@ -618,6 +664,7 @@ static void test_verdicts(void)
 int main(void)
 {
     test_hole_scan();
+    test_hole_address_space();
     test_hole_regions();
     test_intervals_of_device();
     test_sort_by_addr();
