@@ -1166,14 +1166,30 @@ static const char *elf_symbol_name(struct module *m, uint64_t pc)
  * suppressions and the allocator detection match. The ELF symbol table's
  * entry for the same address, a mangled C++ name, carries it: that one,
  * demangled as every name, when it names this function (the DWARF name is
- * in it). A C function's symbol is its DWARF name anyway. */
-static const char *physical_function_name(struct cmt_symbolizer *s, struct module *m, uint64_t pc, Dwarf_Die *die)
+ * in it). Only in C++ units: a C function's symbol is its DWARF name
+ * anyway, and the symbol table is sorted only for a module that needs it. */
+static bool cu_is_cxx(Dwarf_Die *cudie)
+{
+    switch (cudie ? dwarf_srclang(cudie) : -1) {
+    case DW_LANG_C_plus_plus:
+    case DW_LANG_C_plus_plus_03:
+    case DW_LANG_C_plus_plus_11:
+    case DW_LANG_C_plus_plus_14:
+    case DW_LANG_ObjC_plus_plus:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const char *physical_function_name(struct cmt_symbolizer *s, struct module *m, Dwarf_Die *cudie, uint64_t pc,
+                                          Dwarf_Die *die)
 {
     const char *linkage = die_linkage_name(die);
     if (linkage)
         return function_name(s, linkage);
     const char *bare = dwarf_diename(die);
-    const char *raw = elf_symbol_name(m, pc);
+    const char *raw = cu_is_cxx(cudie) ? elf_symbol_name(m, pc) : NULL;
     if (bare && raw && raw[0] == '_' && raw[1] == 'Z') {
         const char *sym = function_name(s, raw);
         if (sym && strstr(sym, bare))
@@ -1225,7 +1241,7 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
             line = col = 0;
     }
 
-    const char *physical = n > 0 ? physical_function_name(s, m, pc, &chain[0]) : NULL;
+    const char *physical = n > 0 ? physical_function_name(s, m, cudie, pc, &chain[0]) : NULL;
     if (!physical)
         physical = function_name(s, elf_symbol_name(m, pc));
     if (n <= 1) {
