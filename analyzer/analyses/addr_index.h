@@ -54,6 +54,10 @@ int cmt_addr_index_insert(struct cmt_addr_index *x, const struct cmt_interval *v
 void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t stack, uint64_t ts,
                            struct cmt_addr_removal *out);
 
+/* Whether an interval of x starts below hi and ends after lo (intervals
+ * that do not overlap each other, such as VMM reservations). */
+bool cmt_addr_index_overlaps(const struct cmt_addr_index *x, uint64_t lo, uint64_t hi);
+
 /* Copies every interval, in order, into *buf (grown as needed). Returns the
  * count, or -1 when out of memory. */
 long cmt_addr_index_copy(const struct cmt_addr_index *x, struct cmt_interval **buf, size_t *cap);

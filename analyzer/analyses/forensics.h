@@ -219,15 +219,18 @@ struct cmt_forensics {
     /* checkpoint clock */
     uint64_t events_since_checkpoint, checkpoint_interval;
     uint64_t clock_floor, clock_step; /* the common path's test (cmt_frag_clock_set) */
-    uint64_t span_total; /* live span allocations of every device (kept with track_holes only) */
+    uint64_t span_total; /* live span allocations and VMM reservations of every device (kept with track_holes only) */
     uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
-    /* live VMM reservations of every device, sorted by address: a gap
-     * holding one is address space, not a hole (struct cmt_span_bounds) */
+    /* live VMM reservations of every device, ordered by address: a gap
+     * holding one is address space, not a hole (struct cmt_span_bounds);
+     * copied into reserves for a checkpoint's scan when they changed */
+    struct cmt_addr_index reserve_index;
     struct cmt_interval *reserves;
     size_t n_reserves, reserves_cap;
+    bool reserves_changed;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
     /* the common path of on_change (frag.c): classes of namespaces and
      * kinds ([ns | kind << 8]), and of APIs */

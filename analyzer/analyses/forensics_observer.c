@@ -146,6 +146,7 @@ void cmt_forensics_free(struct cmt_forensics *f)
     }
     free(f->scratch);
     free(f->reserves);
+    cmt_addr_index_free(&f->reserve_index);
     cmt_churn_free(&f->churn);
     free(f->waste);
     free(f->openers);

@@ -109,20 +109,30 @@ static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struc
     return 0;
 }
 
-/* What a device's gaps are measured against now (holes.h). */
-static struct cmt_span_bounds span_bounds(const struct cmt_forensics *f, const struct cmt_device_forensics *d)
+/* What a device's gaps are measured against now (holes.h): the
+ * reservations copied in order when they changed. Returns -1 when out of
+ * memory. */
+static int span_bounds(struct cmt_forensics *f, const struct cmt_device_forensics *d, struct cmt_span_bounds *out)
 {
-    return (struct cmt_span_bounds){f->reserves, f->n_reserves, d ? d->device_bytes : 0};
+    if (f->reserves_changed) {
+        long n = cmt_addr_index_copy(&f->reserve_index, &f->reserves, &f->reserves_cap);
+        if (n < 0)
+            return -1;
+        f->n_reserves = (size_t)n;
+        f->reserves_changed = false;
+    }
+    *out = (struct cmt_span_bounds){f->reserves, f->n_reserves, d ? d->device_bytes : 0};
+    return 0;
 }
 
 static int note_opened(struct cmt_forensics *f, const struct cmt_device_forensics *d, const struct cmt_addr_removal *rm)
 {
     if (!rm->interior || rm->hole_size < CMT_HOLE_MIN_BYTES)
         return 0;
-    /* address space between the driver's ranges opens no hole */
-    struct cmt_span_bounds b = span_bounds(f, d);
-    size_t cursor = 0;
-    if (cmt_holes_gap_kind(&b, &cursor, rm->hole_addr, rm->hole_addr + rm->hole_size, 0, 0) != CMT_GAP_HOLE)
+    /* address space between the driver's ranges opens no hole (asked of the
+     * index: no copy per release) */
+    if ((d->device_bytes && rm->hole_size > d->device_bytes) ||
+        cmt_addr_index_overlaps(&f->reserve_index, rm->hole_addr, rm->hole_addr + rm->hole_size))
         return 0;
     uint32_t stack = rm->removed.stack;
     struct cmt_opener_site *o = grow_per_stack(f->openers, &f->openers_cap, stack, sizeof *o);
@@ -153,42 +163,26 @@ static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d,
     return rm.found ? note_opened(f, d, &rm) : 0;
 }
 
-/* A VMM reservation made or released: the sorted list of every device's
- * (struct cmt_span_bounds). Returns -1 when out of memory. */
+/* A VMM reservation made or released: the ordered index of every device's
+ * (struct cmt_span_bounds), which the clock counts with the span (a
+ * checkpoint copies it). Returns -1 when out of memory. */
 static int reserve_change(struct cmt_forensics *f, const struct cmt_live *l, bool live)
 {
-    size_t lo = 0, hi = f->n_reserves;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->reserves[mid].addr < l->addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    bool here = lo < f->n_reserves && f->reserves[lo].addr == l->addr;
-    if (!live) {
-        if (here) {
-            memmove(f->reserves + lo, f->reserves + lo + 1, (f->n_reserves - lo - 1) * sizeof *f->reserves);
-            f->n_reserves--;
-        }
-        return 0;
-    }
-    struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts, .stack = l->stack};
-    if (here) {
-        f->reserves[lo] = v; /* its release went unrecorded */
-        return 0;
-    }
-    if (f->n_reserves == f->reserves_cap) {
-        size_t c = f->reserves_cap ? f->reserves_cap * 2 : 16;
-        struct cmt_interval *n = realloc(f->reserves, c * sizeof *n);
-        if (!n)
+    f->reserves_changed = true;
+    if (live) {
+        struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
+                                 .stack = l->stack};
+        size_t before = f->reserve_index.count;
+        if (cmt_addr_index_insert(&f->reserve_index, &v) != 0)
             return -1;
-        f->reserves = n;
-        f->reserves_cap = c;
+        if (f->opt.track_holes)
+            f->span_total += f->reserve_index.count - before; /* 0 when it replaced one */
+        return 0;
     }
-    memmove(f->reserves + lo + 1, f->reserves + lo, (f->n_reserves - lo) * sizeof *f->reserves);
-    f->reserves[lo] = v;
-    f->n_reserves++;
+    struct cmt_addr_removal rm;
+    cmt_addr_index_remove(&f->reserve_index, l->addr, 0, 0, &rm);
+    if (rm.found && f->opt.track_holes)
+        f->span_total--;
     return 0;
 }
 
@@ -489,7 +483,9 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
         p.vmm_mapped = r->virt[device + 1].map_live;
     }
     size_t n_top = 0;
-    struct cmt_span_bounds bounds = span_bounds(f, d);
+    struct cmt_span_bounds bounds;
+    if (span_bounds(f, d, &bounds) != 0)
+        return -1;
     cmt_holes_scan(v, (size_t)n, &bounds, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
     bool halved;
     struct cmt_frag_point *slot = cmt_series_push(&d->point_series, d->points, sizeof *d->points, &halved);

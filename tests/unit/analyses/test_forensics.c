@@ -108,6 +108,27 @@ static void test_hole_address_space(void)
     CHECK_EQ_U64(st.count, 1);
     CHECK_EQ_U64(st.total, 4000);
     CHECK_EQ_U64(st.address_space, 0);
+    /* The index of reservations answers the same for a release's hole:
+     * [500, 1000) and [5000, 5500), 200 of them past a block of 64. */
+    struct cmt_addr_index x;
+    cmt_addr_index_init(&x);
+    CHECK(!cmt_addr_index_overlaps(&x, 0, 100));
+    for (int i = 0; i < 200; i++) {
+        struct cmt_interval r = iv(100000 + (uint64_t)i * 1000, 100000 + (uint64_t)i * 1000 + 500, 9);
+        CHECK(cmt_addr_index_insert(&x, &r) == 0);
+    }
+    CHECK(cmt_addr_index_insert(&x, &outside[1]) == 0);
+    CHECK(cmt_addr_index_insert(&x, &outside[0]) == 0);
+    CHECK(!cmt_addr_index_overlaps(&x, 0, 500));
+    CHECK(cmt_addr_index_overlaps(&x, 0, 501));
+    CHECK(!cmt_addr_index_overlaps(&x, 1000, 5000));
+    CHECK(cmt_addr_index_overlaps(&x, 999, 5000));
+    CHECK(cmt_addr_index_overlaps(&x, 1000, 5001));
+    CHECK(!cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 500, 100000 + 151 * 1000));
+    CHECK(cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 499, 100000 + 151 * 1000));
+    CHECK(cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 500, 100000 + 151 * 1000 + 1));
+    CHECK(!cmt_addr_index_overlaps(&x, 100000 + 199 * 1000 + 500, UINT64_MAX));
+    cmt_addr_index_free(&x);
     size_t cursor = 0;
     CHECK(cmt_holes_gap_kind(&e, &cursor, 999, 5001, 0, 0) == CMT_GAP_ADDRESS_SPACE);
     cursor = 0;
