@@ -180,6 +180,7 @@ void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t sta
     if (left && right && left->region == right->region) {
         out->interior = true;
         out->hole_size = right->addr > left->end ? right->addr - left->end : 0;
+        out->hole_addr = left->end;
         left->opener = stack;
         left->opened_ts = ts;
     }
@@ -190,6 +191,19 @@ void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t sta
         directory_remove(x, bi);
     else
         x->first[bi] = b->v[0].addr;
+}
+
+bool cmt_addr_index_overlaps(const struct cmt_addr_index *x, uint64_t lo, uint64_t hi)
+{
+    if (x->n_blocks == 0 || hi <= lo)
+        return false;
+    /* the last interval starting below hi */
+    size_t bi = block_for(x, hi - 1);
+    const struct cmt_addr_block *b = x->blocks[bi];
+    uint32_t pos = position_in(b, hi);
+    if (pos == 0)
+        return false; /* block 0 and everything starts at hi or above */
+    return b->v[pos - 1].end > lo;
 }
 
 long cmt_addr_index_copy(const struct cmt_addr_index *x, struct cmt_interval **buf, size_t *cap)

@@ -38,6 +38,7 @@ struct cmt_addr_removal {
     struct cmt_interval removed;
     bool interior;      /* it had live neighbours of one region on both sides: a hole opened (or grew) */
     uint64_t hole_size; /* the hole between those neighbours after the release */
+    uint64_t hole_addr; /* where it starts (the left neighbour's end) */
 };
 
 void cmt_addr_index_init(struct cmt_addr_index *x);
@@ -52,6 +53,10 @@ int cmt_addr_index_insert(struct cmt_addr_index *x, const struct cmt_interval *v
  * the left one as the hole's opener (stack, ts). */
 void cmt_addr_index_remove(struct cmt_addr_index *x, uint64_t addr, uint32_t stack, uint64_t ts,
                            struct cmt_addr_removal *out);
+
+/* Whether an interval of x starts below hi and ends after lo (intervals
+ * that do not overlap each other, such as VMM reservations). */
+bool cmt_addr_index_overlaps(const struct cmt_addr_index *x, uint64_t lo, uint64_t hi);
 
 /* Copies every interval, in order, into *buf (grown as needed). Returns the
  * count, or -1 when out of memory. */

@@ -48,6 +48,9 @@ struct cmt_frag_point {
     uint64_t ts;
     uint64_t live; /* the device's live device-resident bytes (all kinds) */
     struct cmt_hole_stats holes;
+    /* the device's VMM address space then (replay.h's cmt_virtual_stats):
+     * reserved ranges and mappings, not memory */
+    uint64_t vmm_reserved, vmm_mapped;
 };
 
 /* A hole at the worst instant and what bounds it. */
@@ -109,6 +112,7 @@ struct cmt_series {
 
 struct cmt_device_forensics {
     bool seen;
+    uint64_t device_bytes; /* its total memory, from its latest device sample (0: none yet) */
     /* fragmentation */
     struct cmt_addr_index index; /* track_holes */
     struct cmt_frag_point points[CMT_SERIES_MAX];
@@ -215,11 +219,18 @@ struct cmt_forensics {
     /* checkpoint clock */
     uint64_t events_since_checkpoint, checkpoint_interval;
     uint64_t clock_floor, clock_step; /* the common path's test (cmt_frag_clock_set) */
-    uint64_t span_total; /* live span allocations of every device (kept with track_holes only) */
+    uint64_t span_total; /* live span allocations and VMM reservations of every device (kept with track_holes only) */
     uint32_t devices_changed; /* devices with changed set */
     uint64_t checkpoints;
     struct cmt_interval *scratch;
     size_t scratch_cap;
+    /* live VMM reservations of every device, ordered by address: a gap
+     * holding one is address space, not a hole (struct cmt_span_bounds);
+     * copied into reserves for a checkpoint's scan when they changed */
+    struct cmt_addr_index reserve_index;
+    struct cmt_interval *reserves;
+    size_t n_reserves, reserves_cap;
+    bool reserves_changed;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
     /* the common path of on_change (frag.c): classes of namespaces and
      * kinds ([ns | kind << 8]), and of APIs */
@@ -301,7 +312,8 @@ int cmt_frag_checkpoint_changed(struct cmt_forensics *f, const struct cmt_replay
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,
                         struct cmt_frag_point *out);
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
-                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top);
+                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top,
+                             const struct cmt_span_bounds *bounds);
 /* The device's record, created when new (its first use); NULL when out of
  * memory or out of range. */
 struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device);

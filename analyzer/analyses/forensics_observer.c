@@ -81,6 +81,8 @@ static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_rep
             .live = a ? a->live : 0,
         };
         f->samples++;
+        if (s.total)
+            d->device_bytes = s.total;
         if (d->n_samples++ == 0)
             d->first_sample = s;
         d->last_sample = s;
@@ -143,6 +145,8 @@ void cmt_forensics_free(struct cmt_forensics *f)
         free(f->devices[d]);
     }
     free(f->scratch);
+    free(f->reserves);
+    cmt_addr_index_free(&f->reserve_index);
     cmt_churn_free(&f->churn);
     free(f->waste);
     free(f->openers);

@@ -109,9 +109,30 @@ static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struc
     return 0;
 }
 
-static int note_opened(struct cmt_forensics *f, const struct cmt_addr_removal *rm)
+/* What a device's gaps are measured against now (holes.h): the
+ * reservations copied in order when they changed. Returns -1 when out of
+ * memory. */
+static int span_bounds(struct cmt_forensics *f, const struct cmt_device_forensics *d, struct cmt_span_bounds *out)
+{
+    if (f->reserves_changed) {
+        long n = cmt_addr_index_copy(&f->reserve_index, &f->reserves, &f->reserves_cap);
+        if (n < 0)
+            return -1;
+        f->n_reserves = (size_t)n;
+        f->reserves_changed = false;
+    }
+    *out = (struct cmt_span_bounds){f->reserves, f->n_reserves, d ? d->device_bytes : 0};
+    return 0;
+}
+
+static int note_opened(struct cmt_forensics *f, const struct cmt_device_forensics *d, const struct cmt_addr_removal *rm)
 {
     if (!rm->interior || rm->hole_size < CMT_HOLE_MIN_BYTES)
+        return 0;
+    /* address space between the driver's ranges opens no hole (asked of the
+     * index: no copy per release) */
+    if ((d->device_bytes && rm->hole_size > d->device_bytes) ||
+        cmt_addr_index_overlaps(&f->reserve_index, rm->hole_addr, rm->hole_addr + rm->hole_size))
         return 0;
     uint32_t stack = rm->removed.stack;
     struct cmt_opener_site *o = grow_per_stack(f->openers, &f->openers_cap, stack, sizeof *o);
@@ -139,7 +160,30 @@ static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d,
     f->span_total--;
     struct cmt_addr_removal rm;
     cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
-    return rm.found ? note_opened(f, &rm) : 0;
+    return rm.found ? note_opened(f, d, &rm) : 0;
+}
+
+/* A VMM reservation made or released: the ordered index of every device's
+ * (struct cmt_span_bounds), which the clock counts with the span (a
+ * checkpoint copies it). Returns -1 when out of memory. */
+static int reserve_change(struct cmt_forensics *f, const struct cmt_live *l, bool live)
+{
+    f->reserves_changed = true;
+    if (live) {
+        struct cmt_interval v = {.addr = l->addr, .end = l->addr + (l->size ? l->size : 1), .ts = l->ts,
+                                 .stack = l->stack};
+        size_t before = f->reserve_index.count;
+        if (cmt_addr_index_insert(&f->reserve_index, &v) != 0)
+            return -1;
+        if (f->opt.track_holes)
+            f->span_total += f->reserve_index.count - before; /* 0 when it replaced one */
+        return 0;
+    }
+    struct cmt_addr_removal rm;
+    cmt_addr_index_remove(&f->reserve_index, l->addr, 0, 0, &rm);
+    if (rm.found && f->opt.track_holes)
+        f->span_total--;
+    return 0;
 }
 
 /* A change of any kind, whatever the state: a pitched allocation's waste,
@@ -150,6 +194,8 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
 {
     const struct cmt_replay_in *e = r->event;
     uint64_t ts = e ? e->ts : l->ts;
+    if (l->ns == CMT_NS_VMM_RESERVE && reserve_change(f, l, live) != 0)
+        return -1;
     if (cmt_kind_holds_memory(l->kind)) {
         if (live) {
             if (cmt_churn_alloc(&f->churn, l->stack, l->size) != 0)
@@ -341,8 +387,10 @@ static int pin_cmp_bytes(const void *pa, const void *pb)
 /* The call sites whose allocations bound holes: each hole counts once for
  * each site beside it (once when both sides are one site), each allocation
  * beside a hole once among its site's allocations. */
-static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, size_t n)
+static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, size_t n,
+                      const struct cmt_span_bounds *bounds)
 {
+    size_t cursor = 0;
     w->n_pins = 0;
     struct pin_credit *c = malloc((2 * n + 1) * sizeof *c);
     if (!c)
@@ -351,7 +399,8 @@ static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, si
     uint64_t reach = n ? v[0].end : 0;
     size_t reach_index = 0;
     for (size_t i = 1; i < n; i++) {
-        if (v[i].addr > reach && v[i].addr - reach >= CMT_HOLE_MIN_BYTES && v[i].region == v[reach_index].region) {
+        if (v[i].addr > reach &&
+            cmt_holes_gap_kind(bounds, &cursor, reach, v[i].addr, v[reach_index].region, v[i].region) == CMT_GAP_HOLE) {
             uint64_t gap = v[i].addr - reach;
             bool twin = v[i].stack == v[reach_index].stack;
             c[k++] = (struct pin_credit){v[reach_index].stack, true, gap, v[reach_index].ts, reach_index};
@@ -388,7 +437,8 @@ static void rank_pins(struct cmt_frag_worst *w, const struct cmt_interval *v, si
 }
 
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
-                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top)
+                             const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top,
+                             const struct cmt_span_bounds *bounds)
 {
     struct cmt_device_forensics *d = f->devices[device];
     uint64_t stranded = cmt_holes_stranded(&p->holes);
@@ -407,7 +457,7 @@ void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const stru
             .left = v[top[i].left],
             .right = v[top[i].right],
         };
-    rank_pins(w, v, n);
+    rank_pins(w, v, n, bounds);
 }
 
 int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int32_t device, uint64_t ts,
@@ -428,14 +478,21 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
         return -1;
     const struct cmt_account *a = cmt_replay_account(r, device, CMT_CLASS_DEVICE);
     struct cmt_frag_point p = {.ts = ts, .live = a ? a->live : 0};
+    if (device >= 0 && device < CMT_MAX_DEVICES) {
+        p.vmm_reserved = r->virt[device + 1].reserve_live;
+        p.vmm_mapped = r->virt[device + 1].map_live;
+    }
     size_t n_top = 0;
-    cmt_holes_scan(v, (size_t)n, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
+    struct cmt_span_bounds bounds;
+    if (span_bounds(f, d, &bounds) != 0)
+        return -1;
+    cmt_holes_scan(v, (size_t)n, &bounds, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
     bool halved;
     struct cmt_frag_point *slot = cmt_series_push(&d->point_series, d->points, sizeof *d->points, &halved);
     *slot = p;
     if (halved && f->checkpoint_interval < (UINT64_MAX >> 1))
         f->checkpoint_interval *= 2;
-    cmt_frag_consider_worst(f, device, &p, v, (size_t)n, f->scratch_holes, n_top);
+    cmt_frag_consider_worst(f, device, &p, v, (size_t)n, f->scratch_holes, n_top, &bounds);
     d->last_point = p;
     if (f->changed[device]) {
         f->changed[device] = false;

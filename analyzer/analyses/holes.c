@@ -24,9 +24,10 @@ static void keep_largest(struct cmt_hole *top, size_t k, size_t *n, const struct
         (*n)++;
 }
 
-void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stats *st, struct cmt_hole *top, size_t k,
-                    size_t *n_top)
+void cmt_holes_scan(const struct cmt_interval *v, size_t n, const struct cmt_span_bounds *bounds,
+                    struct cmt_hole_stats *st, struct cmt_hole *top, size_t k, size_t *n_top)
 {
+    size_t cursor = 0;
     *st = (struct cmt_hole_stats){0};
     if (n_top)
         *n_top = 0;
@@ -41,9 +42,13 @@ void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stat
         st->live_bytes += v[i].end - v[i].addr;
         if (v[i].addr > reach) {
             uint64_t gap = v[i].addr - reach;
-            if (v[i].region != v[reach_index].region) {
+            enum cmt_gap_kind kind =
+                cmt_holes_gap_kind(bounds, &cursor, reach, v[i].addr, v[reach_index].region, v[i].region);
+            if (kind == CMT_GAP_BETWEEN_REGIONS) {
                 st->between_regions += gap;
-            } else if (gap >= CMT_HOLE_MIN_BYTES) {
+            } else if (kind == CMT_GAP_ADDRESS_SPACE) {
+                st->address_space += gap;
+            } else if (kind == CMT_GAP_HOLE) {
                 st->count++;
                 st->total += gap;
                 if (gap > st->largest)

@@ -20,7 +20,14 @@
  * memory and each pool's memory from address ranges reserved apart (often
  * terabytes apart), so the gap between a plain allocation and a pool
  * allocation next to it says nothing about free memory. It is not a hole;
- * its bytes are not part of the span. */
+ * its bytes are not part of the span.
+ *
+ * Nor is address space that cannot be memory (struct cmt_span_bounds): a gap
+ * with a VMM reservation in it (cuMemAddressReserve: PyTorch's
+ * expandable_segments reserves more than the device holds, and the
+ * driver's plain allocations sit on either side), or one wider than the
+ * device's whole memory (an H200's driver put cuBLAS's small and large
+ * workspaces 127 TiB apart). */
 
 enum cmt_hole_region {
     CMT_REGION_PLAIN = 0, /* cudaMalloc, cuMemAlloc, pitched */
@@ -58,7 +65,43 @@ struct cmt_hole_stats {
     uint64_t largest;
     uint64_t padding;      /* bytes of narrower gaps */
     uint64_t between_regions; /* bytes between neighbours of different regions: neither holes nor span */
+    uint64_t address_space;   /* bytes of gaps that are address space, not memory (cmt_span_bounds): neither holes nor span */
 };
+
+/* What tells a gap of address space from a hole: every live VMM
+ * reservation (address space only, of any device: one virtual address
+ * space), sorted by address, and the device's memory. */
+struct cmt_span_bounds {
+    const struct cmt_interval *reserves; /* [addr, end) */
+    size_t n_reserves;
+    uint64_t device_bytes; /* its total memory from the device samples; 0: unknown */
+};
+
+/* A gap [lo, hi) between neighbours of regions a and b: what it is. */
+enum cmt_gap_kind {
+    CMT_GAP_HOLE,
+    CMT_GAP_PADDING,        /* narrower than CMT_HOLE_MIN_BYTES */
+    CMT_GAP_BETWEEN_REGIONS,
+    CMT_GAP_ADDRESS_SPACE,  /* a reservation in it, or wider than the device */
+};
+
+/* Gaps must come in increasing address order for one *cursor (start it at
+ * 0): reservations below them are skipped once. b may be NULL. */
+static inline enum cmt_gap_kind cmt_holes_gap_kind(const struct cmt_span_bounds *b, size_t *cursor, uint64_t lo,
+                                                   uint64_t hi, uint8_t a, uint8_t region_b)
+{
+    if (a != region_b)
+        return CMT_GAP_BETWEEN_REGIONS;
+    if (b) {
+        if (b->device_bytes && hi - lo > b->device_bytes)
+            return CMT_GAP_ADDRESS_SPACE;
+        while (*cursor < b->n_reserves && b->reserves[*cursor].end <= lo)
+            (*cursor)++;
+        if (*cursor < b->n_reserves && b->reserves[*cursor].addr < hi)
+            return CMT_GAP_ADDRESS_SPACE;
+    }
+    return hi - lo >= CMT_HOLE_MIN_BYTES ? CMT_GAP_HOLE : CMT_GAP_PADDING;
+}
 
 /* True when s is an allocation that belongs to its device's span. */
 static inline bool cmt_holes_counts(const struct cmt_live *l)
@@ -76,15 +119,16 @@ static inline uint8_t cmt_holes_region(const struct cmt_live *l)
  * gaps between regions. */
 static inline uint64_t cmt_holes_span_bytes(const struct cmt_hole_stats *st)
 {
-    return st->hi - st->lo - st->between_regions;
+    return st->hi - st->lo - st->between_regions - st->address_space;
 }
 
 /* Scans intervals sorted by address. Overlapping intervals (a damaged trace)
  * are tolerated: a gap starts where the furthest end so far is. Keeps the k
  * largest holes in top, largest first (ties: lower address first); *n_top
- * says how many. top may be NULL when k is 0. */
-void cmt_holes_scan(const struct cmt_interval *v, size_t n, struct cmt_hole_stats *st, struct cmt_hole *top, size_t k,
-                    size_t *n_top);
+ * says how many. top may be NULL when k is 0; bounds may be NULL (every gap
+ * of one region is then a hole or padding). */
+void cmt_holes_scan(const struct cmt_interval *v, size_t n, const struct cmt_span_bounds *bounds,
+                    struct cmt_hole_stats *st, struct cmt_hole *top, size_t k, size_t *n_top);
 
 /* 1 - largest / total: 0 when every free byte of the span is one range (or
  * there is none), towards 1 as it splits into many small ones. */

@@ -42,6 +42,13 @@ void cmt_oom_decide(const struct cmt_oom_figures *f, struct cmt_verdict_result *
     }
     out->verdict = v;
     out->rule = rule;
+    uint64_t holds = f->total > allowance ? f->total - allowance : 0;
+    if (rule == CMT_VRULE_LARGER_THAN_DEVICE) {
+        out->excess = f->request - holds; /* R4: request + allowance > total */
+        out->no_setting_fits = true;
+    } else if (rule == CMT_VRULE_LIVE_PLUS_REQUEST) {
+        out->excess = f->live + f->request - holds;
+    }
 }
 
 const char *cmt_verdict_name(enum cmt_verdict v)

@@ -67,6 +67,13 @@ struct cmt_verdict_result {
     uint64_t unexplained; /* used - live - pool_slack when positive */
     uint64_t allowance;   /* the allowance applied: min(allowance, unexplained) */
     uint64_t others;      /* unexplained - allowance */
+    /* capacity: bytes beyond what the device can hold (total less the
+     * allowance): R4 the request's own, R5 the live data's and the
+     * request's; 0 otherwise */
+    uint64_t excess;
+    /* the request alone does not fit (R4): no allocator setting can make it
+     * fit, so none is suggested */
+    bool no_setting_fits;
 };
 
 void cmt_oom_decide(const struct cmt_oom_figures *f, struct cmt_verdict_result *out);

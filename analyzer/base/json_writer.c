@@ -165,6 +165,20 @@ void cmt_json_double(struct cmt_json *j, double v)
         fputs("null", j->out);
 }
 
+void cmt_json_decimal(struct cmt_json *j, uint64_t v, unsigned decimals)
+{
+    separate(j);
+    if (decimals > 19)
+        decimals = 19;
+    uint64_t scale = 1;
+    for (unsigned i = 0; i < decimals; i++)
+        scale *= 10;
+    if (decimals == 0)
+        fprintf(j->out, "%" PRIu64, v);
+    else
+        fprintf(j->out, "%" PRIu64 ".%0*" PRIu64, v / scale, (int)decimals, v % scale);
+}
+
 void cmt_json_bool(struct cmt_json *j, bool v)
 {
     separate(j);

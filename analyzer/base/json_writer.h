@@ -25,7 +25,11 @@ void cmt_json_key(struct cmt_json *j, const char *key);
 void cmt_json_string(struct cmt_json *j, const char *s); /* NULL writes null */
 void cmt_json_uint(struct cmt_json *j, uint64_t v);
 void cmt_json_int(struct cmt_json *j, int64_t v);
-void cmt_json_double(struct cmt_json *j, double v);
+void cmt_json_double(struct cmt_json *j, double v); /* 6 significant digits: ratios, rates */
+/* v / 10^decimals written exactly with that many decimals (at most 19), in
+ * integer arithmetic: 1234567 with 3 reads 1234.567. For figures a double's
+ * 6 digits would round, such as nanoseconds written as microseconds. */
+void cmt_json_decimal(struct cmt_json *j, uint64_t v, unsigned decimals);
 void cmt_json_bool(struct cmt_json *j, bool v);
 void cmt_json_null(struct cmt_json *j);
 /* Finishes the document with a newline. */

@@ -57,6 +57,7 @@ static void json_holes(struct cmt_json *j, const char *k, const struct cmt_hole_
     key_uint(j, "hi", h->hi);
     key_uint(j, "span_bytes", cmt_holes_span_bytes(h));
     key_uint(j, "between_regions_bytes", h->between_regions);
+    key_uint(j, "address_space_bytes", h->address_space);
     key_uint(j, "live_bytes", h->live_bytes);
     key_uint(j, "holes", h->count);
     key_uint(j, "free_bytes", h->total);
@@ -215,6 +216,9 @@ static void json_point(const struct cmt_report *r, struct cmt_json *j, const str
     key_uint(j, "holes", p->holes.count);
     key_uint(j, "free_bytes", p->holes.total);
     key_uint(j, "largest_hole", p->holes.largest);
+    key_uint(j, "address_space_bytes", p->holes.address_space);
+    key_uint(j, "vmm_reserved_bytes", p->vmm_reserved);
+    key_uint(j, "vmm_mapped_bytes", p->vmm_mapped);
     cmt_json_key(j, "ratio");
     cmt_json_double(j, cmt_holes_ratio(&p->holes));
     cmt_json_end_object(j);
@@ -228,6 +232,7 @@ static void json_device_frag(const struct cmt_report *r, struct cmt_json *j, con
     cmt_json_key(j, "ordinal");
     cmt_json_int(j, d);
     key_uint(j, "checkpoints", dev->point_series.n);
+    key_uint(j, "device_bytes", dev->device_bytes);
     cmt_json_key(j, "worst");
     if (dev->worst.valid) {
         const struct cmt_frag_worst *w = &dev->worst;

@@ -106,8 +106,12 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "cannot be told apart");
         break;
     case CMT_VRULE_LARGER_THAN_DEVICE:
-        snprintf(buf, len, "the request alone (%s) and the context's share (%s) exceed the device's %s",
-                 SZ(a, f->request), SZ(b, x->allowance), SZ(c, f->total));
+        /* what the device can hold: its memory less the context's share */
+        snprintf(buf, len,
+                 "the request alone (%s) exceeds what the device can hold by %s: its %s less the context's share "
+                 "(%s) leaves %s",
+                 SZ(a, f->request), SZ(b, x->excess), SZ(c, f->total), SZ(d, x->allowance),
+                 SZ(e, f->request - x->excess));
         break;
     case CMT_VRULE_LIVE_PLUS_REQUEST:
         snprintf(buf, len,
@@ -164,6 +168,17 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
         snprintf(buf, len, "check the call's arguments against what %s accepts", cmt_api_name(v->c->api));
         return;
     case CMT_VERDICT_CAPACITY:
+        /* Larger than the device: no allocator setting makes it fit, so
+         * none is suggested. */
+        if (v->verdict.no_setting_fits) {
+            char a[32], b[32];
+            snprintf(buf, len,
+                     "ask for less at once: this one request is %s more than the device can hold (%s), which no "
+                     "allocator setting changes; split the data into smaller batches or tiles, shard it across "
+                     "GPUs, or use a GPU with more memory",
+                     SZ(a, v->verdict.excess), SZ(b, v->fig.request - v->verdict.excess));
+            return;
+        }
         snprintf(buf, len,
                  "need less memory at once: release or reuse what the call sites below hold before this point, use "
                  "smaller batches or tiles, or a GPU with more memory%s",
@@ -236,9 +251,12 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         if (c->span.allocations == 0)
             fprintf(out, "    address span: no live allocations\n");
         else
-            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
+            fprintf(out, "    address span: %s from 0x%" PRIx64 "%s%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
                     SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
                     c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
+                    c->span.address_space ? " (address space that is not memory left out: a VMM reservation, or a "
+                                            "gap wider than the device)"
+                                          : "",
                     c->span.allocations, cmt_plural(c->span.allocations, "allocation", "allocations"), c->span.count,
                     cmt_plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
     }
@@ -375,6 +393,18 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
     const struct cmt_frag_point *x = &dev->last_point;
     fprintf(out, "    at %s: %" PRIu64 " %s of %s, largest %s\n", end_label(r, c, sizeof c), x->holes.count,
             cmt_plural(x->holes.count, "hole", "holes"), SZ(a, x->holes.total), SZ(b, x->holes.largest));
+    /* Address space is not memory: said apart, never among the holes. */
+    if (x->vmm_reserved)
+        fprintf(out, "    address space reserved (VMM) at %s: %s, mapped %s: not memory, no hole is counted in it\n",
+                end_label(r, c, sizeof c), SZ(a, x->vmm_reserved), SZ(b, x->vmm_mapped));
+    if (x->holes.address_space) {
+        fprintf(out, "    address space between allocations at %s, left out of the span: %s (gaps with a VMM "
+                     "reservation in them",
+                end_label(r, c, sizeof c), SZ(a, x->holes.address_space));
+        if (dev->device_bytes)
+            fprintf(out, " or wider than the device's %s", SZ(b, dev->device_bytes));
+        fprintf(out, ": not free memory)\n");
+    }
     if (dev->pitch_waste_peak || dev->round_waste_peak)
         fprintf(out, "    internal waste live at once: pitch padding up to %s (at %s), rounding to 512 B up to %s (at %s)\n",
                 SZ(a, dev->pitch_waste_peak), AT(r, dev->pitch_waste_peak_ts), SZ(b, dev->round_waste_peak),
@@ -564,7 +594,10 @@ static void print_unexplained(const struct cmt_report *r, const struct cmt_foren
             continue;
         fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
         print_sample(r, "first", &dev->first_sample, out);
-        print_sample(r, "largest gap", &dev->max_gap_sample, out);
+        /* The gap's row only when some sample had one: a sample whose
+         * memory is all explained is no gap, however large. */
+        if (cmt_sample_gap(&dev->max_gap_sample))
+            print_sample(r, "largest gap", &dev->max_gap_sample, out);
         print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
         if (full)
             for (size_t i = 0; i < dev->sample_series.n; i++)

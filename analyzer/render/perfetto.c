@@ -26,9 +26,10 @@
  * kept (its stack in args); the steps as slices; with PyTorch's block
  * layer a counter track per device of its tensors (allocated) and segments
  * (reserved), each bucket of the model's series as two samples like the
- * live bytes, and an instant per failure it saw with its two-layer verdict. Times are whole
- * microseconds (rounded down) on one axis: every trace is placed by its
- * wall-clock start, the earliest at 0. */
+ * live bytes, and an instant per failure it saw with its two-layer verdict. Times are
+ * microseconds, the format's unit, to the nanosecond (three decimals,
+ * written from the integer: exact however long the run) on one axis: every
+ * trace is placed by its wall-clock start, the earliest at 0. */
 struct cmt_perfetto {
     struct cmt_json j;
     uint64_t origin_realtime_ns; /* the earliest trace's start */
@@ -36,12 +37,13 @@ struct cmt_perfetto {
     size_t n_pids;
 };
 
-/* "ts": whole microseconds since the earliest trace's start (rounded
- * down), the format's unit. */
+/* "ts": microseconds since the earliest trace's start, the format's unit,
+ * with the nanoseconds as three decimals (events 300 ns apart were one
+ * whole microsecond before). */
 static void ts_key(struct cmt_json *j, uint64_t offset_ns, uint64_t rel_ns)
 {
     cmt_json_key(j, "ts");
-    cmt_json_uint(j, (offset_ns + rel_ns) / 1000);
+    cmt_json_decimal(j, offset_ns + rel_ns, 3);
 }
 
 static void head(struct cmt_json *j, const char *ph, const char *name, uint32_t pid, uint32_t tid)
@@ -274,7 +276,7 @@ static void steps(struct cmt_perfetto *p, uint32_t pid, uint64_t offset, const s
         uint64_t start = cmt_report_rel_ns(r, st[i].start_ts), end = cmt_report_rel_ns(r, st[i].end_ts);
         ts_key(&p->j, offset, start);
         cmt_json_key(&p->j, "dur");
-        cmt_json_uint(&p->j, (offset + end) / 1000 - (offset + start) / 1000);
+        cmt_json_decimal(&p->j, end > start ? end - start : 0, 3);
         cmt_json_key(&p->j, "cat");
         cmt_json_string(&p->j, "step");
         cmt_json_key(&p->j, "args");

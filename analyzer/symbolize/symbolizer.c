@@ -966,7 +966,8 @@ static int find_chain(struct module *m, Dwarf_Die *cudie, Dwarf_Addr pc, Dwarf_D
     return chain_by_getscopes(m->dw, cudie, pc, chain, max);
 }
 
-static const char *die_function_name(struct cmt_symbolizer *s, Dwarf_Die *die)
+/* The DIE's linkage name (mangled, so qualified), or NULL when it has none. */
+static const char *die_linkage_name(Dwarf_Die *die)
 {
     Dwarf_Attribute attr;
     const char *n = NULL;
@@ -974,9 +975,13 @@ static const char *die_function_name(struct cmt_symbolizer *s, Dwarf_Die *die)
         n = dwarf_formstring(&attr);
     if (!n && dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
         n = dwarf_formstring(&attr);
-    if (!n)
-        n = dwarf_diename(die);
-    return function_name(s, n);
+    return n;
+}
+
+static const char *die_function_name(struct cmt_symbolizer *s, Dwarf_Die *die)
+{
+    const char *n = die_linkage_name(die);
+    return function_name(s, n ? n : dwarf_diename(die));
 }
 
 /* A source file name as libdw gives it, made absolute with the CU's
@@ -1153,6 +1158,46 @@ static const char *elf_symbol_name(struct module *m, uint64_t pc)
 /* Resolution                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* The name of the function the DIE of the physical (not inlined) frame at
+ * pc describes. Its linkage name when it has one; else its DWARF name is
+ * bare: GCC gives a function of internal linkage (an anonymous namespace's,
+ * a static member of one's class) no DW_AT_linkage_name, so its DW_AT_name
+ * "malloc" lacked "c10::cuda::(anonymous namespace)::...", which fold rules,
+ * suppressions and the allocator detection match. The ELF symbol table's
+ * entry for the same address, a mangled C++ name, carries it: that one,
+ * demangled as every name, when it names this function (the DWARF name is
+ * in it). Only in C++ units: a C function's symbol is its DWARF name
+ * anyway, and the symbol table is sorted only for a module that needs it. */
+static bool cu_is_cxx(Dwarf_Die *cudie)
+{
+    switch (cudie ? dwarf_srclang(cudie) : -1) {
+    case DW_LANG_C_plus_plus:
+    case DW_LANG_C_plus_plus_03:
+    case DW_LANG_C_plus_plus_11:
+    case DW_LANG_C_plus_plus_14:
+    case DW_LANG_ObjC_plus_plus:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static const char *physical_function_name(struct cmt_symbolizer *s, struct module *m, Dwarf_Die *cudie, uint64_t pc,
+                                          Dwarf_Die *die)
+{
+    const char *linkage = die_linkage_name(die);
+    if (linkage)
+        return function_name(s, linkage);
+    const char *bare = dwarf_diename(die);
+    const char *raw = cu_is_cxx(cudie) ? elf_symbol_name(m, pc) : NULL;
+    if (bare && raw && raw[0] == '_' && raw[1] == 'Z') {
+        const char *sym = function_name(s, raw);
+        if (sym && strstr(sym, bare))
+            return sym;
+    }
+    return function_name(s, bare);
+}
+
 /* Fills out[] (capacity MAX_CHAIN) for ip in module m; returns the count. */
 static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint64_t ip,
                                 struct cmt_frame *out)
@@ -1196,7 +1241,7 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
             line = col = 0;
     }
 
-    const char *physical = n > 0 ? die_function_name(s, &chain[0]) : NULL;
+    const char *physical = n > 0 ? physical_function_name(s, m, cudie, pc, &chain[0]) : NULL;
     if (!physical)
         physical = function_name(s, elf_symbol_name(m, pc));
     if (n <= 1) {

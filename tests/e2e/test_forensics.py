@@ -6,7 +6,10 @@ with no context overhead. Every figure asserted follows from the program's
 sizes."""
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cmtest  # noqa: E402
@@ -66,6 +69,15 @@ def test_capacity():
     check("verdict: capacity (rule R5): this process's live data (12.0 GiB) plus the request (6.0 GiB) and the "
           "context's share (0 B) exceed the device's 16.0 GiB: the data does not fit" in text, text)
     check("device 0 then: 4.0 GiB free of 16.0 GiB" in text, text)
+    # Every sample is explained (no context, no other process on the device):
+    # no "largest gap" row, the first and last samples say so.
+    unexplained = text[text.index("\nDevice memory in use that this process"):]
+    eq([line.split()[0] for line in unexplained.splitlines()[3:]], ["first", "at"], "sample rows")
+    rows = unexplained.splitlines()[3:]
+    check(rows[0].endswith(": 12.0 GiB in use of 16.0 GiB: this process's allocations 12.0 GiB: all explained"),
+          unexplained)
+    check(rows[1].endswith(": 0 B in use of 16.0 GiB: this process's allocations 0 B: all explained"), unexplained)
+    check("largest gap" not in text, text)
     cmtest.cleanup(r)
 
 
@@ -171,6 +183,7 @@ def test_other_consumer():
     check("verdict: other consumers (rule R7): the device had 4.0 GiB free, 2.0 GiB short of the request; 9.0 GiB of "
           "the 12.0 GiB in use are not this process's" in text, text)
     check("nvidia-smi lists the processes" in text, text)
+    check("largest gap" in text and "not explained 10.0 GiB" in text, text)
     cmtest.cleanup(r)
 
 
@@ -228,6 +241,39 @@ def test_torch_fragmentation():
     text = text_report(r.trace)
     check("this allocation came from PyTorch's caching allocator: set PYTORCH_CUDA_ALLOC_CONF="
           "expandable_segments:True" in text, text)
+    cmtest.cleanup(r)
+
+
+def test_torch_capacity():
+    # Through a caching allocator named like PyTorch's. The live data and the
+    # request do not fit (R5): the allocator's cache may be what holds the
+    # memory, so its settings are suggested. A request larger than the device
+    # (R4) fits whatever the settings: none is suggested, and the report says
+    # by how much it exceeds the device.
+    r = scenario("torch_capacity")
+    eq(r.proc.stdout, "hold=0 ask=2\n", "program output")
+    rep = cmtest.report(r.trace)
+    first = rep["oom"]["cases"][0]
+    eq((first["verdict"], first["rule"], first["size"], first["allocator"]), ("capacity", "R5", 6 * GiB, "PyTorch"),
+       "the live data and the request")
+    check("expandable_segments:True" in first["what_to_try"], first["what_to_try"])
+    cmtest.cleanup(r)
+    r = scenario("torch_too_large")
+    eq(r.proc.stdout, "ask=2\n", "program output")
+    rep = cmtest.report(r.trace)
+    eq((rep["oom"]["failures"], rep["oom"]["examined"]), (2, 2), "both attempts examined")
+    for c in rep["oom"]["cases"]:
+        eq((c["verdict"], c["rule"], c["size"], c["allocator"]), ("capacity", "R4", 20 * GiB, "PyTorch"),
+           "larger than the device")
+        eq(c["explanation"], "the request alone (20.0 GiB) exceeds what the device can hold by 4.0 GiB: its 16.0 GiB "
+           "less the context's share (0 B) leaves 16.0 GiB", "explanation")
+        eq(c["what_to_try"], "ask for less at once: this one request is 4.0 GiB more than the device can hold "
+           "(16.0 GiB), which no allocator setting changes; split the data into smaller batches or tiles, shard it "
+           "across GPUs, or use a GPU with more memory", "what to try: no allocator setting")
+    text = text_report(r.trace)
+    check("PYTORCH_CUDA_ALLOC_CONF" not in text and "expandable_segments" not in text, text)
+    check("verdict: capacity (rule R4): the request alone (20.0 GiB) exceeds what the device can hold by 4.0 GiB"
+          in text, text)
     cmtest.cleanup(r)
 
 
@@ -290,6 +336,59 @@ def test_frag_command():
     eq(p.returncode, 2, "frag without a trace")
     check("frag: no trace given" in p.stderr, p.stderr)
     cmtest.cleanup(r)
+
+
+def frag_figures(dev):
+    e = dev["at_exit"]
+    return (e["holes"], e["free_bytes"], e["largest_hole"], e["span_bytes"], e["address_space_bytes"],
+            e["vmm_reserved_bytes"], e["vmm_mapped_bytes"])
+
+
+def test_expandable_segments():
+    # PyTorch's expandable_segments as a GPU lays it out (gen_expandable_trace.c
+    # works the figures out): address space reserved beyond the device, the
+    # driver's plain allocations on either side of the reservations and
+    # 127 TiB apart. Holes are only the free ranges that can be memory.
+    d = tempfile.mkdtemp(prefix="cmt-expandable-")
+    trace = os.path.join(d, "expandable.bin")
+    p = subprocess.run([cmtest.program("gen_expandable_trace"), trace], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_expandable_trace: {p.stderr}")
+    hole_bytes = 768 * MiB + 1024
+    address_space = (0x1b84000000 - 0x1b02240800) + (0x7fbda2000000 - 0x1b84100000)
+    live = 1024 + 2 * 128 * 1024 + MiB + 2 * 64 * MiB
+    want = (2, hole_bytes, 768 * MiB, live + hole_bytes, address_space, 98 * GiB, 80 * MiB)
+    p = cmtest.cli("frag", "--json", trace)
+    eq(p.returncode, 0, f"frag status ({p.stderr})")
+    frag = json.loads(p.stdout)["fragmentation"]
+    dev = frag["devices"][0]
+    eq(dev["device_bytes"], 80 * GiB, "the device's memory, from its samples")
+    eq(frag_figures(dev), want, "frag at exit: holes, bytes, largest, span, address space, reserved, mapped")
+    w = dev["worst"]["holes"]
+    eq((w["holes"], w["free_bytes"], w["stranded_bytes"], w["address_space_bytes"], w["between_regions_bytes"]),
+       (2, hole_bytes, 1024, address_space, 0), "the worst instant")
+    eq([(h["addr"], h["size"]) for h in dev["worst"]["largest_holes"]],
+       [(0x7fbda6000000, 768 * MiB), (0x1b02220400, 1024)], "the holes: between the two workspaces, and s3's")
+    eq([(o["releases"], o["hole_bytes"]) for o in frag["holes_opened_by"]], [(1, 1024)], "s3's release opened one")
+    # The report finds the same by sorting at its checkpoints.
+    rep = cmtest.report(trace)
+    eq(frag_figures(rep["fragmentation"]["devices"][0]), want, "report at exit")
+    text = cmtest.cli("frag", trace).stdout
+    check("worst at 8.0 ms: 2 holes, 768.0 MiB free between live allocations, largest 768.0 MiB" in text, text)
+    check("address space reserved (VMM) at exit: 98.0 GiB, mapped 80.0 MiB: not memory, no hole is counted in it"
+          in text, text)
+    check("address space between allocations at exit, left out of the span: 127.6 TiB (gaps with a VMM reservation "
+          "in them or wider than the device's 80.0 GiB: not free memory)" in text, text)
+    check("TiB free" not in text and "TiB largest" not in text, text)
+    shutil.rmtree(d, ignore_errors=True)
+    # The H200's own run (tests/data/blocks): one hole of 768 MiB between
+    # cuBLAS's two 64 MiB workspaces, not 127.1 TiB.
+    h200 = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "blocks", "h200_train_mlp_expandable.bin")
+    p = cmtest.cli("frag", "--json", "--no-symbols", h200)
+    eq(p.returncode, 0, f"frag status ({p.stderr})")
+    dev = json.loads(p.stdout)["fragmentation"]["devices"][0]
+    eq(frag_figures(dev), (1, 768 * MiB, 768 * MiB, 939788288, 139801489307648, 337758912512, 8896118784),
+       "the H200's expandable_segments run at its last checkpoint")
+    eq(dev["worst"], None, "no fragmentation: one hole")
 
 
 def sample_reasons(trace):

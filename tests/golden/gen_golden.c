@@ -27,6 +27,8 @@
  *   old.bin        two runs of one program (the second with more steps), and
  *   new.bin        a run of another program, for cumemtrace diff.
  *   other.bin
+ *   near.bin       two failed allocations 300 ns apart, 3 hours into the
+ *                  run (the Perfetto export's timestamps to the ns).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -519,6 +521,19 @@ static void diff_run(const char *dir, const char *name, const char *exe, uint64_
         fail("close");
 }
 
+/* near.bin: a kept allocation at 1 ms, two failed ones 3 h later, at
+ * 10,800,001,000,100 ns and 300 ns after it. */
+static void near(const char *dir)
+{
+    open_trace(dir, "near.bin", 6000, -1);
+    uint32_t s = stack(2, f_train, f_main);
+    uint64_t late = 3ull * 3600 * 1000 * MS + 1 * MS + 100;
+    ALLOC(101, CMT_API_CUDA_MALLOC, 0, 1 * MS, 0x7f0000000000ull, 1 * MiB, s);
+    event(101, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, late, 0, 100 * GiB, s, 2);
+    event(101, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, late + 300, 0, 100 * GiB, s, 2);
+    close_trace(3ull * 3600 * 1000 + 2);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -533,5 +548,6 @@ int main(int argc, char **argv)
     diff_run(argv[1], "old.bin", "/opt/app/train", 10, 0, false);
     diff_run(argv[1], "new.bin", "/opt/app/train", 30, 1, true);
     diff_run(argv[1], "other.bin", "/opt/app/infer", 10, 2, false);
+    near(argv[1]);
     return 0;
 }

@@ -8,6 +8,7 @@ exactly to the report's figures; the block layer's counters of a real H200
 trace reaching its peaks exactly.
 
   test_export.py CUMEMTRACE GEN_GOLDEN BLOCKS_TRACE"""
+import decimal
 import json
 import os
 import subprocess
@@ -87,7 +88,7 @@ with tempfile.TemporaryDirectory() as d:
     for b in range(nb):
         hi, last = dev0[2 * b], dev0[2 * b + 1]
         start = timeline["buckets"][b]["start_ns"]
-        if hi["ts"] != start // 1000 or last["ts"] != (start + width // 2) // 1000:
+        if hi["ts"] != start / 1000 or last["ts"] != (start + width // 2) / 1000:
             mismatch.append(("ts", b, hi["ts"], last["ts"]))
         for k, s in kinds0.items():
             if hi["args"].get(k) != s["max"][b] or last["args"].get(k) != s["last"][b]:
@@ -97,7 +98,7 @@ with tempfile.TemporaryDirectory() as d:
     fails = [e for e in events if e["ph"] == "i"]
     check(len(fails) == 1 and fails[0]["s"] == "p" and fails[0]["args"]["size"] == 100 * 1024 ** 3
           and fails[0]["args"]["stack"][0] == "try_huge_batch /src/app/train.c:140"
-          and fails[0]["ts"] == report["failed"][0]["time_ns"] // 1000,
+          and fails[0]["ts"] == report["failed"][0]["time_ns"] / 1000,
           f"the failed allocation: an instant with size, error and stack: {fails}")
     steps = [e for e in events if e["ph"] == "X"]
     check(len(steps) == 100 and steps[0]["name"] == "step 0" and steps[0]["ts"] == 10000 and steps[0]["dur"] == 19000,
@@ -128,12 +129,23 @@ with tempfile.TemporaryDirectory() as d:
           f"its highest: peak allocated 8831542784 B, peak reserved 10687086592 B exactly: {top_a}, {top_r}")
     at_peak = [e["ts"] for e in bc[0::2] if e["args"]["allocated"] == top_a]
     width_us = bc[2]["ts"] - bc[0]["ts"]
-    peak_us = blocks["at_peak"]["ts_ns"] // 1000
-    check(at_peak and at_peak[0] <= peak_us <= at_peak[0] + width_us + 1,
+    peak_us = blocks["at_peak"]["ts_ns"] / 1000
+    check(at_peak and at_peak[0] <= peak_us <= at_peak[0] + width_us,
           f"the bucket reaching the tensors' peak holds its instant ({peak_us} us): {at_peak[:1]}, {width_us} us wide")
     check(bc[-1]["args"] == {"allocated": blocks["allocated_at_exit_bytes"], "reserved": blocks["reserved_at_exit_bytes"]}
           == {"allocated": 72351744, "reserved": 10687086592}, f"its last sample: what was left at exit: {bc[-1]['args']}")
     check(not [e for e in events if e.get("cat") == "block layer failure"], "no failure of the block layer in this run")
+
+    # ts to the nanosecond, exact 3 hours into a run: two failures 300 ns
+    # apart (near.bin), read as decimals, not doubles
+    near = json.loads(run("export", "--format", "perfetto", os.path.join(d, "near.bin")),
+                      parse_float=decimal.Decimal)["traceEvents"]
+    ts = [e["ts"] for e in near if e["ph"] == "i"]
+    check(ts == [decimal.Decimal("10800001000.100"), decimal.Decimal("10800001000.400")]
+          and ts[1] - ts[0] == decimal.Decimal("0.300"),
+          f"two failures 300 ns apart, 3 h in: ts 10800001000.100 and 10800001000.400 us: {ts}")
+    out = run("export", "--format", "perfetto", os.path.join(d, "near.bin"))
+    check('"ts":10800001000.100' in out.replace(" ", ""), "ts written with three decimals")
 
     r = subprocess.run([cumemtrace, "export", "--format", "folded", *ranks], capture_output=True, text=True)
     check(r.returncode == 2 and "one trace" in r.stderr, f"folded takes one trace: {r.returncode} {r.stderr.strip()}")

@@ -16,7 +16,7 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace] = process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -46,6 +46,8 @@ const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
 const blocksHtml = path.join(dir, 'blocks.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', blocksHtml, blocksTrace]);
+const expandableHtml = path.join(dir, 'expandable.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, expandableTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -245,6 +247,15 @@ function inked(page) {
     }
     check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));
     await bl.page.screenshot({path: path.join(outDir, 'html_report_blocks.png'), fullPage: true});
+    // expandable_segments on the H200: its reservations and the 127 TiB
+    // between cuBLAS's workspaces are address space, said apart, not holes
+    const ex = await open(browser, expandableHtml);
+    const exText = await ex.page.evaluate(() => document.body.innerText);
+    check(exText.includes('Device 0 at exit: address space reserved (VMM) 314.6 GiB (337758912512 B), mapped 8.3 GiB ' +
+      '(8896118784 B); address space between allocations 127.1 TiB (139801489307648 B): not memory, no hole is counted in it') &&
+      !/TiB[^\n]* free between live allocations/.test(exText),
+      'expandable.html: address space reserved and between allocations said apart, no TiB of holes');
+    check(ex.problems.length === 0, 'expandable.html: no console error, no request: ' + ex.problems.join('; '));
     const oom = await open(browser, oomHtml);
     const oomRow = await oom.page.evaluate(() => Array.from(document.querySelectorAll('section.blocks .blocks-failures tbody tr'))
       .map(tr => Array.from(tr.cells).map(c => c.innerText)));

@@ -702,6 +702,12 @@
 
   function fragChart(parent, t, fd) {
     var pts = fd.series || [];
+    /* address space is not memory: said apart from the holes */
+    var ex = fd.at_exit || {};
+    if (ex.vmm_reserved_bytes || ex.address_space_bytes)
+      parent.appendChild(el('div', {cls: 'muted', text: 'Device ' + fd.ordinal + ' at exit: address space reserved (VMM) ' +
+        both(ex.vmm_reserved_bytes || 0) + ', mapped ' + both(ex.vmm_mapped_bytes || 0) + '; address space between allocations ' +
+        both(ex.address_space_bytes || 0) + ': not memory, no hole is counted in it'}));
     if (!fd.worst) { parent.appendChild(el('div', {text: 'Device ' + fd.ordinal + ': no holes between live allocations were examined'})); return; }
     parent.appendChild(el('div', {text: 'Device ' + fd.ordinal + ': worst at ' + secs(fd.worst && fd.worst.time_ns) + ': ' +
       (fd.worst ? both(fd.worst.holes.free_bytes) + ' free between live allocations in ' + fd.worst.holes.holes + ' holes, largest ' +

@@ -18,6 +18,10 @@
  *   torch_fragmentation
  *                  fragmentation as above, every allocation through a
  *                  caching allocator named like PyTorch's, which asks twice
+ *   torch_capacity the same allocator holds 12 GiB and asks for 6 GiB more
+ *                  (its cache could be what holds the memory)
+ *   torch_too_large
+ *                  the same allocator asks for 20 GiB: more than the device
  */
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -273,10 +277,28 @@ static int torch_fragmentation(void)
     return r == cudaErrorMemoryAllocation ? 0 : 1;
 }
 
+static int torch_capacity(void)
+{
+    void *data = NULL, *more = NULL;
+    cudaError_t h = fake_CUDACachingAllocator_alloc(&data, 12 * GiB);
+    cudaError_t a = fake_CUDACachingAllocator_alloc(&more, 6 * GiB);
+    printf("hold=%d ask=%d\n", h, a);
+    cudaFree(data);
+    return h == cudaSuccess && a == cudaErrorMemoryAllocation ? 0 : 1;
+}
+
+static int torch_too_large(void)
+{
+    void *big = NULL;
+    cudaError_t a = fake_CUDACachingAllocator_alloc(&big, 20 * GiB);
+    printf("ask=%d\n", a);
+    return a == cudaErrorMemoryAllocation ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: oom_scenarios capacity|fragmentation|caching|other|retry|waste|periodic|torch_fragmentation\n");
+        fprintf(stderr, "usage: oom_scenarios capacity|fragmentation|caching|other|retry|waste|periodic|torch_fragmentation|torch_capacity|torch_too_large\n");
         return 2;
     }
     const char *s = argv[1];
@@ -296,6 +318,10 @@ int main(int argc, char **argv)
         return periodic();
     if (!strcmp(s, "torch_fragmentation"))
         return torch_fragmentation();
+    if (!strcmp(s, "torch_capacity"))
+        return torch_capacity();
+    if (!strcmp(s, "torch_too_large"))
+        return torch_too_large();
     fprintf(stderr, "oom_scenarios: unknown scenario %s\n", s);
     return 2;
 }

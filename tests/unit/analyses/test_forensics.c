@@ -27,7 +27,7 @@ static void test_hole_scan(void)
     struct cmt_hole_stats st;
     struct cmt_hole top[2];
     size_t n_top;
-    cmt_holes_scan(v, 4, &st, top, 2, &n_top);
+    cmt_holes_scan(v, 4, NULL, &st, top, 2, &n_top);
     CHECK_EQ_U64(st.allocations, 4);
     CHECK_EQ_U64(st.lo, 0);
     CHECK_EQ_U64(st.hi, 6000);
@@ -48,7 +48,7 @@ static void test_hole_scan(void)
 
     /* Only the largest kept; a 511-byte gap is padding. */
     struct cmt_interval w[] = {iv(0, 100, 1), iv(611, 700, 2)};
-    cmt_holes_scan(w, 2, &st, top, 1, &n_top);
+    cmt_holes_scan(w, 2, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.count, 0);
     CHECK_EQ_U64(st.padding, 511);
     CHECK_EQ_U64(n_top, 0);
@@ -56,16 +56,83 @@ static void test_hole_scan(void)
 
     /* Overlaps (a damaged trace): the gap starts at the furthest end. */
     struct cmt_interval o[] = {iv(0, 1000, 1), iv(500, 600, 2), iv(2000, 2100, 3)};
-    cmt_holes_scan(o, 3, &st, top, 1, &n_top);
+    cmt_holes_scan(o, 3, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.count, 1);
     CHECK_EQ_U64(st.total, 1000);
     CHECK_EQ_U64(top[0].left, 0);
     CHECK_EQ_U64(top[0].right, 2);
     CHECK_EQ_U64(st.hi, 2100);
 
-    cmt_holes_scan(NULL, 0, &st, top, 1, &n_top);
+    cmt_holes_scan(NULL, 0, NULL, &st, top, 1, &n_top);
     CHECK_EQ_U64(st.allocations, 0);
     CHECK_EQ_U64(st.hi, 0);
+}
+
+static void test_hole_address_space(void)
+{
+    /* A device of 1 MiB; plain allocations around a VMM reservation, and
+     * 2 MiB higher. Gaps: 4000 (a hole), the reservation's [10000, 20000)
+     * between 10000 and 30000 (address space: the reservation touches it
+     * by one byte or more), 1 MiB exactly (a hole: no wider than the
+     * device), 1 MiB + 1 (address space: wider). */
+    struct cmt_interval v[] = {iv(0, 1000, 1),
+                               iv(5000, 10000, 2),
+                               iv(30000, 31000, 3),
+                               iv(31000 + MiB, 32000 + MiB, 4),
+                               iv(32001 + 2 * MiB, 33000 + 2 * MiB, 5)};
+    struct cmt_interval reserves[] = {iv(10000, 20000, 9)};
+    struct cmt_span_bounds b = {reserves, 1, MiB};
+    struct cmt_hole_stats st;
+    struct cmt_hole top[4];
+    size_t n_top;
+    cmt_holes_scan(v, 5, &b, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 2);
+    CHECK_EQ_U64(st.total, 4000 + MiB);
+    CHECK_EQ_U64(st.largest, MiB);
+    CHECK_EQ_U64(st.address_space, 20000 + MiB + 1);
+    CHECK_EQ_U64(st.between_regions, 0);
+    CHECK_EQ_U64(cmt_holes_span_bytes(&st), st.live_bytes + st.total);
+    CHECK_EQ_U64(n_top, 2);
+    CHECK_EQ_U64(top[0].addr, 31000);
+    CHECK_EQ_U64(top[1].addr, 1000);
+    /* Without bounds (no sample, no reservation) every gap is a hole. */
+    cmt_holes_scan(v, 5, NULL, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 4);
+    CHECK_EQ_U64(st.address_space, 0);
+    /* A reservation ending where the gap starts, or starting where it ends,
+     * is not in it. */
+    struct cmt_interval edge[] = {iv(0, 1000, 1), iv(5000, 6000, 2)};
+    struct cmt_interval outside[] = {iv(500, 1000, 9), iv(5000, 5500, 9)};
+    struct cmt_span_bounds e = {outside, 2, 0};
+    cmt_holes_scan(edge, 2, &e, &st, top, 4, &n_top);
+    CHECK_EQ_U64(st.count, 1);
+    CHECK_EQ_U64(st.total, 4000);
+    CHECK_EQ_U64(st.address_space, 0);
+    /* The index of reservations answers the same for a release's hole:
+     * [500, 1000) and [5000, 5500), 200 of them past a block of 64. */
+    struct cmt_addr_index x;
+    cmt_addr_index_init(&x);
+    CHECK(!cmt_addr_index_overlaps(&x, 0, 100));
+    for (int i = 0; i < 200; i++) {
+        struct cmt_interval r = iv(100000 + (uint64_t)i * 1000, 100000 + (uint64_t)i * 1000 + 500, 9);
+        CHECK(cmt_addr_index_insert(&x, &r) == 0);
+    }
+    CHECK(cmt_addr_index_insert(&x, &outside[1]) == 0);
+    CHECK(cmt_addr_index_insert(&x, &outside[0]) == 0);
+    CHECK(!cmt_addr_index_overlaps(&x, 0, 500));
+    CHECK(cmt_addr_index_overlaps(&x, 0, 501));
+    CHECK(!cmt_addr_index_overlaps(&x, 1000, 5000));
+    CHECK(cmt_addr_index_overlaps(&x, 999, 5000));
+    CHECK(cmt_addr_index_overlaps(&x, 1000, 5001));
+    CHECK(!cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 500, 100000 + 151 * 1000));
+    CHECK(cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 499, 100000 + 151 * 1000));
+    CHECK(cmt_addr_index_overlaps(&x, 100000 + 150 * 1000 + 500, 100000 + 151 * 1000 + 1));
+    CHECK(!cmt_addr_index_overlaps(&x, 100000 + 199 * 1000 + 500, UINT64_MAX));
+    cmt_addr_index_free(&x);
+    size_t cursor = 0;
+    CHECK(cmt_holes_gap_kind(&e, &cursor, 999, 5001, 0, 0) == CMT_GAP_ADDRESS_SPACE);
+    cursor = 0;
+    CHECK(cmt_holes_gap_kind(&e, &cursor, 1000, 5000, 0, 1) == CMT_GAP_BETWEEN_REGIONS);
 }
 
 static struct cmt_interval pool_iv(uint64_t addr, uint64_t end, uint32_t stack)
@@ -86,7 +153,7 @@ static void test_hole_regions(void)
     struct cmt_hole_stats st;
     struct cmt_hole top[3];
     size_t n_top;
-    cmt_holes_scan(v, 4, &st, top, 3, &n_top);
+    cmt_holes_scan(v, 4, NULL, &st, top, 3, &n_top);
     CHECK_EQ_U64(st.count, 2);
     CHECK_EQ_U64(st.total, 7000);
     CHECK_EQ_U64(st.largest, 4000);
@@ -103,7 +170,7 @@ static void test_hole_regions(void)
     /* Interleaved regions (one heap, as on the simulated device): a gap with
      * a neighbour of each region is left out, one inside a region counts. */
     struct cmt_interval w[] = {iv(0, 1000, 1), pool_iv(2000, 3000, 2), iv(3000, 4000, 3), iv(6000, 7000, 4)};
-    cmt_holes_scan(w, 4, &st, top, 3, &n_top);
+    cmt_holes_scan(w, 4, NULL, &st, top, 3, &n_top);
     CHECK_EQ_U64(st.count, 1);
     CHECK_EQ_U64(st.total, 2000);
     CHECK_EQ_U64(st.between_regions, 1000);
@@ -546,8 +613,15 @@ static void test_verdicts(void)
     cmt_oom_decide(&f, &r);
     CHECK_EQ_U64(r.allowance, GiB);
     CHECK_EQ_U64(r.others, 0);
+    /* the device holds 16 GiB less the context's 1 GiB: 1 B too many, and
+     * no allocator setting changes that */
+    CHECK_EQ_U64(r.excess, 1);
+    CHECK(r.no_setting_fits);
     f.request = 15 * GiB; /* fits exactly: the free bytes would do, so no shortfall */
     expect(&f, CMT_VERDICT_FRAGMENTATION, CMT_VRULE_ENOUGH_FREE);
+    cmt_oom_decide(&f, &r);
+    CHECK_EQ_U64(r.excess, 0);
+    CHECK(!r.no_setting_fits);
 
     /* R5: live + request + allowance > total. The allowance is capped by what
      * is unexplained: with nothing unexplained it is 0. */
@@ -555,6 +629,10 @@ static void test_verdicts(void)
     f.request = 8 * GiB + 1;
     expect(&f, CMT_VERDICT_CAPACITY, CMT_VRULE_LIVE_PLUS_REQUEST);
     cmt_oom_decide(&f, &r);
+    /* the live data and the request exceed the device by 1 B; a caching
+     * allocator's settings may still free some of the live data */
+    CHECK_EQ_U64(r.excess, 1);
+    CHECK(!r.no_setting_fits);
     CHECK_EQ_U64(r.allowance, 0);
     CHECK_EQ_U64(r.shortfall, 1);
 
@@ -607,6 +685,7 @@ static void test_verdicts(void)
 int main(void)
 {
     test_hole_scan();
+    test_hole_address_space();
     test_hole_regions();
     test_intervals_of_device();
     test_sort_by_addr();

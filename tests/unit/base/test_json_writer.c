@@ -23,8 +23,40 @@ static void expect(const char *in, const char *want)
     free(buf);
 }
 
+/* cmt_json_decimal: exact, whatever the magnitude (nanoseconds of a run of
+ * hours as microseconds; a double's 6 digits made them whole). */
+static void expect_decimal(uint64_t v, unsigned decimals, const char *want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(f != NULL);
+    struct cmt_json j;
+    cmt_json_init(&j, f, false);
+    cmt_json_begin_array(&j);
+    cmt_json_decimal(&j, v, decimals);
+    cmt_json_uint(&j, 7);
+    cmt_json_end_array(&j);
+    fclose(f);
+    if (strcmp(buf, want) != 0) {
+        fprintf(stderr, "json decimal %llu/10^%u: got %s, want %s\n", (unsigned long long)v, decimals, buf, want);
+        exit(1);
+    }
+    free(buf);
+}
+
 int main(void)
 {
+    expect_decimal(0, 3, "[0.000,7]");
+    expect_decimal(300, 3, "[0.300,7]");
+    expect_decimal(1000, 3, "[1.000,7]");
+    expect_decimal(1234567, 3, "[1234.567,7]");
+    /* 5 h 0 min 0.000000007 s in ns: 18,000,000,000,007 ns */
+    expect_decimal(18000000000007ull, 3, "[18000000000.007,7]");
+    expect_decimal(UINT64_MAX, 3, "[18446744073709551.615,7]");
+    expect_decimal(UINT64_MAX, 19, "[1.8446744073709551615,7]");
+    expect_decimal(UINT64_MAX, 25, "[1.8446744073709551615,7]"); /* at most 19 decimals */
+    expect_decimal(42, 0, "[42,7]");
     /* Escapes and control characters. */
     expect("a\"b\\c\nd\re\tf", "\"a\\\"b\\\\c\\nd\\re\\tf\"");
     expect("\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\"");
