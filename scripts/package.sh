@@ -9,6 +9,8 @@
 #                                    an error or a warning
 #   scripts/package.sh --no-install  install nothing, fail if something is
 #                                    missing (the test suite's way)
+#   scripts/package.sh --deps        only install what is missing, build
+#                                    nothing (scripts/test.sh, with --lintian)
 #   CUDA_ROOT=/opt/cuda scripts/package.sh    the CUDA headers' toolkit
 #                                    (default /usr/local/cuda)
 #
@@ -22,11 +24,13 @@ src="$PWD"
 out=build/deb
 install=1
 lintian=0
+deps_only=0
 while (($#)); do
   case "$1" in
     -o) out="$2"; shift 2 ;;
     --lintian) lintian=1; shift ;;
     --no-install) install=0; shift ;;
+    --deps) deps_only=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
@@ -68,6 +72,8 @@ if [ ! -f "$html_dir/node_modules/.package-lock.json" ] ||
   echo "package: installing the HTML report's JavaScript libraries (npm ci)"
   (cd "$html_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+
+((deps_only)) && exit 0
 
 version="$(dpkg-parsechangelog -SVersion)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/cumemtrace-deb.XXXXXX")"
