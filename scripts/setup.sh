@@ -6,6 +6,8 @@
 #   scripts/setup.sh            build dependencies and the build itself
 #   CMT_SETUP_EXTRA="clang"     also install extra packages (tests use clang
 #                               for the fuzz target and valgrind for a setup)
+# The Debian packaging tools are installed only when asked, by
+# scripts/package.sh (scripts/test.sh asks: `package.sh --deps --lintian`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

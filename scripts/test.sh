@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Sets up cumemtrace and runs every test: the suite on the simulated CUDA
-# device, its shim and CLI tests again under valgrind, then everything under
+# device (with the Debian packages built and tested, suite `package`), its
+# shim and CLI tests again under valgrind, then everything under
 # AddressSanitizer+UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CMT_SETUP_EXTRA="clang valgrind ${CMT_SETUP_EXTRA:-}" scripts/setup.sh
+# The packaging tools (dpkg-dev, debhelper, lintian), and the package test
+# must run: without them it fails instead of skipping.
+scripts/package.sh --deps --lintian
+export CMT_PACKAGE_REQUIRED=1
 
 jobs="$(nproc)"
 echo "test: default build"

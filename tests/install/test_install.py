@@ -59,6 +59,40 @@ def install():
     return destdir, path
 
 
+def check_run_finds_shim(cli, shim):
+    """`cli run` puts the shim at path shim (real path) in LD_PRELOAD."""
+    p = sh([cli, "run", "--", "/usr/bin/env"], env=clean_env(traced=True))
+    eq(p.returncode, 0, f"run env: {p.stderr}")
+    preload = [l for l in p.stdout.splitlines() if l.startswith("LD_PRELOAD=")]
+    expected = ":".join(x for x in (cmtest.PRELOAD_PREFIX, os.path.realpath(shim)) if x)
+    eq(preload, ["LD_PRELOAD=" + expected], f"LD_PRELOAD set by {cli}")
+
+
+def check_traced_leak_peak(cli, out):
+    """`cli run` traces leak_peak on the simulated device into directory out
+    (empty), `cli report` gives its exact figures, `cli run --check` fails
+    on its leaks; returns the trace's path."""
+    p = sh([cli, "run", "-o", os.path.join(out, "t.%p.bin"), "--", cmtest.program("leak_peak")],
+           env=clean_env({"CUMEMTRACE_QUIET": "1"}, traced=True))
+    eq((p.returncode, p.stdout), (0, "leak_peak done\n"), f"traced program: {p.stderr}")
+    traces = os.listdir(out)
+    eq(len(traces), 1, "one trace")
+    trace = os.path.join(out, traces[0])
+    p = sh([cli, "report", "--format", "json", trace], env=clean_env())
+    eq(p.returncode, 0, f"report: {p.stderr}")
+    rep = json.loads(p.stdout)
+    d0 = cmtest.device(rep, 0)
+    eq((rep["events"], d0["peak_bytes"], rep["leaks"]["bytes"], rep["leaks"]["count"]),
+       (18, 115 * MiB, 69 * MiB, 6), "events, peak, leaked bytes and count")
+    eq(cmtest.first_function(rep["leaks"]["sites"][0]), "keep_forever", "largest leak symbolized")
+    checkdir = os.path.join(out, "check")
+    os.mkdir(checkdir)
+    p = sh([cli, "run", "--check", "--", cmtest.program("leak_peak")],
+           env=clean_env({"CUMEMTRACE_QUIET": "1", "TMPDIR": checkdir}, traced=True))
+    eq(p.returncode, 1, f"{cli} run --check fails on the leaks: {p.stderr}")
+    return trace
+
+
 def test_run_installed():
     destdir, path = install()
     cli = path("bindir", "cumemtrace")
@@ -70,40 +104,17 @@ def test_run_installed():
     # binary's real path.
     link = os.path.join(destdir, "cumemtrace-link")
     os.symlink(cli, link)
+    for argv0 in (cli, link):
+        check_run_finds_shim(argv0, shim)
     out = os.path.join(destdir, "traces")
     os.mkdir(out)
-    for argv0 in (cli, link):
-        p = sh([argv0, "run", "--", "/usr/bin/env"], env=clean_env(traced=True))
-        eq(p.returncode, 0, f"run env: {p.stderr}")
-        preload = [l for l in p.stdout.splitlines() if l.startswith("LD_PRELOAD=")]
-        expected = ":".join(x for x in (cmtest.PRELOAD_PREFIX, os.path.realpath(shim)) if x)
-        eq(preload, ["LD_PRELOAD=" + expected], f"LD_PRELOAD set by {argv0}")
-    p = sh([cli, "run", "-o", os.path.join(out, "t.%p.bin"), "--", cmtest.program("leak_peak")],
-           env=clean_env({"CUMEMTRACE_QUIET": "1"}, traced=True))
-    eq((p.returncode, p.stdout), (0, "leak_peak done\n"), f"traced program: {p.stderr}")
-    traces = os.listdir(out)
-    eq(len(traces), 1, "one trace")
-    p = sh([cli, "report", "--format", "json", os.path.join(out, traces[0])], env=clean_env())
-    eq(p.returncode, 0, f"report: {p.stderr}")
-    rep = json.loads(p.stdout)
-    d0 = cmtest.device(rep, 0)
-    eq((rep["events"], d0["peak_bytes"], rep["leaks"]["bytes"], rep["leaks"]["count"]),
-       (18, 115 * MiB, 69 * MiB, 6), "events, peak, leaked bytes and count")
-    eq(cmtest.first_function(rep["leaks"]["sites"][0]), "keep_forever", "largest leak symbolized")
-    p = sh([cli, "run", "--check", "--", cmtest.program("leak_peak")],
-           env=clean_env({"CUMEMTRACE_QUIET": "1", "TMPDIR": out}, traced=True))
-    eq(p.returncode, 1, f"installed run --check fails on the leaks: {p.stderr}")
+    check_traced_leak_peak(cli, out)
     # The tree moved elsewhere as a whole: the shim is found in its new place.
     if all(d.startswith(PREFIX + "/") for d in (DIRS["bindir"], DIRS["libdir"])):
         moved = os.path.join(destdir, "moved")
         os.rename(destdir + PREFIX, moved)
-        p = sh([moved + DIRS["bindir"][len(PREFIX):] + "/cumemtrace", "run", "--", "/usr/bin/env"],
-               env=clean_env(traced=True))
-        eq(p.returncode, 0, f"moved run env: {p.stderr}")
-        shim = os.path.realpath(os.path.join(moved + DIRS["libdir"][len(PREFIX):], "cumemtrace", "libcumemtrace.so"))
-        expected = ":".join(x for x in (cmtest.PRELOAD_PREFIX, shim) if x)
-        eq([l for l in p.stdout.splitlines() if l.startswith("LD_PRELOAD=")], ["LD_PRELOAD=" + expected],
-           "LD_PRELOAD set by the moved tree's cumemtrace")
+        check_run_finds_shim(moved + DIRS["bindir"][len(PREFIX):] + "/cumemtrace",
+                             os.path.join(moved + DIRS["libdir"][len(PREFIX):], "cumemtrace", "libcumemtrace.so"))
     shutil.rmtree(destdir)
 
 
@@ -219,12 +230,11 @@ def test_man_covers_help():
        "variables of docs/environment.md in neither man page")
 
 
-def test_pkg_config():
-    if not shutil.which("pkg-config"):
-        print("pkg-config not found", file=sys.stderr)
-        sys.exit(SKIP)
-    destdir, path = install()
-    pcdir = path("libdir", "pkgconfig")
+def check_pkg_config(cli, pcdir, includedir, shim, out, prefix=None):
+    """The cumemtrace.pc in pcdir gives includedir's flags and shim's path;
+    tests/install/probe.c compiles with those flags, and `cli run` traces it
+    (files in directory out) with its exact figures. prefix: the prefix to
+    define for a file that is not relocatable."""
     pc = os.path.join(pcdir, "cumemtrace.pc")
     check(os.path.isfile(pc), f"{pc} not installed")
     with open(pc) as f:
@@ -232,32 +242,40 @@ def test_pkg_config():
     env = clean_env({"PKG_CONFIG_PATH": pcdir})
     # A relocatable file (the project's default) finds the DESTDIR by
     # itself; a build dir configured before that default needs the prefix.
-    define = [] if relocatable else [f"--define-variable=prefix={destdir}{PREFIX}"]
+    define = [] if relocatable or prefix is None else [f"--define-variable=prefix={prefix}"]
     p = sh(["pkg-config", *define, "--cflags", "--libs", "cumemtrace"], env=env)
     eq(p.returncode, 0, f"pkg-config: {p.stderr}")
     flags = p.stdout.split()
-    check(f"-I{os.path.realpath(path('includedir'))}" in [f"-I{os.path.realpath(f[2:])}" for f in flags
-                                                          if f.startswith("-I")], f"pkg-config --cflags: {flags}")
+    check(f"-I{os.path.realpath(includedir)}" in [f"-I{os.path.realpath(f[2:])}" for f in flags
+                                                  if f.startswith("-I")], f"pkg-config --cflags: {flags}")
     p = sh(["pkg-config", *define, "--variable=shim", "cumemtrace"], env=env)
-    eq(os.path.realpath(p.stdout.strip()), os.path.realpath(path("libdir", "cumemtrace", "libcumemtrace.so")),
-       "pkg-config --variable=shim")
-    exe = os.path.join(destdir, "probe")
+    eq(os.path.realpath(p.stdout.strip()), os.path.realpath(shim), "pkg-config --variable=shim")
+    exe = os.path.join(out, "probe")
     p = sh([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
             os.path.join(SOURCE, "tests", "install", "probe.c"), "-o", exe, *flags,
             "-I" + os.environ["CMT_CUDA_INCLUDE"], "-L" + cmtest.SIM_DIR, "-lcudart", "-Wl,-rpath," + cmtest.SIM_DIR],
            env=env)
     eq(p.returncode, 0, f"compile against the installed headers: {p.stdout}{p.stderr}")
-    out = os.path.join(destdir, "traces")
-    os.mkdir(out)
-    p = sh([path("bindir", "cumemtrace"), "run", "-o", os.path.join(out, "probe.bin"), "--", exe],
+    p = sh([cli, "run", "-o", os.path.join(out, "probe.bin"), "--", exe],
            env=clean_env({"CUMEMTRACE_QUIET": "1"}, traced=True))
     eq((p.returncode, p.stdout), (0, "probe done (trace format 2)\n"), f"probe: {p.stderr}")
-    p = sh([path("bindir", "cumemtrace"), "report", "--json", os.path.join(out, "probe.bin")], env=clean_env())
+    p = sh([cli, "report", "--json", os.path.join(out, "probe.bin")], env=clean_env())
     eq(p.returncode, 0, f"report: {p.stderr}")
     rep = json.loads(p.stdout)
     d0 = cmtest.device(rep, 0)
     eq((d0["peak_bytes"], d0["peak_phase"]["path"], rep["leaks"]["bytes"]), (3 * MiB, "install", 1 * MiB),
        "the probe's peak, in its phase, and its leak")
+
+
+def test_pkg_config():
+    if not shutil.which("pkg-config"):
+        print("pkg-config not found", file=sys.stderr)
+        sys.exit(SKIP)
+    destdir, path = install()
+    out = os.path.join(destdir, "traces")
+    os.mkdir(out)
+    check_pkg_config(path("bindir", "cumemtrace"), path("libdir", "pkgconfig"), path("includedir"),
+                     path("libdir", "cumemtrace", "libcumemtrace.so"), out, prefix=destdir + PREFIX)
     shutil.rmtree(destdir)
 
 

@@ -9,6 +9,9 @@ by package-lock.json, installed by `npm ci`) and page.js inlined.
                                                and after the model
   embed_html.py --html OUT.html NODE_MODULES DIR MODEL.json
                                                the page with a model (tests)
+  embed_html.py --packages                     the node_modules packages it reads,
+                                               one a line (scripts/package.sh
+                                               copies these into a package build)
 DIR holds template.html, page.css and page.js."""
 import os
 import sys
@@ -83,6 +86,9 @@ def main():
         model = read(sys.argv[5]).replace("<", "\\u003c")
         with open(sys.argv[2], "w", encoding="utf-8") as f:
             f.write(head + model + tail)
+    elif len(sys.argv) == 2 and sys.argv[1] == "--packages":
+        for name in sorted({path.split("/")[0] for path in LIBS + STYLES}):
+            print(name)
     else:
         sys.exit(__doc__)
 
