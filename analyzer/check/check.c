@@ -362,12 +362,22 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
                  virtual_rows);
     if (c->baseline) {
         const struct cmt_trace_model *m = &t->analysis.model;
-        const char *base_exe = cmt_baseline_exe(c->baseline);
         const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : "";
-        if (base_exe[0] && exe[0] && strcmp(base_exe, exe) != 0)
-            add_note(t, "the baseline is a run of %s, this trace one of %s: call sites are matched by their frames "
-                        "and may not correspond",
-                     base_exe, exe);
+        /* Each baseline on its own: any of them may be another program's. */
+        size_t n_base = cmt_baseline_count(c->baseline);
+        for (size_t i = 0; i < n_base; i++) {
+            const char *base_exe = cmt_baseline_exe(c->baseline, i);
+            if (!base_exe[0] || !exe[0] || strcmp(base_exe, exe) == 0)
+                continue;
+            if (n_base == 1)
+                add_note(t, "the baseline is a run of %s, this trace one of %s: call sites are matched by their "
+                            "frames and may not correspond",
+                         base_exe, exe);
+            else
+                add_note(t, "the baseline %s is a run of %s, this trace one of %s: call sites are matched by their "
+                            "frames and may not correspond",
+                         o->baselines[i], base_exe, exe);
+        }
         if (cmt_baseline_compare_leaks(c, t) != 0)
             return;
         if (over) {

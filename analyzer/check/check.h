@@ -189,8 +189,10 @@ void cmt_baseline_free(struct cmt_baseline *b);
 /* Adds new-leak / leak-growth errors and "known leak" warnings for the
  * trace's leak rows. Returns 0, or -1 when out of memory. */
 int cmt_baseline_compare_leaks(struct cmt_check *c, struct cmt_check_trace *t);
-/* The executable the (first) baseline trace ran, "" when it names none. */
-const char *cmt_baseline_exe(const struct cmt_baseline *b);
+/* The baseline traces read (each --baseline), and the executable trace i
+ * ran, "" when it names none. */
+size_t cmt_baseline_count(const struct cmt_baseline *b);
+const char *cmt_baseline_exe(const struct cmt_baseline *b, size_t i);
 /* The baseline's peak of device-resident memory on a device; false when the
  * baseline never used that device. */
 bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint64_t *peak);
