@@ -159,6 +159,9 @@ const char *cmt_holder_cache_advice(enum cmt_holder h)
                "(TensorFlow): buffers are then allocated one by one";
     case CMT_HOLDER_RMM:
         return "use rmm.mr.CudaMemoryResource (no pool) for the run: every buffer is then its own allocation";
+    case CMT_HOLDER_PYTORCH_HOST:
+        return "call torch.accelerator.memory.empty_host_cache() (recent PyTorch releases) before exit: the "
+               "blocks it keeps for reuse are then freed, and what is still allocated are pinned tensors alive";
     default:
         return "";
     }

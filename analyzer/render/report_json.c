@@ -242,13 +242,13 @@ static void json_process(const struct cmt_report *r, struct cmt_json *j)
 static void json_holders(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
 {
     bool any = false;
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
     if (v->fig.cls != CMT_CLASS_DEVICE || !any)
         return;
     cmt_json_key(j, "peak_by_holder");
     cmt_json_begin_object(j);
-    for (unsigned h = 0; h < CMT_HOLDER_COUNT; h++) {
+    for (unsigned h = 0; h < CMT_HOLDER_DEVICE_COUNT; h++) {
         cmt_json_key(j, r->holder_key[h]);
         cmt_json_uint(j, v->peak_by_holder[h]);
     }
@@ -257,7 +257,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
         return;
     cmt_json_key(j, "own_peaks");
     cmt_json_begin_object(j);
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++) {
         const struct cmt_holder_peak *p = &v->own_peak[h];
         cmt_json_key(j, r->holder_key[h]);
         cmt_json_begin_object(j);

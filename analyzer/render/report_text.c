@@ -331,14 +331,14 @@ static void print_chart(const struct cmt_report *r, const struct cmt_account_vie
 static void print_holders(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
     bool any = false;
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
     if (!any)
         return;
     char b1[64], b2[64];
     fprintf(out, "  by holder (at the device peak; each holder's own peak):\n");
-    for (unsigned k = 1; k <= CMT_HOLDER_COUNT; k++) {
-        unsigned h = k % CMT_HOLDER_COUNT; /* "other" last */
+    for (unsigned k = 1; k <= CMT_HOLDER_DEVICE_COUNT; k++) {
+        unsigned h = k % CMT_HOLDER_DEVICE_COUNT; /* "other" last */
         const struct cmt_holder_peak *own = &v->own_peak[h];
         if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
             continue;

@@ -298,6 +298,51 @@ def test_own_peak_churn():
     d.done()
 
 
+def test_host_cache():
+    """PyTorch's pinned host memory cache (CachingHostAllocator) is a holder
+    whose blocks at exit are its cache, not leaks, in report and check alike;
+    the program's own pinned buffer beside it is still a leak."""
+    d = Scratch()
+    out = d("host.bin")
+    p = subprocess.run([GEN, out, "--host-cache"], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace --host-cache: {p.stderr}")
+    text = text_report(out)
+    held = section(text, "Held by PyTorch's host cache at exit", "Leaks")
+    check(held.startswith("Held by PyTorch's host cache at exit (its cache, not counted as leaks; --include-cached "
+                          "counts it): 1.1 GiB (1140850688 B) in 2 segments\n"), held)
+    sites = held.split("  the call sites that first needed them:\n")[1]
+    eq(sites.splitlines(), ["    1.1 GiB (1140850688 B) in 2 segments (pinned-host, cudaHostAlloc)",
+                            "        aten::_pin_memory in libtorch_cpu.so",
+                            "        collate at /home/u/proj/data.py:14",
+                            "        load at /home/u/proj/data.py:12",
+                            f"        <module> at {SCRIPT}:80", ""], "the host cache's site")
+    check("Held by PyTorch at exit (its cache, not counted as leaks; --include-cached counts it): 20.0 MiB "
+          "(20971520 B) in 1 segment\n" in text, text)
+    leaks = section(text, "Leaks", "Growing")
+    check(leaks.startswith("Leaks (live at exit): 2.0 MiB (2097152 B) in 1 allocation\n"), leaks)
+    check("\n    2.0 MiB (2097152 B) in 1 allocation (pinned-host, cudaHostAlloc)\n        ext_alloc at " in leaks, leaks)
+    rep = cmtest.report(out, "--no-forensics")
+    eq([(h["holder"], h["bytes"], h["segments"]) for h in rep["held_at_exit"]],
+       [("PyTorch", 20 * MiB, 1), ("PyTorch's host cache", 1088 * MiB, 2)], "held_at_exit")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (2 * MiB, 1), "JSON leaks")
+    check("pytorch_host" not in cmtest.device(rep, 0)["peak_by_holder"], "no host holder in a device's split")
+    # check: the same, not a leak; the note says whose cache it is
+    p = cli_check(out)
+    eq(p.returncode, 1, f"check: {p.stderr}")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [("/home/u/proj/data.py:12", "2.0 MiB in 1 allocation (cudaHostAlloc)")], "the one leak")
+    check("note: PyTorch's host cache held 1.1 GiB in 2 segments at exit: its cache, not checked as leaks" in said(p),
+          said(p))
+    js = json.loads(cli_check(out, "--format", "json").stdout)
+    eq((js["traces"][0]["leaks"]["bytes"], js["traces"][0]["leaks"]["count"]), (2 * MiB, 1), "check's JSON leaks")
+    p = cli_check(out, "--include-cached")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [("/home/u/proj/data.py:14", "1.1 GiB in 2 allocations (cudaHostAlloc)"),
+        ("/home/u/proj/model.py:30", "20.0 MiB in 1 allocation (cudaMalloc)"),
+        ("/home/u/proj/data.py:12", "2.0 MiB in 1 allocation (cudaHostAlloc)")], "--include-cached")
+    d.done()
+
+
 # ---- a caching allocator under the shim ------------------------------------
 
 def run_train(env=None):

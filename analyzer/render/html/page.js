@@ -324,7 +324,7 @@
    * throughout it, by the holder its frames name. Drawn when some holder
    * other than the program held memory. */
   var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
-    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL'};
+    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL', pytorch_host: 'PyTorch\'s host cache'};
   function holderChart(box, t, device, xmin, xmax) {
     var st = t.sites;
     if (!st || !st.by_holder || !st.intervals) return;
