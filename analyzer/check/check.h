@@ -114,8 +114,6 @@ struct cmt_check_trace {
     char **notes; /* what else the check has to say about this trace */
     size_t n_notes;
     char name[256]; /* the program and its arguments, unique among the traces (JUnit) */
-    long *suppression_by_stack; /* filter cache: -2 unknown, -1 none, else index */
-    size_t n_stack_slots;
 };
 
 struct cmt_baseline;

@@ -379,8 +379,30 @@ def test_caching_allocator():
                f"        main at torch_train.c:{fwd_call}",
                "    8.0 MiB (8388608 B) in 1 segment (device, cudaMalloc)",
                "        AddmmBackward0 in libtorch_cpu.so", ""], "held sites")
+    # report applies check's suppressions: cuBLAS's handle state is shown
+    # apart, suppressed by the default list's line, and is no leak
     leaks = section(out, "Leaks", "Growing")
-    check(leaks.startswith("Leaks (live at exit): 3.0 MiB (3145728 B) in 2 allocations\n"), leaks)
+    check(leaks.startswith("Leaks (live at exit): 1.0 MiB (1048576 B) in 1 allocation\n"), leaks)
+    supp_line = line_of(os.path.join(ROOT, "analyzer", "check", "default.supp"), "leak:cublasCreate")
+    suppressed = section(out, "  suppressed (not counted as leaks", "Growing")
+    shown = [re.sub(r" at \S+/tests/e2e/programs/", " at ", s) for s in suppressed.splitlines()]
+    eq(shown[:4], ["  suppressed (not counted as leaks; as `cumemtrace check` applies them): 2.0 MiB (2097152 B) in "
+                   "1 allocation",
+                   "    2.0 MiB (2097152 B) in 1 allocation (device, cudaMalloc): suppressed by "
+                   f"default.supp:{supp_line} (cuBLAS handle state)",
+                   f"        allocate_handle_state at fake_cublas.c:{line_of('fake_cublas.c', 'cudaMalloc(&p, 2u << 20)')}",
+                   f"        cublasCreate_v2 at fake_cublas.c:{line_of('fake_cublas.c', 'handle_state = allocate_handle_state();')}"],
+       "the suppressed row")
+    check("allocated repeatedly" not in leaks, leaks)
+    rep = cmtest.report(r.trace, "--no-forensics")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (1 * MiB, 1), "report's leak total")
+    sup = rep["leaks"]["suppressed"]
+    eq((sup["bytes"], sup["count"], len(sup["sites"])), (2 * MiB, 1, 1), "report's suppressed total")
+    eq(sup["sites"][0]["suppression"], {"pattern": "cublasCreate", "source": "default.supp", "line": supp_line,
+                                        "reason": "cuBLAS handle state", "default": True}, "the suppression")
+    # and `report --no-default-suppressions` counts it, as check does
+    nodef = cmtest.report(r.trace, "--no-forensics", "--no-default-suppressions")
+    eq((nodef["leaks"]["bytes"], nodef["leaks"]["suppressed"]["bytes"]), (3 * MiB, 0), "without the defaults")
     # check: the cache is no leak; the program's own 1 MiB is, at its line;
     # cuBLAS's handle is suppressed by default.
     p = cli_check(r.trace)
@@ -391,6 +413,12 @@ def test_caching_allocator():
     check("note: PyTorch held 28.0 MiB in 2 segments at exit" in said(p), said(p))
     check(re.search(r"FAIL \S+ \(torch_train, pid \d+\): 1 violation; leaked 1.0 MiB in 1 allocation \(2.0 MiB in "
                     r"1 allocation suppressed\); peak 71.0 MiB on device 0\n$", said(p)), said(p))
+    # report and check agree to the byte, with and without the defaults
+    for opts, rp in (((), rep), (("--no-default-suppressions",), nodef)):
+        ck = json.loads(cli_check(r.trace, "--format", "json", *opts).stdout)["traces"][0]["leaks"]
+        eq((ck["bytes"], ck["count"], ck["suppressed_bytes"], ck["suppressed_count"]),
+           (rp["leaks"]["bytes"], rp["leaks"]["count"], rp["leaks"]["suppressed"]["bytes"],
+            rp["leaks"]["suppressed"]["count"]), f"check and report agree {opts}")
     junit = ET.fromstring(cli_check(r.trace, "--format", "junit").stdout)
     check(junit.find(".//failure").text.startswith(f"{REL}torch_train.c:{leak}: error: leaked 1.0 MiB"),
           "JUnit names the program's line")
