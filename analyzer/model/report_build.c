@@ -435,9 +435,7 @@ static int by_bytes_desc(const void *pa, const void *pb)
 {
     const struct cmt_blocks_site *a = pa, *b = pb;
     if (a->bytes != b->bytes)
-        return a->bytes < b->bytes ? 1 : -1;
-    if (a->blocks != b->blocks)
-        return a->blocks < b->blocks ? 1 : -1;
+        return a->bytes < b->bytes ? 1 : -1; /* then as blocks_report.c orders sites */
     if (a->stack != b->stack)
         return a->stack < b->stack ? -1 : 1;
     return a->suppression < b->suppression ? -1 : a->suppression > b->suppression;
@@ -495,7 +493,7 @@ static int suppress_tensors(struct cmt_report *r, long *cache)
                 dv->leak_bytes += dv->leaks[i].bytes;
             }
         dv->n_leaks = n;
-        if (n)
+        if (n && dv->n_suppressed) /* sites lost bytes: largest first again */
             qsort(dv->leaks, n, sizeof *dv->leaks, by_bytes_desc);
         if (dv->n_suppressed)
             qsort(dv->suppressed, dv->n_suppressed, sizeof *dv->suppressed, by_bytes_desc);
