@@ -120,8 +120,8 @@ long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struc
     const struct cmt_live_slot *end = s->slots + s->cap;
     for (const struct cmt_live_slot *e = s->slots; e < end; e++) {
         /* cmt_holes_counts on the slot itself: no copy of the others */
-        if (e->tag != CMT_NS_POINTER + 1 || e->device != device ||
-            (e->kind != CMT_KIND_DEVICE && e->kind != CMT_KIND_ASYNC))
+        if (cmt_live_slot_tag(e) != CMT_NS_POINTER + 1 || e->device != device ||
+            (cmt_live_slot_kind(e) != CMT_KIND_DEVICE && cmt_live_slot_kind(e) != CMT_KIND_ASYNC))
             continue;
         if (n == *cap) {
             size_t c = *cap ? *cap * 2 : 256;
@@ -136,7 +136,7 @@ long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struc
             .end = e->addr + (e->size ? e->size : 1),
             .ts = e->ts,
             .stack = e->stack,
-            .region = e->kind == CMT_KIND_ASYNC ? CMT_REGION_POOL : CMT_REGION_PLAIN,
+            .region = cmt_live_slot_kind(e) == CMT_KIND_ASYNC ? CMT_REGION_POOL : CMT_REGION_PLAIN,
         };
     }
     *sorted = *buf;

@@ -13,10 +13,21 @@ static bool starts(const char *s, const char *prefix)
     return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* PyTorch's pinned host memory cache: at::cuda::CachingHostAllocator,
+ * at::CachingHostAllocatorImpl, at::cuda::(anonymous)::CUDACachingHostAllocatorImpl
+ * (2.x), at::cuda::(anonymous)::CUDAHostAllocator (1.x). */
+static bool host_cache_frame(const char *fn)
+{
+    return has(fn, "CachingHostAllocator") || has(fn, "CUDAHostAllocator");
+}
+
 static enum cmt_holder holder_of_frame(const struct cmt_frame *fr)
 {
     const char *fn = fr->function, *path = fr->module;
     const char *mod = path ? cmt_basename(path) : NULL;
+    /* before libc10_cuda's rule: the host cache's frames may sit in it */
+    if (host_cache_frame(fn))
+        return CMT_HOLDER_PYTORCH_HOST;
     if (has(fn, "CUDACachingAllocator") || starts(mod, "libc10_cuda"))
         return CMT_HOLDER_PYTORCH;
     if (has(fn, "cupy") || has(path, "/cupy/") || has(path, "/cupy_backends/") || has(fr->file, "/cupy/"))
@@ -63,6 +74,8 @@ static enum cmt_holder cache_of_frame(const struct cmt_frame *fr)
         return CMT_HOLDER_OTHER;
     if (has(fn, "DeviceCachingAllocator::") || has(fn, "ExpandableSegment"))
         return CMT_HOLDER_PYTORCH;
+    if (host_cache_frame(fn))
+        return CMT_HOLDER_PYTORCH_HOST;
     if (has(fn, "SingleDeviceMemoryPool") || (has(fn, "cupy") && has(fn, "MemoryPool") && !has(fn, "AsyncPool")))
         return CMT_HOLDER_CUPY;
     if (has(fn, "BFCAllocator"))
@@ -85,14 +98,16 @@ enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack)
 
 const char *cmt_holder_name(enum cmt_holder h)
 {
-    static const char *const names[CMT_HOLDER_COUNT] = {"other", "PyTorch", "CuPy", "XLA",
-                                                        "RMM",   "cuBLAS",  "cuDNN", "NCCL"};
+    static const char *const names[CMT_HOLDER_COUNT] = {"other", "PyTorch", "CuPy",  "XLA",
+                                                        "RMM",   "cuBLAS",  "cuDNN", "NCCL",
+                                                        "PyTorch's host cache"};
     return h < CMT_HOLDER_COUNT ? names[h] : "other";
 }
 
 const char *cmt_holder_key(enum cmt_holder h)
 {
-    static const char *const keys[CMT_HOLDER_COUNT] = {"other", "pytorch", "cupy", "xla",
-                                                       "rmm",   "cublas",  "cudnn", "nccl"};
+    static const char *const keys[CMT_HOLDER_COUNT] = {"other", "pytorch", "cupy",  "xla",
+                                                       "rmm",   "cublas",  "cudnn", "nccl",
+                                                       "pytorch_host"};
     return h < CMT_HOLDER_COUNT ? keys[h] : "other";
 }

@@ -21,10 +21,17 @@ enum cmt_holder {
     CMT_HOLDER_CUBLAS,    /* cuBLAS and cuBLASLt handles and workspaces */
     CMT_HOLDER_CUDNN,
     CMT_HOLDER_NCCL,
+    CMT_HOLDER_PYTORCH_HOST, /* PyTorch's CachingHostAllocator: pinned host memory it caches */
     CMT_HOLDER_COUNT
 };
 
-/* "PyTorch", "CuPy", "XLA", "RMM", "cuBLAS", "cuDNN", "NCCL", "other". */
+/* The holders of device memory come first: CMT_HOLDER_PYTORCH_HOST holds
+ * pinned host memory only, so a device account's split by holder (JSON
+ * keys, text) goes up to here. */
+#define CMT_HOLDER_DEVICE_COUNT CMT_HOLDER_PYTORCH_HOST
+
+/* "PyTorch", "CuPy", "XLA", "RMM", "cuBLAS", "cuDNN", "NCCL", "PyTorch's
+ * host cache", "other". */
 const char *cmt_holder_name(enum cmt_holder h);
 /* "pytorch", "cupy", ...: JSON keys. */
 const char *cmt_holder_key(enum cmt_holder h);
@@ -37,7 +44,9 @@ enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack);
  * reserved, a block of CuPy's memory pool, a region of XLA's BFC allocator,
  * a block of an RMM pool or arena. CMT_HOLDER_OTHER when it is none: an
  * allocation PyTorch made without its cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1)
- * holds one tensor and is not a cache. */
+ * holds one tensor and is not a cache. Pinned host memory that PyTorch's
+ * CachingHostAllocator took with cudaHostAlloc is its host cache
+ * (CMT_HOLDER_PYTORCH_HOST): it keeps freed blocks for reuse until exit. */
 enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack);
 
 #endif

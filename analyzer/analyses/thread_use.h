@@ -16,11 +16,9 @@
  * device together (the accounts' CMT_CLASS_DEVICE), the memory that runs
  * out; managed and pinned host memory are not counted.
  *
- * An observer of the replay (replay.h). Memory: one entry per thread and
- * one per live device allocation of a thread other than the first to
- * allocate (the thread that made it): an allocation the table does not
- * hold is the first thread's, so a program that allocates from one thread
- * costs no table work. */
+ * An observer of the replay (replay.h). Memory: one entry per thread. The
+ * thread that made an allocation comes with it from the replay's live set
+ * (struct cmt_live's tid), so a release costs no lookup of its own. */
 
 struct cmt_thread_use_row {
     uint32_t tid;
@@ -30,19 +28,10 @@ struct cmt_thread_use_row {
     uint64_t frees_by_others;    /* its allocations released by another thread */
 };
 
-struct cmt_thread_use_live {
-    uint64_t addr;
-    uint32_t tid;
-    uint8_t ns;
-    uint8_t used; /* 0 empty, 1 used, 2 deleted */
-};
-
 struct cmt_thread_use {
     struct cmt_thread_use_row *rows; /* in order of first allocation */
     size_t n_rows, rows_cap;
-    struct cmt_thread_use_live *live; /* open addressing by (ns, addr) */
-    size_t live_cap, live_used;       /* live_used counts deleted slots too */
-    size_t live_n;                    /* entries live (used == 1) */
+    size_t last; /* the row found last (most events follow one of the same thread) */
     struct cmt_replay_observer observer;
 };
 

@@ -94,98 +94,34 @@ static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
         t->n_notes++;
 }
 
-/* ---- suppressions as a report filter ------------------------------------ */
+/* ---- the report with the suppressions applied ---------------------------- */
 
-struct suppress_ctx {
-    struct cmt_suppressions *s;
-    long *by_stack; /* -2 unknown, -1 no match, else the index */
-    size_t n;
-    bool count; /* credit the suppression (not for baselines) */
-};
-
-static bool suppress_leak(void *ctx, struct cmt_frames *frames, const struct cmt_live *l)
+/* Credits the suppressions with what they set aside in r: the allocations
+ * live at exit, and (tensors) the block layer's tensors never released. */
+static void credit(struct cmt_check *c, const struct cmt_report *r, bool tensors)
 {
-    struct suppress_ctx *x = ctx;
-    if (x->s->n == 0 || l->stack == 0)
-        return false;
-    long idx = l->stack < x->n ? x->by_stack[l->stack] : -2;
-    if (idx == -2) {
-        const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(frames, l->stack);
-        idx = cmt_suppressions_match(x->s, sf->frames, sf->n);
-        if (l->stack < x->n)
-            x->by_stack[l->stack] = idx;
+    for (size_t i = 0; i < r->n_suppressions && i < c->suppressions.n; i++) {
+        const struct cmt_suppression_use *u = &r->suppression_use[i];
+        struct cmt_suppression *x = &c->suppressions.items[i];
+        if (tensors) {
+            x->allocations += u->tensors;
+            x->bytes += u->tensor_bytes;
+        } else {
+            x->allocations += u->allocations;
+            x->bytes += u->bytes;
+        }
     }
-    if (idx < 0)
-        return false;
-    if (x->count) {
-        x->s->items[idx].allocations++;
-        if (cmt_kind_holds_memory(l->kind))
-            x->s->items[idx].bytes += l->size;
-    }
-    return true;
-}
-
-/* Builds the report of an analysed trace with the suppressions applied.
- * *cache receives the filter's cache (the caller frees it). */
-static int build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count, long **cache,
-                        size_t *n_cache)
-{
-    size_t n = (size_t)a->model.n_stacks + 1;
-    long *by_stack = malloc(n * sizeof *by_stack);
-    if (!by_stack)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        by_stack[i] = -2;
-    struct suppress_ctx ctx = {&c->suppressions, by_stack, n, count};
-    c->report_opt.suppress_ctx = &ctx;
-    int rc = cmt_report_build(r, a, &c->report_opt);
-    c->report_opt.suppress_ctx = NULL;
-    *cache = by_stack;
-    *n_cache = n;
-    return rc;
 }
 
 int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count)
 {
-    long *cache = NULL;
-    size_t n = 0;
-    int rc = build_report(c, a, r, count, &cache, &n);
-    free(cache);
+    int rc = cmt_report_build(r, a, &c->report_opt);
+    if (rc == 0 && count)
+        credit(c, r, false);
     return rc;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
-
-static int load_suppressions(struct cmt_check *c, char *err, size_t errlen)
-{
-    const struct cmt_check_options *o = c->opt;
-    for (size_t i = 0; i < o->n_suppression_files; i++)
-        if (cmt_suppressions_load_file(&c->suppressions, o->suppression_files[i], err, errlen) != 0)
-            return -1;
-    const char *env = getenv("CUMEMTRACE_SUPPRESSIONS");
-    if (env && *env) {
-        char *list = strdup(env);
-        if (!list) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        char *save = NULL;
-        for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-            if (cmt_suppressions_load_file(&c->suppressions, p, err, errlen) != 0) {
-                size_t used = strlen(err);
-                snprintf(err + used, errlen - used, " (named in CUMEMTRACE_SUPPRESSIONS)");
-                free(list);
-                return -1;
-            }
-        }
-        free(list);
-    }
-    if (!o->no_default_suppressions &&
-        cmt_suppressions_parse(&c->suppressions, cmt_default_suppressions, strlen(cmt_default_suppressions),
-                               "default", true, err, errlen) != 0)
-        return -1;
-    return 0;
-}
 
 int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, char *err, size_t errlen)
 {
@@ -212,9 +148,13 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->frames.symbolizer.demangle = true;
     cmt_frames_args_apply(&opt->symbols, &ro->frames);
     ro->include_cached = opt->include_cached;
-    ro->suppress_leak = suppress_leak;
-    if (load_suppressions(c, err, errlen) != 0)
+    if (cmt_suppressions_load_all(&c->suppressions, opt->suppression_files, opt->n_suppression_files,
+                                  opt->no_default_suppressions, err, errlen) != 0)
         return -1;
+    if (cmt_suppressions_attach(&c->suppressions, ro) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (opt->n_baselines) {
         c->baseline = cmt_baseline_load(c, err, errlen);
         if (!c->baseline)
@@ -225,61 +165,15 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
-/* The part of a site of tensors never released that no suppression
- * matches, each of its tensors' stacks as recorded (raw_leaks) matched on
- * its own, credited to the suppression when credit: PyTorch's own cuBLAS and
- * cuBLASLt workspaces, kept to exit through its allocator, match the
- * default suppressions as they do without the cache (docs/check.md), even
- * where folding files them under the same operation as an ordinary tensor. */
-static struct cmt_blocks_site tensor_unsuppressed(struct cmt_check *c, const struct cmt_report *r,
-                                                  const struct cmt_blocks_device *dv,
-                                                  const struct cmt_blocks_site *s, bool credit)
-{
-    struct cmt_blocks_site left = *s;
-    if (c->suppressions.n == 0)
-        return left;
-    for (size_t k = 0; k < dv->n_raw_leaks; k++) {
-        const struct cmt_blocks_site *raw = &dv->raw_leaks[k];
-        if (raw->stack != s->stack || raw->raw_stack == 0)
-            continue;
-        const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, raw->raw_stack);
-        long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
-        if (idx < 0)
-            continue;
-        if (credit) {
-            c->suppressions.items[idx].allocations += raw->blocks;
-            c->suppressions.items[idx].bytes += raw->bytes;
-        }
-        left.bytes -= raw->bytes <= left.bytes ? raw->bytes : left.bytes;
-        left.blocks -= raw->blocks <= left.blocks ? raw->blocks : left.blocks;
-    }
-    return left;
-}
-
-/* Bytes and tensors never released, suppressed sites aside. */
-static void tensor_totals(struct cmt_check *c, const struct cmt_report *r, const struct cmt_blocks_report *bl,
-                          uint64_t *bytes, uint64_t *count)
-{
-    *bytes = *count = 0;
-    for (size_t d = 0; bl && d < bl->n_devices; d++)
-        for (size_t i = 0; i < bl->devices[d].n_leaks; i++) {
-            struct cmt_blocks_site left =
-                tensor_unsuppressed(c, r, &bl->devices[d], &bl->devices[d].leaks[i], false);
-            *bytes += left.bytes;
-            *count += left.blocks;
-        }
-}
-
 /* One finding per call site of tensors never released (block layer). */
-static void judge_tensor_leaks(struct cmt_check *c, struct cmt_check_trace *t, const struct cmt_blocks_report *bl,
-                               bool over)
+static void judge_tensor_leaks(struct cmt_check_trace *t, const struct cmt_blocks_report *bl, bool over)
 {
     const struct cmt_report *r = &t->report;
     for (size_t d = 0; bl && d < bl->n_devices; d++) {
         const struct cmt_blocks_device *dv = &bl->devices[d];
         for (size_t i = 0; i < dv->n_leaks; i++) {
-            struct cmt_blocks_site left_site = tensor_unsuppressed(c, r, dv, &dv->leaks[i], true);
-            const struct cmt_blocks_site *s = &left_site;
+            /* the model set aside what a suppression matched, tensor by tensor */
+            const struct cmt_blocks_site *s = &dv->leaks[i];
             if (s->blocks == 0)
                 continue;
             struct cmt_finding *f =
@@ -326,12 +220,13 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     /* Tensors PyTorch's block layer saw never released are leaks too, with
      * the cache on (docs/check.md). */
     const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
-    uint64_t tensor_bytes, tensor_count;
-    tensor_totals(c, r, bl, &tensor_bytes, &tensor_count);
+    uint64_t tensor_bytes = bl ? bl->leak_bytes : 0, tensor_count = bl ? bl->leak_blocks : 0;
     t->tensor_leak_bytes = tensor_bytes;
     t->tensor_leak_count = tensor_count;
-    t->tensor_suppressed_bytes = bl ? bl->leak_bytes - tensor_bytes : 0;
-    t->tensor_suppressed_count = bl ? bl->leak_blocks - tensor_count : 0;
+    t->tensor_suppressed_bytes = bl ? bl->suppressed_bytes : 0;
+    t->tensor_suppressed_count = bl ? bl->suppressed_blocks : 0;
+    if (bl)
+        credit(c, r, true);
     bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
@@ -362,12 +257,22 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
                  virtual_rows);
     if (c->baseline) {
         const struct cmt_trace_model *m = &t->analysis.model;
-        const char *base_exe = cmt_baseline_exe(c->baseline);
         const char *exe = m->has_process ? cmt_model_string(m, m->exe_id) : "";
-        if (base_exe[0] && exe[0] && strcmp(base_exe, exe) != 0)
-            add_note(t, "the baseline is a run of %s, this trace one of %s: call sites are matched by their frames "
-                        "and may not correspond",
-                     base_exe, exe);
+        /* Each baseline on its own: any of them may be another program's. */
+        size_t n_base = cmt_baseline_count(c->baseline);
+        for (size_t i = 0; i < n_base; i++) {
+            const char *base_exe = cmt_baseline_exe(c->baseline, i);
+            if (!base_exe[0] || !exe[0] || strcmp(base_exe, exe) == 0)
+                continue;
+            if (n_base == 1)
+                add_note(t, "the baseline is a run of %s, this trace one of %s: call sites are matched by their "
+                            "frames and may not correspond",
+                         base_exe, exe);
+            else
+                add_note(t, "the baseline %s is a run of %s, this trace one of %s: call sites are matched by their "
+                            "frames and may not correspond",
+                         o->baselines[i], base_exe, exe);
+        }
         if (cmt_baseline_compare_leaks(c, t) != 0)
             return;
         if (over) {
@@ -416,7 +321,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
-    judge_tensor_leaks(c, t, bl, over);
+    judge_tensor_leaks(t, bl, over);
 }
 
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)
@@ -703,7 +608,7 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
-    if (build_report(c, &t->analysis, &t->report, true, &t->suppression_by_stack, &t->n_stack_slots) != 0)
+    if (cmt_check_build_report(c, &t->analysis, &t->report, true) != 0)
         return -1;
     trace_name(c, t);
     judge(c, t);
@@ -743,7 +648,6 @@ void cmt_check_free(struct cmt_check *c)
         for (size_t k = 0; k < t->n_notes; k++)
             free(t->notes[k]);
         free(t->notes);
-        free(t->suppression_by_stack);
         free(t->path);
         free(t);
     }

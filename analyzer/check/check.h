@@ -114,8 +114,6 @@ struct cmt_check_trace {
     char **notes; /* what else the check has to say about this trace */
     size_t n_notes;
     char name[256]; /* the program and its arguments, unique among the traces (JUnit) */
-    long *suppression_by_stack; /* filter cache: -2 unknown, -1 none, else index */
-    size_t n_stack_slots;
 };
 
 struct cmt_baseline;
@@ -189,8 +187,10 @@ void cmt_baseline_free(struct cmt_baseline *b);
 /* Adds new-leak / leak-growth errors and "known leak" warnings for the
  * trace's leak rows. Returns 0, or -1 when out of memory. */
 int cmt_baseline_compare_leaks(struct cmt_check *c, struct cmt_check_trace *t);
-/* The executable the (first) baseline trace ran, "" when it names none. */
-const char *cmt_baseline_exe(const struct cmt_baseline *b);
+/* The baseline traces read (each --baseline), and the executable trace i
+ * ran, "" when it names none. */
+size_t cmt_baseline_count(const struct cmt_baseline *b);
+const char *cmt_baseline_exe(const struct cmt_baseline *b, size_t i);
 /* The baseline's peak of device-resident memory on a device; false when the
  * baseline never used that device. */
 bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint64_t *peak);

@@ -29,7 +29,9 @@ struct cmt_baseline {
     struct site_list sites; /* sorted by key once loaded */
     uint64_t peak[CMT_MAX_DEVICES];
     uint64_t device_mask;
-    char exe[512]; /* the first baseline trace's executable, "" when it names none */
+    /* Each baseline trace's executable ("" when it names none), in the order given. */
+    char (*exes)[512];
+    size_t n_exes;
 };
 
 static void site_list_free(struct site_list *l)
@@ -181,8 +183,9 @@ static int load_one(struct cmt_check *c, struct cmt_baseline *b, const char *pat
             snprintf(err, errlen, "baseline %s: out of memory", path);
         else
             rc = 0;
-        if (!b->exe[0] && a.model.has_process)
-            snprintf(b->exe, sizeof b->exe, "%s", cmt_model_string(&a.model, a.model.exe_id));
+        if (a.model.has_process)
+            snprintf(b->exes[b->n_exes], sizeof b->exes[b->n_exes], "%s", cmt_model_string(&a.model, a.model.exe_id));
+        b->n_exes++;
         cmt_report_free(&r);
     }
     cmt_analysis_free(&a);
@@ -192,6 +195,10 @@ static int load_one(struct cmt_check *c, struct cmt_baseline *b, const char *pat
 struct cmt_baseline *cmt_baseline_load(struct cmt_check *c, char *err, size_t errlen)
 {
     struct cmt_baseline *b = calloc(1, sizeof *b);
+    if (b && !(b->exes = calloc(c->opt->n_baselines ? c->opt->n_baselines : 1, sizeof *b->exes))) {
+        free(b);
+        b = NULL;
+    }
     if (!b) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -212,12 +219,18 @@ void cmt_baseline_free(struct cmt_baseline *b)
     if (!b)
         return;
     site_list_free(&b->sites);
+    free(b->exes);
     free(b);
 }
 
-const char *cmt_baseline_exe(const struct cmt_baseline *b)
+size_t cmt_baseline_count(const struct cmt_baseline *b)
 {
-    return b->exe;
+    return b->n_exes;
+}
+
+const char *cmt_baseline_exe(const struct cmt_baseline *b, size_t i)
+{
+    return i < b->n_exes ? b->exes[i] : "";
 }
 
 bool cmt_baseline_device_peak(const struct cmt_baseline *b, int32_t device, uint64_t *peak)

@@ -20,13 +20,15 @@ void cmt_suppressions_free(struct cmt_suppressions *s)
     for (size_t i = 0; i < s->n; i++) {
         free(s->items[i].pattern);
         free(s->items[i].source);
+        free(s->items[i].reason);
     }
     free(s->items);
+    free(s->labels);
     memset(s, 0, sizeof *s);
 }
 
 static int add(struct cmt_suppressions *s, const char *pattern, size_t len, const char *source, unsigned line,
-               bool is_default)
+               bool is_default, const char *reason, size_t reason_len)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? s->cap * 2 : 16;
@@ -40,9 +42,11 @@ static int add(struct cmt_suppressions *s, const char *pattern, size_t len, cons
     memset(x, 0, sizeof *x);
     x->pattern = strndup(pattern, len);
     x->source = strdup(source);
-    if (!x->pattern || !x->source) {
+    x->reason = strndup(reason ? reason : "", reason ? reason_len : 0);
+    if (!x->pattern || !x->source || !x->reason) {
         free(x->pattern);
         free(x->source);
+        free(x->reason);
         return -1;
     }
     x->line = line;
@@ -56,11 +60,28 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* What a comment line says an entry is for: its text up to the first ": ",
+ * ", ", "; " or ". " (or its end), a final '.' dropped. */
+static size_t reason_clause(const char *a, const char *b)
+{
+    const char *e = a;
+    while (e < b && !((*e == ':' || *e == ',' || *e == ';' || *e == '.') && (e + 1 == b || e[1] == ' ')))
+        e++;
+    while (e > a && is_blank(e[-1]))
+        e--;
+    return (size_t)(e - a);
+}
+
 int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t len, const char *source,
                            bool is_default, char *err, size_t errlen)
 {
     const char *p = text, *end = text + len;
     unsigned line = 0;
+    /* The comment block right above the entries of a paragraph says what
+     * they are for (its first line's first clause); a blank line ends it. */
+    const char *reason = NULL;
+    size_t reason_len = 0;
+    bool in_comment = false;
     while (p < end) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         if (!eol)
@@ -72,8 +93,23 @@ int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t 
             a++;
         while (b > a && is_blank(b[-1]))
             b--;
-        if (a == b || *a == '#')
+        if (a == b) {
+            reason = NULL;
+            in_comment = false;
             continue;
+        }
+        if (*a == '#') {
+            if (!in_comment) {
+                const char *c = a + 1;
+                while (c < b && (is_blank(*c) || *c == '#'))
+                    c++;
+                reason = c;
+                reason_len = reason_clause(c, b);
+                in_comment = true;
+            }
+            continue;
+        }
+        in_comment = false;
         const char *colon = memchr(a, ':', (size_t)(b - a));
         if (*a == '{' || *a == '}') {
             snprintf(err, errlen, "%s:%u: this looks like a valgrind suppression; cumemtrace reads lines of the "
@@ -97,7 +133,7 @@ int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t 
             snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'", source, line);
             return -1;
         }
-        if (add(s, pat, (size_t)(b - pat), source, line, is_default) != 0) {
+        if (add(s, pat, (size_t)(b - pat), source, line, is_default, reason, reason_len) != 0) {
             snprintf(err, errlen, "%s: out of memory", source);
             return -1;
         }
@@ -231,4 +267,68 @@ long cmt_suppressions_match(const struct cmt_suppressions *s, const struct cmt_f
             if (!is_profiler_frame(&frames[k]) && frame_matches(s->items[i].pattern, &frames[k]))
                 return (long)i;
     return -1;
+}
+
+int cmt_suppressions_load_all(struct cmt_suppressions *s, const char *const *files, size_t n_files,
+                              bool no_default, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n_files; i++)
+        if (cmt_suppressions_load_file(s, files[i], err, errlen) != 0)
+            return -1;
+    const char *env = getenv("CUMEMTRACE_SUPPRESSIONS");
+    if (env && *env) {
+        char *list = strdup(env);
+        if (!list) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        char *save = NULL;
+        for (char *p = strtok_r(list, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+            if (cmt_suppressions_load_file(s, p, err, errlen) != 0) {
+                size_t used = strlen(err);
+                snprintf(err + used, errlen - used, " (named in CUMEMTRACE_SUPPRESSIONS)");
+                free(list);
+                return -1;
+            }
+        }
+        free(list);
+    }
+    if (!no_default && cmt_suppressions_parse(s, cmt_default_suppressions, strlen(cmt_default_suppressions),
+                                              "default", true, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- as the report model's filter --------------------------------------- */
+
+static long match_stack(void *ctx, struct cmt_frames *frames, uint64_t stack)
+{
+    const struct cmt_suppressions *s = ctx;
+    if (s->n == 0 || stack == 0)
+        return -1;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(frames, stack);
+    return cmt_suppressions_match(s, sf->frames, sf->n);
+}
+
+int cmt_suppressions_attach(struct cmt_suppressions *s, struct cmt_report_options *o)
+{
+    free(s->labels);
+    s->labels = calloc(s->n ? s->n : 1, sizeof *s->labels);
+    if (!s->labels)
+        return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct cmt_suppression *x = &s->items[i];
+        s->labels[i] = (struct cmt_report_suppression){
+            .pattern = x->pattern,
+            .source = x->is_default ? "default.supp" : x->source,
+            .line = x->line,
+            .reason = x->reason,
+            .is_default = x->is_default,
+        };
+    }
+    o->suppress_stack = match_stack;
+    o->suppress_ctx = s;
+    o->suppressions = s->labels;
+    o->n_suppressions = s->n;
+    return 0;
 }

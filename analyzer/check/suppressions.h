@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report.h"
 #include "symbolizer.h"
 
 /* Leak suppressions for `cumemtrace check`, written like LeakSanitizer's:
@@ -25,6 +26,7 @@ struct cmt_suppression {
     char *pattern; /* the text after "leak:" */
     char *source;  /* the file it came from, or "default" for the built-in list */
     unsigned line;
+    char *reason;  /* what the comment above it says it is for ("cuBLAS handle state"), "" none */
     bool is_default;
     /* What it suppressed, over every trace checked. */
     uint64_t allocations;
@@ -34,6 +36,7 @@ struct cmt_suppression {
 struct cmt_suppressions {
     struct cmt_suppression *items; /* in the order they are tried */
     size_t n, cap;
+    struct cmt_report_suppression *labels; /* the report's words for items (cmt_suppressions_attach) */
 };
 
 void cmt_suppressions_init(struct cmt_suppressions *s);
@@ -46,6 +49,18 @@ int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t 
 
 /* Reads and parses a file. Returns 0, or -1 with the reason in err. */
 int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, char *err, size_t errlen);
+
+/* What `check` and `report` apply, in the order tried: the files given
+ * (--suppressions), those CUMEMTRACE_SUPPRESSIONS lists (':' apart), then
+ * the built-in list unless no_default. Returns 0, or -1 with the reason in
+ * err. */
+int cmt_suppressions_load_all(struct cmt_suppressions *s, const char *const *files, size_t n_files,
+                              bool no_default, char *err, size_t errlen);
+
+/* Makes s the report model's leak filter (o->suppress_stack and the labels
+ * the renderers print); s must outlive the reports built with o. Returns 0,
+ * or -1 when out of memory. */
+int cmt_suppressions_attach(struct cmt_suppressions *s, struct cmt_report_options *o);
 
 /* The index of the first suppression matching one of the n frames, or -1. */
 long cmt_suppressions_match(const struct cmt_suppressions *s, const struct cmt_frame *frames, size_t n);

@@ -11,8 +11,11 @@
 #include "report.h"
 #include "report_set.h"
 #include "size_parse.h"
+#include "suppressions.h"
 #include "symbol_options.h"
 #include "time_arg.h"
+
+#define MAX_SUPPRESSION_FILES 64
 
 static void report_usage(FILE *out)
 {
@@ -49,6 +52,11 @@ static void report_usage(FILE *out)
           "  --include-cached       count what a caching allocator (PyTorch, CuPy, XLA, RMM)\n"
           "                         still holds at exit as leaks (by default it is shown as\n"
           "                         held by the allocator)\n"
+          "  --suppressions FILE    leak:PATTERN lines, as for check (repeatable; also the\n"
+          "                         files in CUMEMTRACE_SUPPRESSIONS): matching leaks are\n"
+          "                         shown apart as suppressed, not counted\n"
+          "  --no-default-suppressions  do not apply the built-in list (cuBLAS and cuDNN\n"
+          "                         handles, PyTorch's cuBLAS workspaces)\n"
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
@@ -82,6 +90,9 @@ struct report_cli {
     struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
     uint64_t clock_tolerance_ns; /* --clock-tolerance */
+    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
+    size_t n_suppression_files;
+    bool no_default_suppressions;
 };
 
 /* Parses options into cli; returns -1 when done with an exit status in
@@ -90,7 +101,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
-        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS
     };
     static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
@@ -106,6 +117,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
         {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -183,6 +196,16 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
                 cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", optarg);
                 return -1;
             }
+            break;
+        case OPT_SUPPRESSIONS:
+            if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
+                cmt_cli_error("report: at most %d --suppressions options", MAX_SUPPRESSION_FILES);
+                return -1;
+            }
+            cli->suppression_files[cli->n_suppression_files++] = optarg;
+            break;
+        case OPT_NO_DEFAULT_SUPPRESSIONS:
+            cli->no_default_suppressions = true;
             break;
         case 'h':
             report_usage(stdout);
@@ -394,6 +417,25 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     return src.status;
 }
 
+/* The leak suppressions `check` applies, so that both say the same
+ * (docs/report.md, "Suppressed"). */
+static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
+{
+    char err[800];
+    if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
+                                  err, sizeof err) != 0) {
+        cmt_cli_error("report: %s", err);
+        return -1;
+    }
+    if (cmt_suppressions_attach(s, &cli->opt) != 0) {
+        cmt_cli_error("report: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int report_main(int argc, char **argv, struct report_cli *cli, int first);
+
 int cmt_cmd_report(int argc, char **argv)
 {
     struct report_cli cli = {0};
@@ -401,6 +443,21 @@ int cmt_cmd_report(int argc, char **argv)
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    struct cmt_suppressions sup;
+    cmt_suppressions_init(&sup);
+    if (load_suppressions(&cli, &sup) != 0) {
+        cmt_suppressions_free(&sup);
+        return CMT_EXIT_USAGE;
+    }
+    status = report_main(argc, argv, &cli, first);
+    cmt_suppressions_free(&sup);
+    return status;
+}
+
+static int report_main(int argc, char **argv, struct report_cli *cli_in, int first)
+{
+    struct report_cli cli = *cli_in;
+    int status;
     /* the floors only the HTML page draws: they name every site's holder */
     cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);

@@ -210,6 +210,7 @@ void cmt_blocks_report_free(struct cmt_blocks_report *b)
         free(d->ooms);
         free(d->leaks);
         free(d->raw_leaks);
+        free(d->suppressed);
         free(d->series.cells);
     }
     free(b->devices);

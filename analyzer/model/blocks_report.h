@@ -23,6 +23,7 @@ struct cmt_blocks_site {
     uint64_t bytes; /* block bytes */
     uint64_t blocks;
     uint64_t raw_stack; /* raw_leaks only: the stack as recorded */
+    uint32_t suppression; /* suppressed only: index + 1 into the report's suppressions */
 };
 
 struct cmt_blocks_view {
@@ -79,6 +80,13 @@ struct cmt_blocks_device {
     struct cmt_blocks_site *raw_leaks;
     size_t n_raw_leaks;
     uint64_t leak_blocks, leak_bytes;
+    /* With the report's suppressions (report.h): leaks, leak_blocks and
+     * leak_bytes are the tensors no suppression matched; those one did are
+     * here, by call site and suppression, largest first (raw_leaks has them
+     * all). */
+    struct cmt_blocks_site *suppressed;
+    size_t n_suppressed;
+    uint64_t suppressed_blocks, suppressed_bytes;
     struct cmt_blocks_series series;
 };
 
@@ -93,6 +101,7 @@ struct cmt_blocks_report {
     size_t n_devices;
     /* the whole process, summed over devices */
     uint64_t peak_allocated, peak_reserved, leak_blocks, leak_bytes;
+    uint64_t suppressed_blocks, suppressed_bytes;
 };
 
 /* Builds the view of bl; frames canonicalise the stacks. Returns 0, or -1

@@ -32,6 +32,23 @@ struct cmt_site_row {
     uint64_t site_allocs, site_frees;
     bool growing; /* the call site is also a growth candidate */
     uint8_t holder; /* held rows: enum cmt_holder of the cache */
+    uint32_t suppression; /* suppressed rows: index + 1 into the report's suppressions */
+};
+
+/* A leak suppression as the report names it (`check`'s suppressions.h
+ * parses and matches them; the model only asks which one matches). */
+struct cmt_report_suppression {
+    const char *pattern; /* after "leak:" */
+    const char *source;  /* "default.supp" for the built-in list, else the file as given */
+    unsigned line;
+    const char *reason;  /* what the comment above the entry says ("cuBLAS handle state"); "" none */
+    bool is_default;
+};
+
+/* What one suppression set aside in one trace. */
+struct cmt_suppression_use {
+    uint64_t allocations, bytes; /* live at exit (bytes: of memory-holding kinds) */
+    uint64_t tensors, tensor_bytes; /* tensors never released (PyTorch's block layer) */
 };
 
 /* The most one holder (memory_holder.h) had live on one device. */
@@ -114,10 +131,16 @@ struct cmt_report_options {
     bool at_set;             /* --at TIME: the replay stopped at at_ns after the start */
     uint64_t at_ns;
     size_t chart_width, chart_height; /* the text timeline; 0: no chart */
-    /* Optional: called once for each allocation live at exit; returning true
-     * sets it aside as suppressed (`check` suppressions) instead of a leak. */
-    bool (*suppress_leak)(void *ctx, struct cmt_frames *frames, const struct cmt_live *allocation);
+    /* Optional: leak suppressions (`check`'s and `report`'s,
+     * check/suppressions.h). suppress_stack gives the index into
+     * suppressions of the first that matches a recorded stack (every frame,
+     * as recorded), or -1; what is live at exit (not at --at TIME) and the
+     * block layer's tensors never released, each by its own stack, are set
+     * aside as suppressed instead of leaks when one matches. */
+    long (*suppress_stack)(void *ctx, struct cmt_frames *frames, uint64_t stack);
     void *suppress_ctx;
+    const struct cmt_report_suppression *suppressions;
+    size_t n_suppressions;
     /* Device memory the verdicts of failed allocations leave to the CUDA
      * context (docs/fragmentation.md); the default unless set. */
     bool context_allowance_set;
@@ -201,9 +224,13 @@ struct cmt_report {
     uint64_t leak_repeated_bytes, leak_repeated_count; /* sites that allocated more than once */
     struct cmt_growth_row *growth; /* candidates, fastest first */
     size_t n_growth;
-    struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site */
+    struct cmt_site_row *suppressed; /* live at exit but suppressed, by call site and suppression */
     size_t n_suppressed;
-    uint64_t suppressed_bytes, suppressed_count;
+    uint64_t suppressed_bytes, suppressed_count; /* memory only, as leak_bytes and leak_count */
+    /* The suppressions applied (opt's), and what each set aside here. */
+    const struct cmt_report_suppression *suppressions;
+    size_t n_suppressions;
+    struct cmt_suppression_use *suppression_use;
     /* Live at exit in a caching allocator's cache (not leaks unless
      * include_cached), by call site, largest first; totals per holder. */
     struct cmt_site_row *held;

@@ -72,6 +72,8 @@ static int row_key_cmp(const void *pa, const void *pb)
         return a->stack < b->stack ? -1 : 1;
     if (a->kind != b->kind)
         return (int)a->kind - (int)b->kind;
+    if (a->suppression != b->suppression)
+        return a->suppression < b->suppression ? -1 : 1;
     if (a->first_ts != b->first_ts)
         return a->first_ts < b->first_ts ? -1 : 1;
     return (int)a->api - (int)b->api;
@@ -89,7 +91,8 @@ static void canonicalize_rows(struct cmt_report *r, struct cmt_site_row *rows, s
         rows[i].stack = cmt_frames_canonical(r->frames, rows[i].stack);
 }
 
-/* Sorts rows by (stack, kind), merges equal keys, then orders by bytes. */
+/* Sorts rows by (stack, kind, suppression), merges equal keys, then orders
+ * by bytes. */
 static size_t merge_rows(struct cmt_site_row *rows, size_t n)
 {
     if (n == 0)
@@ -97,7 +100,8 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     qsort(rows, n, sizeof *rows, row_key_cmp);
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (out && rows[out - 1].stack == rows[i].stack && rows[out - 1].kind == rows[i].kind) {
+        if (out && rows[out - 1].stack == rows[i].stack && rows[out - 1].kind == rows[i].kind &&
+            rows[out - 1].suppression == rows[i].suppression) {
             rows[out - 1].bytes += rows[i].bytes;
             rows[out - 1].count += rows[i].count;
             if (rows[i].first_ts < rows[out - 1].first_ts) {
@@ -159,6 +163,9 @@ const char *cmt_holder_cache_advice(enum cmt_holder h)
                "(TensorFlow): buffers are then allocated one by one";
     case CMT_HOLDER_RMM:
         return "use rmm.mr.CudaMemoryResource (no pool) for the run: every buffer is then its own allocation";
+    case CMT_HOLDER_PYTORCH_HOST:
+        return "call torch.accelerator.memory.empty_host_cache() (recent PyTorch releases) before exit: the "
+               "blocks it keeps for reuse are then freed, and what is still allocated are pinned tensors alive";
     default:
         return "";
     }
@@ -405,7 +412,101 @@ static uint64_t *growing_sites(const struct cmt_report *r)
     return g;
 }
 
-static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const struct site_totals *totals)
+/* ---- suppressions --------------------------------------------------------- */
+
+/* The suppression matching a recorded stack (index), or -1; each stack is
+ * asked once per report. */
+static long suppression_of(struct cmt_report *r, long *cache, uint64_t stack)
+{
+    const struct cmt_report_options *o = r->opt;
+    if (!o->suppress_stack || !r->n_suppressions || stack == 0)
+        return -1;
+    if (stack <= r->n_stacks && cache[stack] != -2)
+        return cache[stack];
+    long idx = o->suppress_stack(o->suppress_ctx, r->frames, stack);
+    if (idx >= (long)r->n_suppressions)
+        idx = -1;
+    if (stack <= r->n_stacks)
+        cache[stack] = idx;
+    return idx;
+}
+
+static int by_bytes_desc(const void *pa, const void *pb)
+{
+    const struct cmt_blocks_site *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1; /* then as blocks_report.c orders sites */
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    return a->suppression < b->suppression ? -1 : a->suppression > b->suppression;
+}
+
+/* The block layer's tensors never released, each raw stack matched on its
+ * own (folding can file a workspace PyTorch keeps to exit under the same
+ * operation as an ordinary tensor): what a suppression matches moves from a
+ * device's leaks to its suppressed sites. */
+static int suppress_tensors(struct cmt_report *r, long *cache)
+{
+    struct cmt_blocks_report *b = r->blocks;
+    b->leak_blocks = b->leak_bytes = 0;
+    for (size_t d = 0; d < b->n_devices; d++) {
+        struct cmt_blocks_device *dv = &b->devices[d];
+        dv->suppressed = calloc(dv->n_raw_leaks ? dv->n_raw_leaks : 1, sizeof *dv->suppressed);
+        if (!dv->suppressed)
+            return -1;
+        for (size_t k = 0; k < dv->n_raw_leaks; k++) {
+            const struct cmt_blocks_site *raw = &dv->raw_leaks[k];
+            long idx = suppression_of(r, cache, raw->raw_stack);
+            if (idx < 0)
+                continue;
+            struct cmt_suppression_use *u = &r->suppression_use[idx];
+            u->tensors += raw->blocks;
+            u->tensor_bytes += raw->bytes;
+            struct cmt_blocks_site *to = NULL;
+            for (size_t i = 0; i < dv->n_suppressed && !to; i++)
+                if (dv->suppressed[i].stack == raw->stack && dv->suppressed[i].suppression == (uint32_t)idx + 1)
+                    to = &dv->suppressed[i];
+            if (!to) {
+                to = &dv->suppressed[dv->n_suppressed++];
+                *to = (struct cmt_blocks_site){.stack = raw->stack, .suppression = (uint32_t)idx + 1};
+            }
+            to->bytes += raw->bytes;
+            to->blocks += raw->blocks;
+            dv->suppressed_bytes += raw->bytes;
+            dv->suppressed_blocks += raw->blocks;
+            for (size_t i = 0; i < dv->n_leaks; i++) {
+                struct cmt_blocks_site *s = &dv->leaks[i];
+                if (s->stack != raw->stack)
+                    continue;
+                s->bytes -= raw->bytes <= s->bytes ? raw->bytes : s->bytes;
+                s->blocks -= raw->blocks <= s->blocks ? raw->blocks : s->blocks;
+                break;
+            }
+        }
+        /* sites left with no tensor go; the rest stay largest first */
+        size_t n = 0;
+        dv->leak_blocks = dv->leak_bytes = 0;
+        for (size_t i = 0; i < dv->n_leaks; i++)
+            if (dv->leaks[i].blocks) {
+                dv->leaks[n++] = dv->leaks[i];
+                dv->leak_blocks += dv->leaks[i].blocks;
+                dv->leak_bytes += dv->leaks[i].bytes;
+            }
+        dv->n_leaks = n;
+        if (n && dv->n_suppressed) /* sites lost bytes: largest first again */
+            qsort(dv->leaks, n, sizeof *dv->leaks, by_bytes_desc);
+        if (dv->n_suppressed)
+            qsort(dv->suppressed, dv->n_suppressed, sizeof *dv->suppressed, by_bytes_desc);
+        b->leak_blocks += dv->leak_blocks;
+        b->leak_bytes += dv->leak_bytes;
+        b->suppressed_blocks += dv->suppressed_blocks;
+        b->suppressed_bytes += dv->suppressed_bytes;
+    }
+    return 0;
+}
+
+static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const struct site_totals *totals,
+                       long *supp_cache)
 {
     const struct cmt_live_set *live = &a->replay.live;
     size_t cap = live->count ? live->count : 1;
@@ -443,11 +544,16 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
             }
             continue;
         }
-        if (r->opt->suppress_leak && r->opt->suppress_leak(r->opt->suppress_ctx, r->frames, l)) {
+        /* what is live at --at TIME is no leak to suppress */
+        long sup = r->at ? -1 : suppression_of(r, supp_cache, l->stack);
+        if (sup >= 0) {
+            row.suppression = (uint32_t)sup + 1;
             set_aside[n_aside++] = row;
+            r->suppression_use[sup].allocations++;
             if (holds) {
                 r->suppressed_bytes += l->size;
                 r->suppressed_count++;
+                r->suppression_use[sup].bytes += l->size;
             }
             continue;
         }
@@ -722,9 +828,25 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             if (rp->accounts[d][c] && build_account(r, a, rp->accounts[d][c], &r->accounts[r->n_accounts++]) != 0)
                 return -1;
     }
+    r->suppressions = opt->suppress_stack ? opt->suppressions : NULL;
+    r->n_suppressions = opt->suppress_stack ? opt->n_suppressions : 0;
+    r->suppression_use = calloc(r->n_suppressions ? r->n_suppressions : 1, sizeof *r->suppression_use);
+    long *supp_cache = malloc((r->n_stacks + 1) * sizeof *supp_cache);
+    if (!r->suppression_use || !supp_cache) {
+        free(supp_cache);
+        return -1;
+    }
+    for (size_t i = 0; i <= r->n_stacks; i++)
+        supp_cache[i] = -2;
     struct site_totals *totals = build_site_totals(r, a);
-    int rc = totals && build_growth(r, a, totals) == 0 && build_leaks(r, a, totals) == 0 && build_failures(r, a) == 0 ? 0 : -1;
+    int rc = totals && build_growth(r, a, totals) == 0 && build_leaks(r, a, totals, supp_cache) == 0 &&
+                     build_failures(r, a) == 0
+                 ? 0
+                 : -1;
     free(totals);
+    if (rc == 0 && a->blocks && (a->blocks->seen || a->model.has_allocator))
+        rc = build_blocks(r, a) == 0 && (r->at || suppress_tensors(r, supp_cache) == 0) ? 0 : -1;
+    free(supp_cache);
     if (rc != 0)
         return -1;
     if (opt->holder_peaks && cmt_holder_peaks_build(r, a) != 0)
@@ -748,8 +870,6 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             r->phases->at_peak[acc->device])
             r->accounts[i].peak_phase = &r->phases->peak[acc->device];
     }
-    if (a->blocks && (a->blocks->seen || a->model.has_allocator) && build_blocks(r, a) != 0)
-        return -1;
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
@@ -783,6 +903,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->growth);
     free(r->leaks);
     free(r->suppressed);
+    free(r->suppression_use);
     free(r->held);
     free(r->holder_by_stack);
     free(r->cache_by_stack);

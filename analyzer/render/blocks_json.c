@@ -18,6 +18,8 @@ static void json_site_list(const struct cmt_report *r, struct cmt_json *j, const
         cmt_json_key(j, "stack");
         cmt_json_uint(j, s[i].stack);
         cmt_report_json_frames(r, j, s[i].stack);
+        if (s[i].suppression)
+            cmt_report_json_suppression(r, j, s[i].suppression);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
@@ -87,6 +89,10 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_uint(j, b->leak_blocks);
     cmt_json_key(j, "leaked_bytes");
     cmt_json_uint(j, b->leak_bytes);
+    cmt_json_key(j, "suppressed_blocks");
+    cmt_json_uint(j, b->suppressed_blocks);
+    cmt_json_key(j, "suppressed_bytes");
+    cmt_json_uint(j, b->suppressed_bytes);
     cmt_json_key(j, "inconsistencies");
     cmt_json_uint(j, b->inconsistencies);
     cmt_json_key(j, "first_inconsistency");
@@ -152,6 +158,11 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "leaked_bytes");
         cmt_json_uint(j, d->leak_bytes);
         json_site_list(r, j, "leaks", d->leaks, d->n_leaks, 0);
+        cmt_json_key(j, "suppressed_blocks");
+        cmt_json_uint(j, d->suppressed_blocks);
+        cmt_json_key(j, "suppressed_bytes");
+        cmt_json_uint(j, d->suppressed_bytes);
+        json_site_list(r, j, "suppressed", d->suppressed, d->n_suppressed, 0);
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);

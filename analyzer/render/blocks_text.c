@@ -71,6 +71,19 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
                     cmt_plural(d->leak_blocks, "tensor", "tensors"));
             print_site_list(r, out, d->leaks, d->n_leaks);
         }
+        if (d->suppressed_blocks) {
+            char label[600];
+            fprintf(out, "  tensors never released but suppressed (not counted as leaks): %s in %" PRIu64 " %s\n",
+                    cmt_size_exact_str(d->suppressed_bytes, b1, sizeof b1), d->suppressed_blocks,
+                    cmt_plural(d->suppressed_blocks, "tensor", "tensors"));
+            for (size_t k = 0; k < d->n_suppressed; k++) {
+                const struct cmt_blocks_site *s = &d->suppressed[k];
+                cmt_report_suppression_label(r, s->suppression, label, sizeof label);
+                fprintf(out, "    %s in %" PRIu64 " %s: %s\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->blocks,
+                        cmt_plural(s->blocks, "tensor", "tensors"), label);
+                cmt_render_text_frames(r, out, s->stack, "        ");
+            }
+        }
     }
     if (b->inconsistencies)
         fprintf(out, "  warning: %" PRIu64 " block %s inconsistent with the segments (first: %s at 0x%" PRIx64 ")\n",

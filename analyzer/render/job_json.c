@@ -18,7 +18,7 @@ static void holders(const struct cmt_job_set *s, struct cmt_json *j, const char 
     if (key)
         cmt_json_key(j, key);
     cmt_json_begin_object(j);
-    for (int h = skip_other ? 1 : 0; h < CMT_HOLDER_COUNT; h++) {
+    for (int h = skip_other ? 1 : 0; h < CMT_HOLDER_DEVICE_COUNT; h++) {
         cmt_json_key(j, s->holder_key[h]);
         cmt_json_uint(j, bytes[h]);
     }

@@ -34,6 +34,12 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
 void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
 /* A stack's display frames as text lines under indent (report_text.c). */
 void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
+/* "suppressed by default.supp:18 (cuBLAS handle state)": suppression is
+ * index + 1 into r->suppressions; the pattern stands in for a reason the
+ * file does not give (report_text.c). */
+void cmt_report_suppression_label(const struct cmt_report *r, uint32_t suppression, char *buf, size_t len);
+/* The "suppression" member of a suppressed site (report_json.c). */
+void cmt_report_json_suppression(const struct cmt_report *r, struct cmt_json *j, uint32_t suppression);
 
 /* Several traces (report_set_text.c, report_set_json.c). */
 void cmt_report_set_render_text(const struct cmt_report_set *s, FILE *out);

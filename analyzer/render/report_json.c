@@ -72,6 +72,30 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
     cmt_report_json_frames(r, j, s->stack);
+    if (s->suppression)
+        cmt_report_json_suppression(r, j, s->suppression);
+    cmt_json_end_object(j);
+}
+
+void cmt_report_json_suppression(const struct cmt_report *r, struct cmt_json *j, uint32_t suppression)
+{
+    cmt_json_key(j, "suppression");
+    if (suppression == 0 || suppression > r->n_suppressions) {
+        cmt_json_null(j);
+        return;
+    }
+    const struct cmt_report_suppression *x = &r->suppressions[suppression - 1];
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "pattern");
+    cmt_json_string(j, x->pattern);
+    cmt_json_key(j, "source");
+    cmt_json_string(j, x->source);
+    cmt_json_key(j, "line");
+    cmt_json_uint(j, x->line);
+    cmt_json_key(j, "reason");
+    cmt_json_string(j, x->reason && x->reason[0] ? x->reason : NULL);
+    cmt_json_key(j, "default");
+    cmt_json_bool(j, x->is_default);
     cmt_json_end_object(j);
 }
 
@@ -245,13 +269,13 @@ static void json_process(const struct cmt_report *r, struct cmt_json *j)
 static void json_holders(const struct cmt_report *r, struct cmt_json *j, const struct cmt_account_view *v)
 {
     bool any = false;
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
     if (v->fig.cls != CMT_CLASS_DEVICE || !any)
         return;
     cmt_json_key(j, "peak_by_holder");
     cmt_json_begin_object(j);
-    for (unsigned h = 0; h < CMT_HOLDER_COUNT; h++) {
+    for (unsigned h = 0; h < CMT_HOLDER_DEVICE_COUNT; h++) {
         cmt_json_key(j, r->holder_key[h]);
         cmt_json_uint(j, v->peak_by_holder[h]);
     }
@@ -260,7 +284,7 @@ static void json_holders(const struct cmt_report *r, struct cmt_json *j, const s
         return;
     cmt_json_key(j, "own_peaks");
     cmt_json_begin_object(j);
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++) {
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++) {
         const struct cmt_holder_peak *p = &v->own_peak[h];
         cmt_json_key(j, r->holder_key[h]);
         cmt_json_begin_object(j);
@@ -456,6 +480,19 @@ static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
     for (size_t i = 0; i < r->n_leaks; i++)
         json_site(r, j, &r->leaks[i], true);
     cmt_json_end_array(j);
+    /* live at exit but suppressed, as `check` suppresses: not in the figures above */
+    cmt_json_key(j, "suppressed");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "bytes");
+    cmt_json_uint(j, r->suppressed_bytes);
+    cmt_json_key(j, "count");
+    cmt_json_uint(j, r->suppressed_count);
+    cmt_json_key(j, "sites");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < r->n_suppressed; i++)
+        json_site(r, j, &r->suppressed[i], true);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
     cmt_json_end_object(j);
 }
 

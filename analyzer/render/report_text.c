@@ -331,14 +331,14 @@ static void print_chart(const struct cmt_report *r, const struct cmt_account_vie
 static void print_holders(const struct cmt_report *r, const struct cmt_account_view *v, FILE *out)
 {
     bool any = false;
-    for (unsigned h = 1; h < CMT_HOLDER_COUNT; h++)
+    for (unsigned h = 1; h < CMT_HOLDER_DEVICE_COUNT; h++)
         any = any || v->peak_by_holder[h] || (v->has_own_peaks && v->own_peak[h].bytes);
     if (!any)
         return;
     char b1[64], b2[64];
     fprintf(out, "  by holder (at the device peak; each holder's own peak):\n");
-    for (unsigned k = 1; k <= CMT_HOLDER_COUNT; k++) {
-        unsigned h = k % CMT_HOLDER_COUNT; /* "other" last */
+    for (unsigned k = 1; k <= CMT_HOLDER_DEVICE_COUNT; k++) {
+        unsigned h = k % CMT_HOLDER_DEVICE_COUNT; /* "other" last */
         const struct cmt_holder_peak *own = &v->own_peak[h];
         if (!v->peak_by_holder[h] && !(v->has_own_peaks && own->bytes))
             continue;
@@ -519,6 +519,39 @@ static void print_held(const struct cmt_report *r, FILE *out)
     }
 }
 
+void cmt_report_suppression_label(const struct cmt_report *r, uint32_t suppression, char *buf, size_t len)
+{
+    if (suppression == 0 || suppression > r->n_suppressions) {
+        snprintf(buf, len, "suppressed");
+        return;
+    }
+    const struct cmt_report_suppression *x = &r->suppressions[suppression - 1];
+    if (x->reason && x->reason[0])
+        snprintf(buf, len, "suppressed by %s:%u (%s)", x->source, x->line, x->reason);
+    else
+        snprintf(buf, len, "suppressed by %s:%u (leak:%s)", x->source, x->line, x->pattern);
+}
+
+/* What was live at exit but a suppression matched (check's, applied the
+ * same way): shown apart, not counted as leaks. */
+static void print_suppressed(const struct cmt_report *r, FILE *out)
+{
+    if (!r->n_suppressed)
+        return;
+    char b1[64], label[600];
+    fprintf(out, "  suppressed (not counted as leaks; as `cumemtrace check` applies them): %s in %" PRIu64 " %s\n",
+            cmt_size_exact_str(r->suppressed_bytes, b1, sizeof b1), r->suppressed_count,
+            cmt_plural(r->suppressed_count, "allocation", "allocations"));
+    for (size_t i = 0; i < r->n_suppressed; i++) {
+        const struct cmt_site_row *s = &r->suppressed[i];
+        cmt_report_suppression_label(r, s->suppression, label, sizeof label);
+        fprintf(out, "    %s in %" PRIu64 " %s (%s, %s): %s\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, "allocation", "allocations"), cmt_kind_name(s->kind), cmt_api_name(s->api),
+                label);
+        print_frames(r, out, s->stack, "        ");
+    }
+}
+
 static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
@@ -534,8 +567,11 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
-            fprintf(out, r->n_held ? "\nLeaks: none (nothing but allocator caches was live at exit)\n"
-                                   : "\nLeaks: none (nothing was live at exit)\n");
+            fprintf(out, r->n_suppressed ? "\nLeaks: none (nothing but suppressed allocations%s was live at exit)\n"
+                         : r->n_held     ? "\nLeaks: none (nothing but allocator caches%s was live at exit)\n"
+                                         : "\nLeaks: none (nothing was live at exit)%s\n",
+                    r->n_suppressed && r->n_held ? " and allocator caches" : "");
+            print_suppressed(r, out);
             return;
         }
         fprintf(out, "\n%sLeaks (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK),
@@ -563,6 +599,8 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
         fprintf(out, "  VMM address space left reserved or mapped (address space, not memory):\n");
         print_leak_rows(r, out, LEAK_ADDRESS_SPACE);
     }
+    if (!r->at)
+        print_suppressed(r, out);
 }
 
 static void print_growth(const struct cmt_report *r, FILE *out)

@@ -24,6 +24,8 @@ int cmt_live_set_init(struct cmt_live_set *s)
     s->hash_mult = cmt_hash_multiplier();
     s->hash_shift = 64 - cmt_log2_pow2(s->cap);
     s->aux.hash_mult = cmt_hash_multiplier();
+    s->tids.hash_mult = cmt_hash_multiplier();
+    s->threads.hash_mult = cmt_hash_multiplier();
     s->slots = alloc_slots(s->cap);
     return s->slots ? 0 : -1;
 }
@@ -34,6 +36,9 @@ void cmt_live_set_free(struct cmt_live_set *s)
     free(s->aux.keys);
     free(s->aux.tags);
     free(s->aux.values);
+    free(s->tids.keys);
+    free(s->tids.tags);
+    free(s->tids.values);
     memset(s, 0, sizeof *s);
 }
 
@@ -132,7 +137,45 @@ static void aux_remove(struct cmt_live_aux_map *m, uint8_t ns, uint64_t addr)
     m->count--;
 }
 
-static inline void to_live(const struct cmt_live_slot *e, struct cmt_live *out)
+/* ---- the allocating thread ------------------------------------------------------ */
+
+_Static_assert(sizeof(((struct cmt_live_threads *)0)->keys) / sizeof(uint32_t) == 512, "a power of two");
+
+/* The index of tid among the threads met, assigned on first sight;
+ * CMT_LIVE_THREADS once CMT_LIVE_THREADS threads have one. */
+static inline uint8_t thread_index(struct cmt_live_threads *t, uint32_t tid)
+{
+    if (__builtin_expect(t->has_last && t->last_tid == tid, 1))
+        return t->last_index;
+    size_t mask = sizeof t->keys / sizeof t->keys[0] - 1;
+    size_t i = (size_t)(((uint64_t)tid * t->hash_mult) >> 55) & mask;
+    while (t->index1[i] && t->keys[i] != tid)
+        i = (i + 1) & mask;
+    uint8_t index;
+    if (t->index1[i]) {
+        index = (uint8_t)(t->index1[i] - 1);
+    } else if (t->n < CMT_LIVE_THREADS) {
+        index = (uint8_t)t->n;
+        t->tids[t->n++] = tid;
+        t->keys[i] = tid;
+        t->index1[i] = (uint8_t)(index + 1);
+    } else {
+        index = CMT_LIVE_THREADS; /* the table holds at most half: i is a free slot, left free */
+    }
+    t->last_tid = tid;
+    t->last_index = index;
+    t->has_last = true;
+    return index;
+}
+
+static inline uint32_t slot_tid(const struct cmt_live_set *s, const struct cmt_live_slot *e)
+{
+    if (__builtin_expect(e->thread < CMT_LIVE_THREADS, 1))
+        return s->threads.tids[e->thread];
+    return (uint32_t)aux_get(&s->tids, (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1), e->addr);
+}
+
+static inline void to_live(const struct cmt_live_set *s, const struct cmt_live_slot *e, struct cmt_live *out)
 {
     *out = (struct cmt_live){
         .addr = e->addr,
@@ -140,14 +183,15 @@ static inline void to_live(const struct cmt_live_slot *e, struct cmt_live *out)
         .ts = e->ts,
         .stack = e->stack,
         .device = e->device,
-        .ns = (uint8_t)(e->tag - 1),
-        .kind = e->kind,
+        .ns = (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1),
+        .kind = (uint8_t)(e->tag >> 3),
         .api = e->api,
         .used = 1,
+        .tid = slot_tid(s, e),
     };
 }
 
-static inline struct cmt_live_slot to_slot(const struct cmt_live *a)
+static inline struct cmt_live_slot to_slot(const struct cmt_live *a, uint8_t thread)
 {
     return (struct cmt_live_slot){
         .addr = a->addr,
@@ -155,8 +199,8 @@ static inline struct cmt_live_slot to_slot(const struct cmt_live *a)
         .ts = a->ts,
         .stack = a->stack,
         .device = (int8_t)a->device,
-        .tag = (uint8_t)(a->ns + 1),
-        .kind = a->kind,
+        .tag = (uint8_t)((a->ns + 1) | (a->kind << 3)),
+        .thread = thread,
         .api = a->api,
     };
 }
@@ -174,7 +218,7 @@ static inline __attribute__((always_inline)) size_t probe(const struct cmt_live_
             *found = false;
             return i;
         }
-        if (e->addr == addr && e->tag == tag) {
+        if (e->addr == addr && (e->tag & CMT_LIVE_TAG_NS_MASK) == tag) {
             *found = true;
             return i;
         }
@@ -195,7 +239,7 @@ static int grow(struct cmt_live_set *s)
         if (!old[i].tag)
             continue;
         bool found;
-        s->slots[probe(s, (uint8_t)(old[i].tag - 1), old[i].addr, &found)] = old[i];
+        s->slots[probe(s, (uint8_t)((old[i].tag & CMT_LIVE_TAG_NS_MASK) - 1), old[i].addr, &found)] = old[i];
     }
     free(old);
     return 0;
@@ -212,7 +256,24 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
     bool found;
     size_t i = probe(s, a->ns, a->addr, &found);
     if (found && replaced)
-        to_live(&s->slots[i], replaced);
+        to_live(s, &s->slots[i], replaced);
+    uint8_t thread = thread_index(&s->threads, a->tid);
+    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && s->slots[i].thread == CMT_LIVE_THREADS), 0)) {
+        if (thread == CMT_LIVE_THREADS) {
+            if (aux_reserve(&s->tids) != 0)
+                return -1;
+            bool had;
+            size_t k = aux_probe(&s->tids, a->ns, a->addr, &had);
+            if (!had) {
+                s->tids.keys[k] = a->addr;
+                s->tids.tags[k] = (uint8_t)(a->ns + 1);
+                s->tids.count++;
+            }
+            s->tids.values[k] = a->tid;
+        } else {
+            aux_remove(&s->tids, a->ns, a->addr);
+        }
+    }
     if (__builtin_expect(has_aux(a->ns), 0)) {
         if (aux_reserve(&s->aux) != 0)
             return -1;
@@ -227,7 +288,7 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
         }
         s->aux.values[k] = a->aux;
     }
-    s->slots[i] = to_slot(a);
+    s->slots[i] = to_slot(a, thread);
     if (!found)
         s->count++;
     return found ? 1 : 0;
@@ -238,7 +299,7 @@ bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, 
     bool found;
     size_t i = probe(s, ns, addr, &found);
     if (found && out) {
-        to_live(&s->slots[i], out);
+        to_live(s, &s->slots[i], out);
         if (has_aux(ns))
             out->aux = aux_get(&s->aux, ns, addr);
     }
@@ -258,7 +319,7 @@ bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *ou
 {
     if (i >= s->cap || !s->slots[i].tag)
         return false;
-    to_live(&s->slots[i], out);
+    to_live(s, &s->slots[i], out);
     if (has_aux(out->ns))
         out->aux = aux_get(&s->aux, out->ns, out->addr);
     return true;
@@ -271,7 +332,9 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
     if (!found)
         return false;
     if (out)
-        to_live(&s->slots[i], out);
+        to_live(s, &s->slots[i], out);
+    if (__builtin_expect(s->slots[i].thread == CMT_LIVE_THREADS, 0))
+        aux_remove(&s->tids, ns, addr);
     if (__builtin_expect(has_aux(ns), 0)) {
         if (out)
             out->aux = aux_get(&s->aux, ns, addr);
@@ -285,7 +348,7 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
         const struct cmt_live_slot *e = &s->slots[j];
         if (!e->tag)
             break;
-        size_t home = cmt_live_set_home(s, (uint8_t)(e->tag - 1), e->addr);
+        size_t home = cmt_live_set_home(s, (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1), e->addr);
         /* Move j into the hole unless its home lies cyclically in (hole, j]. */
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {

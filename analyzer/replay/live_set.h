@@ -16,7 +16,14 @@
  * touches one cache line. The aux word of VMM handles and mappings lives in
  * a small table of its own. Both tables hash with a random multiplier
  * (hash_seed.h), so nothing outside depends on their order: whoever lists
- * entries sorts them. */
+ * entries sorts them.
+ *
+ * Each entry also keeps the thread that allocated it, so that whoever takes
+ * it out (the release, on whatever thread) knows it without a table of its
+ * own: a slot holds the index of the thread among the first
+ * CMT_LIVE_THREADS the set met (one byte, room made by keeping namespace
+ * and kind in one); the allocations of later threads keep their thread id
+ * in a side table like the aux words. */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
@@ -38,6 +45,7 @@ struct cmt_live {
     uint8_t kind;
     uint8_t api;
     uint8_t used; /* set in what the set hands out */
+    uint32_t tid; /* the thread that allocated it */
     /* Kept for VMM handles and mappings only (other namespaces read 0). */
     union {
         uint64_t aux; /* VMM mapping: the physical handle it maps */
@@ -55,10 +63,24 @@ struct cmt_live_slot {
     uint64_t ts;
     uint32_t stack;
     int8_t device;
-    uint8_t tag; /* 0: empty; else namespace + 1 */
-    uint8_t kind;
+    uint8_t tag;    /* 0: empty; else namespace + 1 (bits 0-2) and kind (bits 3-7, kinds < 32) */
+    uint8_t thread; /* index into the set's threads; CMT_LIVE_THREADS: the tid is in the side table */
     uint8_t api;
 };
+
+#define CMT_LIVE_TAG_NS_MASK 7u
+#define CMT_LIVE_THREADS 255 /* threads known by index; the slot's byte holds 0..255 */
+
+/* For readers of the slots themselves (holes.c): 0 empty, else namespace + 1. */
+static inline unsigned cmt_live_slot_tag(const struct cmt_live_slot *e)
+{
+    return e->tag & CMT_LIVE_TAG_NS_MASK;
+}
+
+static inline unsigned cmt_live_slot_kind(const struct cmt_live_slot *e)
+{
+    return e->tag >> 3;
+}
 
 /* The aux values of VMM entries, apart: they are few, and the main table's
  * slots stay at 32 bytes. */
@@ -71,6 +93,18 @@ struct cmt_live_aux_map {
     unsigned hash_shift;
 };
 
+/* The threads met, by index, and the way from a tid to its index. */
+struct cmt_live_threads {
+    uint32_t tids[CMT_LIVE_THREADS];
+    size_t n;
+    uint32_t keys[2 * CMT_LIVE_THREADS + 2]; /* open addressing by tid, 512 slots */
+    uint8_t index1[2 * CMT_LIVE_THREADS + 2]; /* index + 1; 0: empty */
+    uint64_t hash_mult;                       /* random odd: hash_seed.h */
+    uint32_t last_tid;                        /* the last thread looked up */
+    uint8_t last_index;
+    bool has_last;
+};
+
 struct cmt_live_set {
     struct cmt_live_slot *slots;
     size_t cap; /* power of two */
@@ -80,6 +114,8 @@ struct cmt_live_set {
     uint64_t hash_mult;
     unsigned hash_shift; /* 64 - log2(cap) */
     struct cmt_live_aux_map aux;
+    struct cmt_live_threads threads;
+    struct cmt_live_aux_map tids; /* (ns, addr) -> tid of entries whose thread has no index */
 };
 
 int cmt_live_set_init(struct cmt_live_set *s);

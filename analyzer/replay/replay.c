@@ -784,6 +784,7 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
         .ns = (uint8_t)cmt_namespace_of_kind(e->kind),
         .kind = e->kind,
         .api = e->api,
+        .tid = e->tid,
     };
     if (e->kind == CMT_KIND_VMM_MAP) {
         l.aux = e->aux0;

@@ -162,16 +162,26 @@ def test_workspace():
     same operation, both kept to exit (blocks_train workspace): folding files
     both under aten::addmm at one line of blocks_train.c, and the default
     suppression still matches the workspace by its own stack as recorded, so
-    only the 4 MiB tensor is a leak (the regression of commit a10bfba)."""
+    only the 4 MiB tensor is a leak (the regression of commit a10bfba), in
+    report as in check (the same suppressions, the same figures)."""
     r = cmtest.run([TRAIN, DOUBLE, "workspace"])
     try:
         check(r.proc.returncode == 0, f"blocks_train workspace failed ({r.proc.returncode}): {r.proc.stderr}")
         eq([int(x) for x in r.proc.stdout.split()][:4], [36 * MiB, 52 * MiB, 36 * MiB, 52 * MiB],
            "the double's own figures (allocated, reserved, peaks)")
         rep = cmtest.report(r.trace)
-        leaks = rep["blocks"]["devices"][0]["leaks"]
-        eq([(s["bytes"], s["blocks"]) for s in leaks], [(36 * MiB, 2)], "one folded site of both tensors")
-        site = leaks[0]
+        dev = rep["blocks"]["devices"][0]
+        leaks = dev["leaks"]
+        eq([(s["bytes"], s["blocks"]) for s in leaks], [(4 * MiB, 1)], "the folded site, the workspace aside")
+        eq([(s["bytes"], s["blocks"], s["suppression"]["pattern"], s["suppression"]["reason"])
+            for s in dev["suppressed"]],
+           [(32 * MiB, 1, "at::cuda::getCurrentCUDABlasHandle", "PyTorch's cuBLAS and cuBLASLt workspaces")],
+           "the workspace, suppressed by its own stack")
+        eq((rep["blocks"]["leaked_bytes"], rep["blocks"]["leaked_blocks"], rep["blocks"]["suppressed_bytes"],
+            rep["blocks"]["suppressed_blocks"]), (4 * MiB, 1, 32 * MiB, 1), "the report's tensor totals")
+        whole = cmtest.report(r.trace, "--no-default-suppressions")["blocks"]["devices"][0]["leaks"]
+        eq([(s["bytes"], s["blocks"]) for s in whole], [(36 * MiB, 2)], "one folded site of both tensors")
+        site = whole[0]
         eq([f["function"] for f in site["frames"][:site["site_frame"]]], ["aten::addmm"], "the folded operation")
         line = 0
         with open(os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "e2e", "blocks", "blocks_train.c")) as f:
@@ -196,6 +206,12 @@ def test_workspace():
         lk = tr["leaks"]
         eq((lk["tensor_bytes"], lk["tensor_count"], lk["tensor_suppressed_bytes"], lk["tensor_suppressed_count"]),
            (4 * MiB, 1, 32 * MiB, 1), "the JSON's tensor figures")
+        eq((lk["bytes"], lk["count"], lk["suppressed_bytes"], lk["suppressed_count"]),
+           (rep["leaks"]["bytes"], rep["leaks"]["count"], rep["leaks"]["suppressed"]["bytes"],
+            rep["leaks"]["suppressed"]["count"]), "check's leak totals are the report's")
+        eq((lk["tensor_bytes"], lk["tensor_count"], lk["tensor_suppressed_bytes"], lk["tensor_suppressed_count"]),
+           (rep["blocks"]["leaked_bytes"], rep["blocks"]["leaked_blocks"], rep["blocks"]["suppressed_bytes"],
+            rep["blocks"]["suppressed_blocks"]), "check's tensor totals are the report's")
         eq([(f["rule"], f["bytes"]) for f in tr["findings"]], [("leak", 4 * MiB)], "findings (JSON)")
 
         p = cmtest.cli("check", "--print-suppressions", r.trace)

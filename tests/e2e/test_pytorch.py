@@ -298,6 +298,51 @@ def test_own_peak_churn():
     d.done()
 
 
+def test_host_cache():
+    """PyTorch's pinned host memory cache (CachingHostAllocator) is a holder
+    whose blocks at exit are its cache, not leaks, in report and check alike;
+    the program's own pinned buffer beside it is still a leak."""
+    d = Scratch()
+    out = d("host.bin")
+    p = subprocess.run([GEN, out, "--host-cache"], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace --host-cache: {p.stderr}")
+    text = text_report(out)
+    held = section(text, "Held by PyTorch's host cache at exit", "Leaks")
+    check(held.startswith("Held by PyTorch's host cache at exit (its cache, not counted as leaks; --include-cached "
+                          "counts it): 1.1 GiB (1140850688 B) in 2 segments\n"), held)
+    sites = held.split("  the call sites that first needed them:\n")[1]
+    eq(sites.splitlines(), ["    1.1 GiB (1140850688 B) in 2 segments (pinned-host, cudaHostAlloc)",
+                            "        aten::_pin_memory in libtorch_cpu.so",
+                            "        collate at /home/u/proj/data.py:14",
+                            "        load at /home/u/proj/data.py:12",
+                            f"        <module> at {SCRIPT}:80", ""], "the host cache's site")
+    check("Held by PyTorch at exit (its cache, not counted as leaks; --include-cached counts it): 20.0 MiB "
+          "(20971520 B) in 1 segment\n" in text, text)
+    leaks = section(text, "Leaks", "Growing")
+    check(leaks.startswith("Leaks (live at exit): 2.0 MiB (2097152 B) in 1 allocation\n"), leaks)
+    check("\n    2.0 MiB (2097152 B) in 1 allocation (pinned-host, cudaHostAlloc)\n        ext_alloc at " in leaks, leaks)
+    rep = cmtest.report(out, "--no-forensics")
+    eq([(h["holder"], h["bytes"], h["segments"]) for h in rep["held_at_exit"]],
+       [("PyTorch", 20 * MiB, 1), ("PyTorch's host cache", 1088 * MiB, 2)], "held_at_exit")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (2 * MiB, 1), "JSON leaks")
+    check("pytorch_host" not in cmtest.device(rep, 0)["peak_by_holder"], "no host holder in a device's split")
+    # check: the same, not a leak; the note says whose cache it is
+    p = cli_check(out)
+    eq(p.returncode, 1, f"check: {p.stderr}")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [("/home/u/proj/data.py:12", "2.0 MiB in 1 allocation (cudaHostAlloc)")], "the one leak")
+    check("note: PyTorch's host cache held 1.1 GiB in 2 segments at exit: its cache, not checked as leaks" in said(p),
+          said(p))
+    js = json.loads(cli_check(out, "--format", "json").stdout)
+    eq((js["traces"][0]["leaks"]["bytes"], js["traces"][0]["leaks"]["count"]), (2 * MiB, 1), "check's JSON leaks")
+    p = cli_check(out, "--include-cached")
+    eq(re.findall(r"^(\S+): error: leaked (.*) \[leak\]$", p.stdout, re.M),
+       [("/home/u/proj/data.py:14", "1.1 GiB in 2 allocations (cudaHostAlloc)"),
+        ("/home/u/proj/model.py:30", "20.0 MiB in 1 allocation (cudaMalloc)"),
+        ("/home/u/proj/data.py:12", "2.0 MiB in 1 allocation (cudaHostAlloc)")], "--include-cached")
+    d.done()
+
+
 # ---- a caching allocator under the shim ------------------------------------
 
 def run_train(env=None):
@@ -334,8 +379,30 @@ def test_caching_allocator():
                f"        main at torch_train.c:{fwd_call}",
                "    8.0 MiB (8388608 B) in 1 segment (device, cudaMalloc)",
                "        AddmmBackward0 in libtorch_cpu.so", ""], "held sites")
+    # report applies check's suppressions: cuBLAS's handle state is shown
+    # apart, suppressed by the default list's line, and is no leak
     leaks = section(out, "Leaks", "Growing")
-    check(leaks.startswith("Leaks (live at exit): 3.0 MiB (3145728 B) in 2 allocations\n"), leaks)
+    check(leaks.startswith("Leaks (live at exit): 1.0 MiB (1048576 B) in 1 allocation\n"), leaks)
+    supp_line = line_of(os.path.join(ROOT, "analyzer", "check", "default.supp"), "leak:cublasCreate")
+    suppressed = section(out, "  suppressed (not counted as leaks", "Growing")
+    shown = [re.sub(r" at \S+/tests/e2e/programs/", " at ", s) for s in suppressed.splitlines()]
+    eq(shown[:4], ["  suppressed (not counted as leaks; as `cumemtrace check` applies them): 2.0 MiB (2097152 B) in "
+                   "1 allocation",
+                   "    2.0 MiB (2097152 B) in 1 allocation (device, cudaMalloc): suppressed by "
+                   f"default.supp:{supp_line} (cuBLAS handle state)",
+                   f"        allocate_handle_state at fake_cublas.c:{line_of('fake_cublas.c', 'cudaMalloc(&p, 2u << 20)')}",
+                   f"        cublasCreate_v2 at fake_cublas.c:{line_of('fake_cublas.c', 'handle_state = allocate_handle_state();')}"],
+       "the suppressed row")
+    check("allocated repeatedly" not in leaks, leaks)
+    rep = cmtest.report(r.trace, "--no-forensics")
+    eq((rep["leaks"]["bytes"], rep["leaks"]["count"]), (1 * MiB, 1), "report's leak total")
+    sup = rep["leaks"]["suppressed"]
+    eq((sup["bytes"], sup["count"], len(sup["sites"])), (2 * MiB, 1, 1), "report's suppressed total")
+    eq(sup["sites"][0]["suppression"], {"pattern": "cublasCreate", "source": "default.supp", "line": supp_line,
+                                        "reason": "cuBLAS handle state", "default": True}, "the suppression")
+    # and `report --no-default-suppressions` counts it, as check does
+    nodef = cmtest.report(r.trace, "--no-forensics", "--no-default-suppressions")
+    eq((nodef["leaks"]["bytes"], nodef["leaks"]["suppressed"]["bytes"]), (3 * MiB, 0), "without the defaults")
     # check: the cache is no leak; the program's own 1 MiB is, at its line;
     # cuBLAS's handle is suppressed by default.
     p = cli_check(r.trace)
@@ -346,6 +413,12 @@ def test_caching_allocator():
     check("note: PyTorch held 28.0 MiB in 2 segments at exit" in said(p), said(p))
     check(re.search(r"FAIL \S+ \(torch_train, pid \d+\): 1 violation; leaked 1.0 MiB in 1 allocation \(2.0 MiB in "
                     r"1 allocation suppressed\); peak 71.0 MiB on device 0\n$", said(p)), said(p))
+    # report and check agree to the byte, with and without the defaults
+    for opts, rp in (((), rep), (("--no-default-suppressions",), nodef)):
+        ck = json.loads(cli_check(r.trace, "--format", "json", *opts).stdout)["traces"][0]["leaks"]
+        eq((ck["bytes"], ck["count"], ck["suppressed_bytes"], ck["suppressed_count"]),
+           (rp["leaks"]["bytes"], rp["leaks"]["count"], rp["leaks"]["suppressed"]["bytes"],
+            rp["leaks"]["suppressed"]["count"]), f"check and report agree {opts}")
     junit = ET.fromstring(cli_check(r.trace, "--format", "junit").stdout)
     check(junit.find(".//failure").text.startswith(f"{REL}torch_train.c:{leak}: error: leaked 1.0 MiB"),
           "JUnit names the program's line")

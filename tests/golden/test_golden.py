@@ -42,6 +42,8 @@ CASES = {
     "diff.json": (["diff", "--json", "old.bin", "new.bin"], 0),
     "diff_other.txt": (["diff", "--top", "2", "old.bin", "other.bin"], 0),
     "check_other_baseline.txt": (["check", "--baseline", "old.bin", "other.bin"], 0),
+    # two baselines, only the second of another program: the note names it
+    "check_second_baseline_other.txt": (["check", "--baseline", "new.bin", "--baseline", "other.bin", "old.bin"], 0),
     "report_two_programs.txt": (["report", "--chart-width", "0", "--top", "1", "old.bin", "other.bin"], 0),
     # The trace on the standard input ("-"), where a command takes one trace.
     "timeline_stdin.csv": (["timeline", "--format", "csv", "--buckets", "16", "-"], 0, "mixed.bin"),

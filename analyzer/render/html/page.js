@@ -324,7 +324,7 @@
    * throughout it, by the holder its frames name. Drawn when some holder
    * other than the program held memory. */
   var HOLDER_NAMES = {other: 'the program and the rest', pytorch: 'PyTorch', cupy: 'CuPy', xla: 'XLA', rmm: 'RMM',
-    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL'};
+    cublas: 'cuBLAS', cudnn: 'cuDNN', nccl: 'NCCL', pytorch_host: 'PyTorch\'s host cache'};
   function holderChart(box, t, device, xmin, xmax) {
     var st = t.sites;
     if (!st || !st.by_holder || !st.intervals) return;
@@ -595,7 +595,20 @@
           function (x) { return [both(x.bytes), x.blocks, siteCell(x.frames, x.site_frame)]; }));
         lt.className = 'blocks-leaks';
       }
+      if (d.suppressed && d.suppressed.length) {
+        sec.appendChild(el('div', {text: 'Suppressed, not counted as leaks (as cumemtrace check applies the suppressions): ' +
+          both(d.suppressed_bytes) + ' in ' + d.suppressed_blocks + ' tensors'}));
+        var st = sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'suppressed by'}, {name: 'call site'}],
+          d.suppressed, function (x) { return [both(x.bytes), x.blocks, suppressionText(x.suppression), siteCell(x.frames, x.site_frame)]; }));
+        st.className = 'blocks-suppressed';
+      }
     });
+  }
+
+  /* "default.supp:20 (cuBLAS handle state)", as the text report words it */
+  function suppressionText(x) {
+    if (!x) return '';
+    return x.source + ':' + x.line + ' (' + (x.reason || 'leak:' + x.pattern) + ')';
   }
 
   traces.forEach(function (t, ti) {
@@ -637,6 +650,14 @@
         lk.sites, function (x) {
           return [both(x.bytes), x.count, x.kind, x.pattern + (x.growing ? ', growing' : ''), siteCell(x.frames, x.site_frame)];
         }));
+    }
+    var sp = lk && lk.suppressed;
+    if (sp && sp.sites && sp.sites.length) {
+      ls.appendChild(el('div', {cls: 'suppressed-total', 'data-suppressed-bytes': sp.bytes, text: 'Suppressed, not counted as leaks (as cumemtrace check applies the suppressions): ' +
+        both(sp.bytes) + ' in ' + sp.count + ' allocations'}));
+      var spt = ls.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'kind'}, {name: 'suppressed by'}, {name: 'call site'}],
+        sp.sites, function (x) { return [both(x.bytes), x.count, x.kind, suppressionText(x.suppression), siteCell(x.frames, x.site_frame)]; }));
+      spt.className = 'suppressed';
     }
     (r.held_at_exit || []).forEach(function (hh) {
       var hs = section(s, 'Held by ' + hh.holder + ' at exit (a cache, not a leak)');

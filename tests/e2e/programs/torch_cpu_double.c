@@ -4,7 +4,9 @@
  * no DWARF, as the real library): the Python binding, the dispatcher, the
  * autograd wrapper, the kernel wrapper and the factory for the forward
  * pass; autograd's engine, the generated backward node and the operator it
- * calls for the backward pass; the cuBLAS handle. Each frame calls the next
+ * calls for the backward pass; the cuBLAS handle; PyTorch's pinned host
+ * memory cache (CachingHostAllocator, in libtorch_cuda.so in a real
+ * install: only its names matter) under Tensor.pin_memory(). Each frame calls the next
  * (not inlined, not a tail call: -O0), so a stack taken in the allocator
  * holds all of them, as on the H200 (issue 14). */
 #include <stddef.h>
@@ -47,6 +49,21 @@ void *engine_thread_main(void *arg)
 {
     return engine_evaluate_function(*(size_t *)arg);
 }
+
+/* PyTorch's host cache, as 2.x names it: pin_memory() reaches
+ * CachingHostAllocatorImpl::allocate, whose allocate_host_memory calls
+ * cudaHostAlloc; the block stays cached after the tensor dies. Only frames
+ * of gen_pytorch_trace's traces (never called). */
+API void *host_allocate_host_memory(size_t n)
+    __asm__("_ZN2at4cuda12_GLOBAL__N_128CUDACachingHostAllocatorImpl20allocate_host_memoryEmPPv");
+API void *host_allocator_allocate(size_t n) __asm__("_ZN2at4cuda12_GLOBAL__N_124CUDACachingHostAllocator8allocateEm");
+API void *native_pin_memory(size_t n) __asm__("_ZN2at6native11_pin_memoryEm");
+API void *ops_pin_memory_call(size_t n) __asm__("_ZN2at4_ops11_pin_memory4callEm");
+
+void *host_allocate_host_memory(size_t n) { return (void *)n; }
+void *host_allocator_allocate(size_t n) { return host_allocate_host_memory(n); }
+void *native_pin_memory(size_t n) { return host_allocator_allocate(n); }
+void *ops_pin_memory_call(size_t n) { return native_pin_memory(n); }
 
 void *get_blas_handle(void)
 {

@@ -87,6 +87,25 @@ static void test_parse_and_match(void)
     CHECK(cmt_suppressions_parse(&s, cmt_default_suppressions, strlen(cmt_default_suppressions), "default", true, err,
                                  sizeof err) == 0);
     CHECK(s.n > 0 && s.items[0].is_default);
+    /* What each entry is for: the first clause of the comment above its
+     * paragraph (the report prints it). */
+    CHECK_STR(s.items[0].pattern, "cublasCreate");
+    CHECK_STR(s.items[0].reason, "cuBLAS handle state");
+    CHECK_STR(s.items[1].reason, "cuDNN handle state");
+    CHECK_STR(s.items[2].pattern, "at::cuda::getCurrentCUDABlasHandle");
+    CHECK_STR(s.items[2].reason, "PyTorch's cuBLAS and cuBLASLt workspaces");
+    CHECK_STR(s.items[3].reason, "PyTorch's cuBLAS and cuBLASLt workspaces");
+    cmt_suppressions_free(&s);
+    /* A blank line ends a comment's paragraph; an entry without one has none. */
+    cmt_suppressions_init(&s);
+    const char *notes = "# Vendor. Kept until exit\n#  more words: ignored\nleak:a\nleak:b\n\nleak:c\n"
+                        "## The pool; reused\nleak:d\n";
+    CHECK(cmt_suppressions_parse(&s, notes, strlen(notes), "t.supp", false, err, sizeof err) == 0);
+    CHECK_EQ_U64(s.n, 4);
+    CHECK_STR(s.items[0].reason, "Vendor");
+    CHECK_STR(s.items[1].reason, "Vendor");
+    CHECK_STR(s.items[2].reason, "");
+    CHECK_STR(s.items[3].reason, "The pool");
     cmt_suppressions_free(&s);
 }
 

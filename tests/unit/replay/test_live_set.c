@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The live set against a plain reference model: random puts, replacements
  * and takes across growth, with keys chosen to collide in probe runs, so
- * backward-shift deletion must keep every entry reachable. */
+ * backward-shift deletion must keep every entry reachable; the allocating
+ * threads drawn from 600, more than the set keeps by index
+ * (CMT_LIVE_THREADS), so entries of both kinds replace each other. */
 #include "live_set.h"
 #include "test_util.h"
 
@@ -45,6 +47,7 @@ static void check_equal(const struct cmt_live *a, const struct cmt_live *b)
     CHECK_EQ_U64(a->ns, b->ns);
     CHECK_EQ_U64(a->kind, b->kind);
     CHECK_EQ_U64(a->api, b->api);
+    CHECK_EQ_U64(a->tid, b->tid);
 }
 
 int main(void)
@@ -58,7 +61,8 @@ int main(void)
         if (next_rand() % 3) {
             struct cmt_live v = {.addr = key_addr(k), .size = next_rand() % 100000, .ts = round,
                                  .stack = (uint32_t)(next_rand() % 500), .device = (int32_t)(k % 5) - 1,
-                                 .ns = key_ns(k), .kind = (uint8_t)(k % 8), .api = (uint8_t)(k % 40)};
+                                 .ns = key_ns(k), .kind = (uint8_t)(k % 8), .api = (uint8_t)(k % 40),
+                                 .tid = 1000 + (uint32_t)(next_rand() % 600)};
             struct cmt_live old;
             int rc = cmt_live_set_put(&s, &v, &old);
             CHECK(rc == (model[k].live ? 1 : 0));
@@ -94,6 +98,8 @@ int main(void)
             }
         }
     }
+    CHECK_EQ_U64(s.threads.n, CMT_LIVE_THREADS);
+    CHECK(s.tids.count > 0);
     /* The same address in two namespaces is two entries. */
     struct cmt_live a = {.addr = 0x1000, .size = 1, .ns = CMT_NS_POINTER};
     struct cmt_live b = {.addr = 0x1000, .size = 2, .ns = CMT_NS_VMM_MAP};
