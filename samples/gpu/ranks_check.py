@@ -23,6 +23,26 @@ def result(ok, what):
 
 
 rep = json.load(open(report_path))
+if nproc == 1:
+    # One trace: the report has no job view, only the trace's own JOB record
+    # and its devices.
+    job = rep.get("job") or {}
+    mine = json.load(open(f"{prefix}.rank0.json"))
+    result(job.get("rank") == 0 and job.get("world_size") == 1 and job.get("launcher") == "torchrun",
+           f"{mode}: the trace says rank {job.get('rank')} of {job.get('world_size')}, started by "
+           f"{job.get('launcher')}")
+    dev = next((d for d in rep["devices"] if d["ordinal"] == mine["device"]), None)
+    peaks = (dev or {}).get("own_peaks") or {}
+    got = (peaks.get("pytorch") or {}).get("bytes")
+    result(got == mine["max_memory_reserved"],
+           f"{mode}: PyTorch's own peak {got} B, max_memory_reserved() {mine['max_memory_reserved']} B")
+    nccl = peaks.get("nccl") or {}
+    result(nccl.get("bytes", 0) > 0, f"{mode}: NCCL's own memory {nccl.get('bytes')} B in {nccl.get('count')} "
+           f"allocations (NCCL {mine['nccl']})")
+    ph = rep.get("phases") or {}
+    still_open = [p["path"] for p in ph.get("list", []) if p.get("open_at_end")]
+    result(not still_open, f"{mode}: no NVTX range open at the end ({still_open})")
+    sys.exit(1 if failed else 0)
 jobs = rep.get("jobs") or []
 result(len(jobs) == 1, f"{mode}: one job in the report ({len(jobs)})")
 if not jobs:
