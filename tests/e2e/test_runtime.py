@@ -305,15 +305,19 @@ def test_unwritable_output():
     native = cmtest.run([cmtest.program("leak_peak")], preload=False)
     # /proc is refused before any file is tried (test_host_harm.py has the
     # other special paths).
-    for target, start in [("/nonexistent-dir/t.bin", "cannot create trace file /nonexistent-dir/t.bin: "),
-                          ("/proc/t.bin", "CUMEMTRACE_OUTPUT /proc/t.bin is in /proc, not a place for a trace file")]:
+    # the texts of docs/messages.md: what went wrong, then what to do
+    for target, start, end in [
+            ("/nonexistent-dir/t.bin", "cannot create trace file /nonexistent-dir/t.bin: No such file or directory",
+             "; running without tracing: set CUMEMTRACE_OUTPUT to a path in a writable directory"),
+            ("/proc/t.bin", "CUMEMTRACE_OUTPUT /proc/t.bin is in /proc, not a place for a trace file",
+             "; running without tracing: set CUMEMTRACE_OUTPUT to a file path such as trace.%p.bin")]:
         r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_OUTPUT": target})
         eq(r.proc.returncode, native.proc.returncode, "exit status unchanged")
         eq(r.proc.stdout, native.proc.stdout, "output unchanged")
         lines = r.proc.stderr.splitlines()
         eq(len(lines), 1, f"one warning line: {lines}")
         check(lines[0].startswith(f"cumemtrace: warning: {start}"), lines[0])
-        check(lines[0].endswith("; running without tracing"), lines[0])
+        check(lines[0].endswith(end), lines[0])
         cmtest.cleanup(r)
     cmtest.cleanup(native)
 
