@@ -251,7 +251,7 @@ static int export_all(struct export_cli *cli_in, size_t n)
     int status;
     FILE *out = stdout;
     if (cli.output && !(out = fopen(cli.output, "w"))) {
-        cmt_cli_error("export: cannot write %s: %m", cli.output);
+        cmt_cli_error("export: cannot create %s: %m; check that its directory exists and is writable", cli.output);
         return CMT_EXIT_USAGE;
     }
     struct export_source src = {.cli = &cli, .status = CMT_EXIT_OK};
@@ -280,7 +280,7 @@ static int export_all(struct export_cli *cli_in, size_t n)
     }
     status = src.status;
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("export: writing %s failed: %m", cli.output ? cli.output : "standard output");
+        cmt_cli_error("export: writing %s failed: %m; check the free space (df) and `ulimit -f`", cli.output ? cli.output : "standard output");
         return CMT_EXIT_USAGE;
     }
     return status;

@@ -101,7 +101,7 @@ int cmt_cmd_frag(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time");
+        cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time: run frag once per trace");
         cmt_cli_try_help("frag");
         return CMT_EXIT_USAGE;
     }

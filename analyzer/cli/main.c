@@ -19,6 +19,16 @@ void cmt_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cmt_cli_verdict(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cumemtrace %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 void cmt_cli_try_help(const char *cmd)
 {
     if (cmd)

@@ -172,12 +172,12 @@ def test_bad_traces():
     p = cmtest.cli("report", cmtest.program("leak_peak"))
     eq(p.returncode, 2, "status for a non-trace")
     eq(p.stderr, f"cumemtrace: {cmtest.program('leak_peak')}: not a cumemtrace trace (no CUMEMTRC magic at "
-                 "the start)\n", "message for a non-trace")
+                 "the start): give a file the profiler wrote\n", "message for a non-trace")
     eq(p.stdout, "", "no report for a non-trace")
     # Missing.
     p = cmtest.cli("report", os.path.join(r.dir, "missing.bin"))
     eq(p.returncode, 2, "status for a missing file")
-    check(p.stderr.endswith("missing.bin: cannot open: No such file or directory\n"), p.stderr)
+    check(p.stderr.endswith("missing.bin: cannot open: No such file or directory; check the path\n"), p.stderr)
     # Truncated: analysed up to the cut, one error line, status 2.
     with open(trace, "rb") as f:
         data = f.read()
