@@ -320,7 +320,7 @@ def test_read_only_target():
         sys.exit(SKIP)
     eq(p.stdout, native.proc.stdout + "status 0\n", "output and status unchanged")
     eq(p.stderr, f"cumemtrace: warning: cannot create trace file {mnt}/t.bin: Read-only file system; running "
-                 "without tracing\n", "one warning")
+                 "without tracing: set CUMEMTRACE_OUTPUT to a path in a writable directory\n", "one warning")
     cmtest.cleanup(native)
 
 
@@ -331,7 +331,7 @@ def test_max_size():
     lines = r.proc.stderr.splitlines()
     eq(len(lines), 2, f"path and one warning: {lines}")
     eq(lines[1], f"cumemtrace: warning: trace {r.trace} reached CUMEMTRACE_MAX_SIZE (262144 bytes); recording "
-                 "stopped, the program continues", "warning")
+                 "stopped, the program continues: raise CUMEMTRACE_MAX_SIZE to record the whole run", "warning")
     check(os.path.getsize(r.trace) <= 256 * 1024, "file within the limit")
     rep = cmtest.report(r.trace, "--no-symbols")
     dropped = rep["events_dropped"]

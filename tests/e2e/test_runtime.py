@@ -322,6 +322,44 @@ def test_unwritable_output():
     cmtest.cleanup(native)
 
 
+def test_cli_messages():
+    """The command's main failure paths print the text docs/messages.md
+    catalogues (what went wrong, then what to do) and exit 2; none of
+    them starts a program."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    d = r.dir
+
+    def fails(args, message, env=None):
+        p = cmtest.cli(*args, env=env)
+        eq((p.returncode, p.stdout, p.stderr), (2, "", message), f"cumemtrace {' '.join(args)}")
+
+    # the shim missing: named by the variable, or not beside the binary
+    fails(["run", "--", "true"], "cumemtrace: run: CUMEMTRACE_SHIM=/nonexistent/libcumemtrace.so is not a file: set "
+          "it to the path of libcumemtrace.so, or unset it\n", env={"CUMEMTRACE_SHIM": "/nonexistent/libcumemtrace.so"})
+    bindir = os.path.join(d, "bin")
+    os.mkdir(bindir)
+    alone = os.path.join(bindir, "cumemtrace")
+    shutil.copy(cmtest.CLI, alone)
+    argv = cmtest.VALGRIND_CMD + [alone] if cmtest.VALGRIND else [alone]
+    p = subprocess.run(argv + ["run", "--", "true"], env=cmtest.sim_env({"CUMEMTRACE_SHIM": None}, preload=False),
+                       capture_output=True, text=True, timeout=300)
+    check(re.fullmatch(f"cumemtrace: run: cannot find libcumemtrace.so next to {re.escape(bindir)} \\(looked in "
+                       "\\S+/libcumemtrace.so and ../preload\\); set CUMEMTRACE_SHIM to its path\n", p.stderr),
+          p.stderr)
+    eq(p.returncode, 2, "status without a shim")
+    # run --check without a place for its manifest
+    fails(["run", "--check", "--", "true"], "cumemtrace: run: cannot create a manifest file in /nonexistent: No such "
+          "file or directory; set TMPDIR to a writable directory\n", env={"TMPDIR": "/nonexistent"})
+    # outputs that cannot be created
+    for cmd, fmt in (("report", "html"), ("export", "perfetto")):
+        out = os.path.join(d, "no", "such", "out")
+        fails([cmd, "--format", fmt, "-o", out, r.trace], f"cumemtrace: {cmd}: cannot create {out}: No such file or "
+              "directory; check that its directory exists and is writable\n")
+    # a directory given as the trace
+    fails(["report", d], f"cumemtrace: {d}: not a regular file: give the path of a trace file\n")
+    cmtest.cleanup(r)
+
+
 def test_output_template_and_quiet():
     r = cmtest.run([cmtest.program("leak_peak")], template="t-%p-%%.bin")
     pid_files = [os.path.basename(t) for t in r.traces]
@@ -376,6 +414,8 @@ def test_run_command():
     p = subprocess.run([cmtest.CLI, "run", "--", "/nonexistent/program"], capture_output=True, text=True,
                        env=cmtest.sim_env(preload=False))
     eq(p.returncode, 127, "program not found")
+    eq(p.stderr, "cumemtrace: run: cannot run /nonexistent/program: No such file or directory; check its name (PATH "
+                 "is searched) and that it is executable\n", "the catalogued message (docs/messages.md)")
     p = subprocess.run([cmtest.CLI, "run"], capture_output=True, text=True, env=cmtest.sim_env(preload=False))
     eq(p.returncode, 2, "no program")
     # The shim goes first in LD_PRELOAD, after sanitizer runtimes only.
