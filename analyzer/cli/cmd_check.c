@@ -97,7 +97,7 @@ int cmt_cmd_check(int argc, char **argv)
     }
     for (int i = optind; i < argc; i++) {
         if (cmt_check_add_trace(&chk, argv[i]) != 0) {
-            cmt_cli_error("check: %s: out of memory", argv[i]);
+            cmt_cli_error("check: %s: out of memory; give fewer traces at a time, or free memory", argv[i]);
             cmt_check_free(&chk);
             return CMT_EXIT_USAGE;
         }

@@ -232,7 +232,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         return CMT_EXIT_USAGE;
     }
     if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report", path);
+        cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
         cmt_report_free(&b->r);
@@ -359,7 +359,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         free(sums);
         free(sorted);
         free(ranks);
-        cmt_cli_error("report: out of memory");
+        cmt_cli_error("report: out of memory; give fewer traces at a time, or free memory");
         return CMT_EXIT_USAGE;
     }
     for (size_t i = 0; i < n; i++) {

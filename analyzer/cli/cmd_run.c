@@ -195,6 +195,8 @@ static int create_manifest(char *path, size_t len)
     }
     close(fd);
     if (setenv("CUMEMTRACE_MANIFEST", path, 1) != 0) {
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         unlink(path);
         return -1;
     }
@@ -272,7 +274,7 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     for (size_t i = 0; i < n && !oom; i++)
         oom = cmt_check_add_trace(chk, traces[i]) != 0;
     if (oom)
-        cmt_cli_error("run: out of memory while checking the traces");
+        cmt_cli_error("run: out of memory while checking the traces; check them with `cumemtrace check` on a machine with more");
     else
         check_status = cmt_check_status(chk);
     if (n == 0) {
@@ -383,14 +385,14 @@ int cmt_cmd_run(int argc, char **argv)
      * and the shim says that NVTX is not recorded. */
     const char *nvtx = cmt_nvtx_injection(getenv("NVTX_INJECTION64_PATH"), shim);
     if (nvtx && setenv("NVTX_INJECTION64_PATH", nvtx, 1) != 0) {
-        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again", strerror(errno));
         return CMT_EXIT_USAGE;
     }
     char runtime[256];
     bool needs_runtime = cmt_sanitizer_runtime_needed(argv[optind], runtime, sizeof runtime);
     if (set_preload(shim, needs_runtime ? runtime : NULL) != 0 ||
         (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
-        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again", strerror(errno));
         return CMT_EXIT_USAGE;
     }
     int status;
@@ -414,7 +416,7 @@ int cmt_cmd_run(int argc, char **argv)
     if (!getenv("CUMEMTRACE_QUIET"))
         setenv("CUMEMTRACE_QUIET", "1", 1);
     if (absolute_template(output) != 0) {
-        cmt_cli_error("run: cannot set CUMEMTRACE_OUTPUT: %s", strerror(errno));
+        cmt_cli_error("run: cannot make the trace path absolute (%s); give -o an absolute path", strerror(errno));
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }

@@ -107,7 +107,7 @@ int cmt_cmd_timeline(int argc, char **argv)
     }
     struct cmt_timeline_report t;
     if (cmt_timeline_report_build(&t, &a, buckets, width, height) != 0) {
-        cmt_cli_error("%s: out of memory", path);
+        cmt_cli_error("%s: out of memory; free memory", path);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }

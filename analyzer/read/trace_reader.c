@@ -145,7 +145,8 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     }
     if (r->size < sizeof(struct cmt_file_header)) {
         snprintf(err, errlen,
-                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left: "
+                 "copy the whole file",
                  r->size, CMT_FILE_HEADER_SIZE);
         return -EBADMSG;
     }
@@ -174,18 +175,21 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     if (check != h.header_check) {
         snprintf(err, errlen,
                  "damaged trace header: its checksum (offset %zu) is 0x%08x, its contents give 0x%08x "
-                 "(version %u.%u, header size %u, pid %u)",
+                 "(version %u.%u, header size %u, pid %u): the file changed after it was written; copy it "
+                 "again from where it was recorded, or record again",
                  offsetof(struct cmt_file_header, header_check), h.header_check, check, h.version_major,
                  h.version_minor, h.header_size, h.pid);
         return -EBADMSG;
     }
     if (h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN || h.header_size > (1u << 20)) {
-        snprintf(err, errlen, "damaged trace header (header size %u)", h.header_size);
+        snprintf(err, errlen, "damaged trace header (header size %u): copy the file again from where it was recorded, or "
+                              "record again", h.header_size);
         return -EBADMSG;
     }
     if (r->size < h.header_size) {
         snprintf(err, errlen,
-                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left: "
+                 "copy the whole file",
                  r->size, h.header_size);
         return -EBADMSG;
     }

@@ -165,6 +165,10 @@ def test_abort():
     killed_case(signal.SIGABRT)
 
 
+# What the command adds to a damage message (docs/messages.md).
+CHANGED = " (the file changed after it was written: copy it again from where it was recorded, or record again)"
+
+
 def test_bad_traces():
     r = cmtest.run([cmtest.program("leak_peak")])
     trace = r.trace
@@ -187,7 +191,8 @@ def test_bad_traces():
     p = cmtest.cli("report", "--json", cut)
     eq(p.returncode, 2, "status for a truncated trace")
     eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the report "
-                 "covers the events before the cut\n", "message for a truncated trace")
+                 "covers the events before the cut (copy the whole file to see the rest)\n",
+       "message for a truncated trace")
     import json
     rep = json.loads(p.stdout)
     check(rep["events"] > 0, "events before the cut are analysed")
@@ -198,7 +203,8 @@ def test_bad_traces():
         p = cmtest.cli(command, cut)
         eq(p.returncode, 2, f"{command}: status for a truncated trace")
         eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the "
-                     f"{what} covers the events before the cut\n", f"{command}: message for a truncated trace")
+                     f"{what} covers the events before the cut (copy the whole file to see the rest)\n",
+           f"{command}: message for a truncated trace")
         check(p.stdout != "", f"{command}: output for the events before the cut")
     # A damaged chunk header (the second chunk's size not a multiple of 64):
     # its checksum no longer matches.
@@ -211,7 +217,7 @@ def test_bad_traces():
         p = cmtest.cli(command, bad)
         eq(p.returncode, 2, f"{command}: status for a damaged trace")
         eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}: its checksum does not match; the "
-                     f"{what} covers the events before it\n", f"{command}: message for a damaged trace")
+                     f"{what} covers the events before it{CHANGED}\n", f"{command}: message for a damaged trace")
         check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
@@ -257,7 +263,7 @@ def test_cut_and_damaged_traces():
     p = cmtest.cli("report", short)
     eq(p.returncode, 2, "status for 100 bytes of a trace")
     eq(p.stderr, f"cumemtrace: {short}: trace is truncated: the file ends at offset 100, inside its 4096-byte "
-                 "header; no event is left\n", "message for 100 bytes of a trace")
+                 "header; no event is left: copy the whole file\n", "message for 100 bytes of a trace")
     eq(p.stdout, "", "no report of 100 bytes")
     c = cmtest.cli("check", short)
     eq(c.returncode, 2, "check: 100 bytes of a trace cannot be checked")
@@ -276,7 +282,7 @@ def test_cut_and_damaged_traces():
     check(lines[4].endswith(", trace truncated (see above)"), lines[4])
     check("process exited normally" not in p.stdout, p.stdout)
     eq(p.stderr, f"cumemtrace: {half}: trace is truncated: the file ends at offset {cut}; the report covers the "
-                 "events before the cut\n", "message for half a trace")
+                 "events before the cut (copy the whole file to see the rest)\n", "message for half a trace")
     rep = json.loads(cmtest.cli("report", "--json", half).stdout)
     eq((rep["complete"], rep["trace_state"]), (False, "truncated"), "state of half a trace")
     c = cmtest.cli("check", "--format", "json", half)
@@ -294,7 +300,7 @@ def test_cut_and_damaged_traces():
     what = f"damaged event record at offset {rec} (chunk at offset {off}): its checksum does not match"
     eq(p.stdout.splitlines()[1], f"  trace:    DAMAGED: {what}; the figures below cover the events before the "
                                  "damage", "damage said at the top")
-    eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it\n", "damage message")
+    eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it{CHANGED}\n", "damage message")
     c = cmtest.cli("check", bad)
     eq(c.returncode, 2, "check: a damaged trace cannot be checked")
     check("PASS" not in c.stdout + c.stderr, c.stdout + c.stderr)
