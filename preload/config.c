@@ -97,7 +97,8 @@ static void env_string(const char *name, char *dst, size_t cap, const char *dflt
     if (!v || !*v)
         v = dflt;
     if (strlen(v) >= cap) {
-        cmt_log_warning("ignoring %s: longer than %zu bytes; using %s: give a shorter value", name, cap - 1, dflt);
+        cmt_log_warning("ignoring %s: longer than %zu bytes; using %s: give a shorter value", name, cap - 1,
+                        *dflt ? dflt : "no value");
         v = dflt;
     }
     strncpy(dst, v, cap - 1);

@@ -94,7 +94,8 @@ int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t 
         while (pat < b && is_blank(*pat))
             pat++;
         if (pat == b) {
-            snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'; write leak:PATTERN, such as leak:libfoo.so", source, line);
+            snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'; write leak:PATTERN, such as leak:libfoo.so",
+                     source, line);
             return -1;
         }
         if (add(s, pat, (size_t)(b - pat), source, line, is_default) != 0) {
@@ -118,8 +119,8 @@ int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, cha
     while (buf) {
         if (len == cap) {
             if (cap >= MAX_SUPPRESSION_FILE) {
-                snprintf(err, errlen, "the suppressions file %s is larger than %u MiB: split it into several files", path,
-                         MAX_SUPPRESSION_FILE >> 20);
+                snprintf(err, errlen, "the suppressions file %s is larger than %u MiB: split it into several files",
+                         path, MAX_SUPPRESSION_FILE >> 20);
                 rc = -1;
                 break;
             }

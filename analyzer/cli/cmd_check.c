@@ -33,7 +33,8 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
     if (o->report_file) {
         out = fopen(o->report_file, "w");
         if (!out) {
-            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable", cmd, o->report_file, strerror(errno));
+            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
+                          cmd, o->report_file, strerror(errno));
             return -1;
         }
     }
@@ -41,7 +42,8 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
     int rc = 0;
     if (o->report_file) {
         if (fclose(out) != 0) {
-            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable", cmd, o->report_file, strerror(errno));
+            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
+                          cmd, o->report_file, strerror(errno));
             rc = -1;
         }
     } else {

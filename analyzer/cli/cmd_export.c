@@ -280,7 +280,8 @@ static int export_all(struct export_cli *cli_in, size_t n)
     }
     status = src.status;
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("export: writing %s failed: %m; check the free space (df) and `ulimit -f`", cli.output ? cli.output : "standard output");
+        cmt_cli_error("export: writing %s failed: %m; check the free space (df) and `ulimit -f`",
+                      cli.output ? cli.output : "standard output");
         return CMT_EXIT_USAGE;
     }
     return status;

@@ -330,7 +330,8 @@ static FILE *open_output(const struct report_cli *cli)
 static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`", cli->output ? cli->output : "standard output");
+        cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
+                      cli->output ? cli->output : "standard output");
         return CMT_EXIT_USAGE;
     }
     return status;
@@ -339,7 +340,8 @@ static int close_output(const struct report_cli *cli, FILE *out, int status)
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
     if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
-        cmt_cli_error("report: --format %s shows one trace at a time: give one trace, or --format text or json", cli->format.format);
+        cmt_cli_error("report: --format %s shows one trace at a time: give one trace, or --format text or json",
+                      cli->format.format);
         return CMT_EXIT_USAGE;
     }
     for (size_t i = 0; i < n; i++) {

@@ -74,7 +74,8 @@ static int find_shim(char *out, size_t len)
     const char *env = getenv("CUMEMTRACE_SHIM");
     if (env && *env) {
         if (!is_file(env)) {
-            cmt_cli_error("run: CUMEMTRACE_SHIM=%s is not a file: set it to the path of libcumemtrace.so, or unset it", env);
+            cmt_cli_error("run: CUMEMTRACE_SHIM=%s is not a file: set it to the path of libcumemtrace.so, or unset it",
+                          env);
             return -1;
         }
         snprintf(out, len, "%s", env);
@@ -247,13 +248,15 @@ static int run_program(char **argv, int *status)
     }
     if (pid == 0) {
         execvp(argv[0], argv);
-        cmt_cli_error("run: cannot run %s: %s; check its name (PATH is searched) and that it is executable", argv[0], strerror(errno));
+        cmt_cli_error("run: cannot run %s: %s; check its name (PATH is searched) and that it is executable",
+                      argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
     child_pid = pid;
     while (waitpid(pid, status, 0) < 0) {
         if (errno != EINTR) {
-            cmt_cli_error("run: cannot wait for the program (waitpid: %s); its traces are left as written", strerror(errno));
+            cmt_cli_error("run: cannot wait for the program (waitpid: %s); its traces are left as written",
+                          strerror(errno));
             return -1;
         }
     }
@@ -274,7 +277,8 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     for (size_t i = 0; i < n && !oom; i++)
         oom = cmt_check_add_trace(chk, traces[i]) != 0;
     if (oom)
-        cmt_cli_error("run: out of memory while checking the traces; check them with `cumemtrace check` on a machine with more");
+        cmt_cli_error("run: out of memory while checking the traces; check them with `cumemtrace check` on a machine "
+                      "with more");
     else
         check_status = cmt_check_status(chk);
     if (n == 0) {
@@ -385,14 +389,16 @@ int cmt_cmd_run(int argc, char **argv)
      * and the shim says that NVTX is not recorded. */
     const char *nvtx = cmt_nvtx_injection(getenv("NVTX_INJECTION64_PATH"), shim);
     if (nvtx && setenv("NVTX_INJECTION64_PATH", nvtx, 1) != 0) {
-        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         return CMT_EXIT_USAGE;
     }
     char runtime[256];
     bool needs_runtime = cmt_sanitizer_runtime_needed(argv[optind], runtime, sizeof runtime);
     if (set_preload(shim, needs_runtime ? runtime : NULL) != 0 ||
         (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
-        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         return CMT_EXIT_USAGE;
     }
     int status;

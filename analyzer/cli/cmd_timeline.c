@@ -94,7 +94,8 @@ int cmt_cmd_timeline(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "timeline: no trace given" : "timeline: one trace at a time: run timeline once per trace");
+        cmt_cli_error(optind == argc ? "timeline: no trace given"
+                                     : "timeline: one trace at a time: run timeline once per trace");
         cmt_cli_try_help("timeline");
         return CMT_EXIT_USAGE;
     }

@@ -51,8 +51,8 @@ void cmt_cli_option_error(const char *cmd, int value, char *const *argv)
 int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what)
 {
     if (a->damaged) {
-        cmt_cli_error("%s: %s; the %s covers the events before it (the file changed after it was written: copy it again "
-                      "from where it was recorded, or record again)", path, a->message, what);
+        cmt_cli_error("%s: %s; the %s covers the events before it (the file changed after it was written: copy it "
+                      "again from where it was recorded, or record again)", path, a->message, what);
         return CMT_EXIT_USAGE;
     }
     if (cmt_reader_truncated(a->reader)) {

@@ -140,7 +140,8 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
         if (zeros && r->size >= CMT_FILE_MAGIC_SIZE)
             snprintf(err, errlen, "no trace header: the traced process stopped while creating the file; run it again");
         else
-            snprintf(err, errlen, "not a cumemtrace trace (no CUMEMTRC magic at the start): give a file the profiler wrote");
+            snprintf(err, errlen,
+                     "not a cumemtrace trace (no CUMEMTRC magic at the start): give a file the profiler wrote");
         return -EINVAL;
     }
     if (r->size < sizeof(struct cmt_file_header)) {
@@ -182,8 +183,9 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
         return -EBADMSG;
     }
     if (h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN || h.header_size > (1u << 20)) {
-        snprintf(err, errlen, "damaged trace header (header size %u): copy the file again from where it was recorded, or "
-                              "record again", h.header_size);
+        snprintf(err, errlen,
+                 "damaged trace header (header size %u): copy the file again from where it was recorded, or "
+                 "record again", h.header_size);
         return -EBADMSG;
     }
     if (r->size < h.header_size) {

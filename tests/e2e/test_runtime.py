@@ -325,6 +325,14 @@ def test_unwritable_output():
         check(lines[0].startswith(f"cumemtrace: warning: {start}"), lines[0])
         check(lines[0].endswith(end), lines[0])
         cmtest.cleanup(r)
+    # A value longer than the shim keeps: the default, and one warning.
+    r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_TORCH_LAYOUT": "x" * 300})
+    eq((r.proc.returncode, r.proc.stdout), (native.proc.returncode, native.proc.stdout), "long value: unchanged")
+    eq([l for l in r.proc.stderr.splitlines() if "warning" in l],
+       ["cumemtrace: warning: ignoring CUMEMTRACE_TORCH_LAYOUT: longer than 255 bytes; using no value: give a "
+        "shorter value"], "one warning for a value too long")
+    eq(len(r.traces), 1, "traced as usual")
+    cmtest.cleanup(r)
     cmtest.cleanup(native)
 
 
