@@ -23,7 +23,7 @@ import sys
 
 # (call, index of its format argument, folders, literal required, prefix).
 # call is a regular expression for what comes before the call's '('. The
-# first three print on stderr; the rest fill a buffer that a printing sink
+# first four print on stderr; the rest fill a buffer that a printing sink
 # shows (the reader's error and warnings, the analysis' message, check's
 # errors: "cumemtrace: TRACE: MESSAGE"; the report's and the symbolizer's
 # warnings, the report's first lines) or a NOTE of the trace (the report's
@@ -52,13 +52,12 @@ SINKS = [
      ["preload/python_runtime.c", "preload/torch_blocks.c"], True, ""),
 ]
 
-# Printing to stderr by hand is allowed only here: the diagnostics' own
-# functions, usage texts (help goes where asked), the progress line and the
-# analyzer's thread timing (CUMEMTRACE_ANALYZER_THREADS debugging).
+# Printing to stderr by hand is allowed only in these files: the printing
+# sinks themselves, the progress line and a benchmark's timing line.
 OTHER_STDERR = {
     "analyzer/cli/main.c": "cmt_cli_error, cmt_cli_try_help and usage",
     "analyzer/cli/progress.c": "the progress line, erased when done",
-    "analyzer/replay/feed.c": "CUMEMTRACE_ANALYZER_TIMES' timing line",
+    "analyzer/replay/feed.c": "the thread timing line of CUMEMTRACE_ANALYZER_STATS (benchmarks)",
     "preload/log.c": "cmt_log_warning and cmt_log_info",
 }
 
