@@ -513,9 +513,11 @@ def test_bad_options():
         c = cmtest.cli("check", *args)
         eq((c.returncode, c.stdout), (2, ""), f"check {args}")
         check(c.stderr.startswith(message), f"check {args}: {c.stderr!r}")
+        cmtest.check_catalogued(c.stderr)
     c = cmtest.cli("check", "--frobnicate", t)
     eq(c.returncode, 2, "unknown option")
     eq(c.stderr, "cumemtrace: check: unknown option '--frobnicate'\ntry `cumemtrace check --help`\n", "unknown option")
+    cmtest.check_catalogued(c.stderr)
     c = cmtest.cli("check", t, "--max-peak")
     eq((c.returncode, c.stderr.splitlines()[0]), (2, "cumemtrace: check: option '--max-peak' needs a value"),
        "missing value")
@@ -532,6 +534,7 @@ def test_bad_options():
         p = subprocess.run([cmtest.CLI, "run", *args, "--", "touch", marker], capture_output=True, text=True,
                            env=cmtest.sim_env(preload=False))
         eq((p.returncode, p.stderr), (2, message), f"run {args}")
+        cmtest.check_catalogued(p.stderr)
         check(not os.path.exists(marker), f"run {args} did not run the program")
     d.cleanup()
 

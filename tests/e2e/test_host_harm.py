@@ -48,6 +48,7 @@ def test_output_special_paths():
         eq(p.stderr, f"cumemtrace: warning: CUMEMTRACE_OUTPUT {path} is {what}, not a place for a trace file; "
                      "running without tracing: set CUMEMTRACE_OUTPUT to a file path such as trace.%p.bin\n",
            f"one warning for {path}")
+        cmtest.check_catalogued(p.stderr)
         eq(beside(path), [], f"nothing created beside {path}")
     check(not os.path.exists("/dev/null.1"), "no /dev/null.1")
     sock.close()
@@ -76,6 +77,7 @@ def test_file_size_limit():
                f"cumemtrace: warning: trace {trace} reached the file size limit (RLIMIT_FSIZE, 131072 bytes); "
                "recording stopped, the program continues: raise `ulimit -f` to record the whole run"],
        "the path line and one warning")
+    cmtest.check_catalogued(p.stderr)
     eq(os.path.getsize(trace), 128 * KiB, "the trace fills the limit")
     rep = cmtest.report(trace, "--no-symbols")
     check(rep["events"] > 1000, f"events before the limit are kept: {rep['events']}")
@@ -247,6 +249,7 @@ def test_no_real_function():
                   'library\'s "not initialized" error' + remedy,
                   'cumemtrace: warning: cudaMalloc: no definition found after the shim; the call returns the '
                   'library\'s "not initialized" error' + remedy], "one warning per name")
+    cmtest.check_catalogued("\n".join(warnings))
 
 
 UNRECORDED = ("{n} allocation or release calls were not recorded: they were made inside another CUDA call of the "

@@ -182,6 +182,7 @@ def test_bad_traces():
     p = cmtest.cli("report", os.path.join(r.dir, "missing.bin"))
     eq(p.returncode, 2, "status for a missing file")
     check(p.stderr.endswith("missing.bin: cannot open: No such file or directory; check the path\n"), p.stderr)
+    cmtest.check_catalogued(p.stderr)
     # Truncated: analysed up to the cut, one error line, status 2.
     with open(trace, "rb") as f:
         data = f.read()
@@ -205,6 +206,7 @@ def test_bad_traces():
         eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the "
                      f"{what} covers the events before the cut (copy the whole file to see the rest)\n",
            f"{command}: message for a truncated trace")
+        cmtest.check_catalogued(p.stderr)
         check(p.stdout != "", f"{command}: output for the events before the cut")
     # A damaged chunk header (the second chunk's size not a multiple of 64):
     # its checksum no longer matches.
@@ -218,6 +220,7 @@ def test_bad_traces():
         eq(p.returncode, 2, f"{command}: status for a damaged trace")
         eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}: its checksum does not match; the "
                      f"{what} covers the events before it{CHANGED}\n", f"{command}: message for a damaged trace")
+        cmtest.check_catalogued(p.stderr)
         check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
@@ -324,6 +327,7 @@ def test_unwritable_output():
         eq(len(lines), 1, f"one warning line: {lines}")
         check(lines[0].startswith(f"cumemtrace: warning: {start}"), lines[0])
         check(lines[0].endswith(end), lines[0])
+        cmtest.check_catalogued(r.proc.stderr)
         cmtest.cleanup(r)
     # A value longer than the shim keeps: the default, and one warning.
     r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_TORCH_LAYOUT": "x" * 300})
@@ -331,6 +335,7 @@ def test_unwritable_output():
     eq([l for l in r.proc.stderr.splitlines() if "warning" in l],
        ["cumemtrace: warning: ignoring CUMEMTRACE_TORCH_LAYOUT: longer than 255 bytes; using no value: give a "
         "shorter value"], "one warning for a value too long")
+    cmtest.check_catalogued(r.proc.stderr)
     eq(len(r.traces), 1, "traced as usual")
     cmtest.cleanup(r)
     cmtest.cleanup(native)
@@ -346,6 +351,7 @@ def test_cli_messages():
     def fails(args, message, env=None):
         p = cmtest.cli(*args, env=env)
         eq((p.returncode, p.stdout, p.stderr), (2, "", message), f"cumemtrace {' '.join(args)}")
+        cmtest.check_catalogued(p.stderr)
 
     # the shim missing: named by the variable, or not beside the binary
     fails(["run", "--", "true"], "cumemtrace: run: CUMEMTRACE_SHIM=/nonexistent/libcumemtrace.so is not a file: set "
@@ -360,6 +366,7 @@ def test_cli_messages():
     check(re.fullmatch(f"cumemtrace: run: cannot find libcumemtrace.so next to {re.escape(bindir)} \\(looked in "
                        "\\S+/libcumemtrace.so and ../preload\\); set CUMEMTRACE_SHIM to its path\n", p.stderr),
           p.stderr)
+    cmtest.check_catalogued(p.stderr)
     eq(p.returncode, 2, "status without a shim")
     # run --check without a place for its manifest
     fails(["run", "--check", "--", "true"], "cumemtrace: run: cannot create a manifest file in /nonexistent: No such "
@@ -430,6 +437,7 @@ def test_run_command():
     eq(p.returncode, 127, "program not found")
     eq(p.stderr, "cumemtrace: run: cannot run /nonexistent/program: No such file or directory; check its name (PATH "
                  "is searched) and that it is executable\n", "the catalogued message (docs/messages.md)")
+    cmtest.check_catalogued(p.stderr)
     p = subprocess.run([cmtest.CLI, "run"], capture_output=True, text=True, env=cmtest.sim_env(preload=False))
     eq(p.returncode, 2, "no program")
     # The shim goes first in LD_PRELOAD, after sanitizer runtimes only.

@@ -11,6 +11,8 @@ joined; both arms of a `cond ? "a" : "b"`), and fails when:
     each printf conversion written as <PLACEHOLDER>);
   - a row's "What to do" cell is empty (a message must say what to do);
   - a row names a message no source prints any more (stale);
+  - a line of a golden error (tests/golden/expected/err_*.err) is not a
+    catalogued message;
   - a source prints to stderr by another way (fprintf(stderr, ...),
     fputs(..., stderr), perror, write(2)) outside the sinks and the
     exceptions listed in OTHER_STDERR, so the sinks stay the only way.
@@ -242,6 +244,43 @@ def read_catalogue(path):
     return rows
 
 
+PREFIXES = ("cumemtrace: warning: ", "cumemtrace run: ", "cumemtrace: ")
+
+
+def catalogued(text, rows):
+    """Whether text is a catalogued message: a row's text with any text for
+    each placeholder, a <MESSAGE> being itself a catalogued message."""
+    for text_row in rows:
+        parts = re.split(r"(<[A-Z][A-Z0-9_ -]*>)", text_row)
+        holes = [p for p in parts if PLACEHOLDER.fullmatch(p)]
+        if len(parts) == 3 and not parts[0] and not parts[2]:
+            continue  # the row that is one placeholder matches anything
+        pattern = "".join("(.+?)" if PLACEHOLDER.fullmatch(p) else re.escape(p) for p in parts)
+        m = re.fullmatch(pattern, text)
+        if m and all(catalogued(g, rows) for g, h in zip(m.groups(), holes) if h == "<MESSAGE>"):
+            return True
+    return False
+
+
+def golden_errors(root, rows):
+    """The goldens of the command's errors (tests/golden/expected/err_*.err)
+    hold catalogued messages only."""
+    problems = []
+    expected = os.path.join(root, "tests", "golden", "expected")
+    texts = [text for _, text, _ in rows]
+    for name in sorted(os.listdir(expected)) if os.path.isdir(expected) else []:
+        if not (name.startswith("err_") and name.endswith(".err")):
+            continue
+        for no, line in enumerate(open(os.path.join(expected, name), encoding="utf-8"), 1):
+            line = line.rstrip("\n")
+            if line.startswith("try `cumemtrace"):
+                continue
+            prefix = next((p for p in PREFIXES if line.startswith(p)), None)
+            if prefix is None or not catalogued(line[len(prefix) :], texts):
+                problems.append(f"tests/golden/expected/{name}:{no}: not a message of docs/messages.md: {line}")
+    return problems
+
+
 def main():
     root = sys.argv[1]
     catalogue = os.path.join(root, "docs", "messages.md")
@@ -264,6 +303,7 @@ def main():
         if key not in found:
             problems.append(f"docs/messages.md:{no}: `{text}` is printed by no source (stale row, or its "
                             f"placeholders do not match the format's conversions)")
+    problems += golden_errors(root, rows)
     for key, sites in sorted(found.items()):
         if key not in documented:
             where, raw = sites[0]

@@ -78,7 +78,14 @@ expect("both arms of a ternary",
        tree(cli=CLI.replace("}\n", '    cmt_cli_error(c ? "x: no trace given" : "x: one trace at a time");\n}\n')), 1,
        '"x: one trace at a time"')
 
+expect("a golden error that is catalogued",
+       tree(extra={"tests/golden/expected/err_a.err": "cumemtrace: report: unknown option '--x'\n"
+                                                       "try `cumemtrace report --help`\n"}), 0, "0 problems")
+expect("a golden error that is not",
+       tree(extra={"tests/golden/expected/err_b.err": "cumemtrace: report: no such thing\n"}), 1,
+       "tests/golden/expected/err_b.err:1: not a message of docs/messages.md")
+
 for f in failures:
     print(f)
-print(f"{8 - len(failures)} of 8 cases caught")
+print(f"{10 - len(failures)} of 10 cases caught")
 sys.exit(1 if failures else 0)
