@@ -475,7 +475,8 @@ void cmt_clock_init(enum cmt_clock_mode mode)
     const char *refusal;
     bool tsc = cmt_clock_choose(mode, &facts, &refusal);
     if (refusal)
-        cmt_log_warning("ignoring CUMEMTRACE_CLOCK=tsc: %s; timestamps come from clock_gettime", refusal);
+        cmt_log_warning("ignoring CUMEMTRACE_CLOCK=tsc: %s; timestamps come from clock_gettime (set "
+                        "CUMEMTRACE_CLOCK=auto to choose without this warning)", refusal);
 
     __atomic_store_n(&cmt_clock_tsc_on, false, __ATOMIC_RELAXED);
     __atomic_store_n(&published_mult, 0, __ATOMIC_RELAXED);

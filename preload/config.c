@@ -18,7 +18,7 @@ static bool env_flag(const char *name, bool dflt)
         return true;
     if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))
         return false;
-    cmt_log_warning("ignoring %s=%s: expected 1 or 0", name, v);
+    cmt_log_warning("ignoring %s=%s: expected 1 or 0; using the default", name, v);
     return dflt;
 }
 
@@ -30,7 +30,7 @@ static unsigned env_uint(const char *name, unsigned dflt, unsigned max)
     char *end;
     unsigned long n = strtoul(v, &end, 10);
     if (*end || v[0] == '-' || n > max) {
-        cmt_log_warning("ignoring %s=%s: expected a number from 0 to %u", name, v, max);
+        cmt_log_warning("ignoring %s=%s: expected a number from 0 to %u; using the default", name, v, max);
         return dflt;
     }
     return (unsigned)n;
@@ -43,7 +43,7 @@ static unsigned env_cache_mode(const char *name)
     if (v && !strcmp(v, "check"))
         return 2;
     if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
-        cmt_log_warning("ignoring %s=%s: expected 1, 0 or check", name, v);
+        cmt_log_warning("ignoring %s=%s: expected 1, 0 or check; using the default", name, v);
         return 1;
     }
     return v && !strcmp(v, "0") ? 0 : 1;
@@ -59,7 +59,7 @@ static unsigned env_clock_mode(const char *name)
         return CMT_CLOCK_TSC;
     if (!strcasecmp(v, "monotonic"))
         return CMT_CLOCK_MONOTONIC;
-    cmt_log_warning("ignoring %s=%s: expected auto, tsc or monotonic", name, v);
+    cmt_log_warning("ignoring %s=%s: expected auto, tsc or monotonic; using auto", name, v);
     return CMT_CLOCK_AUTO;
 }
 
@@ -74,7 +74,7 @@ static unsigned env_populate_mode(const char *name)
         return CMT_POPULATE_INLINE;
     if (!strcasecmp(v, "off"))
         return CMT_POPULATE_OFF;
-    cmt_log_warning("ignoring %s=%s: expected thread, inline or off", name, v);
+    cmt_log_warning("ignoring %s=%s: expected thread, inline or off; using thread", name, v);
     return CMT_POPULATE_THREAD;
 }
 
@@ -85,7 +85,7 @@ static uint64_t env_size(const char *name, uint64_t dflt)
         return dflt;
     uint64_t n;
     if (cmt_parse_size(v, &n) != 0) {
-        cmt_log_warning("ignoring %s=%s: expected a size such as 512MiB or 2GiB", name, v);
+        cmt_log_warning("ignoring %s=%s: expected a size such as 512MiB or 2GiB; using the default", name, v);
         return dflt;
     }
     return n;
@@ -97,7 +97,8 @@ static void env_string(const char *name, char *dst, size_t cap, const char *dflt
     if (!v || !*v)
         v = dflt;
     if (strlen(v) >= cap) {
-        cmt_log_warning("ignoring %s: longer than %zu bytes", name, cap - 1);
+        cmt_log_warning("ignoring %s: longer than %zu bytes; using %s: give a shorter value", name, cap - 1,
+                        *dflt ? dflt : "no value");
         v = dflt;
     }
     strncpy(dst, v, cap - 1);

@@ -483,8 +483,9 @@ void cmt_nvtx_note_environment(void)
     const char *path = secure_getenv("NVTX_INJECTION64_PATH");
     if (!path || !*path || names_this_library(path))
         return;
-    static const char text[] = "NVTX_INJECTION64_PATH names another tool: NVTX ranges not recorded";
-    cmt_recorder_note(CMT_NOTE_NVTX, text);
+    cmt_recorder_note(CMT_NOTE_NVTX, "NVTX_INJECTION64_PATH names another tool: NVTX ranges not recorded");
     if (!cmt_config.quiet)
-        cmt_log_warning("%s (%s)", text, path);
+        cmt_log_warning("NVTX_INJECTION64_PATH names another tool (%s): NVTX ranges not recorded as phases; run "
+                        "without that tool to record them",
+                        path);
 }

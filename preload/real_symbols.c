@@ -134,7 +134,8 @@ static void warn_once(const char *name)
         }
     }
     cmt_log_warning("%s: no definition found after the shim; the call returns the library's "
-                    "\"not initialized\" error",
+                    "\"not initialized\" error: check that the CUDA library is loaded, and that no other "
+                    "preload hides it",
                     name);
 }
 

@@ -292,15 +292,17 @@ bool cmt_recorder_start(void)
     };
     char path[PATH_MAX];
     if (cmt_expand_path_template(cmt_config.output_template, &vars, path, sizeof path) != 0) {
-        cmt_log_warning("CUMEMTRACE_OUTPUT expands to a path longer than %d bytes; running without tracing",
+        cmt_log_warning("CUMEMTRACE_OUTPUT expands to a path longer than %d bytes; running without tracing: give a "
+                        "shorter template",
                         PATH_MAX - 1);
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
     const char *special = cmt_trace_special_path(path);
     if (special) {
-        cmt_log_warning("CUMEMTRACE_OUTPUT %s is %s, not a place for a trace file; running without tracing", path,
-                        special);
+        cmt_log_warning("CUMEMTRACE_OUTPUT %s is %s, not a place for a trace file; running without tracing: set "
+                        "CUMEMTRACE_OUTPUT to a file path such as trace.%%p.bin",
+                        path, special);
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
@@ -312,7 +314,9 @@ bool cmt_recorder_start(void)
     };
     int rc = cmt_trace_create(&cmt_recorder.tf, path, &opt);
     if (rc != 0) {
-        cmt_log_warning("cannot create trace file %s: %s; running without tracing", path, strerror(-rc));
+        cmt_log_warning("cannot create trace file %s: %s; running without tracing: set CUMEMTRACE_OUTPUT to a "
+                        "path in a writable directory",
+                        path, strerror(-rc));
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }

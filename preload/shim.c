@@ -53,14 +53,16 @@ __attribute__((destructor)) static void cmt_shim_unload(void)
         struct cmt_stack_cache_stats s;
         cmt_stack_cache_stats(&s);
         cmt_log_info("stack cache check: %llu hits compared with a full unwind, %llu wrong; %llu stacks cached, "
-                     "%llu origins uncacheable",
+                     "%llu origins uncacheable (a wrong hit is a bug: report it, and set CUMEMTRACE_STACK_CACHE=0 "
+                     "meanwhile)",
                      (unsigned long long)s.checked, (unsigned long long)s.wrong, (unsigned long long)s.fills,
                      (unsigned long long)s.uncacheable);
     }
     if (cmt_config.device_cache == CMT_DEVICE_CACHE_CHECK) {
         struct cmt_device_cache_stats d;
         cmt_device_cache_stats(&d);
-        cmt_log_info("device cache check: %llu remembered devices compared, %llu wrong, %llu context switches unseen",
+        cmt_log_info("device cache check: %llu remembered devices compared, %llu wrong, %llu context switches "
+                     "unseen (a wrong one is a bug: report it, and set CUMEMTRACE_DEVICE_CACHE=0 meanwhile)",
                      (unsigned long long)d.checked, (unsigned long long)d.wrong_device,
                      (unsigned long long)d.unseen_switch);
     }

@@ -248,14 +248,15 @@ static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
     uint64_t limit = size_limit(tf, &by_rlimit);
     if (err == -EFBIG && by_rlimit)
         cmt_log_warning("trace %s reached the file size limit (RLIMIT_FSIZE, %llu bytes); recording stopped, the "
-                        "program continues",
+                        "program continues: raise `ulimit -f` to record the whole run",
                         tf->path, (unsigned long long)limit);
     else if (flag == CMT_FILE_FLAG_SIZE_LIMIT)
         cmt_log_warning("trace %s reached CUMEMTRACE_MAX_SIZE (%llu bytes); recording stopped, the program "
-                        "continues",
+                        "continues: raise CUMEMTRACE_MAX_SIZE to record the whole run",
                         tf->path, (unsigned long long)tf->max_size);
     else
-        cmt_log_warning("cannot grow trace %s (%s); recording stopped, the program continues", tf->path,
+        cmt_log_warning("cannot grow trace %s (%s); recording stopped, the program continues: free disk space, "
+                        "or set CUMEMTRACE_OUTPUT to a file system with room", tf->path,
                         strerror(-err));
 }
 
@@ -481,7 +482,9 @@ void cmt_trace_trim(struct cmt_trace_file *tf)
          * writing its chunk can touch a page beyond the new end of file. */
         uint64_t end = claimed_end_now(tf);
         if (ftruncate(tf->fd, (off_t)end) != 0)
-            cmt_log_warning("could not trim trace %s: %s", tf->path, strerror(errno));
+            cmt_log_warning("could not trim trace %s to its last chunk (ftruncate: %s); the trace is whole, with "
+                            "zero bytes after its end that the analyzer skips",
+                            tf->path, strerror(errno));
     }
     pthread_mutex_unlock(&tf->claim_lock);
 }

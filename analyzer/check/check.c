@@ -137,7 +137,8 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     }
     if (*root && !realpath(root, c->source_root)) {
         if (opt->source_root) {
-            snprintf(err, errlen, "--source-root %s: %s", opt->source_root, strerror(errno));
+            snprintf(err, errlen, "--source-root %s: %s; give an existing directory", opt->source_root,
+                     strerror(errno));
             return -1;
         }
         snprintf(c->source_root, sizeof c->source_root, "%s", root);

@@ -130,7 +130,8 @@ int cmt_suppressions_parse(struct cmt_suppressions *s, const char *text, size_t 
         while (pat < b && is_blank(*pat))
             pat++;
         if (pat == b) {
-            snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'", source, line);
+            snprintf(err, errlen, "%s:%u: empty pattern after 'leak:'; write leak:PATTERN, such as leak:libfoo.so",
+                     source, line);
             return -1;
         }
         if (add(s, pat, (size_t)(b - pat), source, line, is_default, reason, reason_len) != 0) {
@@ -145,7 +146,7 @@ int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, cha
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "cannot read the suppressions file %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read the suppressions file %s: %s; check the path", path, strerror(errno));
         return -1;
     }
     size_t cap = 4096, len = 0;
@@ -154,8 +155,8 @@ int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, cha
     while (buf) {
         if (len == cap) {
             if (cap >= MAX_SUPPRESSION_FILE) {
-                snprintf(err, errlen, "the suppressions file %s is larger than %u MiB", path,
-                         MAX_SUPPRESSION_FILE >> 20);
+                snprintf(err, errlen, "the suppressions file %s is larger than %u MiB: split it into several files",
+                         path, MAX_SUPPRESSION_FILE >> 20);
                 rc = -1;
                 break;
             }
@@ -177,7 +178,7 @@ int cmt_suppressions_load_file(struct cmt_suppressions *s, const char *path, cha
         snprintf(err, errlen, "%s: out of memory", path);
         rc = -1;
     } else if (rc == 0 && ferror(f)) {
-        snprintf(err, errlen, "cannot read the suppressions file %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read the suppressions file %s: %s; check the path", path, strerror(errno));
         rc = -1;
     } else if (rc == 0) {
         rc = cmt_suppressions_parse(s, buf, len, path, false, err, errlen);

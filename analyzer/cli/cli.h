@@ -25,8 +25,13 @@ int cmt_cmd_frag(int argc, char **argv);
 int cmt_cmd_diff(int argc, char **argv);
 int cmt_cmd_export(int argc, char **argv);
 
-/* "cumemtrace: " + message on stderr. */
+/* "cumemtrace: " + message on stderr. With cmt_cli_verdict the only way the
+ * command prints a diagnostic: tests/messages finds every format passed here
+ * and fails unless docs/messages.md has it, with what to do. */
 void cmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "cumemtrace CMD: " + message on stderr: the last line of `run --check`,
+ * saying which exit status applies and why (docs/check.md). */
+void cmt_cli_verdict(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* After an error about how a command was called: the one line that says
  * where its options are, "try `cumemtrace CMD --help`" (cmd NULL: `cumemtrace
  * help`), on stderr, rather than the whole usage. */

@@ -33,7 +33,8 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
     if (o->report_file) {
         out = fopen(o->report_file, "w");
         if (!out) {
-            cmt_cli_error("%s: cannot write the report to %s: %s", cmd, o->report_file, strerror(errno));
+            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
+                          cmd, o->report_file, strerror(errno));
             return -1;
         }
     }
@@ -41,7 +42,8 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
     int rc = 0;
     if (o->report_file) {
         if (fclose(out) != 0) {
-            cmt_cli_error("%s: cannot write the report to %s: %s", cmd, o->report_file, strerror(errno));
+            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
+                          cmd, o->report_file, strerror(errno));
             rc = -1;
         }
     } else {
@@ -97,7 +99,7 @@ int cmt_cmd_check(int argc, char **argv)
     }
     for (int i = optind; i < argc; i++) {
         if (cmt_check_add_trace(&chk, argv[i]) != 0) {
-            cmt_cli_error("check: %s: out of memory", argv[i]);
+            cmt_cli_error("check: %s: out of memory; give fewer traces at a time, or free memory", argv[i]);
             cmt_check_free(&chk);
             return CMT_EXIT_USAGE;
         }

@@ -126,7 +126,7 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
         rc = cmt_diff_add(d, which, &r, &a, path);
     int status = rc == 0 ? cmt_cli_damage_status(path, &a, "comparison") : -1;
     if (rc != 0)
-        cmt_cli_error("%s: out of memory while comparing", path);
+        cmt_cli_error("%s: out of memory while comparing; free memory", path);
     cmt_report_free(&r);
     cmt_cli_analysis_free(&a);
     return status;

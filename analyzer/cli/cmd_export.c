@@ -198,7 +198,7 @@ static const struct cmt_report *export_report(void *ctx, size_t i)
         return NULL;
     }
     if (cmt_report_build(&src->r, &src->a, &src->cli->opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report", path);
+        cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
         src->status = CMT_EXIT_USAGE;
         cmt_report_free(&src->r);
         export_free(src);
@@ -251,7 +251,7 @@ static int export_all(struct export_cli *cli_in, size_t n)
     int status;
     FILE *out = stdout;
     if (cli.output && !(out = fopen(cli.output, "w"))) {
-        cmt_cli_error("export: cannot write %s: %m", cli.output);
+        cmt_cli_error("export: cannot create %s: %m; check that its directory exists and is writable", cli.output);
         return CMT_EXIT_USAGE;
     }
     struct export_source src = {.cli = &cli, .status = CMT_EXIT_OK};
@@ -259,7 +259,7 @@ static int export_all(struct export_cli *cli_in, size_t n)
     if (cli.format == FORMAT_PERFETTO) {
         struct cmt_process_summary *sums = calloc(n, sizeof *sums);
         if (!sums) {
-            cmt_cli_error("export: out of memory");
+            cmt_cli_error("export: out of memory; give fewer traces at a time, or free memory");
             if (out != stdout)
                 fclose(out);
             return CMT_EXIT_USAGE;
@@ -280,7 +280,8 @@ static int export_all(struct export_cli *cli_in, size_t n)
     }
     status = src.status;
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("export: writing %s failed: %m", cli.output ? cli.output : "standard output");
+        cmt_cli_error("export: writing %s failed: %m; check the free space (df) and `ulimit -f`",
+                      cli.output ? cli.output : "standard output");
         return CMT_EXIT_USAGE;
     }
     return status;

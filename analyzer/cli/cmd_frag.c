@@ -101,7 +101,7 @@ int cmt_cmd_frag(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time");
+        cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time: run frag once per trace");
         cmt_cli_try_help("frag");
         return CMT_EXIT_USAGE;
     }
@@ -117,7 +117,7 @@ int cmt_cmd_frag(int argc, char **argv)
     }
     struct cmt_report r;
     if (cmt_report_build(&r, &a, &opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report", path);
+        cmt_cli_error("%s: out of memory while building the report; free memory", path);
         cmt_report_free(&r);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;

@@ -255,7 +255,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         return CMT_EXIT_USAGE;
     }
     if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report", path);
+        cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
         cmt_report_free(&b->r);
@@ -344,7 +344,7 @@ static FILE *open_output(const struct report_cli *cli)
         return stdout;
     FILE *out = fopen(cli->output, "w");
     if (!out)
-        cmt_cli_error("report: cannot write %s: %m", cli->output);
+        cmt_cli_error("report: cannot create %s: %m; check that its directory exists and is writable", cli->output);
     return out;
 }
 
@@ -353,7 +353,8 @@ static FILE *open_output(const struct report_cli *cli)
 static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
     if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("report: writing %s failed: %m", cli->output ? cli->output : "standard output");
+        cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
+                      cli->output ? cli->output : "standard output");
         return CMT_EXIT_USAGE;
     }
     return status;
@@ -362,7 +363,8 @@ static int close_output(const struct report_cli *cli, FILE *out, int status)
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
     if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
-        cmt_cli_error("report: --format %s shows one trace at a time", cli->format.format);
+        cmt_cli_error("report: --format %s shows one trace at a time: give one trace, or --format text or json",
+                      cli->format.format);
         return CMT_EXIT_USAGE;
     }
     for (size_t i = 0; i < n; i++) {
@@ -382,7 +384,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         free(sums);
         free(sorted);
         free(ranks);
-        cmt_cli_error("report: out of memory");
+        cmt_cli_error("report: out of memory; give fewer traces at a time, or free memory");
         return CMT_EXIT_USAGE;
     }
     for (size_t i = 0; i < n; i++) {

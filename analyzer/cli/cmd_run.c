@@ -74,7 +74,8 @@ static int find_shim(char *out, size_t len)
     const char *env = getenv("CUMEMTRACE_SHIM");
     if (env && *env) {
         if (!is_file(env)) {
-            cmt_cli_error("run: CUMEMTRACE_SHIM=%s is not a file", env);
+            cmt_cli_error("run: CUMEMTRACE_SHIM=%s is not a file: set it to the path of libcumemtrace.so, or unset it",
+                          env);
             return -1;
         }
         snprintf(out, len, "%s", env);
@@ -83,7 +84,8 @@ static int find_shim(char *out, size_t len)
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-        cmt_cli_error("run: cannot find my own path: %s", strerror(errno));
+        cmt_cli_error("run: cannot read /proc/self/exe to find libcumemtrace.so beside it: %s; set CUMEMTRACE_SHIM to "
+                      "its path", strerror(errno));
         return -1;
     }
     self[n] = '\0';
@@ -194,6 +196,8 @@ static int create_manifest(char *path, size_t len)
     }
     close(fd);
     if (setenv("CUMEMTRACE_MANIFEST", path, 1) != 0) {
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         unlink(path);
         return -1;
     }
@@ -239,18 +243,20 @@ static int run_program(char **argv, int *status)
     install_forwarding();
     pid_t pid = fork();
     if (pid < 0) {
-        cmt_cli_error("run: fork: %s", strerror(errno));
+        cmt_cli_error("run: cannot start a process (fork: %s): raise `ulimit -u`, or free memory", strerror(errno));
         return -1;
     }
     if (pid == 0) {
         execvp(argv[0], argv);
-        cmt_cli_error("run: cannot run %s: %s", argv[0], strerror(errno));
+        cmt_cli_error("run: cannot run %s: %s; check its name (PATH is searched) and that it is executable",
+                      argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
     child_pid = pid;
     while (waitpid(pid, status, 0) < 0) {
         if (errno != EINTR) {
-            cmt_cli_error("run: waitpid: %s", strerror(errno));
+            cmt_cli_error("run: cannot wait for the program (waitpid: %s); its traces are left as written",
+                          strerror(errno));
             return -1;
         }
     }
@@ -271,12 +277,13 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     for (size_t i = 0; i < n && !oom; i++)
         oom = cmt_check_add_trace(chk, traces[i]) != 0;
     if (oom)
-        cmt_cli_error("run: out of memory while checking the traces");
+        cmt_cli_error("run: out of memory while checking the traces; check them with `cumemtrace check` on a machine "
+                      "with more");
     else
         check_status = cmt_check_status(chk);
     if (n == 0) {
-        fprintf(stderr, "cumemtrace run: no trace was written: %s made no CUDA allocation call, or the profiler "
-                        "was not loaded into it (static executables and setuid programs ignore LD_PRELOAD)%s\n",
+        cmt_cli_verdict("run", "no trace was written: %s made no CUDA allocation call, or the profiler "
+                        "was not loaded into it (static executables and setuid programs ignore LD_PRELOAD)%s",
                 prog, o->require_trace ? "; --require-trace makes this an error" : "");
         if (o->require_trace)
             check_status = CMT_EXIT_USAGE;
@@ -301,19 +308,16 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     chk->program = NULL;
 
     if (program_failed && WIFEXITED(wait_status))
-        fprintf(stderr, "cumemtrace run: %s exited with status %d; exiting with that status, whatever the check "
-                        "found\n",
+        cmt_cli_verdict("run", "%s exited with status %d; exiting with that status, whatever the check found",
                 prog, WEXITSTATUS(wait_status));
     else if (program_failed)
-        fprintf(stderr, "cumemtrace run: %s was killed by signal %d (%s); ending the same way, whatever the check "
-                        "found\n",
+        cmt_cli_verdict("run", "%s was killed by signal %d (%s); ending the same way, whatever the check found",
                 prog, WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
     else if (check_status == o->violation_status && chk->n_fail)
-        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: the check found "
-                        "violations\n",
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: the check found violations",
                 prog, check_status);
     else if (check_status != 0)
-        fprintf(stderr, "cumemtrace run: %s exited with status 0; exiting with status %d: %s\n", prog,
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", prog,
                 check_status, oom || n ? "a trace could not be checked" : "no trace was written");
     fflush(stderr);
 
@@ -385,14 +389,16 @@ int cmt_cmd_run(int argc, char **argv)
      * and the shim says that NVTX is not recorded. */
     const char *nvtx = cmt_nvtx_injection(getenv("NVTX_INJECTION64_PATH"), shim);
     if (nvtx && setenv("NVTX_INJECTION64_PATH", nvtx, 1) != 0) {
-        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         return CMT_EXIT_USAGE;
     }
     char runtime[256];
     bool needs_runtime = cmt_sanitizer_runtime_needed(argv[optind], runtime, sizeof runtime);
     if (set_preload(shim, needs_runtime ? runtime : NULL) != 0 ||
         (output && setenv("CUMEMTRACE_OUTPUT", output, 1) != 0)) {
-        cmt_cli_error("run: cannot set the environment: %s", strerror(errno));
+        cmt_cli_error("run: cannot set the program's environment (setenv: %s); free memory and run again",
+                      strerror(errno));
         return CMT_EXIT_USAGE;
     }
     int status;
@@ -416,7 +422,7 @@ int cmt_cmd_run(int argc, char **argv)
     if (!getenv("CUMEMTRACE_QUIET"))
         setenv("CUMEMTRACE_QUIET", "1", 1);
     if (absolute_template(output) != 0) {
-        cmt_cli_error("run: cannot set CUMEMTRACE_OUTPUT: %s", strerror(errno));
+        cmt_cli_error("run: cannot make the trace path absolute (%s); give -o an absolute path", strerror(errno));
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }

@@ -94,7 +94,8 @@ int cmt_cmd_timeline(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "timeline: no trace given" : "timeline: one trace at a time");
+        cmt_cli_error(optind == argc ? "timeline: no trace given"
+                                     : "timeline: one trace at a time: run timeline once per trace");
         cmt_cli_try_help("timeline");
         return CMT_EXIT_USAGE;
     }
@@ -107,7 +108,7 @@ int cmt_cmd_timeline(int argc, char **argv)
     }
     struct cmt_timeline_report t;
     if (cmt_timeline_report_build(&t, &a, buckets, width, height) != 0) {
-        cmt_cli_error("%s: out of memory", path);
+        cmt_cli_error("%s: out of memory; free memory", path);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }

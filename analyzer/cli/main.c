@@ -19,6 +19,16 @@ void cmt_cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void cmt_cli_verdict(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cumemtrace %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 void cmt_cli_try_help(const char *cmd)
 {
     if (cmd)
@@ -41,12 +51,13 @@ void cmt_cli_option_error(const char *cmd, int value, char *const *argv)
 int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what)
 {
     if (a->damaged) {
-        cmt_cli_error("%s: %s; the %s covers the events before it", path, a->message, what);
+        cmt_cli_error("%s: %s; the %s covers the events before it (the file changed after it was written: copy it "
+                      "again from where it was recorded, or record again)", path, a->message, what);
         return CMT_EXIT_USAGE;
     }
     if (cmt_reader_truncated(a->reader)) {
         cmt_cli_error("%s: trace is truncated: the file ends at offset %llu; the %s covers the events before "
-                      "the cut",
+                      "the cut (copy the whole file to see the rest)",
                       path, (unsigned long long)a->info.file_size, what);
         return CMT_EXIT_USAGE;
     }

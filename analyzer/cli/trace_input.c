@@ -33,7 +33,8 @@ char *cmt_cli_read_stdin(size_t *size, char *msg, size_t msglen)
         cap *= 2;
     }
     if (!buf || ferror(stdin)) {
-        snprintf(msg, msglen, buf ? "cannot read the standard input" : "out of memory");
+        snprintf(msg, msglen,
+                 buf ? "cannot read the standard input: check the command that feeds it" : "out of memory");
         free(buf);
         return NULL;
     }

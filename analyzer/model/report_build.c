@@ -657,12 +657,12 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
     if (flags & CMT_FILE_FLAG_SIZE_LIMIT) {
         cmt_format_size(a->model.config.max_size, b1, sizeof b1);
         cmt_report_add_warning(r, "recording stopped early: the trace reached CUMEMTRACE_MAX_SIZE (%s); %llu "
-                                  "later events were not recorded",
+                                  "later events were not recorded (raise it to record them)",
                                b1, (unsigned long long)a->info.events_dropped);
     } else if (flags & CMT_FILE_FLAG_WRITE_ERROR) {
         cmt_report_add_warning(r, "recording stopped early: the trace file could not grow (the disk full, or the "
                                   "file-size limit of `ulimit -f`: the profiler's warning said which); %llu later "
-                                  "events were not recorded",
+                                  "events were not recorded (free space or raise the limit to record them)",
                                (unsigned long long)a->info.events_dropped);
     }
     if (a->info.unrecorded_nested)

@@ -129,7 +129,7 @@ static bool all_zero(const uint8_t *p, const uint8_t *end, const uint8_t **first
 static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
 {
     if (r->size == 0) {
-        snprintf(err, errlen, "empty file: the traced process stopped before it wrote the trace header");
+        snprintf(err, errlen, "empty file: the traced process stopped before it wrote the trace header; run it again");
         return -EINVAL;
     }
     size_t magic_cmp = r->size < CMT_FILE_MAGIC_SIZE ? r->size : CMT_FILE_MAGIC_SIZE;
@@ -138,22 +138,24 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
         for (size_t i = 0; i < CMT_FILE_MAGIC_SIZE && i < r->size; i++)
             zeros = zeros && r->data[i] == 0;
         if (zeros && r->size >= CMT_FILE_MAGIC_SIZE)
-            snprintf(err, errlen, "no trace header: the traced process stopped while creating the file");
+            snprintf(err, errlen, "no trace header: the traced process stopped while creating the file; run it again");
         else
-            snprintf(err, errlen, "not a cumemtrace trace (no CUMEMTRC magic at the start)");
+            snprintf(err, errlen,
+                     "not a cumemtrace trace (no CUMEMTRC magic at the start): give a file the profiler wrote");
         return -EINVAL;
     }
     if (r->size < sizeof(struct cmt_file_header)) {
         snprintf(err, errlen,
-                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left: "
+                 "copy the whole file",
                  r->size, CMT_FILE_HEADER_SIZE);
         return -EBADMSG;
     }
     struct cmt_file_header h;
     memcpy(&h, r->data, sizeof h);
     if (h.endian_check != CMT_ENDIAN_CHECK) {
-        snprintf(err, errlen, "written on a machine of another byte order, or its header is damaged (offset 16); "
-                              "not supported");
+        snprintf(err, errlen, "written on a machine of another byte order, or its header is damaged (offset 16): "
+                              "analyse it on a machine like the one that recorded it");
         return -EINVAL;
     }
     if (h.version_major > CMT_VERSION_MAJOR) {
@@ -174,18 +176,22 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     if (check != h.header_check) {
         snprintf(err, errlen,
                  "damaged trace header: its checksum (offset %zu) is 0x%08x, its contents give 0x%08x "
-                 "(version %u.%u, header size %u, pid %u)",
+                 "(version %u.%u, header size %u, pid %u): the file changed after it was written; copy it "
+                 "again from where it was recorded, or record again",
                  offsetof(struct cmt_file_header, header_check), h.header_check, check, h.version_major,
                  h.version_minor, h.header_size, h.pid);
         return -EBADMSG;
     }
     if (h.header_size < sizeof h || h.header_size % CMT_CHUNK_ALIGN || h.header_size > (1u << 20)) {
-        snprintf(err, errlen, "damaged trace header (header size %u)", h.header_size);
+        snprintf(err, errlen,
+                 "damaged trace header (header size %u): copy the file again from where it was recorded, or "
+                 "record again", h.header_size);
         return -EBADMSG;
     }
     if (r->size < h.header_size) {
         snprintf(err, errlen,
-                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left",
+                 "trace is truncated: the file ends at offset %zu, inside its %u-byte header; no event is left: "
+                 "copy the whole file",
                  r->size, h.header_size);
         return -EBADMSG;
     }
@@ -271,13 +277,13 @@ int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        snprintf(err, errlen, "cannot open: %s", strerror(e));
+        snprintf(err, errlen, "cannot open: %s; check the path", strerror(e));
         return -e;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        snprintf(err, errlen, "not a regular file");
+        snprintf(err, errlen, "not a regular file: give the path of a trace file");
         return -EINVAL;
     }
     size_t size = (size_t)st.st_size;
@@ -287,7 +293,7 @@ int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t
         if (data == MAP_FAILED) {
             int e = errno;
             close(fd);
-            snprintf(err, errlen, "cannot map: %s", strerror(e));
+            snprintf(err, errlen, "cannot map it into memory: %s; check `ulimit -v`", strerror(e));
             return -e;
         }
         /* One pass, front to back. */

@@ -580,13 +580,16 @@ static char *find_module_file(struct cmt_symbolizer *s, struct module *m)
               m->label, se.mismatch_path, se.mismatch_hex, want_hex, se.found);
     else if (!se.found && se.mismatch_path)
         warnf(s, "module %s: build-id mismatch: %s has build-id %s, recorded %s; "
-              "no file with the recorded build-id found, showing module+offset only",
+              "no file with the recorded build-id found, showing module+offset only; --sysroot DIR or "
+              "--debuginfo-path DIR finds the recorded one elsewhere",
               m->label, se.mismatch_path, se.mismatch_hex, want_hex);
     else if (!se.found && idlen)
-        warnf(s, "module %s: file not found (build-id %s), showing module+offset only",
+        warnf(s, "module %s: file not found (build-id %s), showing module+offset only; --sysroot DIR or "
+              "--debuginfo-path DIR finds a copy elsewhere",
               m->label, want_hex);
     else if (!se.found)
-        warnf(s, "module %s: file not found, showing module+offset only", m->label);
+        warnf(s, "module %s: file not found, showing module+offset only; --sysroot DIR finds a copy elsewhere",
+              m->label);
     free(se.mismatch_path);
     return se.found;
 }
@@ -691,7 +694,8 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
     Dwarf_Addr bias;
     m->dw = dwfl_module_getdwarf(m->dm, &bias);
     if (!m->dw)
-        warnf(s, "module %s: no DWARF debug info for %s (%s), showing ELF symbols only",
+        warnf(s, "module %s: no DWARF debug info for %s (%s), showing ELF symbols only; build it with -g, or "
+              "give --debuginfo-path DIR where its debug file is",
               m->label, m->file, dwfl_errmsg(-1));
 }
 

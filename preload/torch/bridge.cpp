@@ -159,7 +159,7 @@ cmt_torch_bridge_attach(const cmt_torch_bridge_host* h, const char* c10_cuda_pat
 {
     memset(out, 0, sizeof *out);
     if (!h || h->abi != CMT_TORCH_BRIDGE_ABI) {
-        say(out, CMT_TORCH_BRIDGE_FAILED, "the PyTorch bridge is from another build of the shim");
+        say(out, CMT_TORCH_BRIDGE_FAILED, "the PyTorch bridge is from another build of the shim: install both from one build");
         return;
     }
     if (!read_version(c10_cuda_path, out->version, sizeof out->version))
@@ -167,7 +167,8 @@ cmt_torch_bridge_attach(const cmt_torch_bridge_host* h, const char* c10_cuda_pat
     if (h->layout_override) {
         if (cmt_torch_layout_parse(h->layout_override, &layout) != 0) {
             say(out, CMT_TORCH_BRIDGE_UNKNOWN_VERSION,
-                "CUMEMTRACE_TORCH_LAYOUT is not a layout line of samples/gpu/torch_layout_probe.cpp");
+                "CUMEMTRACE_TORCH_LAYOUT is not a layout line of samples/gpu/torch_layout_probe.cpp: "
+                "set it to the probe's output, or unset it");
             return;
         }
     } else {
@@ -175,7 +176,7 @@ cmt_torch_bridge_attach(const cmt_torch_bridge_host* h, const char* c10_cuda_pat
         if (!known) {
             say(out, CMT_TORCH_BRIDGE_UNKNOWN_VERSION,
                 "PyTorch %s is not a release this build knows the allocator of (it knows %s): "
-                "no block layer, the driver layer only",
+                "driver layer only; CUMEMTRACE_TORCH_LAYOUT gives its layout",
                 out->version[0] ? out->version : "(version not found)", cmt_torch_layout_known());
             return;
         }

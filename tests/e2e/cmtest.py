@@ -35,6 +35,48 @@ def program(name):
     return os.path.join(PROGRAMS, name)
 
 
+# docs/messages.md: each row's message as a pattern, a <PLACEHOLDER> for any
+# text; a <MESSAGE> is itself a catalogued message (the wrappers that name
+# the trace or the command before what the reader or check said).
+_CATALOGUE = None
+_PREFIXES = ("cumemtrace: warning: ", "cumemtrace run: ", "cumemtrace: ")
+
+
+def _catalogue():
+    global _CATALOGUE
+    if _CATALOGUE is None:
+        import re
+        _CATALOGUE = []
+        with open(os.path.join(os.environ["CMT_SOURCE_ROOT"], "docs", "messages.md")) as f:
+            for line in f:
+                m = re.match(r"\| (`+) ?(.*?) ?\1 \|", line)
+                if not m or re.fullmatch(r"<[A-Z_ -]+>", m.group(2).strip()):
+                    continue
+                parts = re.split(r"(<[A-Z][A-Z0-9_ -]*>)", m.group(2).replace("\\|", "|"))
+                pattern = "".join("(.+?)" if re.fullmatch(r"<.*>", p) else re.escape(p) for p in parts)
+                _CATALOGUE.append((re.compile(pattern), [p for p in parts if re.fullmatch(r"<.*>", p)]))
+    return _CATALOGUE
+
+
+def _is_catalogued(text):
+    for pattern, holes in _catalogue():
+        m = pattern.fullmatch(text)
+        if m and all(_is_catalogued(g) for g, h in zip(m.groups(), holes) if h == "<MESSAGE>"):
+            return True
+    return False
+
+
+def check_catalogued(stderr):
+    """Every line cumemtrace printed on stderr is a message of
+    docs/messages.md (the `try ... --help` line aside)."""
+    for line in stderr.splitlines():
+        if line.startswith("try `cumemtrace"):
+            continue
+        prefix = next((p for p in _PREFIXES if line.startswith(p)), None)
+        check(prefix is not None, f"not a cumemtrace message: {line!r}")
+        check(_is_catalogued(line[len(prefix):]), f"not in docs/messages.md: {line!r}")
+
+
 class Run:
     def __init__(self, proc, tmpdir):
         self.proc = proc

@@ -147,7 +147,7 @@ def test_ranks():
     eq(p.returncode, 2, "status with an unreadable trace")
     rep = json.loads(p.stdout)
     eq([q.get("error") for q in rep["processes"]],
-       [None, "not a cumemtrace trace (no CUMEMTRC magic at the start)"], "the bad one is named")
+       [None, "not a cumemtrace trace (no CUMEMTRC magic at the start): give a file the profiler wrote"], "the bad one is named")
     eq([c["analysed"] for c in rep["comparison"]["processes"]], [True, False], "comparison marks it")
     cmtest.cleanup(tmp)
 

@@ -265,7 +265,7 @@ def test_unknown_version():
         eq(own[4], 0, "trackers attached to the double")
         eq(t.blocks, [], "block records")
         eq(notes(t), ["PyTorch block layer off: PyTorch 2.4.1 is not a release this build knows the allocator of "
-                      "(it knows 2.11): no block layer, the driver layer only"], "notes")
+                      "(it knows 2.11): driver layer only; CUMEMTRACE_TORCH_LAYOUT gives its layout"], "notes")
         eq([(fw, t.strings.get(v), st) for fw, v, st, b in t.allocators], [(1, "2.4.1", 1)], "ALLOCATOR record")
     finally:
         cmtest.cleanup(r)
@@ -276,7 +276,7 @@ def test_bad_override():
     try:
         eq(own[4], 0, "trackers attached to the double")
         eq(notes(t), ["PyTorch block layer off: CUMEMTRACE_TORCH_LAYOUT is not a layout line of "
-                      "samples/gpu/torch_layout_probe.cpp"], "notes")
+                      "samples/gpu/torch_layout_probe.cpp: set it to the probe's output, or unset it"], "notes")
     finally:
         cmtest.cleanup(r)
 

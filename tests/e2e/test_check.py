@@ -320,7 +320,7 @@ def test_suppressions():
     for text, message in [
         ("# ok\nleak\n", "{f}:2: expected leak:PATTERN, got 'leak'"),
         ("race:foo\n", "{f}:1: unknown suppression type 'race' (cumemtrace understands leak:PATTERN)"),
-        ("leak:   \n", "{f}:1: empty pattern after 'leak:'"),
+        ("leak:   \n", "{f}:1: empty pattern after 'leak:'; write leak:PATTERN, such as leak:libfoo.so"),
         ("{\n   name\n   Memcheck:Leak\n}\n", "{f}:1: this looks like a valgrind suppression; cumemtrace reads "
                                               "lines of the form leak:PATTERN"),
     ]:
@@ -330,10 +330,11 @@ def test_suppressions():
            f"bad suppressions {text!r}")
     c = check_cmd("--suppressions", d("missing.supp"), t)
     eq((c.returncode, c.stderr), (2, f"cumemtrace: check: cannot read the suppressions file {d('missing.supp')}: No "
-                                     "such file or directory\n"), "missing suppressions file")
+                                     "such file or directory; check the path\n"), "missing suppressions file")
     c = check_cmd(t, env={"CUMEMTRACE_SUPPRESSIONS": d("missing.supp")})
     eq((c.returncode, c.stderr), (2, f"cumemtrace: check: cannot read the suppressions file {d('missing.supp')}: No "
-                                     "such file or directory (named in CUMEMTRACE_SUPPRESSIONS)\n"), "missing, env")
+                                     "such file or directory; check the path (named in CUMEMTRACE_SUPPRESSIONS)\n"),
+       "missing, env")
     d.cleanup()
 
 
@@ -438,7 +439,7 @@ def test_baseline():
                  "--check-incomplete)\n", "incomplete baseline message")
     c = check_cmd("--baseline", d("none.bin"), t12)
     eq((c.returncode, c.stderr), (2, f"cumemtrace: check: baseline {d('none.bin')}: cannot open: No such file or "
-                                     "directory\n"), "a missing baseline")
+                                     "directory; check the path\n"), "a missing baseline")
     d.cleanup()
 
 
@@ -506,15 +507,17 @@ def test_bad_options():
         (["--error-exitcode", "0", t], "cumemtrace: check: --error-exitcode needs a status from 1 to 255; got '0'\n"),
         (["--keep-traces", t], "cumemtrace: check: --keep-traces only applies to `cumemtrace run --check`\n"),
         (["--source-root", d("nowhere"), t], f"cumemtrace: check: --source-root {d('nowhere')}: No such file or "
-                                             "directory\n"),
+                                             "directory; give an existing directory\n"),
     ]
     for args, message in cases:
         c = cmtest.cli("check", *args)
         eq((c.returncode, c.stdout), (2, ""), f"check {args}")
         check(c.stderr.startswith(message), f"check {args}: {c.stderr!r}")
+        cmtest.check_catalogued(c.stderr)
     c = cmtest.cli("check", "--frobnicate", t)
     eq(c.returncode, 2, "unknown option")
     eq(c.stderr, "cumemtrace: check: unknown option '--frobnicate'\ntry `cumemtrace check --help`\n", "unknown option")
+    cmtest.check_catalogued(c.stderr)
     c = cmtest.cli("check", t, "--max-peak")
     eq((c.returncode, c.stderr.splitlines()[0]), (2, "cumemtrace: check: option '--max-peak' needs a value"),
        "missing value")
@@ -524,13 +527,14 @@ def test_bad_options():
         (["--max-peak", "1GiB"], "cumemtrace: run: --max-peak is an option of --check: add --check\n"),
         (["--check", "--format", "yaml"], "cumemtrace: run: --format is one of text, json, junit, sarif; got 'yaml'\n"),
         (["--check", "--suppressions", d("none.supp")], f"cumemtrace: run: cannot read the suppressions file "
-                                                        f"{d('none.supp')}: No such file or directory\n"),
+                                                        f"{d('none.supp')}: No such file or directory; check the path\n"),
         (["--check", "--baseline", d("none.bin")], f"cumemtrace: run: baseline {d('none.bin')}: cannot open: No "
-                                                   "such file or directory\n"),
+                                                   "such file or directory; check the path\n"),
     ]:
         p = subprocess.run([cmtest.CLI, "run", *args, "--", "touch", marker], capture_output=True, text=True,
                            env=cmtest.sim_env(preload=False))
         eq((p.returncode, p.stderr), (2, message), f"run {args}")
+        cmtest.check_catalogued(p.stderr)
         check(not os.path.exists(marker), f"run {args} did not run the program")
     d.cleanup()
 
@@ -544,10 +548,11 @@ def test_bad_traces():
     missing = d("missing.bin")
     c = check_cmd(missing)
     eq((c.returncode, c.stdout, c.stderr),
-       (2, f"cumemtrace check: ERROR {missing}: cannot open: No such file or directory\n", ""), "missing trace")
+       (2, f"cumemtrace check: ERROR {missing}: cannot open: No such file or directory; check the path\n", ""),
+       "missing trace")
     c = check_cmd(GATE)
     eq((c.returncode, c.stdout), (2, f"cumemtrace check: ERROR {GATE}: not a cumemtrace trace (no CUMEMTRC magic at "
-                                     "the start)\n"), "not a trace")
+                                     "the start): give a file the profiler wrote\n"), "not a trace")
     empty = d.write("empty.bin", "")
     c = check_cmd(empty)
     eq(c.returncode, 2, "empty file")
@@ -631,7 +636,7 @@ def test_formats():
         ("leak", "error", 3 * MiB, 3, "cudaMalloc", REL + "leak_peak.c", per, "leak_per_iteration"),
         ("leak", "error", 2 * MiB, 2, "cudaMalloc", REL + "leak_peak.c", per, "leak_per_iteration")], "json findings")
     eq([f["function"] for f in t0["findings"][0]["frames"]], ["keep_forever", "main"], "json frames")
-    eq(doc["traces"][2]["error"], "cannot open: No such file or directory", "json error")
+    eq(doc["traces"][2]["error"], "cannot open: No such file or directory; check the path", "json error")
     eq(doc["traces"][1]["process"]["argv"], [GATE, "clean"], "json argv")
     check(all(s["default"] for s in doc["suppressions"]) and doc["suppressions"], "json suppressions")
     eq([l.split(" ")[2] for l in c.stderr.splitlines()], ["FAIL", "PASS", "ERROR", "3"],
@@ -653,7 +658,8 @@ def test_formats():
        ("leak", "3 violations; first: leaked 64.0 MiB in 1 allocation (cudaMalloc)"), "junit failure")
     check(f"{REL}leak_peak.c:{keep}: error: leaked 64.0 MiB" in failure.text, failure.text)
     eq((cases[1].find("failure"), cases[1].find("error")), (None, None), "junit pass")
-    eq(cases[2].find("error").get("message"), "cannot open: No such file or directory", "junit error")
+    eq(cases[2].find("error").get("message"), "cannot open: No such file or directory; check the path",
+       "junit error")
 
     # SARIF: one result per violation, at the source line.
     c = check_cmd("--format", "sarif", lp, ok, missing)
@@ -673,7 +679,7 @@ def test_formats():
     inv = run["invocations"][0]
     eq((inv["executionSuccessful"], inv["exitCode"]), (False, 1), "sarif invocation")
     eq([n["message"]["text"] for n in inv["toolExecutionNotifications"]],
-       [f"{missing}: cannot open: No such file or directory"], "sarif notifications")
+       [f"{missing}: cannot open: No such file or directory; check the path"], "sarif notifications")
     # Other rules: peak, failed allocation, new leak, each at its own line.
     oom = trace_of(d, [GATE, "oom", "peak:3"], "oom")
     base = trace_of(d, [GATE, "clean"], "base")
@@ -704,7 +710,7 @@ def test_formats():
     c = check_cmd("--report-file", d("no/such/dir/r.txt"), lp)
     eq(c.returncode, 2, "unwritable report file")
     eq(c.stderr, f"cumemtrace: check: cannot write the report to {d('no/such/dir/r.txt')}: No such file or "
-                 "directory\n", "unwritable report message")
+                 "directory; check that its directory exists and is writable\n", "unwritable report message")
     d.cleanup()
 
 

@@ -46,7 +46,9 @@ def test_output_special_paths():
                            timeout=300)
         eq((p.returncode, p.stdout), (ref.returncode, ref.stdout), f"program unchanged with {path}")
         eq(p.stderr, f"cumemtrace: warning: CUMEMTRACE_OUTPUT {path} is {what}, not a place for a trace file; "
-                     "running without tracing\n", f"one warning for {path}")
+                     "running without tracing: set CUMEMTRACE_OUTPUT to a file path such as trace.%p.bin\n",
+           f"one warning for {path}")
+        cmtest.check_catalogued(p.stderr)
         eq(beside(path), [], f"nothing created beside {path}")
     check(not os.path.exists("/dev/null.1"), "no /dev/null.1")
     sock.close()
@@ -73,7 +75,9 @@ def test_file_size_limit():
     lines = p.stderr.splitlines()
     eq(lines, [f"cumemtrace: writing trace to {trace}",
                f"cumemtrace: warning: trace {trace} reached the file size limit (RLIMIT_FSIZE, 131072 bytes); "
-               "recording stopped, the program continues"], "the path line and one warning")
+               "recording stopped, the program continues: raise `ulimit -f` to record the whole run"],
+       "the path line and one warning")
+    cmtest.check_catalogued(p.stderr)
     eq(os.path.getsize(trace), 128 * KiB, "the trace fills the limit")
     rep = cmtest.report(trace, "--no-symbols")
     check(rep["events"] > 1000, f"events before the limit are kept: {rep['events']}")
@@ -240,10 +244,12 @@ def test_no_real_function():
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     eq((p.returncode, p.stdout), (0, "3 3 3 3\n"), f"error codes: {p.stderr}")
     warnings = [l for l in p.stderr.splitlines() if "no definition found" in l]
+    remedy = ": check that the CUDA library is loaded, and that no other preload hides it"
     eq(warnings, ['cumemtrace: warning: cuMemAlloc_v2: no definition found after the shim; the call returns the '
-                  'library\'s "not initialized" error',
+                  'library\'s "not initialized" error' + remedy,
                   'cumemtrace: warning: cudaMalloc: no definition found after the shim; the call returns the '
-                  'library\'s "not initialized" error'], "one warning per name")
+                  'library\'s "not initialized" error' + remedy], "one warning per name")
+    cmtest.check_catalogued("\n".join(warnings))
 
 
 UNRECORDED = ("{n} allocation or release calls were not recorded: they were made inside another CUDA call of the "

@@ -14,7 +14,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cmtest import *  # noqa: E402,F403
 
 NVTX = {"NVTX_INJECTION64_PATH": SHIM}
-WARNING = "NVTX_INJECTION64_PATH names another tool: NVTX ranges not recorded"
+NOTE = "NVTX_INJECTION64_PATH names another tool: NVTX ranges not recorded"
+# the shim's warning, docs/messages.md
+WARNING = "NVTX_INJECTION64_PATH names another tool ("
+
+
+def warning_line(tool):
+    return (f"cumemtrace: warning: NVTX_INJECTION64_PATH names another tool ({tool}): NVTX ranges not recorded as "
+            "phases; run without that tool to record them\n")
 
 
 def phase(rep, path):
@@ -184,15 +191,16 @@ def test_other_nvtx_tool():
     # once per NVTX instance: the program's and its library's
     eq(r.proc.stderr.count("other tool loaded"), 2, f"the other tool keeps its place: {r.proc.stderr}")
     eq(r.proc.stderr.count(WARNING), 1, f"warned once: {r.proc.stderr}")
+    eq(r.proc.stderr.count(warning_line(tool)), 1, f"the catalogued warning: {r.proc.stderr}")
     rep = report(r.trace)
     eq(rep["phases"]["recorded"], False, "no phases")
-    eq([(n["source"], n["text"]) for n in rep["notes"]], [("nvtx", WARNING)], "note in the trace")
+    eq([(n["source"], n["text"]) for n in rep["notes"]], [("nvtx", NOTE)], "note in the trace")
     eq(device(rep, 0)["peak_phase"], None, "no phase at the peak")
     cleanup(r)
     # quiet: the note stays, the warning goes
     r = run([program("nvtx_phases")], env={"NVTX_INJECTION64_PATH": tool, "CUMEMTRACE_QUIET": "1"})
     eq(r.proc.stderr.count(WARNING), 0, f"quiet: {r.proc.stderr}")
-    eq([n["text"] for n in report(r.trace)["notes"]], [WARNING], "note when quiet")
+    eq([n["text"] for n in report(r.trace)["notes"]], [NOTE], "note when quiet")
     cleanup(r)
 
 

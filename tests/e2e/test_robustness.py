@@ -296,8 +296,10 @@ def test_full_filesystem():
     eq(out, native.proc.stdout + "status 0\n", "output and status unchanged")
     lines = err.splitlines()
     eq(len(lines), 2, f"the path line and one warning: {lines}")
-    check(lines[1].startswith(f"cumemtrace: warning: cannot grow trace {mnt}/t.bin (No space left on device)"),
-          lines[1])
+    eq(lines[1], f"cumemtrace: warning: cannot grow trace {mnt}/t.bin (No space left on device); recording stopped, "
+                 "the program continues: free disk space, or set CUMEMTRACE_OUTPUT to a file system with room",
+       "the catalogued warning (docs/messages.md)")
+    cmtest.check_catalogued("\n".join(lines))
     rep = json.loads(report)
     check(any("recording stopped early: the trace file could not grow" in w for w in rep["warnings"]),
           rep["warnings"])
@@ -319,7 +321,8 @@ def test_read_only_target():
         sys.exit(SKIP)
     eq(p.stdout, native.proc.stdout + "status 0\n", "output and status unchanged")
     eq(p.stderr, f"cumemtrace: warning: cannot create trace file {mnt}/t.bin: Read-only file system; running "
-                 "without tracing\n", "one warning")
+                 "without tracing: set CUMEMTRACE_OUTPUT to a path in a writable directory\n", "one warning")
+    cmtest.check_catalogued(p.stderr)
     cmtest.cleanup(native)
 
 
@@ -330,7 +333,8 @@ def test_max_size():
     lines = r.proc.stderr.splitlines()
     eq(len(lines), 2, f"path and one warning: {lines}")
     eq(lines[1], f"cumemtrace: warning: trace {r.trace} reached CUMEMTRACE_MAX_SIZE (262144 bytes); recording "
-                 "stopped, the program continues", "warning")
+                 "stopped, the program continues: raise CUMEMTRACE_MAX_SIZE to record the whole run", "warning")
+    cmtest.check_catalogued(r.proc.stderr)
     check(os.path.getsize(r.trace) <= 256 * 1024, "file within the limit")
     rep = cmtest.report(r.trace, "--no-symbols")
     dropped = rep["events_dropped"]

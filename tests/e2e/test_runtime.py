@@ -165,6 +165,10 @@ def test_abort():
     killed_case(signal.SIGABRT)
 
 
+# What the command adds to a damage message (docs/messages.md).
+CHANGED = " (the file changed after it was written: copy it again from where it was recorded, or record again)"
+
+
 def test_bad_traces():
     r = cmtest.run([cmtest.program("leak_peak")])
     trace = r.trace
@@ -172,12 +176,13 @@ def test_bad_traces():
     p = cmtest.cli("report", cmtest.program("leak_peak"))
     eq(p.returncode, 2, "status for a non-trace")
     eq(p.stderr, f"cumemtrace: {cmtest.program('leak_peak')}: not a cumemtrace trace (no CUMEMTRC magic at "
-                 "the start)\n", "message for a non-trace")
+                 "the start): give a file the profiler wrote\n", "message for a non-trace")
     eq(p.stdout, "", "no report for a non-trace")
     # Missing.
     p = cmtest.cli("report", os.path.join(r.dir, "missing.bin"))
     eq(p.returncode, 2, "status for a missing file")
-    check(p.stderr.endswith("missing.bin: cannot open: No such file or directory\n"), p.stderr)
+    check(p.stderr.endswith("missing.bin: cannot open: No such file or directory; check the path\n"), p.stderr)
+    cmtest.check_catalogued(p.stderr)
     # Truncated: analysed up to the cut, one error line, status 2.
     with open(trace, "rb") as f:
         data = f.read()
@@ -187,7 +192,8 @@ def test_bad_traces():
     p = cmtest.cli("report", "--json", cut)
     eq(p.returncode, 2, "status for a truncated trace")
     eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the report "
-                 "covers the events before the cut\n", "message for a truncated trace")
+                 "covers the events before the cut (copy the whole file to see the rest)\n",
+       "message for a truncated trace")
     import json
     rep = json.loads(p.stdout)
     check(rep["events"] > 0, "events before the cut are analysed")
@@ -198,7 +204,9 @@ def test_bad_traces():
         p = cmtest.cli(command, cut)
         eq(p.returncode, 2, f"{command}: status for a truncated trace")
         eq(p.stderr, f"cumemtrace: {cut}: trace is truncated: the file ends at offset {len(data) - 200}; the "
-                     f"{what} covers the events before the cut\n", f"{command}: message for a truncated trace")
+                     f"{what} covers the events before the cut (copy the whole file to see the rest)\n",
+           f"{command}: message for a truncated trace")
+        cmtest.check_catalogued(p.stderr)
         check(p.stdout != "", f"{command}: output for the events before the cut")
     # A damaged chunk header (the second chunk's size not a multiple of 64):
     # its checksum no longer matches.
@@ -211,7 +219,8 @@ def test_bad_traces():
         p = cmtest.cli(command, bad)
         eq(p.returncode, 2, f"{command}: status for a damaged trace")
         eq(p.stderr, f"cumemtrace: {bad}: damaged chunk header at offset {off}: its checksum does not match; the "
-                     f"{what} covers the events before it\n", f"{command}: message for a damaged trace")
+                     f"{what} covers the events before it{CHANGED}\n", f"{command}: message for a damaged trace")
+        cmtest.check_catalogued(p.stderr)
         check(p.stdout != "", f"{command}: output for the events before the damage")
     # Newer format.
     newer = os.path.join(r.dir, "newer.bin")
@@ -257,7 +266,7 @@ def test_cut_and_damaged_traces():
     p = cmtest.cli("report", short)
     eq(p.returncode, 2, "status for 100 bytes of a trace")
     eq(p.stderr, f"cumemtrace: {short}: trace is truncated: the file ends at offset 100, inside its 4096-byte "
-                 "header; no event is left\n", "message for 100 bytes of a trace")
+                 "header; no event is left: copy the whole file\n", "message for 100 bytes of a trace")
     eq(p.stdout, "", "no report of 100 bytes")
     c = cmtest.cli("check", short)
     eq(c.returncode, 2, "check: 100 bytes of a trace cannot be checked")
@@ -276,7 +285,7 @@ def test_cut_and_damaged_traces():
     check(lines[4].endswith(", trace truncated (see above)"), lines[4])
     check("process exited normally" not in p.stdout, p.stdout)
     eq(p.stderr, f"cumemtrace: {half}: trace is truncated: the file ends at offset {cut}; the report covers the "
-                 "events before the cut\n", "message for half a trace")
+                 "events before the cut (copy the whole file to see the rest)\n", "message for half a trace")
     rep = json.loads(cmtest.cli("report", "--json", half).stdout)
     eq((rep["complete"], rep["trace_state"]), (False, "truncated"), "state of half a trace")
     c = cmtest.cli("check", "--format", "json", half)
@@ -294,7 +303,7 @@ def test_cut_and_damaged_traces():
     what = f"damaged event record at offset {rec} (chunk at offset {off}): its checksum does not match"
     eq(p.stdout.splitlines()[1], f"  trace:    DAMAGED: {what}; the figures below cover the events before the "
                                  "damage", "damage said at the top")
-    eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it\n", "damage message")
+    eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it{CHANGED}\n", "damage message")
     c = cmtest.cli("check", bad)
     eq(c.returncode, 2, "check: a damaged trace cannot be checked")
     check("PASS" not in c.stdout + c.stderr, c.stdout + c.stderr)
@@ -305,17 +314,71 @@ def test_unwritable_output():
     native = cmtest.run([cmtest.program("leak_peak")], preload=False)
     # /proc is refused before any file is tried (test_host_harm.py has the
     # other special paths).
-    for target, start in [("/nonexistent-dir/t.bin", "cannot create trace file /nonexistent-dir/t.bin: "),
-                          ("/proc/t.bin", "CUMEMTRACE_OUTPUT /proc/t.bin is in /proc, not a place for a trace file")]:
+    # the texts of docs/messages.md: what went wrong, then what to do
+    for target, start, end in [
+            ("/nonexistent-dir/t.bin", "cannot create trace file /nonexistent-dir/t.bin: No such file or directory",
+             "; running without tracing: set CUMEMTRACE_OUTPUT to a path in a writable directory"),
+            ("/proc/t.bin", "CUMEMTRACE_OUTPUT /proc/t.bin is in /proc, not a place for a trace file",
+             "; running without tracing: set CUMEMTRACE_OUTPUT to a file path such as trace.%p.bin")]:
         r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_OUTPUT": target})
         eq(r.proc.returncode, native.proc.returncode, "exit status unchanged")
         eq(r.proc.stdout, native.proc.stdout, "output unchanged")
         lines = r.proc.stderr.splitlines()
         eq(len(lines), 1, f"one warning line: {lines}")
         check(lines[0].startswith(f"cumemtrace: warning: {start}"), lines[0])
-        check(lines[0].endswith("; running without tracing"), lines[0])
+        check(lines[0].endswith(end), lines[0])
+        cmtest.check_catalogued(r.proc.stderr)
         cmtest.cleanup(r)
+    # A value longer than the shim keeps: the default, and one warning.
+    r = cmtest.run([cmtest.program("leak_peak")], env={"CUMEMTRACE_TORCH_LAYOUT": "x" * 300})
+    eq((r.proc.returncode, r.proc.stdout), (native.proc.returncode, native.proc.stdout), "long value: unchanged")
+    eq([l for l in r.proc.stderr.splitlines() if "warning" in l],
+       ["cumemtrace: warning: ignoring CUMEMTRACE_TORCH_LAYOUT: longer than 255 bytes; using no value: give a "
+        "shorter value"], "one warning for a value too long")
+    cmtest.check_catalogued(r.proc.stderr)
+    eq(len(r.traces), 1, "traced as usual")
+    cmtest.cleanup(r)
     cmtest.cleanup(native)
+
+
+def test_cli_messages():
+    """The command's main failure paths print the text docs/messages.md
+    catalogues (what went wrong, then what to do) and exit 2; none of
+    them starts a program."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    d = r.dir
+
+    def fails(args, message, env=None):
+        p = cmtest.cli(*args, env=env)
+        eq((p.returncode, p.stdout, p.stderr), (2, "", message), f"cumemtrace {' '.join(args)}")
+        cmtest.check_catalogued(p.stderr)
+
+    # the shim missing: named by the variable, or not beside the binary
+    fails(["run", "--", "true"], "cumemtrace: run: CUMEMTRACE_SHIM=/nonexistent/libcumemtrace.so is not a file: set "
+          "it to the path of libcumemtrace.so, or unset it\n", env={"CUMEMTRACE_SHIM": "/nonexistent/libcumemtrace.so"})
+    bindir = os.path.join(d, "bin")
+    os.mkdir(bindir)
+    alone = os.path.join(bindir, "cumemtrace")
+    shutil.copy(cmtest.CLI, alone)
+    argv = cmtest.VALGRIND_CMD + [alone] if cmtest.VALGRIND else [alone]
+    p = subprocess.run(argv + ["run", "--", "true"], env=cmtest.sim_env({"CUMEMTRACE_SHIM": None}, preload=False),
+                       capture_output=True, text=True, timeout=300)
+    check(re.fullmatch(f"cumemtrace: run: cannot find libcumemtrace.so next to {re.escape(bindir)} \\(looked in "
+                       "\\S+/libcumemtrace.so and ../preload\\); set CUMEMTRACE_SHIM to its path\n", p.stderr),
+          p.stderr)
+    cmtest.check_catalogued(p.stderr)
+    eq(p.returncode, 2, "status without a shim")
+    # run --check without a place for its manifest
+    fails(["run", "--check", "--", "true"], "cumemtrace: run: cannot create a manifest file in /nonexistent: No such "
+          "file or directory; set TMPDIR to a writable directory\n", env={"TMPDIR": "/nonexistent"})
+    # outputs that cannot be created
+    for cmd, fmt in (("report", "html"), ("export", "perfetto")):
+        out = os.path.join(d, "no", "such", "out")
+        fails([cmd, "--format", fmt, "-o", out, r.trace], f"cumemtrace: {cmd}: cannot create {out}: No such file or "
+              "directory; check that its directory exists and is writable\n")
+    # a directory given as the trace
+    fails(["report", d], f"cumemtrace: {d}: not a regular file: give the path of a trace file\n")
+    cmtest.cleanup(r)
 
 
 def test_output_template_and_quiet():
@@ -372,6 +435,9 @@ def test_run_command():
     p = subprocess.run([cmtest.CLI, "run", "--", "/nonexistent/program"], capture_output=True, text=True,
                        env=cmtest.sim_env(preload=False))
     eq(p.returncode, 127, "program not found")
+    eq(p.stderr, "cumemtrace: run: cannot run /nonexistent/program: No such file or directory; check its name (PATH "
+                 "is searched) and that it is executable\n", "the catalogued message (docs/messages.md)")
+    cmtest.check_catalogued(p.stderr)
     p = subprocess.run([cmtest.CLI, "run"], capture_output=True, text=True, env=cmtest.sim_env(preload=False))
     eq(p.returncode, 2, "no program")
     # The shim goes first in LD_PRELOAD, after sanitizer runtimes only.

@@ -158,7 +158,7 @@ def test_man_pages():
             # The installed paths, without the DESTDIR.
             check(os.path.join(DIRS["libdir"], "cumemtrace", "libcumemtrace.so") in p.stdout, p.stdout)
     for doc in ("README.md", "guide.md", "comparison.md", "cli.md", "check.md", "report.md", "environment.md",
-                "fragmentation.md", "html.md", "export.md"):
+                "fragmentation.md", "html.md", "export.md", "messages.md"):
         check(os.path.isfile(path("datadir", "doc", "cumemtrace", doc)), f"share/doc/cumemtrace/{doc} installed")
     shutil.rmtree(destdir)
 

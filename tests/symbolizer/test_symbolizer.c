@@ -259,7 +259,8 @@ static void test_modules_known(void)
     expect_one("known=1 again", s, a, 1, "site_a", "test_symbolizer.c", la, mods[0].path,
                a - mods[0].info.bias);
     expect_warnings("modules_known", s, 1,
-                    "module /nonexistent/cmt-replaced.so: file not found, showing module+offset only");
+                    "module /nonexistent/cmt-replaced.so: file not found, showing module+offset only; "
+                    "--sysroot DIR finds a copy elsewhere");
     /* a module with no path and a build-id nobody has */
     struct cmt_module_info anon = other;
     uint8_t id[20];
@@ -273,7 +274,8 @@ static void test_modules_known(void)
     CHECK_INT(cmt_symbolizer_warning_count(s), 2);
     CHECK_STR(cmt_symbolizer_warning(s, 1),
               "module #3 (no path recorded): file not found (build-id "
-              "abababababababababababababababababababab), showing module+offset only");
+              "abababababababababababababababababababab), showing module+offset only; --sysroot DIR or "
+              "--debuginfo-path DIR finds a copy elsewhere");
     cmt_symbolizer_free(s);
 }
 
@@ -307,7 +309,8 @@ static void test_build_id_mismatch(void)
     expect_one("mismatch b", s, b, 0, NULL, NULL, 0, mods[0].path, b - mods[0].info.bias);
     char *msg = NULL;
     CHECK(asprintf(&msg, "module %s: build-id mismatch: %s has build-id %s, recorded %s; "
-                   "no file with the recorded build-id found, showing module+offset only",
+                   "no file with the recorded build-id found, showing module+offset only; --sysroot DIR or "
+                   "--debuginfo-path DIR finds the recorded one elsewhere",
                    mods[0].path, mods[0].path, real, recorded) > 0);
     expect_warnings("mismatch", s, 1, msg);
     free(msg);

@@ -73,7 +73,7 @@ static void test_parse_and_match(void)
         {"leak:ok\nfoo\n", "t.supp:2: expected leak:PATTERN, got 'foo'"},
         {"called_from_lib:x\n", "t.supp:1: unknown suppression type 'called_from_lib' (cumemtrace understands "
                                 "leak:PATTERN)"},
-        {"leak:\n", "t.supp:1: empty pattern after 'leak:'"},
+        {"leak:\n", "t.supp:1: empty pattern after 'leak:'; write leak:PATTERN, such as leak:libfoo.so"},
         {"LEAK:x\n", "t.supp:1: unknown suppression type 'LEAK' (cumemtrace understands leak:PATTERN)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
