@@ -49,9 +49,10 @@ static void report_usage(FILE *out)
           "                         the glob PATTERN (repeatable)\n"
           "  --unfold PATTERN       frames matching PATTERN are yours: shown, and they may\n"
           "                         name the call site, whatever folds them (repeatable)\n"
-          "  --include-cached       count what a caching allocator (PyTorch, CuPy, XLA, RMM)\n"
-          "                         still holds at exit as leaks (by default it is shown as\n"
-          "                         held by the allocator)\n"
+          "  --include-cached       count what a caching allocator (PyTorch's device and\n"
+          "                         pinned host caches, CuPy, XLA, RMM) still holds at exit\n"
+          "                         as leaks (by default it is shown as held by the\n"
+          "                         allocator)\n"
           "  --suppressions FILE    leak:PATTERN lines, as for check (repeatable; also the\n"
           "                         files in CUMEMTRACE_SUPPRESSIONS): matching leaks are\n"
           "                         shown apart as suppressed, not counted\n"
@@ -199,7 +200,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             break;
         case OPT_SUPPRESSIONS:
             if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("report: at most %d --suppressions options", MAX_SUPPRESSION_FILES);
+                cmt_cli_error("%s: at most %d %s options", "report", MAX_SUPPRESSION_FILES, "--suppressions");
                 return -1;
             }
             cli->suppression_files[cli->n_suppression_files++] = optarg;
@@ -430,7 +431,7 @@ static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
         return -1;
     }
     if (cmt_suppressions_attach(s, &cli->opt) != 0) {
-        cmt_cli_error("report: out of memory");
+        cmt_cli_error("report: out of memory; give fewer traces at a time, or free memory");
         return -1;
     }
     return 0;
