@@ -23,6 +23,7 @@ struct driver_queries {
     PFN_cuDeviceGetDefaultMemPool_v11020 default_pool; /* NULL before CUDA 11.2: no pool samples */
     PFN_cuDeviceGetMemPool_v11020 current_pool;
     PFN_cuMemPoolGetAttribute_v11020 pool_attribute;
+    PFN_cuMemGetAddressRange_v3020 address_range; /* the size of a mapping opened from another process */
 };
 
 enum { QUERIES_UNRESOLVED = 0, QUERIES_READY = 1, QUERIES_ABSENT = 2 };
@@ -70,6 +71,7 @@ static const struct driver_queries *driver_queries(void)
             queries.default_pool = (PFN_cuDeviceGetDefaultMemPool_v11020)cmt_real_dlsym(h, "cuDeviceGetDefaultMemPool");
             queries.current_pool = (PFN_cuDeviceGetMemPool_v11020)cmt_real_dlsym(h, "cuDeviceGetMemPool");
             queries.pool_attribute = (PFN_cuMemPoolGetAttribute_v11020)cmt_real_dlsym(h, "cuMemPoolGetAttribute");
+            queries.address_range = (PFN_cuMemGetAddressRange_v3020)cmt_real_dlsym(h, "cuMemGetAddressRange_v2");
         }
         if (queries.ctx_get_device && queries.mem_get_info)
             __atomic_store_n(&queries_state, QUERIES_READY, __ATOMIC_RELEASE);
@@ -78,6 +80,16 @@ static const struct driver_queries *driver_queries(void)
     }
     pthread_mutex_unlock(&queries_lock);
     return __atomic_load_n(&queries_state, __ATOMIC_ACQUIRE) == QUERIES_READY ? &queries : NULL;
+}
+
+uint64_t cmt_sampler_range_size(uint64_t ptr)
+{
+    const struct driver_queries *q = driver_queries();
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!q || !q->address_range || q->address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)size;
 }
 
 int32_t cmt_sampler_current_device(void)
