@@ -31,6 +31,10 @@ void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint
 void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
 void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
 /* A stack's display frames as text lines under indent (report_text.c). */
+/* Memory shared with other processes (ipc_text.c, ipc_json.c). */
+void cmt_ipc_render_text(const struct cmt_report *r, FILE *out);
+void cmt_ipc_render_text_leaks(const struct cmt_report *r, FILE *out);
+void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j);
 void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
 
 /* Several traces (report_set_text.c, report_set_json.c). */
