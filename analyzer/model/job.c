@@ -119,6 +119,42 @@ static void fill_device(const struct cmt_report *r, const struct cmt_analysis *a
     }
 }
 
+static void site_text(const struct cmt_report *r, uint64_t stack, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!stack)
+        return;
+    const struct cmt_frame *site = cmt_stack_site(cmt_frames_get(r->frames, stack));
+    if (site)
+        cmt_frame_describe(site, buf, len);
+}
+
+static void fill_ipc(const struct cmt_report *r, struct cmt_job_member *m)
+{
+    const struct cmt_ipc_report *x = &r->ipc;
+    for (size_t i = 0; i < x->n_exports; i++) {
+        if (m->n_exports == CMT_JOB_MAX_IPC) {
+            m->exports_dropped++;
+            continue;
+        }
+        struct cmt_job_ipc_item *it = &m->exports[m->n_exports++];
+        it->fingerprint = x->exports[i].fingerprint;
+        it->bytes = x->exports[i].bytes;
+        site_text(r, x->exports[i].found ? x->exports[i].alloc_stack : 0, it->site, sizeof it->site);
+    }
+    for (size_t i = 0; i < x->n_imports; i++) {
+        if (m->n_imports == CMT_JOB_MAX_IPC) {
+            m->imports_dropped++;
+            continue;
+        }
+        struct cmt_job_ipc_item *it = &m->imports[m->n_imports++];
+        it->fingerprint = x->imports[i].fingerprint;
+        it->bytes = x->imports[i].bytes;
+        it->closed = x->imports[i].closed;
+        site_text(r, x->imports[i].stack, it->site, sizeof it->site);
+    }
+}
+
 void cmt_job_member_from_report(const struct cmt_report *r, const struct cmt_analysis *a, const char *trace, struct cmt_job_member *m)
 {
     const struct cmt_trace_model *md = &a->model;
@@ -153,6 +189,7 @@ void cmt_job_member_from_report(const struct cmt_report *r, const struct cmt_ana
             m->failed_first_size = r->failures[i].min_size;
         }
     m->events = a->replay.events;
+    fill_ipc(r, m);
 }
 
 void cmt_job_member_failed(const char *trace, struct cmt_job_member *m)
@@ -296,13 +333,44 @@ static void describe(const struct cmt_job_set *s, struct cmt_job *job)
         job->world_size = -1;
 }
 
+/* Each import of a rank, matched to the export of another rank of the job
+ * with the same fingerprint (the first such, by rank). */
+static int shares(const struct cmt_job_set *s, struct cmt_job *job)
+{
+    for (size_t k = 0; k < job->n_members; k++) {
+        size_t im = job->members[k];
+        const struct cmt_job_member *m = &s->members[im];
+        for (size_t i = 0; i < m->n_imports; i++) {
+            struct cmt_job_share sh = {.importer = im, .import = i, .exporter = SIZE_MAX, .export = SIZE_MAX};
+            uint64_t fp = m->imports[i].fingerprint;
+            for (size_t o = 0; fp && o < job->n_members && sh.exporter == SIZE_MAX; o++) {
+                const struct cmt_job_member *x = &s->members[job->members[o]];
+                if (job->members[o] == im)
+                    continue;
+                for (size_t e = 0; e < x->n_exports; e++)
+                    if (x->exports[e].fingerprint == fp) {
+                        sh.exporter = job->members[o];
+                        sh.export = e;
+                        break;
+                    }
+            }
+            struct cmt_job_share *grown = realloc(job->shares, (job->n_shares + 1) * sizeof *grown);
+            if (!grown)
+                return -1;
+            job->shares = grown;
+            job->shares[job->n_shares++] = sh;
+        }
+    }
+    return 0;
+}
+
 static int build_job(struct cmt_job_set *s, struct cmt_job *job)
 {
     sort_members = s->members;
     qsort(job->members, job->n_members, sizeof *job->members, by_rank);
     describe(s, job);
     imbalance(s, job);
-    if (completeness(s, job) != 0 || peers(s, job) != 0)
+    if (completeness(s, job) != 0 || peers(s, job) != 0 || shares(s, job) != 0)
         return -1;
     return 0;
 }
@@ -313,6 +381,7 @@ static void job_free(struct cmt_job *job)
     free(job->missing);
     free(job->duplicates);
     free(job->peers);
+    free(job->shares);
 }
 
 int cmt_job_set_build(struct cmt_job_set *s, const struct cmt_job_member *members, size_t n)

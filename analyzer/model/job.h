@@ -32,6 +32,18 @@ struct cmt_job_device {
     char peak_site[512];                 /* the largest call site live at the peak: its site frame; "" none */
 };
 
+/* Memory shared with another process, summed up per trace (ipc_report.h):
+ * the first CMT_JOB_MAX_IPC exports and imports, enough to match the ranks
+ * of a job to each other by the handle's fingerprint. */
+#define CMT_JOB_MAX_IPC 32
+
+struct cmt_job_ipc_item {
+    uint64_t fingerprint; /* 0: none */
+    uint64_t bytes;
+    bool closed;          /* imports: closed before exit */
+    char site[192];       /* the allocation's site (exports), the open's (imports); "" none */
+};
+
 struct cmt_job_member {
     char trace[512];
     bool analysed, complete;
@@ -55,6 +67,10 @@ struct cmt_job_member {
     size_t n_cells;
     uint64_t cell_origin_wall_ns, cell_width_ns;
     uint64_t cells[CMT_JOB_CELLS];
+    size_t n_exports, n_imports;
+    uint64_t exports_dropped, imports_dropped; /* past CMT_JOB_MAX_IPC */
+    struct cmt_job_ipc_item exports[CMT_JOB_MAX_IPC];
+    struct cmt_job_ipc_item imports[CMT_JOB_MAX_IPC];
 };
 
 /* Sums up one trace's report (r) into m. */
@@ -81,6 +97,13 @@ struct cmt_job_peer {
     size_t n_owners;
 };
 
+/* A rank mapping memory another process exported, matched by the handle's
+ * fingerprint: exporter SIZE_MAX when no trace of the job exported it. */
+struct cmt_job_share {
+    size_t importer, import; /* member, index into its imports */
+    size_t exporter, export; /* member, index into its exports; SIZE_MAX: none in the job */
+};
+
 struct cmt_job_imbalance {
     size_t n;                        /* ranks with an own-device peak */
     size_t max_member, min_member;   /* highest and lowest own-device peak */
@@ -104,6 +127,8 @@ struct cmt_job {
     struct cmt_job_imbalance imbalance;
     struct cmt_job_peer *peers;
     size_t n_peers;
+    struct cmt_job_share *shares; /* by importer rank, in the order it opened */
+    size_t n_shares;
 };
 
 struct cmt_job_set {

@@ -161,6 +161,30 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
     }
 }
 
+/* "rank 1 maps 64.0 MiB of rank 0's allocation from export_weights at
+ * prog.c:12 (closed)": memory shared between the ranks, matched by the
+ * handle's fingerprint. */
+static void ipc(const struct cmt_job_set *s, const struct cmt_job *job, FILE *out)
+{
+    for (size_t i = 0; i < job->n_shares; i++) {
+        const struct cmt_job_share *sh = &job->shares[i];
+        const struct cmt_job_member *m = &s->members[sh->importer];
+        const struct cmt_job_ipc_item *imp = &m->imports[sh->import];
+        char sz[32];
+        cmt_format_size(imp->bytes, sz, sizeof sz);
+        fprintf(out, "  ipc:      rank %" PRId64 " maps %s of ", m->rank, sz);
+        if (sh->exporter == SIZE_MAX) {
+            fprintf(out, "memory of a process outside these traces (handle %016" PRIx64 ")", imp->fingerprint);
+        } else {
+            const struct cmt_job_member *x = &s->members[sh->exporter];
+            const struct cmt_job_ipc_item *e = &x->exports[sh->export];
+            fprintf(out, "rank %" PRId64 "'s allocation%s%s", x->rank, e->site[0] ? " from " : "", e->site);
+        }
+        fprintf(out, " (%s)%s%s\n", imp->closed ? "closed" : "never closed: a leak of a mapping",
+                imp->site[0] ? "; opened at " : "", imp->site);
+    }
+}
+
 static void failures(const struct cmt_job_set *s, const struct cmt_job *job, FILE *out)
 {
     for (size_t k = 0; k < job->n_members; k++) {
@@ -210,6 +234,7 @@ void cmt_job_render_text(const struct cmt_job_set *s, const struct cmt_job_rende
         imbalance(s, job, out);
         shared(s, job, out);
         peers(s, job, out);
+        ipc(s, job, out);
         failures(s, job, out);
         chart(s, job, opt->columns, out);
     }
