@@ -28,7 +28,7 @@ SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB", "CUDA_VISIBLE_DEVICES
        "MASTER_PORT": None, "SLURM_STEP_ID": None}
 
 
-def launch(style, n, *worker_args, env=None, tmp=None):
+def launch(style, n, *worker_args, env=None, tmp=None, worker="rank_worker"):
     """Runs the job under `cumemtrace run`; returns (dir, traces by rank order)."""
     tmp = tmp or cmtest.run(["true"], preload=False).dir
     extra = dict(SIM)
@@ -36,7 +36,7 @@ def launch(style, n, *worker_args, env=None, tmp=None):
     if cmtest.PRELOAD_PREFIX:
         extra["LAUNCH_CHILD_ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "")
     p = subprocess.run([cmtest.CLI, "run", "-o", os.path.join(tmp, "trace.%r.bin"), "--", sys.executable, LAUNCH,
-                        style, str(n), cmtest.program("rank_worker"), *worker_args],
+                        style, str(n), cmtest.program(worker), *worker_args],
                        capture_output=True, text=True, env=cmtest.sim_env(extra, preload=False, foreign=True), timeout=300)
     eq(p.returncode, 0, f"the job ran: {p.stderr}")
     traces = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("trace."))
@@ -268,6 +268,25 @@ def test_ipc_closed():
     eq((x1["opened_count"], x1["never_closed_count"], [m["closed"] for m in x1["mapped"]]), (2, 0, [True, True]),
        "all closed")
     eq(cmtest.cli("check", "--max-leak-bytes", "2MiB", traces[1]).returncode, 0, "check passes")
+    cleanup(tmp)
+
+
+def test_ipc_static():
+    """The static runtime reaches cuIpc* through cuGetProcAddress: the
+    shim's hooks handed out there record them, under the driver's names."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, env={"IPC_DIR": tmp}, tmp=tmp, worker="ipc_static")
+    traces = [t for t in traces if t.endswith(".bin")]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "ipc_static.c")
+    lines = open(src).read().splitlines()
+    at = {k: [i + 1 for i, l in enumerate(lines) if k in l][0] for k in ("cudaMalloc(&p", "cudaIpcOpenMemHandle(&p")}
+    x0, x1 = cmtest.report(traces[0])["ipc"], cmtest.report(traces[1])["ipc"]
+    eq([(e["api"], e["bytes"], site(e)) for e in x0["exported"]],
+       [("cuIpcGetMemHandle", 6 * MiB, f"share_buffer at ipc_static.c:{at['cudaMalloc(&p']}")], "the export")
+    eq([(m["api"], m["bytes"], m["count"], m["closed"], site(m)) for m in x1["mapped"]],
+       [("cuIpcOpenMemHandle", 6 * MiB, 1, True, f"open_buffer at ipc_static.c:{at['cudaIpcOpenMemHandle(&p']}")],
+       "the mapping")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
     cleanup(tmp)
 
 
