@@ -31,6 +31,22 @@ void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, 
     snprintf(out, len, "?%d", ordinal); /* more devices used than the variable lists */
 }
 
+bool cmt_job_same_gpu(const struct cmt_job_member *a, const struct cmt_job_device *da, const struct cmt_job_member *b,
+                      const struct cmt_job_device *db)
+{
+    if (strcmp(a->host, b->host) != 0)
+        return false;
+    if (da->uuid[0] && db->uuid[0])
+        return strcmp(da->uuid, db->uuid) == 0;
+    return strcmp(da->gpu, db->gpu) == 0;
+}
+
+static void format_uuid(const uint8_t u[16], char *out, size_t len)
+{
+    snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
 static size_t visible_count(const struct cmt_job_member *m)
 {
     if (!m->cvd_set || !m->cvd[0])
@@ -104,6 +120,14 @@ static void fill_device(const struct cmt_report *r, const struct cmt_analysis *a
     const struct cmt_account *acc = v->account;
     d->ordinal = acc->device;
     cmt_job_gpu_of(m, acc->device, d->gpu, sizeof d->gpu);
+    const struct cmt_trace_model *md = &a->model;
+    if (acc->device >= 0 && acc->device < CMT_MODEL_MAX_DEVICES && md->has_device[acc->device] &&
+        md->device[acc->device].has_uuid) {
+        /* All zero is no UUID (trace generators write it as a placeholder). */
+        static const uint8_t zero[16];
+        if (memcmp(md->device[acc->device].uuid, zero, sizeof zero) != 0)
+            format_uuid(md->device[acc->device].uuid, d->uuid, sizeof d->uuid);
+    }
     d->peak = acc->peak;
     d->peak_wall_ns = wall_of(a, acc->peak_ts);
     d->live_end = acc->live;
@@ -263,7 +287,7 @@ static int peers(const struct cmt_job_set *s, struct cmt_job *job)
             for (size_t o = 0; o < job->n_members; o++) {
                 const struct cmt_job_member *x = &s->members[job->members[o]];
                 /* Members are in rank order: a rank given twice is its last entry. */
-                if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, m->devices[d].gpu) &&
+                if (x->own >= 0 && cmt_job_same_gpu(x, &x->devices[x->own], m, &m->devices[d]) &&
                     p.n_owners < sizeof p.owners / sizeof p.owners[0] &&
                     (p.n_owners == 0 || p.owners[p.n_owners - 1] != x->rank))
                     p.owners[p.n_owners++] = x->rank;

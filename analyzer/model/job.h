@@ -25,6 +25,7 @@
 struct cmt_job_device {
     int32_t ordinal;
     char gpu[96]; /* the physical GPU on its host: CUDA_VISIBLE_DEVICES's entry, or the ordinal */
+    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the trace's DEVICE record; "" unknown */
     uint64_t peak, peak_wall_ns, live_end;
     uint64_t peak_by_holder[CMT_HOLDER_COUNT]; /* at the device's peak */
     bool has_own_peaks;
@@ -82,6 +83,12 @@ void cmt_job_member_failed(const char *trace, struct cmt_job_member *m);
  * CUDA_VISIBLE_DEVICES ("?N" past the list's end), or the ordinal itself
  * when the variable is unset. */
 void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, size_t len);
+/* Two devices of two members are one physical GPU: on one host, with the
+ * same UUID when both traces recorded one (so a GPU named by index in one
+ * process and by UUID in another still matches), else the same
+ * CUDA_VISIBLE_DEVICES entry. */
+bool cmt_job_same_gpu(const struct cmt_job_member *a, const struct cmt_job_device *da, const struct cmt_job_member *b,
+                      const struct cmt_job_device *db);
 /* The rank's own device (index into m->devices, -1 none): the one its local
  * rank names among the visible devices (the first and only one when
  * CUDA_VISIBLE_DEVICES lists one, as srun --gpus-per-task does), when the

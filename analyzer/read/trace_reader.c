@@ -835,12 +835,25 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
         return 0;
     }
     case CMT_META_DEVICE: {
-        uint32_t ordinal = pl_id(b), name = pl_id(b);
-        uint64_t total = pl_varint(b);
+        struct cmt_device_in d = {0};
+        d.ordinal = pl_id(b);
+        d.name_id = pl_id(b);
+        d.total = pl_varint(b);
         if (b->bad)
             return -1;
+        if (b->p < b->end) {
+            /* the uuid: 16 bytes, or none (0 bytes: not known) */
+            size_t len = 0;
+            const uint8_t *u = pl_bytes(b, &len);
+            if (b->bad || (len != 0 && len != sizeof d.uuid))
+                return -1;
+            if (len) {
+                memcpy(d.uuid, u, sizeof d.uuid);
+                d.has_uuid = true;
+            }
+        }
         if (cb->on_device)
-            cb->on_device(r->ctx, ordinal, name, total);
+            cb->on_device(r->ctx, &d);
         return 0;
     }
     case CMT_META_FRAME: {

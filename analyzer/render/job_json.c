@@ -34,7 +34,7 @@ static void owner_ranks(const struct cmt_job *job, const struct cmt_job_set *s, 
     int64_t last = -1;
     for (size_t o = 0; o < job->n_members; o++) {
         const struct cmt_job_member *x = &s->members[job->members[o]];
-        if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, d->gpu) && x->rank != last) {
+        if (x->own >= 0 && cmt_job_same_gpu(x, &x->devices[x->own], m, d) && x->rank != last) {
             cmt_json_int(j, x->rank);
             last = x->rank;
         }
@@ -51,6 +51,8 @@ static void device(const struct cmt_job *job, const struct cmt_job_set *s, const
     cmt_json_int(j, dv->ordinal);
     cmt_json_key(j, "gpu");
     cmt_json_string(j, dv->gpu);
+    cmt_json_key(j, "uuid");
+    cmt_json_string(j, dv->uuid[0] ? dv->uuid : NULL);
     cmt_json_key(j, "own");
     cmt_json_bool(j, (int)d == m->own);
     owner_ranks(job, s, m, dv, j);

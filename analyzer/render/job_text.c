@@ -146,7 +146,7 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
         bool first = true;
         for (size_t o = 0; o < job->n_members; o++) {
             const struct cmt_job_member *x = &s->members[job->members[o]];
-            if (x->own < 0 || strcmp(x->host, m->host) || strcmp(x->devices[x->own].gpu, m->devices[m->own].gpu))
+            if (x->own < 0 || !cmt_job_same_gpu(x, &x->devices[x->own], m, &m->devices[m->own]))
                 continue;
             if (o < k)
                 first = false;

@@ -409,8 +409,10 @@ enum cmt_meta_type {
     /* payload: varint stack_depth, varint free_stacks (0/1), varint sample_ms,
      *          varint max_size, varint shim version string id */
     CMT_META_CONFIG = 7,
-    /* payload: varint ordinal, varint name string id, varint total bytes,
-     *          bytes uuid (16) */
+    /* payload: varint ordinal, varint name string id (0 unknown), varint
+     *          total bytes (0 unknown), bytes uuid (16 bytes, cuDeviceGetUuid;
+     *          0 bytes unknown). The shim writes one per device at its
+     *          first successful allocation (since 2.2). */
     CMT_META_DEVICE = 8,
     /* payload: varint ts, varint reason (enum cmt_end_reason),
      *          varint events_dropped, varint flags (the header's final

@@ -167,6 +167,26 @@ def test_shared_gpu():
     cleanup(tmp)
 
 
+# cuDeviceGetUuid of the simulated device 0: "simcuda-device-0", as nvidia-smi writes a UUID.
+SIM_UUID0 = "GPU-" + "simc".encode().hex() + "-" + "ud".encode().hex() + "-" + "a-".encode().hex() + "-" + \
+    "de".encode().hex() + "-" + "vice-0".encode().hex()
+
+
+def test_shared_gpu_by_uuid():
+    """Two ranks on one GPU that CUDA_VISIBLE_DEVICES names by index in one
+    and by UUID in the other: matched by the UUID each trace recorded."""
+    tmp, traces = launch("torchrun", 2, "shared", env={"LAUNCH_RANK_CVD": f"0;{SIM_UUID0}"})
+    job = job_report(traces)["jobs"][0]
+    eq([r["cuda_visible_devices"] for r in job["ranks"]], ["0", SIM_UUID0], "named two ways")
+    eq([[(d["gpu"], d["uuid"], d["owner_ranks"]) for d in r["devices"]] for r in job["ranks"]],
+       [[("0", SIM_UUID0, [0, 1])], [(SIM_UUID0, SIM_UUID0, [0, 1])]], "one GPU, both ranks' own")
+    eq(job["peer_memory"], [], "nothing on another rank's GPU")
+    text = cmtest.cli("report", *traces).stdout
+    check(any(l.startswith("  shared:   GPU 0 of ") and l.endswith("is the own GPU of ranks 0 and 1: their peaks add up on it")
+              for l in text.splitlines()), f"shared GPU said:\n{text}")
+    cleanup(tmp)
+
+
 def test_vmm_on_peer():
     """Physical memory created on device 0 by rank 1 (cuMemCreate, located
     by its properties, not by the current device) is rank 1's memory on rank
