@@ -24,11 +24,14 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
     if (x->opened_count || x->failed_opens || x->failed_imports || x->vmm_imported) {
         fprintf(out, "\nMapped from another process (CUDA IPC, imported VMM handles: the other process's memory, "
                      "not in this process's peaks or leaks)\n");
-        fprintf(out, "  peak %s at %s; opened %s in %" PRIu64 " %s, %s in %" PRIu64 " %s never closed\n",
-                cmt_size_exact_str(x->peak_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, x->peak_ts)),
-                cmt_size_exact_str(x->opened_bytes, b2, sizeof b2), x->opened_count,
-                cmt_plural(x->opened_count, "mapping", "mappings"), CMT_SIZE(x->open_bytes), x->open_count,
-                cmt_plural(x->open_count, "mapping", "mappings"));
+        if (x->opened_count)
+            fprintf(out, "  peak %s at %s; opened %s in %" PRIu64 " %s, %s in %" PRIu64 " %s never closed\n",
+                    cmt_size_exact_str(x->peak_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, x->peak_ts)),
+                    cmt_size_exact_str(x->opened_bytes, b2, sizeof b2), x->opened_count,
+                    cmt_plural(x->opened_count, "mapping", "mappings"), CMT_SIZE(x->open_bytes), x->open_count,
+                    cmt_plural(x->open_count, "mapping", "mappings"));
+        else
+            fprintf(out, "  nothing mapped\n");
         for (size_t i = 0; i < x->n_sites; i++) {
             const struct cmt_ipc_site *s = &x->sites[i];
             fprintf(out, "    %s in %" PRIu64 " %s (%s, device %d, handle %016" PRIx64 "), ",
@@ -67,7 +70,8 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
                         cmt_size_exact_str(e->bytes, b1, sizeof b1), cmt_api_name(e->api),
                         CMT_DURATION(cmt_report_rel_ns(r, e->ts)), e->fingerprint);
             else
-                fprintf(out, "    an allocation this trace did not see made (%s at %s, handle %016" PRIx64 ")\n",
+                fprintf(out, "    no allocation of this trace starts at the pointer (made before tracing, or the pointer lies "
+                             "inside one: CUDA exports the whole allocation) (%s at %s, handle %016" PRIx64 ")\n",
                         cmt_api_name(e->api), CMT_DURATION(cmt_report_rel_ns(r, e->ts)), e->fingerprint);
             cmt_render_text_frames(r, out, e->found ? e->alloc_stack : e->stack, "        ");
         }
