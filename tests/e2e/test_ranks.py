@@ -291,6 +291,35 @@ def test_ipc_closed():
     cleanup(tmp)
 
 
+def test_ipc_vmm():
+    """A VMM handle shared as a fabric handle: rank 1's imported handle is
+    no memory of its own (its peak, leaks and physical memory untouched, its
+    release no unmatched release), its cuMemMap a mapping of another
+    process's memory, matched to rank 0's cuMemCreate."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc_vmm", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    x0, x1 = r0["ipc"], r1["ipc"]
+    eq([(e["api"], e["bytes"], e["allocation_found"], site(e)) for e in x0["exported"]],
+       [("cuMemExportToShareableHandle", 4 * MiB, True,
+         f"export_physical at rank_worker.c:{worker_line('cuMemCreate(&h, 4 * MiB, &prop, 0)')}")], "the export")
+    eq([(m["api"], m["bytes"], m["count"], m["closed"], site(m)) for m in x1["mapped"]],
+       [("cuMemMap", 4 * MiB, 1, True, f"map_imported at rank_worker.c:{worker_line('cuMemMap(va, 4 * MiB, 0, h, 0)')}")],
+       "the mapping of the imported handle")
+    eq((x1["imported_handles"], x1["imported_handles_released"], x1["mapped_peak_bytes"]), (1, 1, 4 * MiB), "imported")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
+    eq(r1["unmatched_frees"], 0, "the imported handle's release is no unmatched release")
+    eq(r1["devices"][0]["peak_bytes"], peak_of(1), "rank 1's own peak")
+    eq([v["physical_peak_bytes"] for v in r1["vmm"]], [0], "no physical memory of rank 1's own")
+    eq((r1["leaks"]["bytes"], r1["leaks"]["count"]), (1 * MiB, 1), "rank 1's own leak only")
+    eq([v["physical_peak_bytes"] for v in r0["vmm"]], [4 * MiB], "rank 0's physical memory")
+    job = job_report(traces)["jobs"][0]
+    eq([(m["rank"], m["bytes"], m["closed"], m["exporter_rank"]) for m in job["ipc_mappings"]], [(1, 4 * MiB, True, 0)],
+       "matched to rank 0")
+    cleanup(tmp)
+
+
 def test_ipc_static():
     """The static runtime reaches cuIpc* through cuGetProcAddress: the
     shim's hooks handed out there record them, under the driver's names."""

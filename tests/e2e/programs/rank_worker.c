@@ -24,6 +24,12 @@
  *           driver's cuIpcOpenMemHandle), writes into both and closes both,
  *           then writes $IPC_DIR/done, after which rank 0 frees them
  *   ipc_leak with ipc: rank 1 never closes the 8 MiB mapping
+ *   ipc_vmm rank 0 creates 4 MiB of VMM memory that may be shared
+ *           (export_physical: cuMemCreate, then cuMemExportToShareableHandle
+ *           as a fabric handle) and hands it over in $IPC_DIR/fabric; rank 1
+ *           imports it (cuMemImportFromShareableHandle), maps it
+ *           (map_imported: cuMemMap), unmaps and releases it, then writes
+ *           $IPC_DIR/fabric_done, after which rank 0 releases its handle
  * The rank and local rank come from the first launcher variables set:
  * RANK/LOCAL_RANK, OMPI_COMM_WORLD_RANK/_LOCAL_RANK, PMI_RANK/MPI_LOCALRANKID,
  * SLURM_PROCID/SLURM_LOCALID. */
@@ -172,6 +178,46 @@ __attribute__((noinline)) static CUdeviceptr map_peer_cache(cudaIpcMemHandle_t h
     return p;
 }
 
+__attribute__((noinline)) static CUmemGenericAllocationHandle export_physical(CUmemFabricHandle *fh)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemGenericAllocationHandle h;
+    check_cu(cuMemCreate(&h, 4 * MiB, &prop, 0), "cuMemCreate shareable");
+    check_cu(cuMemExportToShareableHandle(fh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0), "cuMemExportToShareableHandle");
+    return h;
+}
+
+__attribute__((noinline)) static void map_imported(CUmemGenericAllocationHandle h, CUdeviceptr va)
+{
+    check_cu(cuMemMap(va, 4 * MiB, 0, h, 0), "cuMemMap of the imported handle");
+}
+
+static void vmm_exchange(int rank)
+{
+    CUmemFabricHandle fh;
+    if (rank == 0) {
+        CUmemGenericAllocationHandle h = export_physical(&fh);
+        ipc_write("fabric", &fh, sizeof fh);
+        ipc_wait_for("fabric_done", NULL, 0);
+        check_cu(cuMemRelease(h), "cuMemRelease exported");
+    } else if (rank == 1) {
+        ipc_wait_for("fabric", &fh, sizeof fh);
+        CUmemGenericAllocationHandle h;
+        check_cu(cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC), "cuMemImportFromShareableHandle");
+        CUdeviceptr va;
+        check_cu(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), "cuMemAddressReserve");
+        map_imported(h, va);
+        check_cu(cuMemUnmap(va, 4 * MiB), "cuMemUnmap");
+        check_cu(cuMemAddressFree(va, 4 * MiB), "cuMemAddressFree");
+        check_cu(cuMemRelease(h), "cuMemRelease imported");
+        ipc_write("fabric_done", "", 0);
+    }
+}
+
 static void ipc_exchange(int rank, int leak)
 {
     cudaIpcMemHandle_t h[2];
@@ -234,7 +280,7 @@ int main(int argc, char **argv)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                             NULL};
     int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
-    int stray = 0, fail = 0, shared = 0, vmm = 0, ipc = 0, ipc_leak = 0;
+    int stray = 0, fail = 0, shared = 0, vmm = 0, ipc = 0, ipc_leak = 0, ipc_vmm = 0;
     for (int i = 1; i < argc; i++) {
         stray |= strcmp(argv[i], "stray") == 0;
         fail |= strcmp(argv[i], "fail") == 0;
@@ -242,6 +288,7 @@ int main(int argc, char **argv)
         vmm |= strcmp(argv[i], "vmm") == 0;
         ipc |= strcmp(argv[i], "ipc") == 0;
         ipc_leak |= strcmp(argv[i], "ipc_leak") == 0;
+        ipc_vmm |= strcmp(argv[i], "ipc_vmm") == 0;
     }
     if (shared)
         local = 0;
@@ -264,6 +311,8 @@ int main(int argc, char **argv)
     check(cudaFree(weights), "free weights");
     if (ipc)
         ipc_exchange(rank, ipc_leak);
+    if (ipc_vmm)
+        vmm_exchange(rank);
     if (strayp) {
         check(cudaSetDevice(0), "cudaSetDevice(0)");
         check(cudaFree(strayp), "free stray");
