@@ -95,6 +95,7 @@ CMT_EARLY static bool same_name(const char *a, const char *b)
 CMT_EARLY static bool may_be_ours(const char *name)
 {
     return starts_with(name, "cuMem") || starts_with(name, "cuArray") || starts_with(name, "cuGetProcAddress") ||
+           starts_with(name, "cuIpc") ||
            starts_with(name, "cuCtx") || starts_with(name, "cuDevicePrimaryCtx");
 }
 

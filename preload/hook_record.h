@@ -107,4 +107,38 @@ static inline void cmt_record_pool(struct cmt_hook *h, const struct cmt_pool_rec
     cmt_hook_commit(h, &e);
 }
 
+/* A record of memory shared between processes (docs/trace-format.md,
+ * "IPC"). ts: after the call for exports, opens and imports, before it
+ * for closes (the address may be mapped again once it returns). */
+struct cmt_ipc_record {
+    uint8_t api;
+    int32_t result;
+    int32_t device;
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t aux[CMT_AUX_COUNT];
+    bool with_stack;
+};
+
+static inline void cmt_record_ipc(struct cmt_hook *h, const struct cmt_ipc_record *p)
+{
+    struct cmt_event e = {
+        .type = CMT_REC_IPC,
+        .api = p->api,
+        .kind = cmt_api_default_kind(p->api),
+        .has_device = true,
+        .device = p->device,
+        .result = p->result,
+        .ts = p->ts,
+        .addr = p->addr,
+        .size = p->size,
+    };
+    for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
+        e.aux[i] = p->aux[i];
+    if (p->with_stack)
+        e.stack = cmt_stack_capture();
+    cmt_hook_commit(h, &e);
+}
+
 #endif

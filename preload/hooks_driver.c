@@ -28,6 +28,9 @@
 #include "pool_hooks.h"
 #include "proc_address.h"
 #include "real_symbols.h"
+#include "sampler.h"
+
+#include <string.h>
 
 /* A hook whose real function cannot be found (none anywhere: the shim was
  * preloaded into a program without a driver) answers as a driver that
@@ -383,6 +386,137 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
     return r;
 }
 
+/* --- memory shared between processes (docs/trace-format.md, "IPC") ---------
+ * Exporter: which allocation a handle names, with the handle's fingerprint;
+ * importer: the mapping, its size, the same fingerprint. Not memory of this
+ * process: recorded as IPC records, which the analyzer keeps apart. */
+
+static void record_ipc(struct cmt_hook *h, uint8_t api, CUresult r, const void *real, uint64_t ts, uint64_t addr,
+                       uint64_t size, uint64_t aux0, uint64_t aux1, uint64_t aux2, bool with_stack)
+{
+    struct cmt_ipc_record p = {
+        .api = api,
+        .result = (int32_t)r,
+        .device = cmt_driver_device(real),
+        .ts = ts ? ts : cmt_event_ts(h->thread),
+        .addr = addr,
+        .size = size,
+        .aux = {aux0, aux1, aux2},
+        .with_stack = with_stack,
+    };
+    cmt_record_ipc(h, &p);
+}
+
+_Static_assert(sizeof(CUipcMemHandle) == 64, "a CUDA IPC handle is 64 bytes");
+
+static CUresult ipc_get_mem_handle(PFN_cuIpcGetMemHandle_v4010 real, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pHandle, dptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_IPC_GET_MEM_HANDLE, r, (const void *)real, 0, (uint64_t)dptr, 0,
+                   r == CUDA_SUCCESS && pHandle ? cmt_ipc_fingerprint(pHandle, sizeof *pHandle) : 0, 0, 0,
+                   cmt_config.stack_depth != 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult ipc_open_mem_handle(PFN_cuIpcOpenMemHandle_v11000 real, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                    unsigned int Flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pdptr, handle, Flags);
+    if (rec) {
+        uint64_t addr = dptr_out(r, pdptr);
+        uint64_t size = addr ? cmt_sampler_range_size(addr) : 0;
+        record_ipc(&h, CMT_API_CU_IPC_OPEN_MEM_HANDLE, r, (const void *)real, 0, addr, size,
+                   cmt_ipc_fingerprint(&handle, sizeof handle), Flags, 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult ipc_close_mem_handle(PFN_cuIpcCloseMemHandle_v4010 real, CUdeviceptr dptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
+    CUresult r = real(dptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_IPC_CLOSE_MEM_HANDLE, r, (const void *)real, ts, (uint64_t)dptr, 0, 0, 0,
+                   0, cmt_config.free_stacks);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* A shareable handle's fingerprint: a fabric handle's 64 bytes name the
+ * memory in every process; a file descriptor or a Win32 handle is a number
+ * of this process only (0: not matched across traces). */
+static uint64_t shareable_fingerprint(const void *sh, CUmemAllocationHandleType type)
+{
+    if (!sh || type != CU_MEM_HANDLE_TYPE_FABRIC)
+        return 0;
+    return cmt_ipc_fingerprint(sh, sizeof(CUmemFabricHandle));
+}
+
+static uint64_t shareable_fd(const void *sh, CUmemAllocationHandleType type)
+{
+    if (!sh || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return 0;
+    int fd;
+    memcpy(&fd, sh, sizeof fd);
+    return (uint64_t)(uint32_t)fd;
+}
+
+static CUresult mem_export_to_shareable_handle(PFN_cuMemExportToShareableHandle_v10020 real, void *shareableHandle,
+                                               CUmemGenericAllocationHandle handle,
+                                               CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(shareableHandle, handle, handleType, flags);
+    if (rec) {
+        bool ok = r == CUDA_SUCCESS;
+        record_ipc(&h, CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0, (uint64_t)handle, 0,
+                   ok ? shareable_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType,
+                   ok ? shareable_fd(shareableHandle, handleType) : 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* osHandle is the descriptor itself (cast to a pointer) for a POSIX fd,
+ * a pointer to the handle's bytes for a fabric handle. */
+static CUresult mem_import_from_shareable_handle(PFN_cuMemImportFromShareableHandle_v10020 real,
+                                                 CUmemGenericAllocationHandle *handle, void *osHandle,
+                                                 CUmemAllocationHandleType shHandleType)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(handle, osHandle, shHandleType);
+    if (rec) {
+        uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
+        uint64_t fp = shHandleType == CU_MEM_HANDLE_TYPE_FABRIC ? shareable_fingerprint(osHandle, shHandleType) : 0;
+        uint64_t fd = shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)osHandle : 0;
+        record_ipc(&h, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, value, 0, fp,
+                   (uint64_t)shHandleType, fd, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
 /* --- context hooks: pass through, then forget the remembered device ------------
  * Nothing is recorded; device_cache.h says why these calls are hooked. */
 
@@ -508,6 +642,21 @@ static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUde
     X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , LEGACY, mem_pool_destroy, (CUmemoryPool pool), pool)            \
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , LEGACY, mem_pool_trim_to, (CUmemoryPool pool, size_t minBytesToKeep), \
       pool, minBytesToKeep) \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, , LEGACY, ipc_get_mem_handle,                                   \
+      (CUipcMemHandle * pHandle, CUdeviceptr dptr), pHandle, dptr)                                                 \
+    X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, , LEGACY, ipc_open_mem_handle,                            \
+      (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags), pdptr, handle, Flags)                      \
+    X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, , LEGACY, ipc_open_mem_handle,                                \
+      (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags), pdptr, handle, Flags)                      \
+    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, , LEGACY, ipc_close_mem_handle, (CUdeviceptr dptr), dptr)   \
+    X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, , LEGACY, mem_export_to_shareable_handle, \
+      (void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType,          \
+       unsigned long long flags),                                                                                  \
+      shareableHandle, handle, handleType, flags)                                                                  \
+    X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, , LEGACY,                             \
+      mem_import_from_shareable_handle,                                                                            \
+      (CUmemGenericAllocationHandle * handle, void *osHandle, CUmemAllocationHandleType shHandleType), handle,     \
+      osHandle, shHandleType)                                                                                      \
     CMT_CONTEXT_HOOKS(X)
 
 /* Every ABI of the calls that change a thread's current context. */

@@ -457,6 +457,29 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text)
     leave_internal();
 }
 
+void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total, const uint8_t *uuid)
+{
+    if (ordinal < 0 || __atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
+        return;
+    enter_internal();
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    uint32_t name_id = name && *name ? intern_cstr_locked(name) : 0;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
+    if (payload) {
+        struct cmt_payload b = {payload, payload + 64, false};
+        cmt_payload_varint(&b, (uint64_t)ordinal);
+        cmt_payload_varint(&b, name_id);
+        cmt_payload_varint(&b, total);
+        if (uuid)
+            cmt_payload_bytes(&b, uuid, 16);
+        else
+            cmt_payload_varint(&b, 0); /* no uuid: zero bytes */
+        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_DEVICE, b.p);
+    }
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
+    leave_internal();
+}
+
 void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
                                   const char *backend)
 {

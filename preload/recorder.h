@@ -88,6 +88,10 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text);
 
 /* Writes the ALLOCATOR record (format.h): whether the block layer of a
  * framework's allocator is recorded. Like cmt_recorder_note. */
+/* A DEVICE record: what the driver says of a device ordinal (its name,
+ * total bytes and UUID; uuid NULL: not known). Like cmt_recorder_note. */
+void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total, const uint8_t *uuid);
+
 void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
                                   const char *backend);
 

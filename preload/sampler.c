@@ -23,6 +23,10 @@ struct driver_queries {
     PFN_cuDeviceGetDefaultMemPool_v11020 default_pool; /* NULL before CUDA 11.2: no pool samples */
     PFN_cuDeviceGetMemPool_v11020 current_pool;
     PFN_cuMemPoolGetAttribute_v11020 pool_attribute;
+    PFN_cuMemGetAddressRange_v3020 address_range; /* the size of a mapping opened from another process */
+    PFN_cuDeviceGetName_v2000 device_name;        /* the DEVICE record's */
+    PFN_cuDeviceTotalMem_v3020 device_total;
+    PFN_cuDeviceGetUuid_v11040 device_uuid;
 };
 
 enum { QUERIES_UNRESOLVED = 0, QUERIES_READY = 1, QUERIES_ABSENT = 2 };
@@ -70,6 +74,12 @@ static const struct driver_queries *driver_queries(void)
             queries.default_pool = (PFN_cuDeviceGetDefaultMemPool_v11020)cmt_real_dlsym(h, "cuDeviceGetDefaultMemPool");
             queries.current_pool = (PFN_cuDeviceGetMemPool_v11020)cmt_real_dlsym(h, "cuDeviceGetMemPool");
             queries.pool_attribute = (PFN_cuMemPoolGetAttribute_v11020)cmt_real_dlsym(h, "cuMemPoolGetAttribute");
+            queries.address_range = (PFN_cuMemGetAddressRange_v3020)cmt_real_dlsym(h, "cuMemGetAddressRange_v2");
+            queries.device_name = (PFN_cuDeviceGetName_v2000)cmt_real_dlsym(h, "cuDeviceGetName");
+            queries.device_total = (PFN_cuDeviceTotalMem_v3020)cmt_real_dlsym(h, "cuDeviceTotalMem_v2");
+            queries.device_uuid = (PFN_cuDeviceGetUuid_v11040)cmt_real_dlsym(h, "cuDeviceGetUuid_v2");
+            if (!queries.device_uuid) /* a driver before 11.4: the same ABI under the old name */
+                queries.device_uuid = (PFN_cuDeviceGetUuid_v11040)cmt_real_dlsym(h, "cuDeviceGetUuid");
         }
         if (queries.ctx_get_device && queries.mem_get_info)
             __atomic_store_n(&queries_state, QUERIES_READY, __ATOMIC_RELEASE);
@@ -78,6 +88,16 @@ static const struct driver_queries *driver_queries(void)
     }
     pthread_mutex_unlock(&queries_lock);
     return __atomic_load_n(&queries_state, __ATOMIC_ACQUIRE) == QUERIES_READY ? &queries : NULL;
+}
+
+uint64_t cmt_sampler_range_size(uint64_t ptr)
+{
+    const struct driver_queries *q = driver_queries();
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (!q || !q->address_range || q->address_range(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS)
+        return 0;
+    return (uint64_t)size;
 }
 
 int32_t cmt_sampler_current_device(void)
@@ -171,6 +191,23 @@ static size_t read_device_pools(const struct driver_queries *q, CUdevice device,
 /* A SAMPLE record for the current context's device, then one POOL_STATE
  * record per pool of that device. request: the bytes a failed allocation
  * asked for (failure samples), else 0. */
+/* The DEVICE record of a device, once, at its start sample: its UUID is
+ * what the job view matches GPUs by across processes (one names a GPU by
+ * index, another by UUID in CUDA_VISIBLE_DEVICES). */
+static void describe_device(const struct driver_queries *q, CUdevice device)
+{
+    char name[256] = "";
+    size_t total = 0;
+    CUuuid uuid;
+    if (!q->device_name || q->device_name(name, (int)sizeof name, device) != CUDA_SUCCESS)
+        name[0] = 0;
+    name[sizeof name - 1] = 0;
+    if (!q->device_total || q->device_total(&total, device) != CUDA_SUCCESS)
+        total = 0;
+    bool has_uuid = q->device_uuid && q->device_uuid(&uuid, device) == CUDA_SUCCESS;
+    cmt_recorder_write_device((int32_t)device, name, total, has_uuid ? (const uint8_t *)uuid.bytes : NULL);
+}
+
 static void take_sample(struct cmt_thread *t, uint8_t api, uint64_t request)
 {
     const struct driver_queries *q = driver_queries();
@@ -194,6 +231,8 @@ static void take_sample(struct cmt_thread *t, uint8_t api, uint64_t request)
         .size = request,
         .aux = {free_bytes, total_bytes, reserved, used},
     };
+    if (api == CMT_API_SAMPLE_START)
+        describe_device(q, device);
     if (!append(t, &e))
         return;
     for (size_t i = 0; i < n; i++)

@@ -32,6 +32,11 @@
  * 0: no sample yet, the next one is the start sample. */
 extern uint64_t cmt_sampler_next_ns[CMT_SAMPLER_MAX_DEVICES];
 
+/* The bytes of the allocation or mapping ptr lies in, as libcuda's own
+ * cuMemGetAddressRange_v2 says (never through a hook); 0 when it cannot
+ * be asked or does not know ptr. */
+uint64_t cmt_sampler_range_size(uint64_t ptr);
+
 void cmt_sampler_take_failure(struct cmt_hook *h, const struct cmt_event *failed);
 void cmt_sampler_take_due(struct cmt_hook *h, int32_t device, uint64_t now);
 

@@ -38,6 +38,9 @@ static const struct {
                               "The peak of device-resident memory on a device grew more than --max-peak-growth "
                               "percent over the baseline"},
     [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed (--no-failed-allocations)"},
+    [CMT_RULE_MAPPING_LEAK] = {"mapping-leak",
+                               "A mapping of another process's memory (CUDA IPC, an imported VMM handle) was never "
+                               "closed"},
 };
 
 const char *cmt_rule_id(enum cmt_rule rule)
@@ -325,6 +328,55 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     judge_tensor_leaks(t, bl, over);
 }
 
+/* Mappings of another process's memory never closed: a leak of a mapping,
+ * one finding per call site that opened them, unless a suppression matches
+ * that site (docs/check.md). Not this process's memory: the leak limits do
+ * not apply. */
+static void judge_mapping_leaks(struct cmt_check *c, struct cmt_check_trace *t)
+{
+    const struct cmt_report *r = &t->report;
+    for (size_t i = 0; i < r->ipc.n_sites; i++) {
+        const struct cmt_ipc_site *s = &r->ipc.sites[i];
+        if (!s->open_count)
+            continue;
+        if (c->suppressions.n && s->stack) {
+            const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, s->stack);
+            long idx = cmt_suppressions_match(&c->suppressions, sf->frames, sf->n);
+            if (idx >= 0) {
+                c->suppressions.items[idx].allocations += s->open_count;
+                c->suppressions.items[idx].bytes += s->open_bytes;
+                t->mapping_suppressed_bytes += s->open_bytes;
+                t->mapping_suppressed_count += s->open_count;
+                continue;
+            }
+        }
+        struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_MAPPING_LEAK, CMT_LEVEL_ERROR);
+        if (!f)
+            return;
+        char size[32];
+        cmt_format_size(s->open_bytes, size, sizeof size);
+        snprintf(f->message, sizeof f->message,
+                 "never closed %s in %" PRIu64 " %s of another process's memory (%s): a leak of a mapping", size,
+                 s->open_count, s->open_count == 1 ? "mapping" : "mappings",
+                 s->api == CMT_API_CU_MEM_MAP ? "cuMemMap of an imported handle" : cmt_api_name(s->api));
+        f->site = true;
+        f->stack = s->stack;
+        f->bytes = s->open_bytes;
+        f->count = s->open_count;
+        f->api = s->api;
+        f->kind = CMT_KIND_IPC_MAPPING;
+        char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_IPC_MAPPING, false);
+        f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_MAPPING_LEAK);
+        free(key);
+    }
+    if (t->mapping_suppressed_count) {
+        char size[32];
+        cmt_format_size(t->mapping_suppressed_bytes, size, sizeof size);
+        add_note(t, "%s in %" PRIu64 " %s of another process's memory never closed, suppressed", size,
+                 t->mapping_suppressed_count, t->mapping_suppressed_count == 1 ? "mapping" : "mappings");
+    }
+}
+
 static uint64_t peak_limit(const struct cmt_check_options *o, int32_t device, bool *has)
 {
     uint64_t all = 0;
@@ -566,8 +618,10 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
         snprintf(t->error, sizeof t->error,
                  "the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked "
                  "(--check-incomplete checks what was live when recording ended)");
-    if (t->leaks_checked)
+    if (t->leaks_checked) {
         judge_leaks(c, t);
+        judge_mapping_leaks(c, t);
+    }
     judge_peaks(c, t);
     judge_failures(c, t);
     order_findings(t);

@@ -59,6 +59,7 @@ enum cmt_rule {
     CMT_RULE_PEAK,
     CMT_RULE_PEAK_GROWTH,
     CMT_RULE_FAILED_ALLOCATION,
+    CMT_RULE_MAPPING_LEAK, /* a mapping of another process's memory never closed */
     CMT_RULE_COUNT
 };
 
@@ -109,6 +110,9 @@ struct cmt_check_trace {
      * report's blocks model has them all). */
     uint64_t tensor_leak_bytes, tensor_leak_count;
     uint64_t tensor_suppressed_bytes, tensor_suppressed_count;
+    /* Mappings of another process's memory never closed that a suppression
+     * matched (the report's ipc model has them all). */
+    uint64_t mapping_suppressed_bytes, mapping_suppressed_count;
     struct cmt_finding *findings; /* errors first, then warnings, each largest first */
     size_t n_findings, n_errors, cap_findings;
     char **notes; /* what else the check has to say about this trace */

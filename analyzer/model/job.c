@@ -31,6 +31,22 @@ void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, 
     snprintf(out, len, "?%d", ordinal); /* more devices used than the variable lists */
 }
 
+bool cmt_job_same_gpu(const struct cmt_job_member *a, const struct cmt_job_device *da, const struct cmt_job_member *b,
+                      const struct cmt_job_device *db)
+{
+    if (strcmp(a->host, b->host) != 0)
+        return false;
+    if (da->uuid[0] && db->uuid[0])
+        return strcmp(da->uuid, db->uuid) == 0;
+    return strcmp(da->gpu, db->gpu) == 0;
+}
+
+static void format_uuid(const uint8_t u[16], char *out, size_t len)
+{
+    snprintf(out, len, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
 static size_t visible_count(const struct cmt_job_member *m)
 {
     if (!m->cvd_set || !m->cvd[0])
@@ -104,6 +120,14 @@ static void fill_device(const struct cmt_report *r, const struct cmt_analysis *a
     const struct cmt_account *acc = v->account;
     d->ordinal = acc->device;
     cmt_job_gpu_of(m, acc->device, d->gpu, sizeof d->gpu);
+    const struct cmt_trace_model *md = &a->model;
+    if (acc->device >= 0 && acc->device < CMT_MODEL_MAX_DEVICES && md->has_device[acc->device] &&
+        md->device[acc->device].has_uuid) {
+        /* All zero is no UUID (trace generators write it as a placeholder). */
+        static const uint8_t zero[16];
+        if (memcmp(md->device[acc->device].uuid, zero, sizeof zero) != 0)
+            format_uuid(md->device[acc->device].uuid, d->uuid, sizeof d->uuid);
+    }
     d->peak = acc->peak;
     d->peak_wall_ns = wall_of(a, acc->peak_ts);
     d->live_end = acc->live;
@@ -116,6 +140,42 @@ static void fill_device(const struct cmt_report *r, const struct cmt_analysis *a
         const struct cmt_frame *site = cmt_stack_site(sf);
         if (site)
             cmt_frame_describe(site, d->peak_site, sizeof d->peak_site);
+    }
+}
+
+static void site_text(const struct cmt_report *r, uint64_t stack, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!stack)
+        return;
+    const struct cmt_frame *site = cmt_stack_site(cmt_frames_get(r->frames, stack));
+    if (site)
+        cmt_frame_describe(site, buf, len);
+}
+
+static void fill_ipc(const struct cmt_report *r, struct cmt_job_member *m)
+{
+    const struct cmt_ipc_report *x = &r->ipc;
+    for (size_t i = 0; i < x->n_exports; i++) {
+        if (m->n_exports == CMT_JOB_MAX_IPC) {
+            m->exports_dropped++;
+            continue;
+        }
+        struct cmt_job_ipc_item *it = &m->exports[m->n_exports++];
+        it->fingerprint = x->exports[i].fingerprint;
+        it->bytes = x->exports[i].bytes;
+        site_text(r, x->exports[i].found ? x->exports[i].alloc_stack : 0, it->site, sizeof it->site);
+    }
+    for (size_t i = 0; i < x->n_imports; i++) {
+        if (m->n_imports == CMT_JOB_MAX_IPC) {
+            m->imports_dropped++;
+            continue;
+        }
+        struct cmt_job_ipc_item *it = &m->imports[m->n_imports++];
+        it->fingerprint = x->imports[i].fingerprint;
+        it->bytes = x->imports[i].bytes;
+        it->closed = x->imports[i].closed;
+        site_text(r, x->imports[i].stack, it->site, sizeof it->site);
     }
 }
 
@@ -153,6 +213,7 @@ void cmt_job_member_from_report(const struct cmt_report *r, const struct cmt_ana
             m->failed_first_size = r->failures[i].min_size;
         }
     m->events = a->replay.events;
+    fill_ipc(r, m);
 }
 
 void cmt_job_member_failed(const char *trace, struct cmt_job_member *m)
@@ -226,7 +287,7 @@ static int peers(const struct cmt_job_set *s, struct cmt_job *job)
             for (size_t o = 0; o < job->n_members; o++) {
                 const struct cmt_job_member *x = &s->members[job->members[o]];
                 /* Members are in rank order: a rank given twice is its last entry. */
-                if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, m->devices[d].gpu) &&
+                if (x->own >= 0 && cmt_job_same_gpu(x, &x->devices[x->own], m, &m->devices[d]) &&
                     p.n_owners < sizeof p.owners / sizeof p.owners[0] &&
                     (p.n_owners == 0 || p.owners[p.n_owners - 1] != x->rank))
                     p.owners[p.n_owners++] = x->rank;
@@ -296,13 +357,44 @@ static void describe(const struct cmt_job_set *s, struct cmt_job *job)
         job->world_size = -1;
 }
 
+/* Each import of a rank, matched to the export of another rank of the job
+ * with the same fingerprint (the first such, by rank). */
+static int shares(const struct cmt_job_set *s, struct cmt_job *job)
+{
+    for (size_t k = 0; k < job->n_members; k++) {
+        size_t im = job->members[k];
+        const struct cmt_job_member *m = &s->members[im];
+        for (size_t i = 0; i < m->n_imports; i++) {
+            struct cmt_job_share sh = {.importer = im, .import = i, .exporter = SIZE_MAX, .export = SIZE_MAX};
+            uint64_t fp = m->imports[i].fingerprint;
+            for (size_t o = 0; fp && o < job->n_members && sh.exporter == SIZE_MAX; o++) {
+                const struct cmt_job_member *x = &s->members[job->members[o]];
+                if (job->members[o] == im)
+                    continue;
+                for (size_t e = 0; e < x->n_exports; e++)
+                    if (x->exports[e].fingerprint == fp) {
+                        sh.exporter = job->members[o];
+                        sh.export = e;
+                        break;
+                    }
+            }
+            struct cmt_job_share *grown = realloc(job->shares, (job->n_shares + 1) * sizeof *grown);
+            if (!grown)
+                return -1;
+            job->shares = grown;
+            job->shares[job->n_shares++] = sh;
+        }
+    }
+    return 0;
+}
+
 static int build_job(struct cmt_job_set *s, struct cmt_job *job)
 {
     sort_members = s->members;
     qsort(job->members, job->n_members, sizeof *job->members, by_rank);
     describe(s, job);
     imbalance(s, job);
-    if (completeness(s, job) != 0 || peers(s, job) != 0)
+    if (completeness(s, job) != 0 || peers(s, job) != 0 || shares(s, job) != 0)
         return -1;
     return 0;
 }
@@ -313,6 +405,7 @@ static void job_free(struct cmt_job *job)
     free(job->missing);
     free(job->duplicates);
     free(job->peers);
+    free(job->shares);
 }
 
 int cmt_job_set_build(struct cmt_job_set *s, const struct cmt_job_member *members, size_t n)

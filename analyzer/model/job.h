@@ -25,11 +25,24 @@
 struct cmt_job_device {
     int32_t ordinal;
     char gpu[96]; /* the physical GPU on its host: CUDA_VISIBLE_DEVICES's entry, or the ordinal */
+    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" from the trace's DEVICE record; "" unknown */
     uint64_t peak, peak_wall_ns, live_end;
     uint64_t peak_by_holder[CMT_HOLDER_COUNT]; /* at the device's peak */
     bool has_own_peaks;
     uint64_t own_peak[CMT_HOLDER_COUNT]; /* each holder's own peak on the device */
     char peak_site[512];                 /* the largest call site live at the peak: its site frame; "" none */
+};
+
+/* Memory shared with another process, summed up per trace (ipc_report.h):
+ * the first CMT_JOB_MAX_IPC exports and imports, enough to match the ranks
+ * of a job to each other by the handle's fingerprint. */
+#define CMT_JOB_MAX_IPC 32
+
+struct cmt_job_ipc_item {
+    uint64_t fingerprint; /* 0: none */
+    uint64_t bytes;
+    bool closed;          /* imports: closed before exit */
+    char site[192];       /* the allocation's site (exports), the open's (imports); "" none */
 };
 
 struct cmt_job_member {
@@ -55,6 +68,10 @@ struct cmt_job_member {
     size_t n_cells;
     uint64_t cell_origin_wall_ns, cell_width_ns;
     uint64_t cells[CMT_JOB_CELLS];
+    size_t n_exports, n_imports;
+    uint64_t exports_dropped, imports_dropped; /* past CMT_JOB_MAX_IPC */
+    struct cmt_job_ipc_item exports[CMT_JOB_MAX_IPC];
+    struct cmt_job_ipc_item imports[CMT_JOB_MAX_IPC];
 };
 
 /* Sums up one trace's report (r) into m. */
@@ -66,6 +83,12 @@ void cmt_job_member_failed(const char *trace, struct cmt_job_member *m);
  * CUDA_VISIBLE_DEVICES ("?N" past the list's end), or the ordinal itself
  * when the variable is unset. */
 void cmt_job_gpu_of(const struct cmt_job_member *m, int32_t ordinal, char *out, size_t len);
+/* Two devices of two members are one physical GPU: on one host, with the
+ * same UUID when both traces recorded one (so a GPU named by index in one
+ * process and by UUID in another still matches), else the same
+ * CUDA_VISIBLE_DEVICES entry. */
+bool cmt_job_same_gpu(const struct cmt_job_member *a, const struct cmt_job_device *da, const struct cmt_job_member *b,
+                      const struct cmt_job_device *db);
 /* The rank's own device (index into m->devices, -1 none): the one its local
  * rank names among the visible devices (the first and only one when
  * CUDA_VISIBLE_DEVICES lists one, as srun --gpus-per-task does), when the
@@ -79,6 +102,13 @@ struct cmt_job_peer {
     size_t device;   /* index into that member's devices */
     int64_t owners[8]; /* ranks whose own GPU it is, lowest first */
     size_t n_owners;
+};
+
+/* A rank mapping memory another process exported, matched by the handle's
+ * fingerprint: exporter SIZE_MAX when no trace of the job exported it. */
+struct cmt_job_share {
+    size_t importer, import; /* member, index into its imports */
+    size_t exporter, export; /* member, index into its exports; SIZE_MAX: none in the job */
 };
 
 struct cmt_job_imbalance {
@@ -104,6 +134,8 @@ struct cmt_job {
     struct cmt_job_imbalance imbalance;
     struct cmt_job_peer *peers;
     size_t n_peers;
+    struct cmt_job_share *shares; /* by importer rank, in the order it opened */
+    size_t n_shares;
 };
 
 struct cmt_job_set {

@@ -11,6 +11,7 @@
 #include "call_tree.h"
 #include "frames.h"
 #include "growth.h"
+#include "ipc_report.h"
 #include "memory_holder.h"
 #include "phases_view.h"
 #include "report_events.h"
@@ -246,6 +247,7 @@ struct cmt_report {
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
     struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
+    struct cmt_ipc_report ipc;              /* memory shared with other processes (ipc_report.h) */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */
     const char *holder_name[CMT_HOLDER_COUNT]; /* "PyTorch", ... */
@@ -278,6 +280,10 @@ struct cmt_report {
 struct cmt_blocks_report;
 
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt);
+/* r->ipc from the replay (called by cmt_report_build, last: the canonical
+ * ids it asks for come after every other row's). */
+int cmt_ipc_report_build(struct cmt_report *r, const struct cmt_replay *rp);
+void cmt_ipc_report_free(struct cmt_ipc_report *x);
 void cmt_report_free(struct cmt_report *r);
 
 /* Holders of a recorded stack's allocations (memory_holder.h), cached. */

@@ -876,6 +876,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             return -1;
         r->has_usage = true;
     }
+    if (cmt_ipc_report_build(r, rp) != 0)
+        return -1;
     collect_warnings(r, a);
     if (r->at_past_end) {
         const struct cmt_trace_model *m = &a->model;
@@ -887,6 +889,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
 
 void cmt_report_free(struct cmt_report *r)
 {
+    cmt_ipc_report_free(&r->ipc);
     free(r->trace.argv);
     cmt_timeline_model_free(&r->timeline);
     cmt_timeline_model_free(&r->chart);

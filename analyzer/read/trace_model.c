@@ -158,6 +158,15 @@ void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a)
     m->allocator = *a;
 }
 
+void cmt_model_on_device(void *ctx, const struct cmt_device_in *d)
+{
+    struct cmt_trace_model *m = ctx;
+    if (d->ordinal >= CMT_MODEL_MAX_DEVICES || m->has_device[d->ordinal])
+        return;
+    m->has_device[d->ordinal] = true;
+    m->device[d->ordinal] = *d;
+}
+
 void cmt_model_on_job(void *ctx, const struct cmt_job_in *j)
 {
     struct cmt_trace_model *m = ctx;
@@ -240,6 +249,7 @@ void cmt_model_callbacks(struct cmt_reader_callbacks *cb)
     cb->on_note = cmt_model_on_note;
     cb->on_allocator = cmt_model_on_allocator;
     cb->on_job = cmt_model_on_job;
+    cb->on_device = cmt_model_on_device;
 }
 
 const char *cmt_model_string(const struct cmt_trace_model *m, uint32_t id)

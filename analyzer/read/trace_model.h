@@ -36,6 +36,7 @@ struct cmt_note_def {
     uint32_t text_id;
 };
 #define CMT_MODEL_MAX_NOTES 32
+#define CMT_MODEL_MAX_DEVICES 64 /* DEVICE records kept, by ordinal */
 
 struct cmt_thread_def {
     uint32_t tid;
@@ -71,6 +72,9 @@ struct cmt_trace_model {
     /* The last ALLOCATOR record (format 2.1): PyTorch's block layer. */
     bool has_allocator;
     struct cmt_allocator_in allocator;
+    /* DEVICE records by ordinal (the first of each; below CMT_MODEL_MAX_DEVICES). */
+    bool has_device[CMT_MODEL_MAX_DEVICES];
+    struct cmt_device_in device[CMT_MODEL_MAX_DEVICES];
     uint64_t notes_dropped; /* NOTE records past CMT_MODEL_MAX_NOTES */
     uint64_t rejected_records; /* metadata records with ids out of sequence */
 };
@@ -91,6 +95,7 @@ void cmt_model_on_frame(void *ctx, const struct cmt_frame_in *f);
 void cmt_model_on_note(void *ctx, const struct cmt_note_in *n);
 void cmt_model_on_allocator(void *ctx, const struct cmt_allocator_in *a);
 void cmt_model_on_job(void *ctx, const struct cmt_job_in *j);
+void cmt_model_on_device(void *ctx, const struct cmt_device_in *d);
 
 /* "python", "nvtx" or "shim": who wrote a note (enum cmt_note_source). */
 const char *cmt_note_source_name(uint64_t source);

@@ -468,6 +468,24 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *o
     return cmt_varint_get(pp, end, out);
 }
 
+/* An IPC record (format 2.2) that verifies but cannot be: an api that is no
+ * IPC call, or a kind that is not the api's. Named like other damage. */
+static bool ipc_record_bad(struct cmt_reader *r, const struct cursor *c, const uint8_t *rec,
+                           const struct cmt_event_in *e)
+{
+    const char *what = NULL;
+    if (e->api < CMT_API_IPC_FIRST || e->api > CMT_API_IPC_LAST)
+        what = "an IPC record names an API that is no IPC call";
+    else if (e->kind != default_kind[e->api])
+        what = "an IPC record has a memory kind that is not its API's";
+    if (!what)
+        return false;
+    set_error(r, "damaged event record at offset %llu (chunk at offset %llu): %s (api %u, kind %u)",
+              (unsigned long long)(rec - r->data), (unsigned long long)c->chunk_off, what, (unsigned)e->api,
+              (unsigned)e->kind);
+    return true;
+}
+
 /* Decodes the next delivered record of c into c->next. */
 static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
 {
@@ -552,6 +570,8 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         }
         if (rec >= c->commit_end)
             c->past_commit = true; /* committed, its commit word not yet stored: the writer was killed */
+        if (__builtin_expect(e->type == CMT_REC_IPC, 0) && ipc_record_bad(r, c, rec, e))
+            return DECODE_DAMAGED;
         if (ts < c->prev_ts && !r->warned_order) {
             r->warned_order = true;
             add_warning(r, "events of thread %u are out of time order at offset %llu", c->tid,
@@ -821,12 +841,25 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
         return 0;
     }
     case CMT_META_DEVICE: {
-        uint32_t ordinal = pl_id(b), name = pl_id(b);
-        uint64_t total = pl_varint(b);
+        struct cmt_device_in d = {0};
+        d.ordinal = pl_id(b);
+        d.name_id = pl_id(b);
+        d.total = pl_varint(b);
         if (b->bad)
             return -1;
+        if (b->p < b->end) {
+            /* the uuid: 16 bytes, or none (0 bytes: not known) */
+            size_t len = 0;
+            const uint8_t *u = pl_bytes(b, &len);
+            if (b->bad || (len != 0 && len != sizeof d.uuid))
+                return -1;
+            if (len) {
+                memcpy(d.uuid, u, sizeof d.uuid);
+                d.has_uuid = true;
+            }
+        }
         if (cb->on_device)
-            cb->on_device(r->ctx, ordinal, name, total);
+            cb->on_device(r->ctx, &d);
         return 0;
     }
     case CMT_META_FRAME: {

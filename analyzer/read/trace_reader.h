@@ -102,6 +102,16 @@ struct cmt_job_in {
     struct cmt_job_var_in vars[CMT_JOB_MAX_VARS];
 };
 
+/* A DEVICE record: what the writer found out about a device ordinal of
+ * its process (the shim writes one at the first allocation on a device). */
+struct cmt_device_in {
+    uint32_t ordinal;
+    uint32_t name_id; /* string id, 0 unknown */
+    uint64_t total;   /* bytes, 0 unknown */
+    bool has_uuid;    /* uuid holds the device's 16-byte UUID (cuDeviceGetUuid) */
+    uint8_t uuid[16];
+};
+
 /* Every callback may be NULL. Returning nonzero from on_event stops the read
  * early (the read then reports success). */
 struct cmt_reader_callbacks {
@@ -111,7 +121,7 @@ struct cmt_reader_callbacks {
     void (*on_process)(void *ctx, const struct cmt_process_in *p);
     void (*on_thread)(void *ctx, uint32_t tid, uint32_t name_id);
     void (*on_config)(void *ctx, const struct cmt_config_in *c);
-    void (*on_device)(void *ctx, uint32_t ordinal, uint32_t name_id, uint64_t total);
+    void (*on_device)(void *ctx, const struct cmt_device_in *d);
     void (*on_end)(void *ctx, const struct cmt_end_in *e);
     void (*on_frame)(void *ctx, const struct cmt_frame_in *f);
     void (*on_note)(void *ctx, const struct cmt_note_in *n);

@@ -115,6 +115,13 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
             }
             u = append(buf, len, u, " suppressed)");
         }
+        uint64_t open_bytes = r->ipc.open_bytes - t->mapping_suppressed_bytes;
+        uint64_t open_count = r->ipc.open_count - t->mapping_suppressed_count;
+        if (open_count) {
+            cmt_format_size(open_bytes, size, sizeof size);
+            u = append(buf, len, u, ", %s in %" PRIu64 " %s of another process never closed", size, open_count,
+                       cmt_plural(open_count, "mapping", "mappings"));
+        }
         u = append(buf, len, u, "; ");
     }
     bool any = false;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The job view as JSON: the "jobs" array of `report --json` with several
  * traces (docs/report.md lists every field). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,7 +34,7 @@ static void owner_ranks(const struct cmt_job *job, const struct cmt_job_set *s, 
     int64_t last = -1;
     for (size_t o = 0; o < job->n_members; o++) {
         const struct cmt_job_member *x = &s->members[job->members[o]];
-        if (x->own >= 0 && !strcmp(x->host, m->host) && !strcmp(x->devices[x->own].gpu, d->gpu) && x->rank != last) {
+        if (x->own >= 0 && cmt_job_same_gpu(x, &x->devices[x->own], m, d) && x->rank != last) {
             cmt_json_int(j, x->rank);
             last = x->rank;
         }
@@ -50,6 +51,8 @@ static void device(const struct cmt_job *job, const struct cmt_job_set *s, const
     cmt_json_int(j, dv->ordinal);
     cmt_json_key(j, "gpu");
     cmt_json_string(j, dv->gpu);
+    cmt_json_key(j, "uuid");
+    cmt_json_string(j, dv->uuid[0] ? dv->uuid : NULL);
     cmt_json_key(j, "own");
     cmt_json_bool(j, (int)d == m->own);
     owner_ranks(job, s, m, dv, j);
@@ -213,6 +216,49 @@ static void peers(const struct cmt_job *job, const struct cmt_job_set *s, struct
     cmt_json_end_array(j);
 }
 
+/* Memory one rank mapped from another process, matched to the rank that
+ * exported it (exporter_rank null: no trace of the job did). */
+static void shares(const struct cmt_job *job, const struct cmt_job_set *s, struct cmt_json *j)
+{
+    cmt_json_key(j, "ipc_mappings");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < job->n_shares; i++) {
+        const struct cmt_job_share *sh = &job->shares[i];
+        const struct cmt_job_member *m = &s->members[sh->importer];
+        const struct cmt_job_ipc_item *imp = &m->imports[sh->import];
+        char fp[24];
+        snprintf(fp, sizeof fp, "%016llx", (unsigned long long)imp->fingerprint);
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "rank");
+        cmt_json_int(j, m->rank);
+        cmt_json_key(j, "bytes");
+        cmt_json_uint(j, imp->bytes);
+        cmt_json_key(j, "closed");
+        cmt_json_bool(j, imp->closed);
+        cmt_json_key(j, "handle");
+        cmt_json_string(j, imp->fingerprint ? fp : NULL);
+        cmt_json_key(j, "site");
+        cmt_json_string(j, imp->site[0] ? imp->site : NULL);
+        cmt_json_key(j, "exporter_rank");
+        if (sh->exporter == SIZE_MAX) {
+            cmt_json_null(j);
+        } else {
+            const struct cmt_job_member *x = &s->members[sh->exporter];
+            cmt_json_int(j, x->rank);
+        }
+        cmt_json_key(j, "exporter_bytes");
+        if (sh->exporter == SIZE_MAX)
+            cmt_json_null(j);
+        else
+            cmt_json_uint(j, s->members[sh->exporter].exports[sh->export].bytes);
+        cmt_json_key(j, "exporter_site");
+        const char *site = sh->exporter == SIZE_MAX ? "" : s->members[sh->exporter].exports[sh->export].site;
+        cmt_json_string(j, site[0] ? site : NULL);
+        cmt_json_end_object(j);
+    }
+    cmt_json_end_array(j);
+}
+
 static void timeline(const struct cmt_job *job, const struct cmt_job_set *s, size_t columns, struct cmt_json *j)
 {
     cmt_json_key(j, "timeline");
@@ -296,6 +342,7 @@ void cmt_job_render_json(const struct cmt_job_set *s, const struct cmt_job_rende
         cmt_json_end_array(j);
         imbalance(job, s, j);
         peers(job, s, j);
+        shares(job, s, j);
         timeline(job, s, opt->columns, j);
         cmt_json_end_object(j);
     }

@@ -146,7 +146,7 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
         bool first = true;
         for (size_t o = 0; o < job->n_members; o++) {
             const struct cmt_job_member *x = &s->members[job->members[o]];
-            if (x->own < 0 || strcmp(x->host, m->host) || strcmp(x->devices[x->own].gpu, m->devices[m->own].gpu))
+            if (x->own < 0 || !cmt_job_same_gpu(x, &x->devices[x->own], m, &m->devices[m->own]))
                 continue;
             if (o < k)
                 first = false;
@@ -158,6 +158,30 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
         fprintf(out, "  shared:   GPU %s of %s is the own GPU of ranks ", m->devices[m->own].gpu, m->host);
         print_rank_list(out, ranks, n);
         fputs(": their peaks add up on it\n", out);
+    }
+}
+
+/* "rank 1 maps 64.0 MiB of rank 0's allocation from export_weights at
+ * prog.c:12 (closed)": memory shared between the ranks, matched by the
+ * handle's fingerprint. */
+static void ipc(const struct cmt_job_set *s, const struct cmt_job *job, FILE *out)
+{
+    for (size_t i = 0; i < job->n_shares; i++) {
+        const struct cmt_job_share *sh = &job->shares[i];
+        const struct cmt_job_member *m = &s->members[sh->importer];
+        const struct cmt_job_ipc_item *imp = &m->imports[sh->import];
+        char sz[32];
+        cmt_format_size(imp->bytes, sz, sizeof sz);
+        fprintf(out, "  ipc:      rank %" PRId64 " maps %s of ", m->rank, sz);
+        if (sh->exporter == SIZE_MAX) {
+            fprintf(out, "memory of a process outside these traces (handle %016" PRIx64 ")", imp->fingerprint);
+        } else {
+            const struct cmt_job_member *x = &s->members[sh->exporter];
+            const struct cmt_job_ipc_item *e = &x->exports[sh->export];
+            fprintf(out, "rank %" PRId64 "'s allocation%s%s", x->rank, e->site[0] ? " from " : "", e->site);
+        }
+        fprintf(out, " (%s)%s%s\n", imp->closed ? "closed" : "never closed: a leak of a mapping",
+                imp->site[0] ? "; opened at " : "", imp->site);
     }
 }
 
@@ -210,6 +234,7 @@ void cmt_job_render_text(const struct cmt_job_set *s, const struct cmt_job_rende
         imbalance(s, job, out);
         shared(s, job, out);
         peers(s, job, out);
+        ipc(s, job, out);
         failures(s, job, out);
         chart(s, job, opt->columns, out);
     }

@@ -33,6 +33,10 @@ void cmt_json_frame(struct cmt_json *j, const struct cmt_frame *f);
 void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
 void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
 /* A stack's display frames as text lines under indent (report_text.c). */
+/* Memory shared with other processes (ipc_text.c, ipc_json.c). */
+void cmt_ipc_render_text(const struct cmt_report *r, FILE *out);
+void cmt_ipc_render_text_leaks(const struct cmt_report *r, FILE *out);
+void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j);
 void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
 /* "suppressed by default.supp:18 (cuBLAS handle state)": suppression is
  * index + 1 into r->suppressions; the pattern stands in for a reason the

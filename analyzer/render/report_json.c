@@ -69,6 +69,10 @@ static void json_site(const struct cmt_report *r, struct cmt_json *j, const stru
         cmt_json_key(j, "growing");
         cmt_json_bool(j, s->growing);
     }
+    if (cmt_ipc_exported(&r->ipc, s->stack)) {
+        cmt_json_key(j, "exported");
+        cmt_json_bool(j, true);
+    }
     cmt_json_key(j, "stack_id");
     cmt_json_uint(j, s->stack);
     cmt_report_json_frames(r, j, s->stack);
@@ -672,6 +676,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
     json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");
     json_virtual(r, j);
+    cmt_ipc_render_json(r, j);
     json_leaks(r, j);
     json_growth(r, j);
     cmt_usage_render_json(r, j);

@@ -148,8 +148,9 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     size_t *twins = CMT_TWINS_FIND(r, snap->rows, snap->n_top);
     for (size_t i = 0; i < snap->n_top; i++) {
         const struct cmt_site_row *s = &snap->rows[i];
-        fprintf(out, "    %s in %" PRIu64 " %s (%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
-                cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api));
+        fprintf(out, "    %s in %" PRIu64 " %s (%s%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
+                cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api),
+                cmt_ipc_exported(&r->ipc, s->stack) ? "; exported to another process" : "");
         print_frames(r, out, s->stack, "        ");
         CMT_PRINT_TWIN_NOTE(r, out, twins, snap->rows, i, "        ");
     }
@@ -470,6 +471,8 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         }
         if (s->growing)
             fprintf(out, "; growing (see below)");
+        if (cmt_ipc_exported(&r->ipc, s->stack))
+            fprintf(out, "; exported to another process");
         fprintf(out, "\n");
         print_frames(r, out, s->stack, "        ");
         CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
@@ -671,7 +674,9 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     for (size_t i = 0; i < r->n_accounts; i++)
         print_account(r, &r->accounts[i], out);
     print_virtual(r, out);
+    cmt_ipc_render_text(r, out);
     print_leaks(r, out);
+    cmt_ipc_render_text_leaks(r, out);
     print_growth(r, out);
     cmt_usage_render_text(r, out);
     cmt_phases_render_text(r, out);

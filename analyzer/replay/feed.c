@@ -149,6 +149,7 @@ static void on_frame(void *ctx, const struct cmt_frame_in *f) { cmt_model_on_fra
 static void on_note(void *ctx, const struct cmt_note_in *n) { cmt_model_on_note(MODEL(ctx), n); }
 static void on_allocator(void *ctx, const struct cmt_allocator_in *a) { cmt_model_on_allocator(MODEL(ctx), a); }
 static void on_job(void *ctx, const struct cmt_job_in *j) { cmt_model_on_job(MODEL(ctx), j); }
+static void on_device(void *ctx, const struct cmt_device_in *d) { cmt_model_on_device(MODEL(ctx), d); }
 #undef MODEL
 
 static const struct cmt_reader_callbacks callbacks = {
@@ -163,6 +164,7 @@ static const struct cmt_reader_callbacks callbacks = {
     .on_note = on_note,
     .on_allocator = on_allocator,
     .on_job = on_job,
+    .on_device = on_device,
     .on_event = on_event,
 };
 

@@ -78,6 +78,7 @@ void cmt_replay_free(struct cmt_replay *r)
 {
     cmt_live_set_free(&r->live);
     free(r->maps.addrs);
+    cmt_ipc_free(&r->ipc);
     for (int d = 0; d <= CMT_MAX_DEVICES; d++)
         for (int c = 0; c < CMT_CLASS_COUNT; c++)
             account_free(r->accounts[d][c]);
@@ -674,7 +675,9 @@ static int on_release(struct cmt_replay *r, const struct cmt_replay_in *e)
     struct cmt_live h;
     uint64_t *state = handle_state(r, e->addr);
     if (!state || !cmt_live_set_find(&r->live, CMT_NS_VMM_HANDLE, e->addr, &h)) {
-        r->unmatched_frees++;
+        /* A handle imported from another process: none of this process's memory. */
+        if (!cmt_ipc_release_handle(&r->ipc, e->addr))
+            r->unmatched_frees++;
         return 0;
     }
     r->frees++;
@@ -708,6 +711,7 @@ static int on_unmap(struct cmt_replay *r, const struct cmt_replay_in *e)
             continue;
         r->frees++;
         r->sites[gone.stack].frees++;
+        cmt_ipc_unmapped(&r->ipc, gone.addr, e->ts);
         if (apply(r, &gone, false, e->ts) != 0 || handle_unmapped(r, gone.aux, e->ts) != 0)
             return -1;
     }
@@ -789,6 +793,9 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
     if (e->kind == CMT_KIND_VMM_MAP) {
         l.aux = e->aux0;
         on_map(r, &l);
+        if (cmt_ipc_is_imported_handle(&r->ipc, l.aux) &&
+            cmt_ipc_mapped(&r->ipc, l.aux, l.addr, l.size, e->ts, stack, e->device) != 0)
+            return -1;
     }
     struct cmt_live old;
     int rc = cmt_live_set_put(&r->live, &l, &old);
@@ -829,9 +836,14 @@ static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, c
     return apply(r, &l, false, e->ts);
 }
 
-/* A sample, pool record or mark: for the observers only. */
+/* A sample, pool record or mark: for the observers only; an IPC record
+ * for the engine's own IPC state too. */
 static int replay_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
+    if (rec->type == CMT_REC_IPC && cmt_ipc_record(r, rec) != 0) {
+        r->out_of_memory = true;
+        return -1;
+    }
     for (unsigned i = 0; i < r->n_observers; i++) {
         const struct cmt_replay_observer *o = r->observers[i];
         if (o->on_record && o->on_record(o->ctx, r, rec) != 0) {

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc.h"
 #include "live_set.h"
 #include "timeline.h"
 #include "trace_model.h"
@@ -224,6 +225,7 @@ struct cmt_replay {
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_map_index maps;
+    struct cmt_ipc_state ipc; /* memory shared with other processes (ipc.h): never in the accounts */
     struct cmt_site_stats *sites;      /* by stack id, below stack_id_limit */
     struct cmt_site_cell *home_peak;   /* by stack id: its home cell at its home account's last peak */
     bool home_cells_merged;            /* cmt_replay_finish moved the home cells into the tables */
@@ -321,15 +323,19 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
  * addr and size carry aux[1], aux[2] and aux[3]. */
 static inline bool cmt_replay_is_record(uint8_t type)
 {
-    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL || type == CMT_REC_MARK || type == CMT_REC_BLOCK;
+    return type == CMT_REC_SAMPLE || type == CMT_REC_POOL || type == CMT_REC_MARK || type == CMT_REC_BLOCK ||
+           type == CMT_REC_IPC;
 }
 
 /* Entries e takes in a batch: 1 for allocations and releases, 2 for
- * records when observed, 0 for what the replay has no use for. */
+ * records when observed and for IPC records (the engine keeps those
+ * itself: ipc.h), 0 for what the replay has no use for. */
 static inline size_t cmt_replay_in_entries(const struct cmt_event_in *e, bool observed)
 {
     if (e->type == CMT_REC_ALLOC || e->type == CMT_REC_FREE)
         return 1;
+    if (e->type == CMT_REC_IPC)
+        return 2;
     return observed && cmt_replay_is_record(e->type) ? 2 : 0;
 }
 

@@ -67,7 +67,8 @@ extern "C" {
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
 #define CMT_VERSION_MAJOR 2
-#define CMT_VERSION_MINOR 1 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta) */
+#define CMT_VERSION_MINOR 2 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta);
+                             2.2: memory shared between processes (IPC records) */
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u
@@ -163,6 +164,7 @@ enum cmt_record_type {
     CMT_REC_POOL = 4,    /* pool lifecycle/state: addr = pool handle, api says which */
     CMT_REC_MARK = 5,    /* phase, mark or step: api and aux below */
     CMT_REC_BLOCK = 6,   /* a framework allocator's block or segment event (format 2.1): api and aux below */
+    CMT_REC_IPC = 7,     /* memory shared with or mapped from another process (format 2.2): api and aux below */
     CMT_REC_TYPE_COUNT
 };
 
@@ -204,6 +206,37 @@ enum cmt_record_type {
  * aux0 and aux1 are the block's memory pool id (PyTorch's MempoolId_t, 0/0
  * for the default pool). Kind CMT_KIND_TORCH_BLOCK for the first three and
  * OOM, CMT_KIND_TORCH_SEGMENT for the segment events. */
+/* CMT_REC_IPC records (format 2.2): memory one process shares with another
+ * (CUDA IPC, VMM shareable handles), on the calling thread, device = the
+ * calling thread's current device, result = the call's, stack = the
+ * caller's (the close's only with CUMEMTRACE_FREE_STACKS). The handle's
+ * fingerprint (cmt_ipc_fingerprint of its bytes, never 0; 0 = none) is what
+ * ties an exporter's record to an importer's in another trace.
+ *   api CUDA_IPC_GET_MEM_HANDLE, CU_IPC_GET_MEM_HANDLE (exporter; kind
+ *       DEVICE): addr the pointer exported, aux0 the fingerprint of the
+ *       64-byte handle; ts after the call.
+ *   api CUDA_IPC_OPEN_MEM_HANDLE, CU_IPC_OPEN_MEM_HANDLE (importer; kind
+ *       IPC_MAPPING): addr the mapped pointer (0 when it failed), size the
+ *       mapping's bytes (cuMemGetAddressRange; 0 unknown), aux0 the
+ *       fingerprint, aux1 the flags; ts after the call.
+ *   api CUDA_IPC_CLOSE_MEM_HANDLE, CU_IPC_CLOSE_MEM_HANDLE (kind
+ *       IPC_MAPPING): addr the pointer; ts before the call.
+ *   api CU_MEM_EXPORT_TO_SHAREABLE_HANDLE (kind VMM_PHYSICAL): addr the
+ *       physical handle exported, aux0 the fingerprint of a fabric handle
+ *       (0 for a file descriptor or Win32 handle: a number of one process
+ *       only), aux1 the handle type, aux2 the descriptor's value for
+ *       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.
+ *   api CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE (kind VMM_IMPORTED): addr the
+ *       physical handle the import made (0 when it failed), aux0 the
+ *       fingerprint as for an export, aux1 the handle type, aux2 the
+ *       descriptor's value. Its mappings (cuMemMap) and release
+ *       (cuMemRelease) are the ordinary records: an imported handle is no
+ *       memory of this process. */
+#define CMT_IPC_AUX_FINGERPRINT 0
+#define CMT_IPC_AUX_FLAGS 1      /* open: the flags */
+#define CMT_IPC_AUX_HANDLE_TYPE 1 /* export, import: CUmemAllocationHandleType */
+#define CMT_IPC_AUX_FD 2          /* export, import: the descriptor (POSIX fd handles) */
+
 #define CMT_BLOCK_AUX_POOL0 0
 #define CMT_BLOCK_AUX_POOL1 1
 #define CMT_BLOCK_AUX_DEVICE_FREE 2
@@ -245,6 +278,9 @@ enum cmt_kind {
      * as a framework's allocator hands it out; only in BLOCK records. */
     CMT_KIND_TORCH_BLOCK = 8,  /* a caching allocator's block inside a segment */
     CMT_KIND_TORCH_SEGMENT = 9, /* a caching allocator's segment, as it reports it */
+    /* Memory of another process (format 2.2), in IPC records only. */
+    CMT_KIND_IPC_MAPPING = 10,  /* a mapping of another process's allocation (cudaIpcOpenMemHandle) */
+    CMT_KIND_VMM_IMPORTED = 11, /* a physical handle imported from another process (cuMemImportFromShareableHandle) */
     CMT_KIND_ALL_COUNT
 };
 
@@ -308,8 +344,19 @@ enum cmt_kind {
     X(TORCH_SEGMENT_FREE, 55, "torch:segment_free", CMT_KIND_TORCH_SEGMENT)                  \
     X(TORCH_SEGMENT_MAP, 56, "torch:segment_map", CMT_KIND_TORCH_SEGMENT)                    \
     X(TORCH_SEGMENT_UNMAP, 57, "torch:segment_unmap", CMT_KIND_TORCH_SEGMENT)                \
-    X(TORCH_OOM, 58, "torch:oom", CMT_KIND_TORCH_BLOCK)
-/* Values 59..63 are reserved for the block layer. */
+    X(TORCH_OOM, 58, "torch:oom", CMT_KIND_TORCH_BLOCK)                                      \
+    X(CUDA_IPC_GET_MEM_HANDLE, 64, "cudaIpcGetMemHandle", CMT_KIND_DEVICE)                   \
+    X(CUDA_IPC_OPEN_MEM_HANDLE, 65, "cudaIpcOpenMemHandle", CMT_KIND_IPC_MAPPING)            \
+    X(CUDA_IPC_CLOSE_MEM_HANDLE, 66, "cudaIpcCloseMemHandle", CMT_KIND_IPC_MAPPING)          \
+    X(CU_IPC_GET_MEM_HANDLE, 67, "cuIpcGetMemHandle", CMT_KIND_DEVICE)                       \
+    X(CU_IPC_OPEN_MEM_HANDLE, 68, "cuIpcOpenMemHandle", CMT_KIND_IPC_MAPPING)                \
+    X(CU_IPC_CLOSE_MEM_HANDLE, 69, "cuIpcCloseMemHandle", CMT_KIND_IPC_MAPPING)              \
+    X(CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, 70, "cuMemExportToShareableHandle", CMT_KIND_VMM_PHYSICAL) \
+    X(CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 71, "cuMemImportFromShareableHandle", CMT_KIND_VMM_IMPORTED)
+/* Values 59..63 are reserved for the block layer; 64..71 are IPC records'
+ * (format 2.2). */
+#define CMT_API_IPC_FIRST 64
+#define CMT_API_IPC_LAST 71
 
 enum cmt_api {
 #define CMT_API_ENUM(name, value, text, kind) CMT_API_##name = value,
@@ -362,8 +409,10 @@ enum cmt_meta_type {
     /* payload: varint stack_depth, varint free_stacks (0/1), varint sample_ms,
      *          varint max_size, varint shim version string id */
     CMT_META_CONFIG = 7,
-    /* payload: varint ordinal, varint name string id, varint total bytes,
-     *          bytes uuid (16) */
+    /* payload: varint ordinal, varint name string id (0 unknown), varint
+     *          total bytes (0 unknown), bytes uuid (16 bytes, cuDeviceGetUuid;
+     *          0 bytes unknown). The shim writes one per device at its
+     *          first successful allocation (since 2.2). */
     CMT_META_DEVICE = 8,
     /* payload: varint ts, varint reason (enum cmt_end_reason),
      *          varint events_dropped, varint flags (the header's final
@@ -579,8 +628,20 @@ static inline const char *cmt_kind_name(unsigned kind)
 {
     static const char *const names[CMT_KIND_ALL_COUNT] = {
         "device", "managed", "pinned-host", "async-pool", "vmm-physical", "vmm-reserve", "vmm-map", "array",
-        "torch-block", "torch-segment"};
+        "torch-block", "torch-segment", "ipc-mapping", "vmm-imported"};
     return kind < CMT_KIND_ALL_COUNT ? names[kind] : "unknown";
+}
+
+/* The fingerprint of an IPC handle's bytes (cudaIpcMemHandle_t,
+ * CUipcMemHandle, CUmemFabricHandle): 64-bit FNV-1a, 1 where that is 0 (0
+ * means none), the same in every process that holds the same handle. */
+static inline uint64_t cmt_ipc_fingerprint(const void *bytes, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)bytes;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h ? h : 1;
 }
 
 static inline uint64_t cmt_zigzag_encode(int64_t v)

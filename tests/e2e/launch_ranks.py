@@ -12,7 +12,9 @@ MPI_LOCALRANKID, MPI_LOCALNRANKS), slurm (SLURM_PROCID, SLURM_LOCALID,
 SLURM_NTASKS, SLURM_JOB_ID, SLURM_STEP_ID). LAUNCH_JOB_TAG, when set, goes
 into the job's id (MASTER_PORT, the PMIx namespace, the Slurm job), so two
 launches are two jobs. LAUNCH_SERIAL=1 starts each rank when the previous
-one has exited (a job's clock, tested)."""
+one has exited (a job's clock, tested). LAUNCH_RANK_CVD, when set, is a
+';'-separated CUDA_VISIBLE_DEVICES per rank (an index in one, a UUID in
+another: one GPU named two ways)."""
 import os
 import subprocess
 import sys
@@ -45,6 +47,9 @@ def main():
         if "LAUNCH_CHILD_ASAN_OPTIONS" in env:
             env["ASAN_OPTIONS"] = env.pop("LAUNCH_CHILD_ASAN_OPTIONS")
         env.update({k: str(v) for k, v in rank_env(style, rank, n, tag).items()})
+        cvd = os.environ.get("LAUNCH_RANK_CVD")
+        if cvd is not None:
+            env["CUDA_VISIBLE_DEVICES"] = cvd.split(";")[rank]
         procs.append(subprocess.Popen(argv, env=env))
         if serial:
             procs[-1].wait()

@@ -594,7 +594,7 @@ def sarif_check(doc, n_results):
     driver = run["tool"]["driver"]
     eq(driver["name"], "cumemtrace", "tool name")
     rule_ids = [r["id"] for r in driver["rules"]]
-    eq(rule_ids, ["leak", "new-leak", "leak-growth", "peak", "peak-growth", "failed-allocation"], "rules")
+    eq(rule_ids, ["leak", "new-leak", "leak-growth", "peak", "peak-growth", "failed-allocation", "mapping-leak"], "rules")
     for r in driver["rules"]:
         check(r["shortDescription"]["text"], r)
     eq(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file://" + ROOT + "/", "SRCROOT")

@@ -9,7 +9,8 @@ its own device (LOCAL_RANK), 8 MiB of it NCCL's (a libnccl.so.2 double),
 leaks r MiB; with `stray` every rank but 0 holds 2 MiB on device 0; with
 `fail` the last rank asks for 64 GiB once; with `shared` every rank works on
 device 0; with `vmm` every rank but 0 maps 2 MiB of VMM memory located on
-device 0."""
+device 0; with `ipc` rank 0 exports 64 and 8 MiB to rank 1 over CUDA IPC
+(`ipc_leak`: rank 1 never closes the 8 MiB mapping)."""
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ SIM = {"SIMCUDA_DEVICES": "3", "SIMCUDA_CAPACITY": "1GiB", "CUDA_VISIBLE_DEVICES
        "MASTER_PORT": None, "SLURM_STEP_ID": None}
 
 
-def launch(style, n, *worker_args, env=None, tmp=None):
+def launch(style, n, *worker_args, env=None, tmp=None, worker="rank_worker"):
     """Runs the job under `cumemtrace run`; returns (dir, traces by rank order)."""
     tmp = tmp or cmtest.run(["true"], preload=False).dir
     extra = dict(SIM)
@@ -35,7 +36,7 @@ def launch(style, n, *worker_args, env=None, tmp=None):
     if cmtest.PRELOAD_PREFIX:
         extra["LAUNCH_CHILD_ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "")
     p = subprocess.run([cmtest.CLI, "run", "-o", os.path.join(tmp, "trace.%r.bin"), "--", sys.executable, LAUNCH,
-                        style, str(n), cmtest.program("rank_worker"), *worker_args],
+                        style, str(n), cmtest.program(worker), *worker_args],
                        capture_output=True, text=True, env=cmtest.sim_env(extra, preload=False, foreign=True), timeout=300)
     eq(p.returncode, 0, f"the job ran: {p.stderr}")
     traces = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.startswith("trace."))
@@ -166,6 +167,26 @@ def test_shared_gpu():
     cleanup(tmp)
 
 
+# cuDeviceGetUuid of the simulated device 0: "simcuda-device-0", as nvidia-smi writes a UUID.
+SIM_UUID0 = "GPU-" + "simc".encode().hex() + "-" + "ud".encode().hex() + "-" + "a-".encode().hex() + "-" + \
+    "de".encode().hex() + "-" + "vice-0".encode().hex()
+
+
+def test_shared_gpu_by_uuid():
+    """Two ranks on one GPU that CUDA_VISIBLE_DEVICES names by index in one
+    and by UUID in the other: matched by the UUID each trace recorded."""
+    tmp, traces = launch("torchrun", 2, "shared", env={"LAUNCH_RANK_CVD": f"0;{SIM_UUID0}"})
+    job = job_report(traces)["jobs"][0]
+    eq([r["cuda_visible_devices"] for r in job["ranks"]], ["0", SIM_UUID0], "named two ways")
+    eq([[(d["gpu"], d["uuid"], d["owner_ranks"]) for d in r["devices"]] for r in job["ranks"]],
+       [[("0", SIM_UUID0, [0, 1])], [(SIM_UUID0, SIM_UUID0, [0, 1])]], "one GPU, both ranks' own")
+    eq(job["peer_memory"], [], "nothing on another rank's GPU")
+    text = cmtest.cli("report", *traces).stdout
+    check(any(l.startswith("  shared:   GPU 0 of ") and l.endswith("is the own GPU of ranks 0 and 1: their peaks add up on it")
+              for l in text.splitlines()), f"shared GPU said:\n{text}")
+    cleanup(tmp)
+
+
 def test_vmm_on_peer():
     """Physical memory created on device 0 by rank 1 (cuMemCreate, located
     by its properties, not by the current device) is rank 1's memory on rank
@@ -177,6 +198,144 @@ def test_vmm_on_peer():
     eq([(p["rank"], p["device"], p["owner_ranks"], p["peak_bytes"], p["live_at_end_bytes"]) for p in job["peer_memory"]],
        [(1, 0, [0], 2 * MiB, 0)], "the VMM memory on rank 0's GPU")
     check(job["peer_memory"][0]["peak_site"].startswith("map_peer_memory at "), f"site: {job['peer_memory']}")
+    cleanup(tmp)
+
+
+WORKER_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "rank_worker.c")
+
+
+def worker_line(text):
+    """The line of rank_worker.c holding text (exactly once)."""
+    lines = [i + 1 for i, l in enumerate(open(WORKER_SRC).read().splitlines()) if text in l]
+    eq(len(lines), 1, f"{text!r} once in rank_worker.c")
+    return lines[0]
+
+
+def site(frames):
+    f = frames["frames"][frames["site_frame"]]
+    return f"{f['function']} at {os.path.basename(f['file'])}:{f['line']}"
+
+
+def test_ipc():
+    """Rank 0 exports two allocations, rank 1 maps them, writes into them
+    and leaves the 8 MiB one open: the mappings are rank 1's as memory of
+    another process (not in its peak or leaks), the open one is a leak of a
+    mapping, the job view names the exporting rank and its site, `check`
+    fails on it and a suppression of its site lets it pass."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc", "ipc_leak", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    w, c = worker_line("cudaMalloc(&p, 64 * MiB)"), worker_line("cudaMalloc(&p, 8 * MiB)")
+    open_w, open_c = worker_line("cudaIpcOpenMemHandle(&p, h, "), worker_line("cuIpcOpenMemHandle(&p, ch, ")
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    eq(r0["format_version"], "2.2", "format version")
+    x0, x1 = r0["ipc"], r1["ipc"]
+    eq([(e["api"], e["bytes"], e["allocation_found"], site(e)) for e in x0["exported"]],
+       [("cudaIpcGetMemHandle", 64 * MiB, True, f"export_weights at rank_worker.c:{w}"),
+        ("cudaIpcGetMemHandle", 8 * MiB, True, f"export_cache at rank_worker.c:{c}")], "rank 0's exports")
+    eq((x0["failed_opens"], x0["opened_count"], x0["mapped_peak_bytes"]), (1, 0, 0),
+       "rank 0 cannot open its own handle (cudaErrorDeviceUninitialized), as on CUDA")
+    peak0 = r0["devices"][0]
+    eq(peak0["peak_bytes"], (8 + 64 + 8) * MiB, "rank 0's own peak holds the exported allocations")
+    eq(sorted((s["bytes"], s.get("exported", False)) for s in peak0["top_sites_at_peak"]),
+       [(8 * MiB, False), (8 * MiB, True), (64 * MiB, True)], "exported sites marked at the peak")
+    eq((x1["opened_bytes"], x1["opened_count"], x1["mapped_peak_bytes"]), (72 * MiB, 2, 72 * MiB), "rank 1's mappings")
+    eq((x1["never_closed_bytes"], x1["never_closed_count"]), (8 * MiB, 1), "one never closed")
+    eq([(m["bytes"], m["count"], m["closed"], m["api"], m["device"], site(m)) for m in x1["mapped"]],
+       [(64 * MiB, 1, True, "cudaIpcOpenMemHandle", 1, f"map_peer_weights at rank_worker.c:{open_w}"),
+        (8 * MiB, 1, False, "cuIpcOpenMemHandle", 1, f"map_peer_cache at rank_worker.c:{open_c}")], "mapped by site")
+    eq([m["handle"] for m in x1["mapped"]], [e["handle"] for e in x0["exported"]], "the same handles on both sides")
+    eq(r1["devices"][0]["peak_bytes"], peak_of(1), "rank 1's own peak: no mapped byte in it")
+    eq((r1["leaks"]["bytes"], r1["leaks"]["count"]), (1 * MiB, 1), "rank 1's own leak only")
+    eq(r1["unmatched_frees"], 0, "nothing unmatched")
+    job = job_report(traces)["jobs"][0]
+    eq([(m["rank"], m["bytes"], m["closed"], m["exporter_rank"], m["exporter_bytes"]) for m in job["ipc_mappings"]],
+       [(1, 64 * MiB, True, 0, 64 * MiB), (1, 8 * MiB, False, 0, 8 * MiB)], "the job matches importer to exporter")
+    eq([r["peak_bytes"] for r in job["ranks"]], [(8 + 64 + 8) * MiB, peak_of(1)], "ranks' peaks")
+    text = cmtest.cli("report", *traces).stdout.splitlines()
+    for want in [f"  ipc:      rank 1 maps 64.0 MiB of rank 0's allocation from export_weights at ",
+                 f"  ipc:      rank 1 maps 8.0 MiB of rank 0's allocation from export_cache at "]:
+        hit = [l for l in text if l.startswith(want)]
+        eq(len(hit), 1, f"the job view says {want!r}:\n" + "\n".join(text))
+    check(hit[0].endswith(f"rank_worker.c:{c} (never closed: a leak of a mapping); opened at map_peer_cache at "
+                          f"{hit[0].split(' opened at map_peer_cache at ')[-1]}")
+          and hit[0].endswith(f"rank_worker.c:{open_c}"), f"the open site: {hit[0]}")
+    one = cmtest.cli("report", traces[1]).stdout.splitlines()
+    check("Leaks of mappings (mapped from another process and never closed; the memory is the other process's): "
+          "8.0 MiB (8388608 B) in 1 mapping" in one, "\n".join(one))
+    p = cmtest.cli("check", "--max-leak-bytes", "2MiB", "--format", "json", traces[1])
+    eq(p.returncode, 1, f"check fails on the open mapping: {p.stdout} {p.stderr}")
+    findings = [(f["rule"], f["bytes"], f["count"]) for t in json.loads(p.stdout)["traces"] for f in t["findings"]
+                if f["level"] == "error"]
+    eq(findings, [("mapping-leak", 8 * MiB, 1)], "the finding")
+    supp = os.path.join(tmp, "ipc.supp")
+    with open(supp, "w") as f:
+        f.write("leak:map_peer_cache\n")
+    p = cmtest.cli("check", "--max-leak-bytes", "2MiB", "--suppressions", supp, traces[1])
+    eq(p.returncode, 0, f"suppressed: {p.stdout} {p.stderr}")
+    check("8.0 MiB in 1 mapping of another process's memory never closed, suppressed" in p.stdout + p.stderr,
+          f"suppression said: {p.stdout} {p.stderr}")
+    eq(cmtest.cli("check", traces[0]).returncode, 0, "rank 0 passes: its failed open of its own handle is no leak")
+    cleanup(tmp)
+
+
+def test_ipc_closed():
+    """Without ipc_leak every mapping is closed: check passes on rank 1."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    x1 = cmtest.report(traces[1])["ipc"]
+    eq((x1["opened_count"], x1["never_closed_count"], [m["closed"] for m in x1["mapped"]]), (2, 0, [True, True]),
+       "all closed")
+    eq(cmtest.cli("check", "--max-leak-bytes", "2MiB", traces[1]).returncode, 0, "check passes")
+    cleanup(tmp)
+
+
+def test_ipc_vmm():
+    """A VMM handle shared as a fabric handle: rank 1's imported handle is
+    no memory of its own (its peak, leaks and physical memory untouched, its
+    release no unmatched release), its cuMemMap a mapping of another
+    process's memory, matched to rank 0's cuMemCreate."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc_vmm", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    x0, x1 = r0["ipc"], r1["ipc"]
+    eq([(e["api"], e["bytes"], e["allocation_found"], site(e)) for e in x0["exported"]],
+       [("cuMemExportToShareableHandle", 4 * MiB, True,
+         f"export_physical at rank_worker.c:{worker_line('cuMemCreate(&h, 4 * MiB, &prop, 0)')}")], "the export")
+    eq([(m["api"], m["bytes"], m["count"], m["closed"], site(m)) for m in x1["mapped"]],
+       [("cuMemMap", 4 * MiB, 1, True, f"map_imported at rank_worker.c:{worker_line('cuMemMap(va, 4 * MiB, 0, h, 0)')}")],
+       "the mapping of the imported handle")
+    eq((x1["imported_handles"], x1["imported_handles_released"], x1["mapped_peak_bytes"]), (1, 1, 4 * MiB), "imported")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
+    eq(r1["unmatched_frees"], 0, "the imported handle's release is no unmatched release")
+    eq(r1["devices"][0]["peak_bytes"], peak_of(1), "rank 1's own peak")
+    eq([v["physical_peak_bytes"] for v in r1["vmm"]], [0], "no physical memory of rank 1's own")
+    eq((r1["leaks"]["bytes"], r1["leaks"]["count"]), (1 * MiB, 1), "rank 1's own leak only")
+    eq([v["physical_peak_bytes"] for v in r0["vmm"]], [4 * MiB], "rank 0's physical memory")
+    job = job_report(traces)["jobs"][0]
+    eq([(m["rank"], m["bytes"], m["closed"], m["exporter_rank"]) for m in job["ipc_mappings"]], [(1, 4 * MiB, True, 0)],
+       "matched to rank 0")
+    cleanup(tmp)
+
+
+def test_ipc_static():
+    """The static runtime reaches cuIpc* through cuGetProcAddress: the
+    shim's hooks handed out there record them, under the driver's names."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, env={"IPC_DIR": tmp}, tmp=tmp, worker="ipc_static")
+    traces = [t for t in traces if t.endswith(".bin")]
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "ipc_static.c")
+    lines = open(src).read().splitlines()
+    at = {k: [i + 1 for i, l in enumerate(lines) if k in l][0] for k in ("cudaMalloc(&p", "cudaIpcOpenMemHandle(&p")}
+    x0, x1 = cmtest.report(traces[0])["ipc"], cmtest.report(traces[1])["ipc"]
+    eq([(e["api"], e["bytes"], site(e)) for e in x0["exported"]],
+       [("cuIpcGetMemHandle", 6 * MiB, f"share_buffer at ipc_static.c:{at['cudaMalloc(&p']}")], "the export")
+    eq([(m["api"], m["bytes"], m["count"], m["closed"], site(m)) for m in x1["mapped"]],
+       [("cuIpcOpenMemHandle", 6 * MiB, 1, True, f"open_buffer at ipc_static.c:{at['cudaIpcOpenMemHandle(&p']}")],
+       "the mapping")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
     cleanup(tmp)
 
 

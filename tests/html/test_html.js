@@ -70,6 +70,28 @@ const oomHtml = path.join(dir, 'blocks_oom.html');
   fs.writeFileSync(oomHtml, page.slice(0, m.index) + m[1] + json + m[3] + page.slice(m.index + m[0].length));
 }
 
+// memory mapped from another process (no golden trace has it): the mixed
+// page's model with an "ipc" key of the form ipc_json.c writes added
+const ipcHtml = path.join(dir, 'ipc.html');
+{
+  const page = fs.readFileSync(html, 'utf8');
+  const m = /(<script id="cmt-model" type="application\/json">)([^<]*)(<\/script>)/.exec(page);
+  need(m, 'mixed.html holds its model');
+  const mod = JSON.parse(m[2]);
+  const r = mod.traces[0].report, site = r.devices[0].top_sites_at_peak[0];
+  r.ipc = {mapped_peak_bytes: 75497472, mapped_peak_time_ns: 1000, opened_bytes: 75497472, opened_count: 2,
+    never_closed_bytes: 8388608, never_closed_count: 1, failed_opens: 1, failed_imports: 0, failed_closes: 0,
+    unmatched_closes: 0, failed_exports: 0, imported_handles: 0, imported_handles_released: 0,
+    mapped: [{bytes: 8388608, count: 1, never_closed_bytes: 8388608, never_closed_count: 1, closed: false,
+      api: 'cuIpcOpenMemHandle', device: 1, handle: '0dada1fb6133793b', first_time_ns: 1000, stack_id: site.stack_id,
+      frames: site.frames, site_frame: site.site_frame}],
+    exported: [{api: 'cudaIpcGetMemHandle', time_ns: 500, device: 0, handle: 'a03f57390a42863b', allocation_found: true,
+      bytes: 67108864, stack_id: site.stack_id, frames: site.frames, site_frame: site.site_frame}]};
+  site.exported = true;
+  const json = JSON.stringify(mod).replace(/</g, '\\u003c');
+  fs.writeFileSync(ipcHtml, page.slice(0, m.index) + m[1] + json + m[3] + page.slice(m.index + m[0].length));
+}
+
 async function open(browser, file) {
   const page = await browser.newPage();
   const problems = [];
@@ -280,6 +302,21 @@ function inked(page) {
       oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
       'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
     check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
+    const ip = await open(browser, ipcHtml);
+    const ipv = await ip.page.evaluate(() => {
+      const tot = document.querySelector('.ipc-total');
+      const rows = sel => Array.from(document.querySelectorAll(sel)).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      const secs = Array.from(document.querySelectorAll('section h3, section h2')).map(h => h.textContent);
+      return {bytes: tot && tot.getAttribute('data-mapped-bytes'), text: tot && tot.textContent, secs,
+        peakApi: rows('table tbody tr').filter(r => /exported to another process/.test(r.join(' '))).length,
+        mapped: Array.from(document.querySelectorAll('table')).filter(t => /never closed: a leak of a mapping/.test(t.innerText)).length};
+    });
+    check(ipv.bytes === '75497472' && /8\.0 MiB \(8388608 B\) in 1 never closed/.test(ipv.text) && /1 failed opens/.test(ipv.text),
+      'ipc.html: mapped from another process, its figures: ' + ipv.text);
+    check(ipv.mapped === 1, 'ipc.html: the mapping never closed is said a leak of a mapping');
+    check(ipv.peakApi >= 1, 'ipc.html: the exported site is marked at the peak');
+    check(ipv.secs.some(h => /^Exported to other processes/.test(h)), 'ipc.html: the exports section: ' + ipv.secs.join(' | '));
+    check(ip.problems.length === 0, 'ipc.html: no console error, no request: ' + ip.problems.join('; '));
   } finally {
     await browser.close();
     fs.rmSync(dir, {recursive: true, force: true});

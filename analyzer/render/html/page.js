@@ -635,7 +635,9 @@
       flameGraph(sec, t, ti, d);
       if (d.top_sites_at_peak && d.top_sites_at_peak.length)
         sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'API'}, {name: 'call site'}],
-          d.top_sites_at_peak, function (x) { return [both(x.bytes), x.count, x.api, siteCell(x.frames, x.site_frame)]; }));
+          d.top_sites_at_peak, function (x) {
+            return [both(x.bytes), x.count, x.api + (x.exported ? '; exported to another process' : ''), siteCell(x.frames, x.site_frame)];
+          }));
     });
 
     blocksSections(s, r);
@@ -658,6 +660,27 @@
       var spt = ls.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'kind'}, {name: 'suppressed by'}, {name: 'call site'}],
         sp.sites, function (x) { return [both(x.bytes), x.count, x.kind, suppressionText(x.suppression), siteCell(x.frames, x.site_frame)]; }));
       spt.className = 'suppressed';
+    }
+    /* memory mapped from another process (CUDA IPC): not this process's, apart from its peaks and leaks */
+    var ipc = r.ipc;
+    if (ipc && (ipc.mapped.length || ipc.failed_opens || ipc.failed_imports)) {
+      var is = section(s, 'Mapped from another process (not this process\'s memory, not in its peaks or leaks)');
+      is.appendChild(el('div', {cls: 'ipc-total', 'data-mapped-bytes': ipc.opened_bytes, text: 'peak ' + both(ipc.mapped_peak_bytes) +
+        '; opened ' + both(ipc.opened_bytes) + ' in ' + ipc.opened_count + ' mappings, ' + both(ipc.never_closed_bytes) + ' in ' +
+        ipc.never_closed_count + ' never closed (leaks of mappings)' + (ipc.failed_opens ? '; ' + ipc.failed_opens + ' failed opens' : '')}));
+      if (ipc.mapped.length)
+        is.appendChild(table([{name: 'bytes', num: 1}, {name: 'mappings', num: 1}, {name: 'API'}, {name: 'closed'}, {name: 'handle'}, {name: 'call site'}],
+          ipc.mapped, function (x) {
+            return [both(x.bytes), x.count, x.api, x.closed ? 'closed' : x.never_closed_count + ' never closed: a leak of a mapping',
+              x.handle || '-', siteCell(x.frames, x.site_frame)];
+          }));
+    }
+    if (ipc && ipc.exported.length) {
+      var es = section(s, 'Exported to other processes');
+      es.appendChild(table([{name: 'bytes', num: 1}, {name: 'API'}, {name: 'when', num: 1}, {name: 'handle'}, {name: 'allocation'}],
+        ipc.exported, function (x) {
+          return [x.allocation_found ? both(x.bytes) : '-', x.api, secs(x.time_ns), x.handle || '-', siteCell(x.frames, x.site_frame)];
+        }));
     }
     (r.held_at_exit || []).forEach(function (hh) {
       var hs = section(s, 'Held by ' + hh.holder + ' at exit (a cache, not a leak)');

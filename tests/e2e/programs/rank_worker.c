@@ -16,14 +16,30 @@
  *   vmm     every rank but 0 creates 2 MiB of physical memory located on
  *           device 0 with the driver's VMM API (cuMemCreate) and maps it,
  *           from its own device's context, released before exit
+ *   ipc     rank 0 exports two allocations to rank 1 with cudaIpcGetMemHandle
+ *           (export_weights 64 MiB, export_cache 8 MiB, after the training
+ *           steps), fails to open its own handle once (as CUDA does), and
+ *           hands both handles over in $IPC_DIR/handles; rank 1 maps them
+ *           (map_peer_weights: cudaIpcOpenMemHandle, map_peer_cache: the
+ *           driver's cuIpcOpenMemHandle), writes into both and closes both,
+ *           then writes $IPC_DIR/done, after which rank 0 frees them
+ *   ipc_leak with ipc: rank 1 never closes the 8 MiB mapping
+ *   ipc_vmm rank 0 creates 4 MiB of VMM memory that may be shared
+ *           (export_physical: cuMemCreate, then cuMemExportToShareableHandle
+ *           as a fabric handle) and hands it over in $IPC_DIR/fabric; rank 1
+ *           imports it (cuMemImportFromShareableHandle), maps it
+ *           (map_imported: cuMemMap), unmaps and releases it, then writes
+ *           $IPC_DIR/fabric_done, after which rank 0 releases its handle
  * The rank and local rank come from the first launcher variables set:
  * RANK/LOCAL_RANK, OMPI_COMM_WORLD_RANK/_LOCAL_RANK, PMI_RANK/MPI_LOCALRANKID,
  * SLURM_PROCID/SLURM_LOCALID. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MiB (1024u * 1024u)
 
@@ -90,6 +106,144 @@ static void unmap_peer_memory(struct peer_mapping m)
     check_cu(cuMemRelease(m.handle), "cuMemRelease");
 }
 
+/* ---- ipc: rank 0 exports, rank 1 maps ------------------------------------- */
+
+static void ipc_path(char *buf, size_t len, const char *name)
+{
+    const char *dir = getenv("IPC_DIR");
+    snprintf(buf, len, "%s/%s", dir && *dir ? dir : ".", name);
+}
+
+/* Waits (at most a minute) for the file the other rank writes. */
+static void ipc_wait_for(const char *name, void *buf, size_t len)
+{
+    char path[4096];
+    ipc_path(path, sizeof path, name);
+    for (int i = 0; i < 30000; i++) {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            size_t got = len ? fread(buf, 1, len, f) : 0;
+            fclose(f);
+            if (got == len)
+                return;
+        }
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "rank_worker: %s never came\n", path);
+    exit(1);
+}
+
+static void ipc_write(const char *name, const void *buf, size_t len)
+{
+    char path[4096], tmp[4200];
+    ipc_path(path, sizeof path, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "rank_worker: cannot write %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+}
+
+__attribute__((noinline)) static void *export_weights(cudaIpcMemHandle_t *h)
+{
+    void *p;
+    check(cudaMalloc(&p, 64 * MiB), "export_weights");
+    check(cudaIpcGetMemHandle(h, p), "cudaIpcGetMemHandle weights");
+    return p;
+}
+
+__attribute__((noinline)) static void *export_cache(cudaIpcMemHandle_t *h)
+{
+    void *p;
+    check(cudaMalloc(&p, 8 * MiB), "export_cache");
+    check(cudaIpcGetMemHandle(h, p), "cudaIpcGetMemHandle cache");
+    return p;
+}
+
+__attribute__((noinline)) static void *map_peer_weights(cudaIpcMemHandle_t h)
+{
+    void *p = NULL;
+    check(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+    return p;
+}
+
+__attribute__((noinline)) static CUdeviceptr map_peer_cache(cudaIpcMemHandle_t h)
+{
+    CUdeviceptr p = 0;
+    CUipcMemHandle ch;
+    memcpy(&ch, &h, sizeof ch);
+    check_cu(cuIpcOpenMemHandle(&p, ch, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle");
+    return p;
+}
+
+__attribute__((noinline)) static CUmemGenericAllocationHandle export_physical(CUmemFabricHandle *fh)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemGenericAllocationHandle h;
+    check_cu(cuMemCreate(&h, 4 * MiB, &prop, 0), "cuMemCreate shareable");
+    check_cu(cuMemExportToShareableHandle(fh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0), "cuMemExportToShareableHandle");
+    return h;
+}
+
+__attribute__((noinline)) static void map_imported(CUmemGenericAllocationHandle h, CUdeviceptr va)
+{
+    check_cu(cuMemMap(va, 4 * MiB, 0, h, 0), "cuMemMap of the imported handle");
+}
+
+static void vmm_exchange(int rank)
+{
+    CUmemFabricHandle fh;
+    if (rank == 0) {
+        CUmemGenericAllocationHandle h = export_physical(&fh);
+        ipc_write("fabric", &fh, sizeof fh);
+        ipc_wait_for("fabric_done", NULL, 0);
+        check_cu(cuMemRelease(h), "cuMemRelease exported");
+    } else if (rank == 1) {
+        ipc_wait_for("fabric", &fh, sizeof fh);
+        CUmemGenericAllocationHandle h;
+        check_cu(cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC), "cuMemImportFromShareableHandle");
+        CUdeviceptr va;
+        check_cu(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0), "cuMemAddressReserve");
+        map_imported(h, va);
+        check_cu(cuMemUnmap(va, 4 * MiB), "cuMemUnmap");
+        check_cu(cuMemAddressFree(va, 4 * MiB), "cuMemAddressFree");
+        check_cu(cuMemRelease(h), "cuMemRelease imported");
+        ipc_write("fabric_done", "", 0);
+    }
+}
+
+static void ipc_exchange(int rank, int leak)
+{
+    cudaIpcMemHandle_t h[2];
+    if (rank == 0) {
+        void *weights = export_weights(&h[0]);
+        void *cache = export_cache(&h[1]);
+        void *own = NULL;
+        /* A process cannot open its own handle: CUDA refuses, and so does the simulator. */
+        printf("open_own=%d\n", (int)cudaIpcOpenMemHandle(&own, h[0], cudaIpcMemLazyEnablePeerAccess));
+        ipc_write("handles", h, sizeof h);
+        ipc_wait_for("done", NULL, 0);
+        check(cudaFree(weights), "free exported weights");
+        check(cudaFree(cache), "free exported cache");
+    } else if (rank == 1) {
+        ipc_wait_for("handles", h, sizeof h);
+        void *weights = map_peer_weights(h[0]);
+        CUdeviceptr cache = map_peer_cache(h[1]);
+        check(cudaMemset(weights, 1, 64 * MiB), "cudaMemset on the mapping");
+        check(cudaMemset((void *)(uintptr_t)cache, 2, 8 * MiB), "cudaMemset on the mapping");
+        check(cudaIpcCloseMemHandle(weights), "cudaIpcCloseMemHandle");
+        if (!leak)
+            check_cu(cuIpcCloseMemHandle(cache), "cuIpcCloseMemHandle");
+        ipc_write("done", "", 0);
+    }
+}
+
 __attribute__((noinline)) static void *load_weights(int rank)
 {
     void *p;
@@ -126,12 +280,15 @@ int main(int argc, char **argv)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                             NULL};
     int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
-    int stray = 0, fail = 0, shared = 0, vmm = 0;
+    int stray = 0, fail = 0, shared = 0, vmm = 0, ipc = 0, ipc_leak = 0, ipc_vmm = 0;
     for (int i = 1; i < argc; i++) {
         stray |= strcmp(argv[i], "stray") == 0;
         fail |= strcmp(argv[i], "fail") == 0;
         shared |= strcmp(argv[i], "shared") == 0;
         vmm |= strcmp(argv[i], "vmm") == 0;
+        ipc |= strcmp(argv[i], "ipc") == 0;
+        ipc_leak |= strcmp(argv[i], "ipc_leak") == 0;
+        ipc_vmm |= strcmp(argv[i], "ipc_vmm") == 0;
     }
     if (shared)
         local = 0;
@@ -152,6 +309,10 @@ int main(int argc, char **argv)
     if (fail && rank == size - 1)
         ask_too_much();
     check(cudaFree(weights), "free weights");
+    if (ipc)
+        ipc_exchange(rank, ipc_leak);
+    if (ipc_vmm)
+        vmm_exchange(rank);
     if (strayp) {
         check(cudaSetDevice(0), "cudaSetDevice(0)");
         check(cudaFree(strayp), "free stray");

@@ -55,7 +55,8 @@ bool sim_is_device_accessible(uint64_t addr, uint64_t length)
     for (int d = 0; d < sim.device_count; d++)
         if (sim_arena_contains(&sim.devices[d].memory, addr, length))
             return true;
-    if (sim_arena_contains(&sim.managed, addr, length) || sim_arena_contains(&sim.host, addr, length))
+    if (sim_arena_contains(&sim.managed, addr, length) || sim_arena_contains(&sim.host, addr, length) ||
+        sim_ipc_contains(addr, length))
         return true;
     return sim_vmm_is_mapped(addr, length);
 }

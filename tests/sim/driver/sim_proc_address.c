@@ -111,6 +111,13 @@
     D(cuMemMap, 10020, cuMemMap)                                        \
     D(cuMemUnmap, 10020, cuMemUnmap)                                    \
     D(cuMemSetAccess, 10020, cuMemSetAccess)                            \
+    D(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle) \
+    D(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle) \
+    D(cuIpcGetMemHandle, 4010, cuIpcGetMemHandle)                       \
+    D(cuIpcOpenMemHandle, 4010, cuIpcOpenMemHandle)                     \
+    D(cuIpcOpenMemHandle, 11000, cuIpcOpenMemHandle_v2)                 \
+    D(cuIpcCloseMemHandle, 4010, cuIpcCloseMemHandle)                   \
+    D(cuMemGetAddressRange, 3020, cuMemGetAddressRange_v2)              \
     L(cuArrayCreate, 2000)                                              \
     D(cuArrayCreate, 3020, cuArrayCreate_v2)                            \
     L(cuArray3DCreate, 2000)                                            \

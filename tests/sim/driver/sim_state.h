@@ -26,6 +26,9 @@
 #define SIM_MANAGED_ARENA_SIZE  (64ull << 30)
 #define SIM_HOST_ARENA_BASE     0x690000000000ull
 #define SIM_HOST_ARENA_SIZE     (64ull << 30)
+/* Mappings opened from another process's IPC handle (sim_ipc.c). */
+#define SIM_IPC_ARENA_BASE      0x6a0000000000ull
+#define SIM_IPC_ARENA_SIZE      (64ull << 30)
 #define SIM_VMM_ARENA_BASE      0x700000000000ull
 #define SIM_VMM_ARENA_SIZE      (1ull << 40)
 
@@ -109,6 +112,9 @@ void sim_device_uncharge(struct sim_device *device, enum sim_usage usage, uint64
 /* True when [addr, addr + length) lies in memory a kernel could reach: a
  * device's range, the managed or pinned arenas, or mapped VMM space. */
 bool sim_is_device_accessible(uint64_t addr, uint64_t length);
+/* True when [addr, addr + length) lies in a mapping opened from an IPC
+ * handle (sim_ipc.c). */
+bool sim_ipc_contains(uint64_t addr, uint64_t length);
 
 /* --- contexts (sim_context.c); callers hold the lock --- */
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim_state.h"
 #include "sim_vmm.h"
@@ -24,6 +25,8 @@ struct sim_vmm_allocation {
     uint64_t size;
     unsigned mapping_count;
     bool released;       /* cuMemRelease ran while mappings remained */
+    bool imported;       /* cuMemImportFromShareableHandle: another process's memory, charged nothing here */
+    unsigned handle_types; /* CUmemAllocationProp.requestedHandleTypes: what it may be exported as */
 };
 
 struct reservation {
@@ -100,7 +103,7 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 static void free_physical(struct sim_vmm_allocation *allocation)
 {
-    if (allocation->device >= 0)
+    if (allocation->device >= 0 && !allocation->imported)
         sim_device_uncharge(&sim.devices[allocation->device], SIM_USE_VMM, allocation->size);
     free(allocation);
 }
@@ -120,6 +123,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
         return CUDA_ERROR_OUT_OF_MEMORY;
     allocation->device = is_host_location(prop->location.type) ? -1 : prop->location.id;
     allocation->size = size;
+    allocation->handle_types = (unsigned)prop->requestedHandleTypes;
     sim_lock();
     struct sim_device *device = allocation->device >= 0 ? &sim.devices[allocation->device] : NULL;
     result = device ? sim_device_charge(device, SIM_USE_VMM, size) : CUDA_SUCCESS;
@@ -336,4 +340,106 @@ bool sim_vmm_is_mapped(uint64_t addr, uint64_t length)
         addr = mappings[i].va + mappings[i].size;
     }
     return true;
+}
+
+/* --- shareable handles: cuMemExportToShareableHandle, cuMemImportFromShareableHandle
+ * A fabric handle holds "simfab1", the exporter's pid, its handle value,
+ * device and size; a POSIX file descriptor is a memfd holding the same
+ * bytes, which another process receives as it would a real one (SCM_RIGHTS,
+ * pidfd_getfd) or inherits. Importing makes a handle of this process's own
+ * for the exporter's memory, charging nothing: it is mapped with cuMemMap
+ * and released with cuMemRelease like any other. Only handle types asked
+ * for in the allocation's requestedHandleTypes can be exported, as on a real
+ * driver (CUDA_ERROR_INVALID_VALUE otherwise). */
+
+#define SIM_FABRIC_MAGIC "simfab1"
+
+struct sim_shareable {
+    char magic[8];
+    uint32_t pid;
+    int32_t device;
+    uint64_t handle;
+    uint64_t size;
+    char unused[sizeof(CUmemFabricHandle) - 32];
+};
+_Static_assert(sizeof(struct sim_shareable) == sizeof(CUmemFabricHandle), "a fabric handle is 64 bytes");
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (!shareableHandle || flags != 0 ||
+        (handleType != CU_MEM_HANDLE_TYPE_FABRIC && handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    struct sim_object *object = sim_table_find(&sim.objects, handle, SIM_OBJ_VMM_ALLOCATION);
+    struct sim_vmm_allocation *allocation = object ? object->data : NULL;
+    struct sim_shareable sh;
+    memset(&sh, 0, sizeof sh);
+    if (!allocation || allocation->imported || !(allocation->handle_types & (unsigned)handleType)) {
+        result = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        memcpy(sh.magic, SIM_FABRIC_MAGIC, sizeof sh.magic);
+        sh.pid = (uint32_t)getpid();
+        sh.device = allocation->device;
+        sh.handle = handle;
+        sh.size = allocation->size;
+    }
+    sim_unlock();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (handleType == CU_MEM_HANDLE_TYPE_FABRIC) {
+        memcpy(shareableHandle, &sh, sizeof sh);
+        return CUDA_SUCCESS;
+    }
+    int fd = memfd_create("simcuda-shareable", MFD_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (pwrite(fd, &sh, sizeof sh, 0) != (ssize_t)sizeof sh) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(shareableHandle, &fd, sizeof fd);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                        CUmemAllocationHandleType shHandleType)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    struct sim_shareable sh;
+    if (!handle || !osHandle)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (shHandleType == CU_MEM_HANDLE_TYPE_FABRIC) {
+        memcpy(&sh, osHandle, sizeof sh);
+    } else if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+        int fd = (int)(intptr_t)osHandle;
+        if (pread(fd, &sh, sizeof sh, 0) != (ssize_t)sizeof sh)
+            return CUDA_ERROR_INVALID_VALUE;
+    } else {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (memcmp(sh.magic, SIM_FABRIC_MAGIC, sizeof sh.magic) != 0 || sh.size == 0 || !is_granular(sh.size))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_vmm_allocation *allocation = calloc(1, sizeof *allocation);
+    if (!allocation)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    allocation->device = sh.device;
+    allocation->size = sh.size;
+    allocation->imported = true;
+    sim_lock();
+    uint64_t value = HANDLE_BASE + handles_issued + 1;
+    result = sim_register(SIM_OBJ_VMM_ALLOCATION, value, sh.size, allocation, allocation->device);
+    if (result == CUDA_SUCCESS) {
+        handles_issued++;
+        *handle = value;
+    } else {
+        free(allocation);
+    }
+    sim_unlock();
+    return result;
 }

@@ -63,6 +63,9 @@
     X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, , 0)                 \
     X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, _ptsz, RT_PTDS) \
     X(cuMemPoolCreate, cuMemPoolCreate, 11020, , 0)                                 \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, , 0)                              \
+    X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 11000, , 0)                           \
+    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, , 0)                          \
     X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , 0)                               \
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , 0)                                 \
     X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, , 0)                     \

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cudaMalloc and its relatives, each a thin layer over one driver call. */
+#include <string.h>
 #include "rt_errors.h"
 #include "rt_state.h"
 
@@ -138,4 +139,47 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     if (error != cudaSuccess)
         return rt_return(error);
     return rt_return_driver(rt_driver.cuMemGetInfo(free, total));
+}
+
+/* CUDA IPC: the driver's calls (sim_ipc.c), handles converted as NVIDIA's
+ * runtime does (the same 64 bytes). The driver's CUDA_ERROR_INVALID_CONTEXT
+ * for a process opening its own handle reads cudaErrorDeviceUninitialized. */
+_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(CUipcMemHandle), "runtime and driver IPC handles agree");
+
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    if (!handle)
+        return rt_return(cudaErrorInvalidValue);
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    CUipcMemHandle h;
+    CUresult r = rt_driver.cuIpcGetMemHandle(&h, (CUdeviceptr)(uintptr_t)devPtr);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle, &h, sizeof h);
+    return rt_return_driver(r);
+}
+
+cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+{
+    if (!devPtr)
+        return rt_return(cudaErrorInvalidValue);
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    CUipcMemHandle h;
+    memcpy(&h, &handle, sizeof h);
+    CUdeviceptr p = 0;
+    CUresult r = rt_driver.cuIpcOpenMemHandle(&p, h, flags);
+    if (r == CUDA_SUCCESS)
+        *devPtr = (void *)(uintptr_t)p;
+    return rt_return_driver(r);
+}
+
+cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+{
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    return rt_return_driver(rt_driver.cuIpcCloseMemHandle((CUdeviceptr)(uintptr_t)devPtr));
 }

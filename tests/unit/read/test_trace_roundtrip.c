@@ -624,9 +624,114 @@ static void test_no_clobber(void)
     cmt_trace_finish(&tf, cmt_now_ns());
 }
 
+/* 5. IPC records (format 2.2) come back field by field; one that verifies
+ * but names an API that is no IPC call, or a kind that is not its API's,
+ * is damage at its offset; a flipped byte in one is a checksum mismatch. */
+static struct cmt_event ipc_event(uint8_t api, uint64_t ts, uint64_t addr, uint64_t size, uint64_t fp)
+{
+    struct cmt_event e = {
+        .type = CMT_REC_IPC,
+        .api = api,
+        .kind = cmt_api_default_kind(api),
+        .has_device = true,
+        .device = 1,
+        .ts = ts,
+        .addr = addr,
+        .size = size,
+        .stack = 2,
+        .aux = {fp, api == CMT_API_CUDA_IPC_OPEN_MEM_HANDLE ? 1 : 0, 0, 0},
+    };
+    return e;
+}
+
+static void write_ipc_trace(struct cmt_trace_file *tf, const char *name, const struct cmt_event *bad, uint64_t *bad_off)
+{
+    make_trace(tf, name, 0);
+    struct cmt_event_stream s = {.tid = 5};
+    struct cmt_event w[] = {
+        ipc_event(CMT_API_CUDA_IPC_GET_MEM_HANDLE, cmt_now_ns(), 0x500000000000ull, 0, 0x1234567890abcdefull),
+        ipc_event(CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, cmt_now_ns(), 0x6a0000000000ull, 64ull << 20, 0xfeedull),
+        ipc_event(CMT_API_CU_IPC_CLOSE_MEM_HANDLE, cmt_now_ns(), 0x6a0000000000ull, 0, 0),
+        ipc_event(CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, cmt_now_ns(), 0xc0de000000000001ull, 0, 0x77ull),
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        CHECK(cmt_event_stream_reserve(tf, &s));
+        cmt_event_stream_append(&s, &w[i]);
+    }
+    if (bad) {
+        CHECK(cmt_event_stream_reserve(tf, &s));
+        *bad_off = (uint64_t)(s.pos - tf->segments[0].base);
+        cmt_event_stream_append(&s, bad);
+    }
+    cmt_trace_finish(tf, cmt_now_ns());
+    if (bad)
+        return;
+    CHECK(read_file(tf->path, true) == 0);
+    CHECK_EQ_U64(got.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        check_same(&got.ev[i], &w[i]);
+    CHECK_EQ_U64(got.ev[1].kind, CMT_KIND_IPC_MAPPING);
+    CHECK_EQ_U64(got.ev[3].kind, CMT_KIND_VMM_IMPORTED);
+}
+
+static void expect_damage(const char *path, size_t events, const char *expect)
+{
+    struct cmt_reader *r;
+    char err[256];
+    memset(&got, 0, sizeof got);
+    CHECK(cmt_reader_open(path, &r, err, sizeof err) == 0);
+    CHECK(cmt_reader_run(r, &collect_cb, NULL) == -1);
+    CHECK_STR(cmt_reader_error(r), expect);
+    CHECK_EQ_U64(got.n, events); /* every record before the damage */
+    cmt_reader_close(r);
+}
+
+static void test_ipc_records(void)
+{
+    struct cmt_trace_file tf;
+    write_ipc_trace(&tf, "ipc.bin", NULL, NULL);
+    CHECK_EQ_U64(tf.header->version_minor, 2);
+
+    char expect[256];
+    uint64_t off = 0;
+    struct cmt_event bad = ipc_event(CMT_API_CUDA_MALLOC, cmt_now_ns(), 0x500000000000ull, 512, 0);
+    bad.kind = CMT_KIND_DEVICE;
+    write_ipc_trace(&tf, "ipc-api.bin", &bad, &off);
+    snprintf(expect, sizeof expect,
+             "damaged event record at offset %llu (chunk at offset 4096): an IPC record names an API that is no "
+             "IPC call (api 1, kind 0)",
+             (unsigned long long)off);
+    expect_damage(tf.path, 4, expect);
+
+    bad = ipc_event(CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, cmt_now_ns(), 0x6a0000000000ull, 4096, 9);
+    bad.kind = CMT_KIND_DEVICE;
+    write_ipc_trace(&tf, "ipc-kind.bin", &bad, &off);
+    snprintf(expect, sizeof expect,
+             "damaged event record at offset %llu (chunk at offset 4096): an IPC record has a memory kind that is "
+             "not its API's (api 65, kind 0)",
+             (unsigned long long)off);
+    expect_damage(tf.path, 4, expect);
+
+    /* A flipped byte in a well-formed IPC record: its check catches it. */
+    bad = ipc_event(CMT_API_CU_IPC_GET_MEM_HANDLE, cmt_now_ns(), 0x500000001000ull, 0, 0x1111222233334444ull);
+    write_ipc_trace(&tf, "ipc-flip.bin", &bad, &off);
+    int fd = open(tf.path, O_RDWR);
+    CHECK(fd >= 0);
+    uint8_t byte;
+    CHECK(pread(fd, &byte, 1, (off_t)off + 1) == 1);
+    byte ^= 0x01; /* the api: 67 becomes 66, still an IPC call */
+    CHECK(pwrite(fd, &byte, 1, (off_t)off + 1) == 1);
+    close(fd);
+    snprintf(expect, sizeof expect,
+             "damaged event record at offset %llu (chunk at offset 4096): its checksum does not match",
+             (unsigned long long)off);
+    expect_damage(tf.path, 4, expect);
+}
+
 int main(void)
 {
     make_dir();
+    test_ipc_records();
     test_single_thread_roundtrip();
     test_threads_merge();
     test_truncation_everywhere();

@@ -192,11 +192,87 @@ static void test_observer_limit_and_failure(void)
     cmt_replay_free(&r);
 }
 
+static void ipc(struct cmt_replay *r, uint8_t api, uint64_t addr, uint64_t size, uint64_t fp, int32_t result)
+{
+    struct cmt_event_in e = {
+        .type = CMT_REC_IPC,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .device = 0,
+        .result = result,
+        .ts = now++,
+        .addr = addr,
+        .size = size,
+        .stack = 3,
+        .aux = {fp},
+    };
+    CHECK(cmt_replay_event(r, &e) == 0);
+}
+
+/* Memory mapped from another process is kept apart: never in an account,
+ * its peak and what is still open at the end counted on their own; the
+ * same handle opened twice is one mapping until closed twice; an imported
+ * VMM handle's mapping is a mapping of another process's memory, and its
+ * cuMemRelease no release of this process's memory (nor unmatched). */
+static void test_ipc(void)
+{
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    cmt_replay_set_origin(&r, 1000);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x1000, 4096, 1);
+    ipc(&r, CMT_API_CUDA_IPC_GET_MEM_HANDLE, 0x1000, 0, 0xaa, 0);
+    ipc(&r, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0, 0, 0xbb, 201); /* failed: nothing mapped */
+    ipc(&r, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0x9000, 1 << 20, 0xcc, 0);
+    ipc(&r, CMT_API_CU_IPC_OPEN_MEM_HANDLE, 0x9000, 1 << 20, 0xcc, 0);
+    ipc(&r, CMT_API_CU_IPC_OPEN_MEM_HANDLE, 0x200000, 3 << 20, 0xdd, 0);
+    ipc(&r, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0x9000, 0, 0, 0);
+    CHECK_EQ_U64(r.ipc.live_bytes, 4 << 20); /* the first still open once */
+    ipc(&r, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0x9000, 0, 0, 0);
+    ipc(&r, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0x9000, 0, 0, 0); /* closed already */
+    ipc(&r, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 0xc0de000000000005ull, 0, 0xee, 0);
+    alloc(&r, CMT_API_CU_MEM_ADDRESS_RESERVE, 0, 0x7000000, 2 << 20, 4);
+    struct cmt_event_in map = {
+        .type = CMT_REC_ALLOC, .api = CMT_API_CU_MEM_MAP, .kind = CMT_KIND_VMM_MAP, .ts = now++,
+        .addr = 0x7000000, .size = 2 << 20, .stack = 5, .aux = {0xc0de000000000005ull},
+    };
+    CHECK(cmt_replay_event(&r, &map) == 0);
+    CHECK_EQ_U64(r.ipc.live_bytes, 5 << 20);
+    CHECK_EQ_U64(r.ipc.peak_bytes, 5 << 20);
+    release(&r, CMT_API_CU_MEM_RELEASE, 0xc0de000000000005ull);
+    struct cmt_event_in unmap = {
+        .type = CMT_REC_FREE, .api = CMT_API_CU_MEM_UNMAP, .kind = CMT_KIND_VMM_MAP, .ts = now++,
+        .addr = 0x7000000, .size = 2 << 20,
+    };
+    CHECK(cmt_replay_event(&r, &unmap) == 0);
+    cmt_replay_finish(&r, now);
+    const struct cmt_account *a = cmt_replay_account(&r, 0, CMT_CLASS_DEVICE);
+    CHECK(a != NULL);
+    CHECK_EQ_U64(a->peak, 4096); /* only the process's own allocation */
+    CHECK_EQ_U64(r.unmatched_frees, 0);
+    CHECK_EQ_U64(r.ipc.n_exports, 1);
+    CHECK(r.ipc.exports[0].alloc_found);
+    CHECK_EQ_U64(r.ipc.exports[0].alloc_size, 4096);
+    CHECK_EQ_U64(r.ipc.exports[0].alloc_stack, 1);
+    CHECK_EQ_U64(r.ipc.n_imports, 3);
+    CHECK(r.ipc.imports[0].closed && !r.ipc.imports[1].closed && r.ipc.imports[2].closed);
+    CHECK_EQ_U64(r.ipc.imports[2].api, CMT_API_CU_MEM_MAP);
+    CHECK_EQ_U64(r.ipc.imports[2].fingerprint, 0xee);
+    CHECK_EQ_U64(r.ipc.imports[2].stack, 5);
+    CHECK_EQ_U64(r.ipc.live_bytes, 3 << 20);
+    CHECK_EQ_U64(r.ipc.live_count, 1);
+    CHECK_EQ_U64(r.ipc.failed_opens, 1);
+    CHECK_EQ_U64(r.ipc.unmatched_closes, 1);
+    CHECK_EQ_U64(r.ipc.vmm_imported, 1);
+    CHECK_EQ_U64(r.ipc.vmm_released, 1);
+    cmt_replay_free(&r);
+}
+
 int main(void)
 {
     test_accounts_and_peaks();
     test_observers();
     test_observer_limit_and_failure();
+    test_ipc();
     printf("replay: ok\n");
     return 0;
 }
