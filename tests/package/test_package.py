@@ -188,7 +188,7 @@ def test_deb():
         check(p.stdout.startswith(f"{name}({section})"), p.stdout[:200])
         check("@" not in p.stdout, f"{page}: a placeholder left unfilled")
         # The documents the pages name by path are there, uncompressed.
-        for doc in re.findall(r"/usr/share/doc/cumemtrace/[\w.-]+", p.stdout):
+        for doc in re.findall(r"/usr/share/doc/cumemtrace/[\w.-]*\w", p.stdout):
             check(os.path.isfile(root + doc), f"{page} names {doc}, which the package lacks")
     p = inst.man(os.path.join(usr, "share", "man", "man7", "libcumemtrace.7.gz"))
     check(f"/usr/{shim_rel}" in p.stdout, "libcumemtrace(7) names the installed shim's path")
