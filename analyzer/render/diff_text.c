@@ -105,8 +105,10 @@ static void print_site(const struct cmt_diff_site *s, FILE *out)
     print_frames(s, out);
 }
 
-/* "    suppressed 2.0 MiB -> 4.0 MiB (+2.0 MiB) (cudaMalloc); suppressed by
- * default.supp:18 (cuBLAS handle state)", then its frames. */
+/* "    suppressed 0 B -> 2.0 MiB (+2.0 MiB) in 0 -> 1 (+1) allocations
+ * (cudaMalloc); suppressed by default.supp:20 (cuBLAS handle state)", then
+ * its frames; listed in the sites' order (the larger change of peak and
+ * leaked bytes first). */
 static void print_suppressed_site(const struct cmt_diff *d, const struct cmt_diff_site *s, FILE *out)
 {
     fprintf(out, "    suppressed ");
