@@ -9,7 +9,10 @@
 #include "cli.h"
 #include "diff.h"
 #include "report.h"
+#include "suppressions.h"
 #include "symbol_options.h"
+
+#define MAX_SUPPRESSION_FILES 64
 
 static void diff_usage(FILE *out)
 {
@@ -23,6 +26,11 @@ static void diff_usage(FILE *out)
           "  --json                 --format json\n"
           "  --top N                call sites listed in text (default 10, 0 = all)\n"
           "  --include-cached       count what caching allocators hold at exit as leaked\n"
+          "  --suppressions FILE    leak:PATTERN lines, as for report and check (repeatable;\n"
+          "                         also the files in CUMEMTRACE_SUPPRESSIONS): matching\n"
+          "                         leaks are compared apart as suppressed, not as leaked\n"
+          "  --no-default-suppressions  do not apply the built-in list (cuBLAS and cuDNN\n"
+          "                         handles, PyTorch's cuBLAS workspaces)\n"
           "  --full-stacks          match and show every frame, folded ones too\n"
           "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"
           "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
@@ -39,16 +47,21 @@ struct diff_cli {
     struct cmt_cli_format format;
     size_t top;
     struct cmt_report_options opt;
+    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
+    size_t n_suppression_files;
+    bool no_default_suppressions;
 };
 
 static int parse_options(int argc, char **argv, struct diff_cli *cli, int *status)
 {
-    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_INCLUDE_CACHED };
+    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_INCLUDE_CACHED, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS };
     static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"top", required_argument, NULL, OPT_TOP},
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -83,6 +96,16 @@ static int parse_options(int argc, char **argv, struct diff_cli *cli, int *statu
             break;
         case OPT_INCLUDE_CACHED:
             cli->opt.include_cached = true;
+            break;
+        case OPT_SUPPRESSIONS:
+            if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
+                cmt_cli_error("%s: at most %d %s options", "diff", MAX_SUPPRESSION_FILES, "--suppressions");
+                return -1;
+            }
+            cli->suppression_files[cli->n_suppression_files++] = optarg;
+            break;
+        case OPT_NO_DEFAULT_SUPPRESSIONS:
+            cli->no_default_suppressions = true;
             break;
         case 'h':
             diff_usage(stdout);
@@ -132,6 +155,25 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
     return status;
 }
 
+/* The leak suppressions `report` and `check` apply, so that each run's
+ * leaks are the report's (docs/report.md, "Suppressed"). */
+static int load_suppressions(struct diff_cli *cli, struct cmt_suppressions *s)
+{
+    char err[800];
+    if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
+                                  err, sizeof err) != 0) {
+        cmt_cli_error("diff: %s", err);
+        return -1;
+    }
+    if (cmt_suppressions_attach(s, &cli->opt) != 0) {
+        cmt_cli_error("diff: out of memory; free memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int diff_main(char **argv, struct diff_cli *cli, int first);
+
 int cmt_cmd_diff(int argc, char **argv)
 {
     struct diff_cli cli = {0};
@@ -139,8 +181,25 @@ int cmt_cmd_diff(int argc, char **argv)
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    struct cmt_suppressions sup;
+    cmt_suppressions_init(&sup);
+    if (load_suppressions(&cli, &sup) != 0) {
+        cmt_suppressions_free(&sup);
+        return CMT_EXIT_USAGE;
+    }
+    status = diff_main(argv, &cli, first);
+    cmt_suppressions_free(&sup);
+    return status;
+}
+
+static int diff_main(char **argv, struct diff_cli *cli_in, int first)
+{
+    const struct diff_cli cli = *cli_in;
+    int status;
     struct cmt_diff d;
     cmt_diff_init(&d);
+    d.suppressions = cli.opt.suppressions;
+    d.n_suppressions = cli.opt.n_suppressions;
     status = CMT_EXIT_OK;
     for (int which = 0; which < 2; which++) {
         int st = add_run(&d, which, argv[first + which], &cli);

@@ -32,6 +32,12 @@ bool cmt_diff_site_changed(const struct cmt_diff_site *s)
            s->side[0].calls != s->side[1].calls;
 }
 
+bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s)
+{
+    return s->side[0].suppressed != s->side[1].suppressed ||
+           s->side[0].suppressed_count != s->side[1].suppressed_count;
+}
+
 /* The site's identity: its frames shown, one per line. */
 static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines)
 {
@@ -145,6 +151,19 @@ int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, cons
         s->side[which].leak += row->bytes;
         s->side[which].leak_count += row->count;
     }
+    /* set aside by a suppression: apart from the leaks, as the report has them */
+    for (size_t k = 0; k < r->n_suppressed; k++) {
+        const struct cmt_site_row *row = &r->suppressed[k];
+        struct cmt_diff_site *s = site_for(d, r->frames, row->stack, row->api);
+        if (!s)
+            return -1;
+        s->side[which].suppressed += row->bytes;
+        s->side[which].suppressed_count += row->count;
+        if (!s->suppression && row->suppression <= d->n_suppressions)
+            s->suppression = row->suppression;
+    }
+    d->run[which].suppressed_bytes = r->suppressed_bytes;
+    d->run[which].suppressed_count = r->suppressed_count;
     for (size_t k = 0; k < rp->n_active; k++) {
         uint32_t stack = rp->active_sites[k];
         const struct cmt_site_stats *st = &rp->sites[stack];
@@ -182,6 +201,10 @@ static int by_change(const void *pa, const void *pb)
              bc = mag(cmt_diff_delta(b->side[0].calls, b->side[1].calls));
     if (ac != bc)
         return ac > bc ? -1 : 1;
+    uint64_t as = mag(cmt_diff_delta(a->side[0].suppressed, a->side[1].suppressed)),
+             bs = mag(cmt_diff_delta(b->side[0].suppressed, b->side[1].suppressed));
+    if (as != bs)
+        return as > bs ? -1 : 1;
     return strcmp(a->key, b->key);
 }
 

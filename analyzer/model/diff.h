@@ -20,7 +20,9 @@
  *   peak:  its bytes live at the device peak, every device together (the
  *          "call sites live at the peak" of each device's section);
  *   leak:  its bytes live at exit (the report's leaks);
- *   calls: its successful allocation calls over the run. */
+ *   calls: its successful allocation calls over the run;
+ *   suppressed: its bytes live at exit that a leak suppression set aside
+ *          (the report's suppressed leaks, not in leak). */
 
 #define CMT_DIFF_FRAMES_SHOWN 8
 
@@ -32,10 +34,12 @@ struct cmt_diff_run {
     uint64_t duration_ns;
     struct cmt_process_summary summary; /* peaks per device, leaks, events */
     uint64_t calls;      /* successful allocation calls */
+    uint64_t suppressed_bytes, suppressed_count; /* the report's suppressed leaks (memory) */
 };
 
 struct cmt_diff_side {
     uint64_t peak, leak, leak_count, calls;
+    uint64_t suppressed, suppressed_count; /* leaked but suppressed */
 };
 
 struct cmt_diff_site {
@@ -43,6 +47,7 @@ struct cmt_diff_site {
     size_t n_lines; /* lines in key */
     char api[32];
     struct cmt_diff_side side[2]; /* [0] OLD, [1] NEW */
+    uint32_t suppression; /* index + 1 into the diff's suppressions of what suppressed it; 0 none */
 };
 
 struct cmt_diff {
@@ -51,6 +56,10 @@ struct cmt_diff {
     size_t n_sites, cap;
     /* Both runs: the executable's path differs (the sites may not match). */
     bool different_program;
+    /* The leak suppressions both reports applied (the caller's; they
+     * outlive the diff), as the report names them. */
+    const struct cmt_report_suppression *suppressions;
+    size_t n_suppressions;
     /* Call sites the text lists (--top; 0 = all); JSON has every one. */
     size_t top;
 };
@@ -64,7 +73,9 @@ void cmt_diff_free(struct cmt_diff *d);
 
 /* Signed change NEW - OLD of a figure, saturated to int64. */
 int64_t cmt_diff_delta(uint64_t old_v, uint64_t new_v);
-/* True when a site changed in any figure. */
+/* True when a site changed in any figure but its suppressed leaks. */
 bool cmt_diff_site_changed(const struct cmt_diff_site *s);
+/* True when a site's suppressed leaks changed. */
+bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s);
 
 #endif

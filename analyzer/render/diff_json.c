@@ -36,16 +36,19 @@ static void run_json(const struct cmt_diff_run *run, struct cmt_json *j)
     cmt_json_uint(j, s->leak_bytes);
     cmt_json_key(j, "leak_count");
     cmt_json_uint(j, s->leak_count);
+    cmt_json_key(j, "suppressed_bytes");
+    cmt_json_uint(j, run->suppressed_bytes);
+    cmt_json_key(j, "suppressed_count");
+    cmt_json_uint(j, run->suppressed_count);
     cmt_json_key(j, "calls");
     cmt_json_uint(j, run->calls);
     cmt_json_end_object(j);
 }
 
-static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side *n, struct cmt_json *j)
+static void change_json(struct cmt_json *j, const char *const *names, const uint64_t *ov, const uint64_t *nv,
+                        size_t n)
 {
-    static const char *const names[] = {"peak_bytes", "leak_bytes", "calls"};
-    uint64_t ov[] = {o->peak, o->leak, o->calls}, nv[] = {n->peak, n->leak, n->calls};
-    for (size_t k = 0; k < 3; k++) {
+    for (size_t k = 0; k < n; k++) {
         cmt_json_key(j, names[k]);
         cmt_json_begin_object(j);
         cmt_json_key(j, "old");
@@ -56,6 +59,47 @@ static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side 
         cmt_json_int(j, cmt_diff_delta(ov[k], nv[k]));
         cmt_json_end_object(j);
     }
+}
+
+static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side *n, struct cmt_json *j)
+{
+    static const char *const names[] = {"peak_bytes", "leak_bytes", "calls"};
+    uint64_t ov[] = {o->peak, o->leak, o->calls}, nv[] = {n->peak, n->leak, n->calls};
+    change_json(j, names, ov, nv, 3);
+}
+
+static void frames_json(const struct cmt_diff_site *s, struct cmt_json *j)
+{
+    cmt_json_key(j, "frames");
+    cmt_json_begin_array(j);
+    const char *p = s->key;
+    char line[1100];
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        cmt_json_string(j, line);
+        p = nl ? nl + 1 : p + len;
+    }
+    cmt_json_end_array(j);
+}
+
+/* A site whose suppressed leaks changed: apart from "sites", whose leak_bytes
+ * they are not in. */
+static void suppressed_json(const struct cmt_diff *d, const struct cmt_diff_site *s, struct cmt_json *j)
+{
+    static const char *const names[] = {"suppressed_bytes", "suppressed_count"};
+    uint64_t ov[] = {s->side[0].suppressed, s->side[0].suppressed_count},
+             nv[] = {s->side[1].suppressed, s->side[1].suppressed_count};
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "api");
+    cmt_json_string(j, s->api);
+    change_json(j, names, ov, nv, 2);
+    /* the report's "suppression" member */
+    struct cmt_report names_of = {.suppressions = d->suppressions, .n_suppressions = d->n_suppressions};
+    cmt_report_json_suppression(&names_of, j, s->suppression);
+    frames_json(s, j);
+    cmt_json_end_object(j);
 }
 
 static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
@@ -79,20 +123,15 @@ static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
         cmt_json_key(j, "api");
         cmt_json_string(j, s->api);
         side_json(&s->side[0], &s->side[1], j);
-        cmt_json_key(j, "frames");
-        cmt_json_begin_array(j);
-        const char *p = s->key;
-        char line[1100];
-        while (*p) {
-            const char *nl = strchr(p, '\n');
-            size_t len = nl ? (size_t)(nl - p) : strlen(p);
-            snprintf(line, sizeof line, "%.*s", (int)len, p);
-            cmt_json_string(j, line);
-            p = nl ? nl + 1 : p + len;
-        }
-        cmt_json_end_array(j);
+        frames_json(s, j);
         cmt_json_end_object(j);
     }
+    cmt_json_end_array(j);
+    cmt_json_key(j, "suppressed_sites");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < d->n_sites; i++)
+        if (cmt_diff_site_suppressed_changed(&d->sites[i]))
+            suppressed_json(d, &d->sites[i], j);
     cmt_json_end_array(j);
     cmt_json_end_object(j);
 }

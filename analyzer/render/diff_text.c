@@ -70,10 +70,17 @@ static void print_totals(const struct cmt_diff *d, FILE *out)
     }
     fprintf(out, "  leaked (at exit):  ");
     print_bytes_change(o->leak_bytes, n->leak_bytes, out);
+    if (d->run[0].suppressed_bytes || d->run[1].suppressed_bytes) {
+        fprintf(out, "\n  suppressed leaks:  ");
+        print_bytes_change(d->run[0].suppressed_bytes, d->run[1].suppressed_bytes, out);
+        fprintf(out, "; not counted as leaked");
+    }
     fprintf(out, "\n  allocation calls:  ");
     print_count_change(d->run[0].calls, d->run[1].calls, out);
     fputc('\n', out);
 }
+
+static void print_frames(const struct cmt_diff_site *s, FILE *out);
 
 static void print_site(const struct cmt_diff_site *s, FILE *out)
 {
@@ -95,6 +102,35 @@ static void print_site(const struct cmt_diff_site *s, FILE *out)
         print_count_change(o->calls, n->calls, out);
     }
     fprintf(out, " (%s)%s\n", s->api, only_new ? "; new in NEW" : only_old ? "; gone from NEW" : "");
+    print_frames(s, out);
+}
+
+/* "    suppressed 0 B -> 2.0 MiB (+2.0 MiB) in 0 -> 1 (+1) allocations
+ * (cudaMalloc); suppressed by default.supp:20 (cuBLAS handle state)", then
+ * its frames; listed in the sites' order (the larger change of peak and
+ * leaked bytes first). */
+static void print_suppressed_site(const struct cmt_diff *d, const struct cmt_diff_site *s, FILE *out)
+{
+    fprintf(out, "    suppressed ");
+    print_bytes_change(s->side[0].suppressed, s->side[1].suppressed, out);
+    fprintf(out, " in ");
+    print_count_change(s->side[0].suppressed_count, s->side[1].suppressed_count, out);
+    fprintf(out, " %s (%s)", s->side[0].suppressed_count == 1 && s->side[1].suppressed_count == 1 ? "allocation"
+                                                                                                   : "allocations",
+            s->api);
+    if (s->suppression) {
+        /* the report's own words for it */
+        struct cmt_report names = {.suppressions = d->suppressions, .n_suppressions = d->n_suppressions};
+        char label[700];
+        cmt_report_suppression_label(&names, s->suppression, label, sizeof label);
+        fprintf(out, "; %s", label);
+    }
+    fputc('\n', out);
+    print_frames(s, out);
+}
+
+static void print_frames(const struct cmt_diff_site *s, FILE *out)
+{
     const char *p = s->key;
     size_t shown = 0;
     while (*p && shown < CMT_DIFF_FRAMES_SHOWN) {
@@ -107,6 +143,8 @@ static void print_site(const struct cmt_diff_site *s, FILE *out)
     if (s->n_lines > shown)
         fprintf(out, "        ... %zu more %s\n", s->n_lines - shown, s->n_lines - shown == 1 ? "frame" : "frames");
 }
+
+static void print_changed(const struct cmt_diff *d, size_t changed, FILE *out);
 
 void cmt_diff_render_text(const struct cmt_diff *d, FILE *out)
 {
@@ -121,13 +159,35 @@ void cmt_diff_render_text(const struct cmt_diff *d, FILE *out)
                 d->run[0].exe, d->run[1].exe);
     fputc('\n', out);
     print_totals(d, out);
-    size_t changed = 0;
-    for (size_t i = 0; i < d->n_sites; i++)
+    size_t changed = 0, suppressed = 0;
+    for (size_t i = 0; i < d->n_sites; i++) {
         changed += cmt_diff_site_changed(&d->sites[i]);
-    if (changed == 0) {
-        fprintf(out, "\nCall sites: %zu, none changed\n", d->n_sites);
-        return;
+        suppressed += cmt_diff_site_suppressed_changed(&d->sites[i]);
     }
+    if (changed == 0)
+        fprintf(out, "\nCall sites: %zu, none changed\n", d->n_sites);
+    else
+        print_changed(d, changed, out);
+    if (suppressed == 0)
+        return;
+    size_t shown = top && top < suppressed ? top : suppressed;
+    fprintf(out, "\nSuppressed leaks that changed (live at exit but matched by a leak suppression, as `cumemtrace "
+                 "report` and `check` apply them; not counted as leaked): %zu of %zu",
+            suppressed, d->n_sites);
+    if (shown < suppressed)
+        fprintf(out, ", top %zu shown (--top)", shown);
+    fprintf(out, "\n");
+    for (size_t i = 0, k = 0; i < d->n_sites && k < shown; i++) {
+        if (!cmt_diff_site_suppressed_changed(&d->sites[i]))
+            continue;
+        print_suppressed_site(d, &d->sites[i], out);
+        k++;
+    }
+}
+
+static void print_changed(const struct cmt_diff *d, size_t changed, FILE *out)
+{
+    size_t top = d->top;
     size_t shown = top && top < changed ? top : changed;
     fprintf(out, "\nCall sites that changed (peak: bytes live at the device peak; leaked: live at exit; calls: "
                  "allocation calls), largest change first: %zu of %zu",

@@ -451,5 +451,96 @@ def test_no_caching():
     cmtest.cleanup(r)
 
 
+# ---- diff applies report's suppressions --------------------------------------
+
+def test_diff_suppressions():
+    """diff's leaks per site are report's for each trace: cuBLAS's handle
+    state, suppressed by the built-in list, is compared apart and not as
+    leaked; --no-default-suppressions counts it, as report does."""
+    r = run_train()
+    nc = run_train({"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    d = Scratch()
+    py = python_trace(d)
+    supp_line = line_of(os.path.join(ROOT, "analyzer", "check", "default.supp"), "leak:cublasCreate")
+
+    def totals(p):
+        eq(p.returncode, 0, f"diff: {p.stderr}")
+        return p.stdout[p.stdout.index("\n\n") + 2:p.stdout.index("  allocation calls:")]
+
+    # one program, with and without PyTorch's cache: the handle is the same
+    # 2 MiB suppressed in both, no leak in either
+    eq(totals(cmtest.cli("diff", r.trace, nc.trace)),
+       "  device 0 peak:     71.0 MiB (unchanged)\n"
+       "  leaked (at exit):  1.0 MiB -> 29.0 MiB (+28.0 MiB)\n"
+       "  suppressed leaks:  2.0 MiB (unchanged); not counted as leaked\n", "totals")
+    eq(totals(cmtest.cli("diff", "--no-default-suppressions", r.trace, nc.trace)),
+       "  device 0 peak:     71.0 MiB (unchanged)\n"
+       "  leaked (at exit):  3.0 MiB -> 31.0 MiB (+28.0 MiB)\n", "totals without the defaults")
+    # a run without cuBLAS against one with: the handle is a suppressed
+    # change, listed apart, named by the default list's line
+    p = cmtest.cli("diff", py, r.trace)
+    eq(totals(p), "  device 0 peak:     69.0 MiB -> 71.0 MiB (+2.0 MiB)\n"
+                  "  leaked (at exit):  1.5 MiB -> 1.0 MiB (-512.0 KiB)\n"
+                  "  suppressed leaks:  0 B -> 2.0 MiB (+2.0 MiB); not counted as leaked\n", "totals, two programs")
+    main = p.stdout[p.stdout.index("\nCall sites that changed"):p.stdout.index("\nSuppressed leaks")]
+    check("leaked 0 B -> 2.0 MiB" not in main and "leaked 0 B -> 1.0 MiB (+1.0 MiB)" in main, main)
+    shown = [re.sub(r" at \S+/tests/e2e/programs/", " at ", s)
+             for s in p.stdout[p.stdout.index("\nSuppressed leaks") + 1:].splitlines()]
+    eq(shown, ["Suppressed leaks that changed (live at exit but matched by a leak suppression, as `cumemtrace report` "
+               "and `check` apply them; not counted as leaked): 1 of 11",
+               "    suppressed 0 B -> 2.0 MiB (+2.0 MiB) in 0 -> 1 (+1) allocations (cudaMalloc); suppressed by "
+               f"default.supp:{supp_line} (cuBLAS handle state)",
+               f"        allocate_handle_state at fake_cublas.c:{line_of('fake_cublas.c', 'cudaMalloc(&p, 2u << 20)')}",
+               "        cublasCreate_v2 at "
+               f"fake_cublas.c:{line_of('fake_cublas.c', 'handle_state = allocate_handle_state();')}",
+               f"        setup at torch_train.c:{line_of('torch_train.c', 'get_blas_handle();')}",
+               f"        main at torch_train.c:{line_of('torch_train.c', '    setup();')}"], "suppressed section")
+    # JSON: each run's leaks, per site and in all, and its suppressed ones
+    # are report's to the byte, with and without the defaults
+    for opts in ((), ("--no-default-suppressions",)):
+        q = cmtest.cli("diff", "--json", *opts, py, r.trace)
+        eq(q.returncode, 0, f"diff --json: {q.stderr}")
+        dj = json.loads(q.stdout)
+        for side, trace in (("old", py), ("new", r.trace)):
+            rep = cmtest.report(trace, "--no-forensics", *opts)
+            eq((dj[side]["leak_bytes"], dj[side]["leak_count"], dj[side]["suppressed_bytes"],
+                dj[side]["suppressed_count"]),
+               (rep["leaks"]["bytes"], rep["leaks"]["count"], rep["leaks"]["suppressed"]["bytes"],
+                rep["leaks"]["suppressed"]["count"]), f"{side} totals {opts}")
+            eq(sorted(s["leak_bytes"][side] for s in dj["sites"] if s["leak_bytes"][side]),
+               sorted(s["bytes"] for s in rep["leaks"]["sites"]), f"{side} leaks per site {opts}")
+            eq(sorted(s["suppressed_bytes"][side] for s in dj["suppressed_sites"] if s["suppressed_bytes"][side]),
+               sorted(s["bytes"] for s in rep["leaks"]["suppressed"]["sites"]), f"{side} suppressed per site {opts}")
+        want = [] if opts else [{"api": "cudaMalloc",
+                                 "suppressed_bytes": {"old": 0, "new": 2 * MiB, "change": 2 * MiB},
+                                 "suppressed_count": {"old": 0, "new": 1, "change": 1},
+                                 "suppression": {"pattern": "cublasCreate", "source": "default.supp",
+                                                 "line": supp_line, "reason": "cuBLAS handle state",
+                                                 "default": True}}]
+        eq([{k: v for k, v in s.items() if k != "frames"} for s in dj["suppressed_sites"]], want,
+           f"suppressed_sites {opts}")
+        eq((dj["new"]["leak_bytes"], dj["new"]["suppressed_bytes"]),
+           (3 * MiB, 0) if opts else (1 * MiB, 2 * MiB), f"NEW's leaks {opts}")
+    # the same suppressions as report's: a file given, and the variable
+    supp = d("mine.supp")
+    with open(supp, "w") as f:
+        f.write("# the program's own buffer\nleak:leak_buffer\n")
+    for opts, env in ((("--suppressions", supp), None), ((), {"CUMEMTRACE_SUPPRESSIONS": supp})):
+        q = cmtest.cli("diff", "--json", *opts, py, r.trace, env=env)
+        eq(q.returncode, 0, f"diff --json {opts}: {q.stderr}")
+        dj = json.loads(q.stdout)
+        eq((dj["new"]["leak_bytes"], dj["new"]["suppressed_bytes"], dj["new"]["suppressed_count"]),
+           (0, 3 * MiB, 2), f"the file's suppression too {opts} {env}")
+        eq(sorted((s["suppressed_bytes"]["new"], s["suppression"]["source"], s["suppression"]["reason"])
+                  for s in dj["suppressed_sites"]),
+           [(1 * MiB, supp, "the program's own buffer"), (2 * MiB, "default.supp", "cuBLAS handle state")],
+           f"named by their files {opts} {env}")
+    q = cmtest.cli("diff", "--suppressions", d("absent.supp"), py, r.trace)
+    eq((q.returncode, q.stdout), (2, ""), "a suppressions file that cannot be read")
+    check(q.stderr.startswith(f"cumemtrace: diff: cannot read the suppressions file {d('absent.supp')}: "), q.stderr)
+    d.done()
+    cmtest.cleanup(r)
+    cmtest.cleanup(nc)
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
