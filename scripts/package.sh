@@ -66,8 +66,30 @@ if [ -n "$unmet" ]; then
 fi
 
 html_dir=analyzer/render/html
-if [ ! -f "$html_dir/node_modules/.package-lock.json" ] ||
-  [ "$html_dir/package-lock.json" -nt "$html_dir/node_modules/.package-lock.json" ]; then
+# Whether node_modules holds each package the page embeds at the version
+# package-lock.json pins. By content, not by file times: a checkout or merge
+# gives package-lock.json a new time without changing what it pins.
+js_libraries_installed() {
+  python3 - "$html_dir" $(python3 "$html_dir/embed_html.py" --packages) <<'PY'
+import json, os, sys
+d, names = sys.argv[1], sys.argv[2:]
+pinned = json.load(open(os.path.join(d, "package-lock.json")))["packages"]
+for n in names:
+    try:
+        have = json.load(open(os.path.join(d, "node_modules", n, "package.json")))["version"]
+    except (OSError, ValueError, KeyError):
+        sys.exit(1)
+    if have != pinned.get("node_modules/" + n, {}).get("version"):
+        sys.exit(1)
+PY
+}
+if ! js_libraries_installed; then
+  if ((!install)); then
+    # npm ci empties node_modules before it fetches: never start it where
+    # the network may be missing (the suite's offline build) or unasked.
+    echo "package: $html_dir/node_modules lacks the pinned JavaScript libraries: run scripts/setup.sh (npm ci there), or scripts/package.sh without --no-install" >&2
+    exit 1
+  fi
   command -v npm >/dev/null || apt_install nodejs npm
   echo "package: installing the HTML report's JavaScript libraries (npm ci)"
   (cd "$html_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
