@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cumemtrace/format.h"
+
 /* Memory shared between processes (IPC records, format 2.2): what this
  * process exported (which allocation, under which handle fingerprint) and
  * what it mapped from another process (cudaIpcOpenMemHandle, or a cuMemMap
@@ -20,7 +22,8 @@ struct cmt_ipc_export {
     uint64_t fingerprint; /* 0: none (a failed call, a file descriptor) */
     uint64_t addr;        /* the pointer, or the physical handle, exported */
     uint64_t handle_type; /* cuMemExportToShareableHandle's; 0 for CUDA IPC */
-    uint64_t alloc_size;  /* the allocation at addr when the export was made (0: not found) */
+    uint64_t alloc_size;  /* the allocation holding addr when the export was made (0: not found) */
+    uint64_t alloc_offset; /* addr's offset into it (CUDA IPC maps the whole allocation) */
     uint32_t alloc_stack; /* its stack (0: none, or not found) */
     uint32_t stack;       /* the export call's */
     int32_t device, result;
@@ -63,6 +66,7 @@ struct cmt_ipc_state {
     uint64_t failed_exports, failed_opens, failed_closes, unmatched_closes, failed_imports;
     uint64_t live_bytes, live_count, peak_bytes, peak_ts;
     uint64_t records; /* IPC records seen */
+    uint64_t by_api[CMT_API_IPC_LAST - CMT_API_IPC_FIRST + 1]; /* IPC records seen, by api */
 };
 
 struct cmt_replay;
