@@ -43,6 +43,26 @@ static struct sim_ipc_open opened[SIM_IPC_MAX_OPEN];
 static struct sim_arena ipc_arena;
 static bool ipc_arena_ready;
 
+/* The allocation that holds dptr, at its start or inside it: CUDA's handle
+ * of a pointer inside an allocation names the whole allocation (the
+ * importer maps it all, at its own address of the allocation's start).
+ * Called locked. */
+static struct sim_object *allocation_holding(CUdeviceptr dptr)
+{
+    struct sim_object *object = sim_table_find(&sim.objects, dptr, SIM_OBJ_DEVICE_MEMORY);
+    if (object)
+        return object;
+    size_t n = 0;
+    uint64_t *keys = sim_table_collect_keys(&sim.objects, SIM_OBJ_DEVICE_MEMORY, -1, &n);
+    for (size_t i = 0; i < n && !object; i++) {
+        struct sim_object *o = sim_table_find(&sim.objects, keys[i], SIM_OBJ_DEVICE_MEMORY);
+        if (o && dptr > o->key && dptr < o->key + o->size)
+            object = o;
+    }
+    free(keys);
+    return object;
+}
+
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
     CUresult result = sim_check_initialized();
@@ -53,10 +73,9 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     int device;
     sim_lock();
     result = sim_current_device(&device);
-    struct sim_object *object =
-        result == CUDA_SUCCESS ? sim_table_find(&sim.objects, dptr, SIM_OBJ_DEVICE_MEMORY) : NULL;
+    struct sim_object *object = result == CUDA_SUCCESS ? allocation_holding(dptr) : NULL;
     if (result == CUDA_SUCCESS && !object)
-        result = CUDA_ERROR_INVALID_VALUE; /* not the base of a cuMemAlloc allocation */
+        result = CUDA_ERROR_INVALID_VALUE; /* in no cuMemAlloc allocation */
     if (result == CUDA_SUCCESS) {
         struct sim_ipc_handle h;
         memset(&h, 0, sizeof h);
