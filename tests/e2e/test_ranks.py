@@ -339,6 +339,39 @@ def test_ipc_static():
     cleanup(tmp)
 
 
+def test_ipc_inner():
+    """Rank 0 exports a pointer 4 KiB inside a 64 MiB allocation: the export
+    names that allocation and the offset (CUDA exports the whole
+    allocation); rank 1 maps all 64 MiB. The header's event counts hold the
+    IPC records."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc_inner", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    x0, x1 = r0["ipc"], r1["ipc"]
+    at = worker_line('cudaMalloc(&p, (size_t)64 * MiB), "export_inner"')
+    eq([(e["api"], e["allocation_found"], e["bytes"], e["offset"], site(e)) for e in x0["exported"]],
+       [("cudaIpcGetMemHandle", True, 64 * MiB, 4096, f"export_inner at rank_worker.c:{at}")], "the export")
+    eq([(m["bytes"], m["count"], m["closed"]) for m in x1["mapped"]], [(64 * MiB, 1, True)], "the whole allocation mapped")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
+    text = cmtest.cli("report", traces[0]).stdout.splitlines()
+    want = [l for l in text if l.startswith("    64.0 MiB (67108864 B) allocation, the pointer 4.0 KiB (4096 B) inside "
+                                              "it (CUDA exports the whole allocation) (cudaIpcGetMemHandle at ")]
+    eq(len(want), 1, "the export's line:\n" + "\n".join(text))
+    # the header: the IPC records among the events counted
+    eq(r0["events_by_api"].get("cudaIpcGetMemHandle"), 1, "rank 0's export counted")
+    eq((r1["events_by_api"].get("cudaIpcOpenMemHandle"), r1["events_by_api"].get("cudaIpcCloseMemHandle")), (1, 1),
+       "rank 1's open and close counted")
+    for r in (r0, r1):
+        eq(r["events"], sum(r["events_by_api"].values()), "events is the sum of events_by_api")
+    allocs0 = {k: v for k, v in r0["events_by_api"].items() if not k.startswith("cudaIpc")}
+    eq(r0["events"], sum(allocs0.values()) + 1, "rank 0: its allocations and frees, and one export")
+    head = [l for l in text if l.startswith("  events:   ")]
+    eq(len(head), 1, "one events line")
+    check(f"  events:   {r0['events']} (" in head[0] and "cudaIpcGetMemHandle 1" in head[0], head[0])
+    cleanup(tmp)
+
+
 def test_single_trace_no_job():
     tmp, traces = launch("torchrun", 1)
     rep = cmtest.report(traces[0])
