@@ -22,7 +22,7 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
         return;
     char b1[64], b2[64];
     if (x->opened_count || x->failed_opens || x->failed_imports || x->vmm_imported) {
-        fprintf(out, "\nMapped from another process (CUDA IPC, imported VMM handles: the other process's memory, "
+        fprintf(out, "\nMapped from another process (CUDA IPC, imported VMM handles and pool pointers: the other process's memory, "
                      "not in this process's peaks or leaks)\n");
         if (x->opened_count)
             fprintf(out, "  peak %s at %s; opened %s in %" PRIu64 " %s, %s in %" PRIu64 " %s never closed\n",

@@ -226,9 +226,25 @@ int cmt_ipc_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
     case CMT_API_CUDA_IPC_GET_MEM_HANDLE:
     case CMT_API_CU_IPC_GET_MEM_HANDLE:
     case CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CU_MEM_POOL_EXPORT_POINTER:
+    case CMT_API_CUDA_MEM_POOL_EXPORT_POINTER:
         return on_export(r, rec);
+    case CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CUDA_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE:
+    case CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE:
+        /* A pool shared: no memory moves until a pointer of it does (the
+         * header counts the call). */
+        if (rec->result != 0 && (rec->api == CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE ||
+                                 rec->api == CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE))
+            s->failed_imports++;
+        else if (rec->result != 0)
+            s->failed_exports++;
+        return 0;
     case CMT_API_CUDA_IPC_OPEN_MEM_HANDLE:
-    case CMT_API_CU_IPC_OPEN_MEM_HANDLE: {
+    case CMT_API_CU_IPC_OPEN_MEM_HANDLE:
+    case CMT_API_CU_MEM_POOL_IMPORT_POINTER:
+    case CMT_API_CUDA_MEM_POOL_IMPORT_POINTER: {
         if (rec->result != 0 || !rec->addr) {
             s->failed_opens++;
             return 0;
@@ -265,6 +281,20 @@ int cmt_ipc_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
     default:
         return 0; /* the reader lets no other api through */
     }
+}
+
+static bool is_pool_import(uint8_t api)
+{
+    return api == CMT_API_CU_MEM_POOL_IMPORT_POINTER || api == CMT_API_CUDA_MEM_POOL_IMPORT_POINTER;
+}
+
+bool cmt_ipc_freed(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
+{
+    uint32_t at = map_get(&s->open, addr);
+    if (!at || !is_pool_import(s->imports[at - 1].api))
+        return false;
+    s->imports[at - 1].opens = 1; /* one free releases it, however often it was imported */
+    return close_import(s, addr, ts);
 }
 
 bool cmt_ipc_is_imported_handle(const struct cmt_ipc_state *s, uint64_t handle)

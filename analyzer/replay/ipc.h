@@ -39,7 +39,7 @@ struct cmt_ipc_import {
     uint32_t stack;             /* the open's (or the cuMemMap's) */
     uint32_t opens;             /* opens of the same handle at the same address, not yet closed */
     int32_t device;
-    uint8_t api;                /* CUDA_IPC_OPEN_MEM_HANDLE, CU_IPC_OPEN_MEM_HANDLE, or CU_MEM_MAP (VMM) */
+    uint8_t api;                /* CUDA_IPC_OPEN_MEM_HANDLE, CU_IPC_OPEN_MEM_HANDLE, a pool's IMPORT_POINTER, or CU_MEM_MAP (VMM) */
     bool closed;
 };
 
@@ -82,6 +82,11 @@ bool cmt_ipc_release_handle(struct cmt_ipc_state *s, uint64_t handle);
 /* A successful cuMemMap of an imported handle at addr. Returns 0 or -1 (memory). */
 int cmt_ipc_mapped(struct cmt_ipc_state *s, uint64_t handle, uint64_t addr, uint64_t size, uint64_t ts, uint32_t stack,
                    int32_t device);
+/* A successful free (cudaFree, cudaFreeAsync, cuMemFree, cuMemFreeAsync)
+ * of addr that freed nothing of this process: true when addr was a pointer
+ * imported from another process's pool (cuMemPoolImportPointer), now
+ * closed. */
+bool cmt_ipc_freed(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts);
 /* A mapping at addr went (cuMemUnmap): closes it when it was an import. */
 void cmt_ipc_unmapped(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts);
 
