@@ -36,6 +36,7 @@ struct sim_ipc_open {
     uint64_t addr;
     uint64_t size;
     unsigned opens;
+    bool pool_pointer; /* cuMemPoolImportPointer's: freed with cuMemFree(Async) */
 };
 
 #define SIM_IPC_MAX_OPEN 256
@@ -214,4 +215,23 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 bool sim_ipc_contains(uint64_t addr, uint64_t length)
 {
     return ipc_arena_ready && sim_arena_contains(&ipc_arena, addr, length);
+}
+
+CUresult sim_ipc_map_pool_pointer(uint32_t pid, uint64_t exporter_addr, uint64_t size, CUdeviceptr *out)
+{
+    struct sim_ipc_handle h = {.pid = pid, .addr = exporter_addr, .size = size};
+    CUresult r = open_mapping(&h, out);
+    if (r == CUDA_SUCCESS)
+        find_open(0, 0, *out)->pool_pointer = true;
+    return r;
+}
+
+bool sim_ipc_free_pool_pointer(CUdeviceptr dptr)
+{
+    struct sim_ipc_open *o = dptr ? find_open(0, 0, dptr) : NULL;
+    if (!o || !o->pool_pointer)
+        return false;
+    o->opens = 0; /* one free unmaps it, however often it was imported */
+    sim_arena_free(&ipc_arena, o->addr, o->size);
+    return true;
 }
