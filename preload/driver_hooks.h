@@ -34,6 +34,8 @@
     X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuMemPoolTrimTo)                                                 \
     X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle_v2) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle)                \
     X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle)                                         \
+    X(cuMemPoolExportToShareableHandle) X(cuMemPoolImportFromShareableHandle) X(cuMemPoolExportPointer)       \
+    X(cuMemPoolImportPointer)                                                                                 \
     X(cuCtxSetCurrent) X(cuCtxPushCurrent_v2) X(cuCtxPushCurrent) X(cuCtxPopCurrent_v2) X(cuCtxPopCurrent)         \
     X(cuCtxCreate) X(cuCtxCreate_v2) X(cuCtxCreate_v3) X(cuCtxCreate_v4) X(cuCtxDestroy_v2) X(cuCtxDestroy)         \
     X(cuDevicePrimaryCtxRelease_v2) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset_v2)                    \

@@ -517,6 +517,89 @@ static CUresult mem_import_from_shareable_handle(PFN_cuMemImportFromShareableHan
     return r;
 }
 
+/* --- stream-ordered pools shared between processes (format 2.3) -------------
+ * A pool exported or imported as a shareable handle moves no memory; a
+ * pointer exported (cuMemPoolExportPointer) names an allocation of the
+ * exporter, and one imported (cuMemPoolImportPointer) is a mapping of it
+ * here, released by cuMemFree(Async) of the pointer. */
+
+_Static_assert(sizeof(CUmemPoolPtrExportData) == 64, "a pool pointer's export data is 64 bytes");
+
+static CUresult mem_pool_export_to_shareable_handle(PFN_cuMemPoolExportToShareableHandle_v11020 real, void *handle_out,
+                                                    CUmemoryPool pool, CUmemAllocationHandleType handleType,
+                                                    unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(handle_out, pool, handleType, flags);
+    if (rec) {
+        bool ok = r == CUDA_SUCCESS;
+        record_ipc(&h, CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0,
+                   (uint64_t)(uintptr_t)pool, 0, ok ? shareable_fingerprint(handle_out, handleType) : 0,
+                   (uint64_t)handleType, ok ? shareable_fd(handle_out, handleType) : 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* handle is the descriptor itself (cast to a pointer) for a POSIX fd, a
+ * pointer to the handle's bytes for a fabric handle. */
+static CUresult mem_pool_import_from_shareable_handle(PFN_cuMemPoolImportFromShareableHandle_v11020 real,
+                                                      CUmemoryPool *pool_out, void *handle,
+                                                      CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pool_out, handle, handleType, flags);
+    if (rec) {
+        uint64_t pool = r == CUDA_SUCCESS && pool_out ? (uint64_t)(uintptr_t)*pool_out : 0;
+        uint64_t fd = handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)handle : 0;
+        record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, pool, 0,
+                   shareable_fingerprint(handle, handleType), (uint64_t)handleType, fd, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_export_pointer(PFN_cuMemPoolExportPointer_v11020 real, CUmemPoolPtrExportData *shareData_out,
+                                        CUdeviceptr ptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(shareData_out, ptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_MEM_POOL_EXPORT_POINTER, r, (const void *)real, 0, (uint64_t)ptr, 0,
+                   r == CUDA_SUCCESS && shareData_out ? cmt_ipc_fingerprint(shareData_out, sizeof *shareData_out) : 0,
+                   0, 0, cmt_config.stack_depth != 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_import_pointer(PFN_cuMemPoolImportPointer_v11020 real, CUdeviceptr *ptr_out,
+                                        CUmemoryPool pool, CUmemPoolPtrExportData *shareData)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(ptr_out, pool, shareData);
+    if (rec) {
+        uint64_t addr = dptr_out(r, ptr_out);
+        record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_POINTER, r, (const void *)real, 0, addr,
+                   addr ? cmt_sampler_range_size(addr) : 0,
+                   shareData ? cmt_ipc_fingerprint(shareData, sizeof *shareData) : 0, (uint64_t)(uintptr_t)pool, 0,
+                   cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
 /* --- context hooks: pass through, then forget the remembered device ------------
  * Nothing is recorded; device_cache.h says why these calls are hooked. */
 
@@ -657,6 +740,18 @@ static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUde
       mem_import_from_shareable_handle,                                                                            \
       (CUmemGenericAllocationHandle * handle, void *osHandle, CUmemAllocationHandleType shHandleType), handle,     \
       osHandle, shHandleType)                                                                                      \
+    X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 11020, , LEGACY,                         \
+      mem_pool_export_to_shareable_handle,                                                                         \
+      (void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags),       \
+      handle_out, pool, handleType, flags)                                                                         \
+    X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 11020, , LEGACY,                     \
+      mem_pool_import_from_shareable_handle,                                                                       \
+      (CUmemoryPool * pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags),     \
+      pool_out, handle, handleType, flags)                                                                         \
+    X(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, , LEGACY, mem_pool_export_pointer,                   \
+      (CUmemPoolPtrExportData * shareData_out, CUdeviceptr ptr), shareData_out, ptr)                              \
+    X(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, , LEGACY, mem_pool_import_pointer,                   \
+      (CUdeviceptr * ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData * shareData), ptr_out, pool, shareData)   \
     CMT_CONTEXT_HOOKS(X)
 
 /* Every ABI of the calls that change a thread's current context. */

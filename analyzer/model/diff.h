@@ -45,7 +45,7 @@ struct cmt_diff_side {
 struct cmt_diff_site {
     char *key;      /* frames shown, one per line (the site's identity) */
     size_t n_lines; /* lines in key */
-    char api[32];
+    char api[48]; /* the longest API name, cudaMemPoolImportFromShareableHandle, is 36 */
     struct cmt_diff_side side[2]; /* [0] OLD, [1] NEW */
     uint32_t suppression; /* index + 1 into the diff's suppressions of what suppressed it; 0 none */
 };

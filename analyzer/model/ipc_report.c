@@ -109,6 +109,7 @@ int cmt_ipc_report_build(struct cmt_report *r, const struct cmt_replay *rp)
             .alloc_stack = e->alloc_found ? cmt_frames_canonical(r->frames, e->alloc_stack) : 0,
             .stack = cmt_frames_canonical(r->frames, e->stack),
             .bytes = e->alloc_size,
+            .offset = e->alloc_offset,
             .fingerprint = e->fingerprint,
             .ts = e->ts,
             .handle_type = e->handle_type,

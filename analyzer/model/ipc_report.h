@@ -27,6 +27,7 @@ struct cmt_ipc_export_row {
     uint64_t alloc_stack;  /* canonical stack of the allocation exported (0: not found) */
     uint64_t stack;        /* canonical stack of the export call */
     uint64_t bytes;        /* the allocation's (0: not found) */
+    uint64_t offset;       /* the pointer's offset into it (0: its start) */
     uint64_t fingerprint;  /* 0: none (a file descriptor) */
     uint64_t ts;           /* absolute */
     uint64_t handle_type;

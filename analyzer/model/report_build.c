@@ -745,7 +745,9 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     t->start_ns = a->info.start_monotonic_ns;
     t->end_ts = m->has_end ? m->end.ts : a->replay.last_ts;
     t->pid = m->has_process ? m->pid : a->info.pid;
-    t->events = a->replay.events;
+    /* The header counts every call the trace recorded, the IPC records'
+     * (which the replay keeps apart from the allocations) too. */
+    t->events = a->replay.events + a->replay.ipc.records;
     t->failed_allocs = a->replay.failed_allocs;
     t->damaged = a->damaged;
     t->message = a->message;
@@ -780,6 +782,8 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
                                                cmt_model_string(m, m->notes[i].text_id), m->notes[i].ts};
     t->notes_dropped = m->notes_dropped;
     memcpy(t->events_by_api, a->replay.events_by_api, sizeof t->events_by_api);
+    for (unsigned i = 0; i <= CMT_API_IPC_LAST - CMT_API_IPC_FIRST; i++)
+        t->events_by_api[CMT_API_IPC_FIRST + i] += a->replay.ipc.by_api[i];
     t->events_dropped = a->info.events_dropped;
     t->unrecorded_nested = a->info.unrecorded_nested;
     t->unmatched_frees = a->replay.unmatched_frees;

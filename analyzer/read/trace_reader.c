@@ -469,7 +469,7 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *o
 }
 
 /* An IPC record (format 2.2) that verifies but cannot be: an api that is no
- * IPC call, or a kind that is not the api's. Named like other damage. */
+ * IPC call (or none yet in the trace's format), or a kind that is not the api's. Named like other damage. */
 static bool ipc_record_bad(struct cmt_reader *r, const struct cursor *c, const uint8_t *rec,
                            const struct cmt_event_in *e)
 {
@@ -478,6 +478,8 @@ static bool ipc_record_bad(struct cmt_reader *r, const struct cursor *c, const u
         what = "an IPC record names an API that is no IPC call";
     else if (e->kind != default_kind[e->api])
         what = "an IPC record has a memory kind that is not its API's";
+    else if (e->api >= CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE && r->info.version_minor < 3)
+        what = "an IPC record names a pool's sharing API (format 2.3) in a trace of an older format";
     if (!what)
         return false;
     set_error(r, "damaged event record at offset %llu (chunk at offset %llu): %s (api %u, kind %u)",

@@ -81,6 +81,7 @@ void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "allocation_found");
         cmt_json_bool(j, e->found);
         key_uint(j, "bytes", e->bytes);
+        key_uint(j, "offset", e->offset);
         key_uint(j, "stack_id", e->found ? e->alloc_stack : e->stack);
         cmt_report_json_frames(r, j, e->found ? e->alloc_stack : e->stack);
         cmt_json_end_object(j);

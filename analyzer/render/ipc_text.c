@@ -22,7 +22,7 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
         return;
     char b1[64], b2[64];
     if (x->opened_count || x->failed_opens || x->failed_imports || x->vmm_imported) {
-        fprintf(out, "\nMapped from another process (CUDA IPC, imported VMM handles: the other process's memory, "
+        fprintf(out, "\nMapped from another process (CUDA IPC, imported VMM handles and pool pointers: the other process's memory, "
                      "not in this process's peaks or leaks)\n");
         if (x->opened_count)
             fprintf(out, "  peak %s at %s; opened %s in %" PRIu64 " %s, %s in %" PRIu64 " %s never closed\n",
@@ -65,13 +65,18 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
         fprintf(out, "\n");
         for (size_t i = 0; i < x->n_exports; i++) {
             const struct cmt_ipc_export_row *e = &x->exports[i];
-            if (e->found)
+            if (e->found && e->offset)
+                fprintf(out, "    %s allocation, the pointer %s inside it (CUDA exports the whole allocation) "
+                             "(%s at %s, handle %016" PRIx64 ")\n",
+                        cmt_size_exact_str(e->bytes, b1, sizeof b1), cmt_size_exact_str(e->offset, b2, sizeof b2),
+                        cmt_api_name(e->api), CMT_DURATION(cmt_report_rel_ns(r, e->ts)), e->fingerprint);
+            else if (e->found)
                 fprintf(out, "    %s allocation (%s at %s, handle %016" PRIx64 ")\n",
                         cmt_size_exact_str(e->bytes, b1, sizeof b1), cmt_api_name(e->api),
                         CMT_DURATION(cmt_report_rel_ns(r, e->ts)), e->fingerprint);
             else
-                fprintf(out, "    no allocation of this trace starts at the pointer (made before tracing, or the pointer lies "
-                             "inside one: CUDA exports the whole allocation) (%s at %s, handle %016" PRIx64 ")\n",
+                fprintf(out, "    no live allocation of this trace holds the pointer (made before tracing, or already "
+                             "freed) (%s at %s, handle %016" PRIx64 ")\n",
                         cmt_api_name(e->api), CMT_DURATION(cmt_report_rel_ns(r, e->ts)), e->fingerprint);
             cmt_render_text_frames(r, out, e->found ? e->alloc_stack : e->stack, "        ");
         }

@@ -168,6 +168,22 @@ static bool close_import(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
     return true;
 }
 
+/* The live allocation that holds addr inside it: a pointer exported from
+ * inside an allocation exports the whole allocation. A walk of the live
+ * set, only for an export that starts no allocation: exports are few (a
+ * handful per process), and the replay keeps no address order of its own
+ * (that is the analyses' addr_index, a layer above). */
+static bool containing(const struct cmt_live_set *live, uint64_t addr, struct cmt_live *out)
+{
+    struct cmt_live l;
+    for (size_t i = 0; i < live->cap; i++)
+        if (cmt_live_set_at(live, i, &l) && l.ns == CMT_NS_POINTER && addr > l.addr && addr - l.addr < l.size) {
+            *out = l;
+            return true;
+        }
+    return false;
+}
+
 static int on_export(struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
     struct cmt_ipc_state *s = &r->ipc;
@@ -187,9 +203,11 @@ static int on_export(struct cmt_replay *r, const struct cmt_replay_record *rec)
     };
     struct cmt_live l;
     uint8_t ns = rec->api == CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE ? CMT_NS_VMM_HANDLE : CMT_NS_POINTER;
-    if (cmt_live_set_find(&r->live, ns, rec->addr, &l)) {
+    if (cmt_live_set_find(&r->live, ns, rec->addr, &l) ||
+        (ns == CMT_NS_POINTER && containing(&r->live, rec->addr, &l))) {
         x.alloc_found = true;
         x.alloc_size = l.size;
+        x.alloc_offset = rec->addr - l.addr;
         x.alloc_stack = l.stack;
         if (x.device < 0 || ns == CMT_NS_POINTER)
             x.device = l.device;
@@ -202,13 +220,31 @@ int cmt_ipc_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
     struct cmt_ipc_state *s = &r->ipc;
     s->records++;
+    if (rec->api >= CMT_API_IPC_FIRST && rec->api <= CMT_API_IPC_LAST)
+        s->by_api[rec->api - CMT_API_IPC_FIRST]++;
     switch (rec->api) {
     case CMT_API_CUDA_IPC_GET_MEM_HANDLE:
     case CMT_API_CU_IPC_GET_MEM_HANDLE:
     case CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CU_MEM_POOL_EXPORT_POINTER:
+    case CMT_API_CUDA_MEM_POOL_EXPORT_POINTER:
         return on_export(r, rec);
+    case CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CUDA_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE:
+    case CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE:
+    case CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE:
+        /* A pool shared: no memory moves until a pointer of it does (the
+         * header counts the call). */
+        if (rec->result != 0 && (rec->api == CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE ||
+                                 rec->api == CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE))
+            s->failed_imports++;
+        else if (rec->result != 0)
+            s->failed_exports++;
+        return 0;
     case CMT_API_CUDA_IPC_OPEN_MEM_HANDLE:
-    case CMT_API_CU_IPC_OPEN_MEM_HANDLE: {
+    case CMT_API_CU_IPC_OPEN_MEM_HANDLE:
+    case CMT_API_CU_MEM_POOL_IMPORT_POINTER:
+    case CMT_API_CUDA_MEM_POOL_IMPORT_POINTER: {
         if (rec->result != 0 || !rec->addr) {
             s->failed_opens++;
             return 0;
@@ -245,6 +281,20 @@ int cmt_ipc_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
     default:
         return 0; /* the reader lets no other api through */
     }
+}
+
+static bool is_pool_import(uint8_t api)
+{
+    return api == CMT_API_CU_MEM_POOL_IMPORT_POINTER || api == CMT_API_CUDA_MEM_POOL_IMPORT_POINTER;
+}
+
+bool cmt_ipc_freed(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
+{
+    uint32_t at = map_get(&s->open, addr);
+    if (!at || !is_pool_import(s->imports[at - 1].api))
+        return false;
+    s->imports[at - 1].opens = 1; /* one free releases it, however often it was imported */
+    return close_import(s, addr, ts);
 }
 
 bool cmt_ipc_is_imported_handle(const struct cmt_ipc_state *s, uint64_t handle)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cumemtrace/format.h"
+
 /* Memory shared between processes (IPC records, format 2.2): what this
  * process exported (which allocation, under which handle fingerprint) and
  * what it mapped from another process (cudaIpcOpenMemHandle, or a cuMemMap
@@ -20,7 +22,8 @@ struct cmt_ipc_export {
     uint64_t fingerprint; /* 0: none (a failed call, a file descriptor) */
     uint64_t addr;        /* the pointer, or the physical handle, exported */
     uint64_t handle_type; /* cuMemExportToShareableHandle's; 0 for CUDA IPC */
-    uint64_t alloc_size;  /* the allocation at addr when the export was made (0: not found) */
+    uint64_t alloc_size;  /* the allocation holding addr when the export was made (0: not found) */
+    uint64_t alloc_offset; /* addr's offset into it (CUDA IPC maps the whole allocation) */
     uint32_t alloc_stack; /* its stack (0: none, or not found) */
     uint32_t stack;       /* the export call's */
     int32_t device, result;
@@ -36,7 +39,7 @@ struct cmt_ipc_import {
     uint32_t stack;             /* the open's (or the cuMemMap's) */
     uint32_t opens;             /* opens of the same handle at the same address, not yet closed */
     int32_t device;
-    uint8_t api;                /* CUDA_IPC_OPEN_MEM_HANDLE, CU_IPC_OPEN_MEM_HANDLE, or CU_MEM_MAP (VMM) */
+    uint8_t api;                /* CUDA_IPC_OPEN_MEM_HANDLE, CU_IPC_OPEN_MEM_HANDLE, a pool's IMPORT_POINTER, or CU_MEM_MAP (VMM) */
     bool closed;
 };
 
@@ -63,6 +66,7 @@ struct cmt_ipc_state {
     uint64_t failed_exports, failed_opens, failed_closes, unmatched_closes, failed_imports;
     uint64_t live_bytes, live_count, peak_bytes, peak_ts;
     uint64_t records; /* IPC records seen */
+    uint64_t by_api[CMT_API_IPC_LAST - CMT_API_IPC_FIRST + 1]; /* IPC records seen, by api */
 };
 
 struct cmt_replay;
@@ -78,6 +82,11 @@ bool cmt_ipc_release_handle(struct cmt_ipc_state *s, uint64_t handle);
 /* A successful cuMemMap of an imported handle at addr. Returns 0 or -1 (memory). */
 int cmt_ipc_mapped(struct cmt_ipc_state *s, uint64_t handle, uint64_t addr, uint64_t size, uint64_t ts, uint32_t stack,
                    int32_t device);
+/* A successful free (cudaFree, cudaFreeAsync, cuMemFree, cuMemFreeAsync)
+ * of addr that freed nothing of this process: true when addr was a pointer
+ * imported from another process's pool (cuMemPoolImportPointer), now
+ * closed. */
+bool cmt_ipc_freed(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts);
 /* A mapping at addr went (cuMemUnmap): closes it when it was an import. */
 void cmt_ipc_unmapped(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts);
 

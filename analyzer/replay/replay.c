@@ -828,7 +828,9 @@ static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, c
     struct cmt_live l;
     uint8_t ns = namespace_of_api[e->api];
     if (!cmt_live_set_take(&r->live, ns, e->addr, &l)) {
-        r->unmatched_frees++;
+        /* A pointer imported from another process's pool: its mapping closes. */
+        if (!cmt_ipc_freed(&r->ipc, e->addr, e->ts))
+            r->unmatched_frees++;
         return 0;
     }
     r->frees++;

@@ -67,8 +67,9 @@ extern "C" {
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
 #define CMT_VERSION_MAJOR 2
-#define CMT_VERSION_MINOR 2 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta);
-                             2.2: memory shared between processes (IPC records) */
+#define CMT_VERSION_MINOR 3 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta);
+                             2.2: memory shared between processes (IPC records);
+                             2.3: IPC records of stream-ordered pools (cuMemPool* sharing) */
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u
@@ -231,7 +232,27 @@ enum cmt_record_type {
  *       fingerprint as for an export, aux1 the handle type, aux2 the
  *       descriptor's value. Its mappings (cuMemMap) and release
  *       (cuMemRelease) are the ordinary records: an imported handle is no
- *       memory of this process. */
+ *       memory of this process.
+ * Format 2.3, stream-ordered pools shared between processes:
+ *   api CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE,
+ *       CUDA_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE (kind ASYNC): addr
+ *       the pool exported, aux0 the fingerprint of a fabric handle (0 for
+ *       a file descriptor), aux1 the handle type, aux2 the descriptor's
+ *       value for CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; ts after.
+ *   api CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE,
+ *       CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE (kind ASYNC): addr
+ *       the pool the import made (0 when it failed), aux as for an export.
+ *   api CU_MEM_POOL_EXPORT_POINTER, CUDA_MEM_POOL_EXPORT_POINTER (exporter;
+ *       kind ASYNC): addr the pointer exported, aux0 the fingerprint
+ *       of the 64-byte CUmemPoolPtrExportData; ts after.
+ *   api CU_MEM_POOL_IMPORT_POINTER, CUDA_MEM_POOL_IMPORT_POINTER (importer;
+ *       kind IPC_MAPPING): addr the pointer imported (0 when it failed),
+ *       size its bytes (cuMemGetAddressRange; 0 unknown), aux0 the
+ *       fingerprint of the export data, aux1 the (imported) pool; ts after.
+ *       Its release is the ordinary FREE record of the importing process
+ *       (cuMemFree, cuMemFreeAsync, cudaFree, cudaFreeAsync of it): the
+ *       replay closes the mapping there. */
+#define CMT_IPC_AUX_POOL 1 /* pointer import: the pool imported from */
 #define CMT_IPC_AUX_FINGERPRINT 0
 #define CMT_IPC_AUX_FLAGS 1      /* open: the flags */
 #define CMT_IPC_AUX_HANDLE_TYPE 1 /* export, import: CUmemAllocationHandleType */
@@ -352,11 +373,19 @@ enum cmt_kind {
     X(CU_IPC_OPEN_MEM_HANDLE, 68, "cuIpcOpenMemHandle", CMT_KIND_IPC_MAPPING)                \
     X(CU_IPC_CLOSE_MEM_HANDLE, 69, "cuIpcCloseMemHandle", CMT_KIND_IPC_MAPPING)              \
     X(CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, 70, "cuMemExportToShareableHandle", CMT_KIND_VMM_PHYSICAL) \
-    X(CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 71, "cuMemImportFromShareableHandle", CMT_KIND_VMM_IMPORTED)
+    X(CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 71, "cuMemImportFromShareableHandle", CMT_KIND_VMM_IMPORTED) \
+    X(CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, 72, "cuMemPoolExportToShareableHandle", CMT_KIND_ASYNC) \
+    X(CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, 73, "cuMemPoolImportFromShareableHandle", CMT_KIND_ASYNC) \
+    X(CU_MEM_POOL_EXPORT_POINTER, 74, "cuMemPoolExportPointer", CMT_KIND_ASYNC)        \
+    X(CU_MEM_POOL_IMPORT_POINTER, 75, "cuMemPoolImportPointer", CMT_KIND_IPC_MAPPING)       \
+    X(CUDA_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, 76, "cudaMemPoolExportToShareableHandle", CMT_KIND_ASYNC) \
+    X(CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, 77, "cudaMemPoolImportFromShareableHandle", CMT_KIND_ASYNC) \
+    X(CUDA_MEM_POOL_EXPORT_POINTER, 78, "cudaMemPoolExportPointer", CMT_KIND_ASYNC)    \
+    X(CUDA_MEM_POOL_IMPORT_POINTER, 79, "cudaMemPoolImportPointer", CMT_KIND_IPC_MAPPING)
 /* Values 59..63 are reserved for the block layer; 64..71 are IPC records'
- * (format 2.2). */
+ * (format 2.2), 72..79 the pools' IPC records (format 2.3). */
 #define CMT_API_IPC_FIRST 64
-#define CMT_API_IPC_LAST 71
+#define CMT_API_IPC_LAST 79
 
 enum cmt_api {
 #define CMT_API_ENUM(name, value, text, kind) CMT_API_##name = value,

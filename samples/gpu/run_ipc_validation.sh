@@ -24,12 +24,25 @@
 #      of its own handle is a failed open with CUDA's error code; `check` of
 #      the leaking consumer fails with a mapping-leak finding, of the
 #      closing one passes; the fingerprints match.
+#   3. pool: ipc_pool_pair.cu (plain nvcc, static cudart: the driver's
+#      cuMemPool* and cuIpc* through cuGetProcAddress), a pool created with
+#      cudaMemHandleTypePosixFileDescriptor, its descriptor sent to the
+#      consumer over a Unix socket (SCM_RIGHTS) with the export data of one
+#      of its allocations (BYTES) and the IPC handle of a pointer 4 KiB
+#      inside a 64 MiB cudaMalloc. Must hold: the producer's exports name
+#      the pool allocation of BYTES (offset 0) and the 64 MiB allocation at
+#      offset 4096; the consumer maps cuMemGetAddressRange's size of the
+#      imported pointer and of the IPC mapping, both closed (the pointer by
+#      its cudaFreeAsync: no unmatched free), with the producer's
+#      fingerprints; the header counts the pool's export and import calls;
+#      the job-less report of both traces matches each mapping to the
+#      producer's allocation.
 #
 # Uses $CMT_BUILD (default build/; the bundle's .gpu/build with
 # LD_LIBRARY_PATH=$PWD/.gpu/lib works), $PYTHON (default python3) with
 # PyTorch, nvcc under $CUDA_ROOT (default /usr/local/cuda). summary.txt has
 # PASS/FAIL/NOTE lines; exit status 0 when none failed. Each run is
-# time-limited (180 s). About a minute of GPU time. Part 2 runs on the
+# time-limited (180 s). About a minute of GPU time. Parts 2 and 3 run on the
 # simulated device too: CMT_NVCC_FLAGS="-cudart shared -L<build>/tests/sim"
 # LD_LIBRARY_PATH=<build>/tests/sim (part 1 then fails: no PyTorch there).
 set -uo pipefail
@@ -135,6 +148,39 @@ elif kind == "cuda":
     res(rc["devices"] and rc["devices"][0]["peak_bytes"] < mapped or not rc["devices"],
         f"cuda {mode}: the consumer's own peak ({rc['devices'][0]['peak_bytes'] if rc['devices'] else 0} B) "
         "holds none of the mapping")
+elif kind == "pool":
+    p, c = kv(f"{out}/pool.producer.out"), kv(f"{out}/pool.consumer.out")
+    rp, rc = load(f"{out}/pool.producer.json"), load(f"{out}/pool.consumer.json")
+    note(f"pool: producer {p}; consumer {c}")
+    x, e = rc.get("ipc", {}), rp.get("ipc", {})
+    exps = e.get("exported", [])
+    note("pool: producer exports " + str([(x_["api"], x_["bytes"], x_.get("offset"), x_["allocation_found"], site(x_))
+                                          for x_ in exps]))
+    pe = [x_ for x_ in exps if "MemPoolExportPointer" in x_["api"]]
+    ie = [x_ for x_ in exps if "IpcGetMemHandle" in x_["api"]]
+    res(len(pe) == 1 and pe[0]["allocation_found"] and pe[0]["bytes"] == int(p["producer_requested"])
+        and pe[0].get("offset") == 0 and site(pe[0]).startswith("pool_buffer"),
+        f"pool: the pool pointer's export names its allocation of {p.get('producer_requested')} B at pool_buffer")
+    res(len(ie) == 1 and ie[0]["allocation_found"] and ie[0]["bytes"] == 64 << 20 and ie[0].get("offset") == 4096
+        and site(ie[0]).startswith("inner_buffer"),
+        "pool: the interior export names the 64 MiB allocation at offset 4096 (inner_buffer)")
+    maps = x.get("mapped", [])
+    note("pool: consumer mappings " + str([(m["api"], m["bytes"], m["closed"], site(m)) for m in maps]))
+    pm = [m for m in maps if "MemPoolImportPointer" in m["api"]]
+    im = [m for m in maps if "IpcOpenMemHandle" in m["api"]]
+    res(len(pm) == 1 and pm[0]["bytes"] == int(c.get("consumer_pool_mapped_bytes", -1)) and pm[0]["closed"],
+        f"pool: the imported pointer maps cuMemGetAddressRange's {c.get('consumer_pool_mapped_bytes')} B, "
+        "closed by its cudaFreeAsync")
+    res(len(im) == 1 and im[0]["bytes"] == int(c.get("consumer_inner_mapped_bytes", -1)) and im[0]["closed"],
+        f"pool: the interior handle maps {c.get('consumer_inner_mapped_bytes')} B (the whole allocation), closed")
+    res(bool(pm and pe) and pm[0]["handle"] == pe[0]["handle"] and bool(im and ie) and im[0]["handle"] == ie[0]["handle"],
+        "pool: one fingerprint on both sides, for each")
+    res(rc.get("unmatched_frees") == 0, f"pool: no unmatched free in the consumer ({rc.get('unmatched_frees')})")
+    calls = lambda r: {k: v for k, v in r.get("events_by_api", {}).items() if "MemPool" in k and "Alloc" not in k}
+    note(f"pool: header counts, producer {calls(rp)}, consumer {calls(rc)}")
+    res(sum(v for k, v in calls(rp).items() if "Export" in k) == 2 and
+        sum(v for k, v in calls(rc).items() if "Import" in k) == 2,
+        "pool: the header counts the pool's export (pool, pointer) and import (pool, pointer) calls")
 print("\n".join(lines))
 PY
 }
@@ -201,6 +247,37 @@ else
       [ $chk -eq 0 ] && say "PASS cuda closed: check passes" || { say "FAIL cuda closed: check exited $chk"; status=1; }
     fi
   done
+fi
+
+# --- 3. a pool's allocation and an interior pointer, shared ------------------------
+if ! "$nvcc" -g -O1 "${nvcc_flags[@]}" -o "$out/ipc_pool_pair" "$here/ipc_pool_pair.cu" -lcuda >"$out/nvcc_pool.log" 2>&1; then
+  say "FAIL pool: nvcc failed (nvcc_pool.log)"
+  status=1
+else
+  dir="$out/pool.x"
+  rm -rf "$dir" && mkdir -p "$dir"
+  CUMEMTRACE_OUTPUT="$out/pool.producer.bin" LD_PRELOAD="$build/preload/libcumemtrace.so" \
+    timeout 180 "$out/ipc_pool_pair" producer "$dir" "$bytes" >"$out/pool.producer.out" 2>&1 &
+  prod=$!
+  CUMEMTRACE_OUTPUT="$out/pool.consumer.bin" LD_PRELOAD="$build/preload/libcumemtrace.so" \
+    timeout 180 "$out/ipc_pool_pair" consumer "$dir" >"$out/pool.consumer.out" 2>&1
+  crc=$?
+  wait $prod
+  prc=$?
+  if [ $prc -ne 0 ] || [ $crc -ne 0 ]; then
+    say "FAIL pool: producer exited $prc, consumer $crc (pool.*.out)"
+    status=1
+  else
+    for side in producer consumer; do
+      "$cli" report "$out/pool.$side.bin" >"$out/pool.$side.report.txt" 2>&1
+      "$cli" report --json "$out/pool.$side.bin" >"$out/pool.$side.json" 2>/dev/null
+    done
+    "$cli" report "$out/pool.producer.bin" "$out/pool.consumer.bin" >"$out/pool.both.report.txt" 2>&1
+    judge pool "$out" | record
+    n=$(grep -c "^  ipc: .* maps .* of .*'s allocation from " "$out/pool.both.report.txt")
+    [ "$n" = 2 ] && say "PASS pool: the report of both traces matches 2 mappings to the producer's allocations" ||
+      say "NOTE pool: the report of both traces matched $n mappings (pool.both.report.txt; no job: matched only by a launcher's job)"
+  fi
 fi
 grep -q '^FAIL' "$summary" && status=1
 say "done: $(grep -c '^PASS' "$summary") passed, $(grep -c '^FAIL' "$summary") failed"

@@ -228,7 +228,7 @@ def test_ipc():
     w, c = worker_line("cudaMalloc(&p, 64 * MiB)"), worker_line("cudaMalloc(&p, 8 * MiB)")
     open_w, open_c = worker_line("cudaIpcOpenMemHandle(&p, h, "), worker_line("cuIpcOpenMemHandle(&p, ch, ")
     r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
-    eq(r0["format_version"], "2.2", "format version")
+    eq(r0["format_version"], "2.3", "format version")
     x0, x1 = r0["ipc"], r1["ipc"]
     eq([(e["api"], e["bytes"], e["allocation_found"], site(e)) for e in x0["exported"]],
        [("cudaIpcGetMemHandle", 64 * MiB, True, f"export_weights at rank_worker.c:{w}"),
@@ -336,6 +336,78 @@ def test_ipc_static():
        [("cuIpcOpenMemHandle", 6 * MiB, 1, True, f"open_buffer at ipc_static.c:{at['cudaIpcOpenMemHandle(&p']}")],
        "the mapping")
     eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
+    cleanup(tmp)
+
+
+def test_ipc_pool():
+    """A stream-ordered pool shared as a fabric handle: rank 0 exports two
+    of its allocations' pointers (runtime, driver), rank 1 imports them and
+    frees them with cudaFreeAsync and cuMemFreeAsync. The imports are
+    mappings of another process's memory (not in rank 1's peak or leaks),
+    their frees close them (no unmatched free), the job view matches them
+    to rank 0's allocations, and the header counts every pool IPC call."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc_pool", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    eq(r0["format_version"], "2.3", "format version")
+    x0, x1 = r0["ipc"], r1["ipc"]
+    t, c = worker_line("cudaMallocFromPoolAsync(&p, 32 * MiB"), worker_line("cuMemAllocFromPoolAsync(&p, 4 * MiB")
+    it, ic = worker_line("cudaMemPoolImportPointer(&p, pool"), worker_line("cuMemPoolImportPointer(&p, (CUmemoryPool)")
+    eq([(e["api"], e["allocation_found"], e["bytes"], e["offset"], site(e)) for e in x0["exported"]],
+       [("cudaMemPoolExportPointer", True, 32 * MiB, 0, f"pool_tensor at rank_worker.c:{t}"),
+        ("cuMemPoolExportPointer", True, 4 * MiB, 0, f"pool_cache at rank_worker.c:{c}")], "rank 0's exports")
+    eq([(m["bytes"], m["count"], m["closed"], m["api"], m["device"], site(m)) for m in x1["mapped"]],
+       [(32 * MiB, 1, True, "cudaMemPoolImportPointer", 1, f"import_tensor at rank_worker.c:{it}"),
+        (4 * MiB, 1, True, "cuMemPoolImportPointer", 1, f"import_cache at rank_worker.c:{ic}")], "rank 1's imports")
+    eq([m["handle"] for m in x1["mapped"]], [e["handle"] for e in x0["exported"]], "the export data's fingerprints")
+    eq((x1["opened_bytes"], x1["mapped_peak_bytes"], x1["never_closed_count"]), (36 * MiB, 36 * MiB, 0), "all freed")
+    eq(r1["unmatched_frees"], 0, "the frees of imported pointers close the mappings")
+    eq(r1["devices"][0]["peak_bytes"], peak_of(1), "rank 1's own peak: no imported byte in it")
+    eq((r1["leaks"]["bytes"], r1["leaks"]["count"]), (1 * MiB, 1), "rank 1's own leak only")
+    eq(r0["devices"][0]["peak_bytes"], (8 + 32 + 4) * MiB, "rank 0's peak holds the pool's allocations")
+    pool_calls = lambda r: {k: v for k, v in r["events_by_api"].items() if "MemPool" in k}
+    eq(pool_calls(r0), {"cudaMemPoolExportToShareableHandle": 1, "cudaMemPoolExportPointer": 1,
+                        "cuMemPoolExportPointer": 1}, "rank 0's pool IPC calls in the header")
+    eq(pool_calls(r1), {"cudaMemPoolImportFromShareableHandle": 1, "cudaMemPoolImportPointer": 1,
+                        "cuMemPoolImportPointer": 1}, "rank 1's pool IPC calls in the header")
+    job = job_report(traces)["jobs"][0]
+    eq([(m["rank"], m["bytes"], m["closed"], m["exporter_rank"], m["exporter_bytes"]) for m in job["ipc_mappings"]],
+       [(1, 32 * MiB, True, 0, 32 * MiB), (1, 4 * MiB, True, 0, 4 * MiB)], "the job matches importer to exporter")
+    eq(cmtest.cli("check", "--max-leak-bytes", "2MiB", traces[1]).returncode, 0, "check passes on rank 1: nothing left mapped")
+    cleanup(tmp)
+
+
+def test_ipc_inner():
+    """Rank 0 exports a pointer 4 KiB inside a 64 MiB allocation: the export
+    names that allocation and the offset (CUDA exports the whole
+    allocation); rank 1 maps all 64 MiB. The header's event counts hold the
+    IPC records."""
+    tmp = cmtest.run(["true"], preload=False).dir
+    tmp, traces = launch("torchrun", 2, "ipc_inner", env={"IPC_DIR": tmp}, tmp=tmp)
+    traces = [t for t in traces if t.endswith(".bin")]
+    r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
+    x0, x1 = r0["ipc"], r1["ipc"]
+    at = worker_line('cudaMalloc(&p, (size_t)64 * MiB), "export_inner"')
+    eq([(e["api"], e["allocation_found"], e["bytes"], e["offset"], site(e)) for e in x0["exported"]],
+       [("cudaIpcGetMemHandle", True, 64 * MiB, 4096, f"export_inner at rank_worker.c:{at}")], "the export")
+    eq([(m["bytes"], m["count"], m["closed"]) for m in x1["mapped"]], [(64 * MiB, 1, True)], "the whole allocation mapped")
+    eq(x1["mapped"][0]["handle"], x0["exported"][0]["handle"], "one fingerprint")
+    text = cmtest.cli("report", traces[0]).stdout.splitlines()
+    want = [l for l in text if l.startswith("    64.0 MiB (67108864 B) allocation, the pointer 4.0 KiB (4096 B) inside "
+                                              "it (CUDA exports the whole allocation) (cudaIpcGetMemHandle at ")]
+    eq(len(want), 1, "the export's line:\n" + "\n".join(text))
+    # the header: the IPC records among the events counted
+    eq(r0["events_by_api"].get("cudaIpcGetMemHandle"), 1, "rank 0's export counted")
+    eq((r1["events_by_api"].get("cudaIpcOpenMemHandle"), r1["events_by_api"].get("cudaIpcCloseMemHandle")), (1, 1),
+       "rank 1's open and close counted")
+    for r in (r0, r1):
+        eq(r["events"], sum(r["events_by_api"].values()), "events is the sum of events_by_api")
+    allocs0 = {k: v for k, v in r0["events_by_api"].items() if not k.startswith("cudaIpc")}
+    eq(r0["events"], sum(allocs0.values()) + 1, "rank 0: its allocations and frees, and one export")
+    head = [l for l in text if l.startswith("  events:   ")]
+    eq(len(head), 1, "one events line")
+    check(f"  events:   {r0['events']} (" in head[0] and "cudaIpcGetMemHandle 1" in head[0], head[0])
     cleanup(tmp)
 
 

@@ -24,6 +24,15 @@
  *           driver's cuIpcOpenMemHandle), writes into both and closes both,
  *           then writes $IPC_DIR/done, after which rank 0 frees them
  *   ipc_leak with ipc: rank 1 never closes the 8 MiB mapping
+ *   ipc_pool rank 0 creates a pool that may be shared (a fabric handle),
+ *           allocates 32 MiB (pool_tensor) and 4 MiB (pool_cache) from it
+ *           and exports both pointers (cudaMemPoolExportPointer, the
+ *           driver's cuMemPoolExportPointer); rank 1 imports the pool and
+ *           both pointers (runtime, driver) and frees them (cudaFreeAsync,
+ *           cuMemFreeAsync) before rank 0 frees its own
+ *   ipc_inner rank 0 exports a pointer 4 KiB inside a 64 MiB allocation
+ *           (export_inner); rank 1 maps it (the whole allocation) and
+ *           closes it
  *   ipc_vmm rank 0 creates 4 MiB of VMM memory that may be shared
  *           (export_physical: cuMemCreate, then cuMemExportToShareableHandle
  *           as a fabric handle) and hands it over in $IPC_DIR/fabric; rank 1
@@ -218,6 +227,102 @@ static void vmm_exchange(int rank)
     }
 }
 
+__attribute__((noinline)) static void *export_inner(cudaIpcMemHandle_t *h)
+{
+    void *p;
+    check(cudaMalloc(&p, (size_t)64 * MiB), "export_inner");
+    check(cudaIpcGetMemHandle(h, (char *)p + 4096), "cudaIpcGetMemHandle inside");
+    return p;
+}
+
+static void ipc_inner_exchange(int rank)
+{
+    cudaIpcMemHandle_t h;
+    if (rank == 0) {
+        void *p = export_inner(&h);
+        ipc_write("inner", &h, sizeof h);
+        ipc_wait_for("inner_done", NULL, 0);
+        check(cudaFree(p), "free exported inner");
+    } else if (rank == 1) {
+        ipc_wait_for("inner", &h, sizeof h);
+        void *p = map_peer_weights(h);
+        check(cudaIpcCloseMemHandle(p), "cudaIpcCloseMemHandle inner");
+        ipc_write("inner_done", "", 0);
+    }
+}
+
+struct pool_share {
+    cudaMemFabricHandle_t pool;
+    struct cudaMemPoolPtrExportData tensor, cache;
+};
+
+__attribute__((noinline)) static void *pool_tensor(cudaMemPool_t pool)
+{
+    void *p;
+    check(cudaMallocFromPoolAsync(&p, 32 * MiB, pool, 0), "pool_tensor");
+    return p;
+}
+
+__attribute__((noinline)) static CUdeviceptr pool_cache(cudaMemPool_t pool)
+{
+    CUdeviceptr p;
+    check_cu(cuMemAllocFromPoolAsync(&p, 4 * MiB, (CUmemoryPool)pool, 0), "pool_cache");
+    return p;
+}
+
+__attribute__((noinline)) static void *import_tensor(cudaMemPool_t pool, struct cudaMemPoolPtrExportData *d)
+{
+    void *p = NULL;
+    check(cudaMemPoolImportPointer(&p, pool, d), "cudaMemPoolImportPointer");
+    return p;
+}
+
+__attribute__((noinline)) static CUdeviceptr import_cache(cudaMemPool_t pool, struct cudaMemPoolPtrExportData *d)
+{
+    CUdeviceptr p = 0;
+    check_cu(cuMemPoolImportPointer(&p, (CUmemoryPool)pool, (CUmemPoolPtrExportData *)d), "cuMemPoolImportPointer");
+    return p;
+}
+
+static void ipc_pool_exchange(int rank)
+{
+    struct pool_share sh;
+    if (rank == 0) {
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.handleTypes = cudaMemHandleTypeFabric;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = 0;
+        cudaMemPool_t pool;
+        check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate shareable");
+        void *tensor = pool_tensor(pool);
+        CUdeviceptr cache = pool_cache(pool);
+        check(cudaMemPoolExportToShareableHandle(&sh.pool, pool, cudaMemHandleTypeFabric, 0),
+              "cudaMemPoolExportToShareableHandle");
+        check(cudaMemPoolExportPointer(&sh.tensor, tensor), "cudaMemPoolExportPointer");
+        check_cu(cuMemPoolExportPointer((CUmemPoolPtrExportData *)&sh.cache, cache), "cuMemPoolExportPointer");
+        ipc_write("pool", &sh, sizeof sh);
+        ipc_wait_for("pool_done", NULL, 0);
+        check(cudaFreeAsync(tensor, 0), "free pool tensor");
+        check_cu(cuMemFreeAsync(cache, 0), "free pool cache");
+        check(cudaStreamSynchronize(0), "cudaStreamSynchronize");
+        check(cudaMemPoolDestroy(pool), "cudaMemPoolDestroy");
+    } else if (rank == 1) {
+        ipc_wait_for("pool", &sh, sizeof sh);
+        cudaMemPool_t pool;
+        check(cudaMemPoolImportFromShareableHandle(&pool, &sh.pool, cudaMemHandleTypeFabric, 0),
+              "cudaMemPoolImportFromShareableHandle");
+        void *tensor = import_tensor(pool, &sh.tensor);
+        CUdeviceptr cache = import_cache(pool, &sh.cache);
+        check(cudaFreeAsync(tensor, 0), "cudaFreeAsync of the imported pointer");
+        check_cu(cuMemFreeAsync(cache, 0), "cuMemFreeAsync of the imported pointer");
+        check(cudaStreamSynchronize(0), "cudaStreamSynchronize");
+        check(cudaMemPoolDestroy(pool), "cudaMemPoolDestroy imported");
+        ipc_write("pool_done", "", 0);
+    }
+}
+
 static void ipc_exchange(int rank, int leak)
 {
     cudaIpcMemHandle_t h[2];
@@ -280,7 +385,7 @@ int main(int argc, char **argv)
     static const char *const size_vars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS",
                                             NULL};
     int rank = env_number(rank_vars, 0), local = env_number(local_vars, 0), size = env_number(size_vars, 1);
-    int stray = 0, fail = 0, shared = 0, vmm = 0, ipc = 0, ipc_leak = 0, ipc_vmm = 0;
+    int stray = 0, fail = 0, shared = 0, vmm = 0, ipc = 0, ipc_leak = 0, ipc_vmm = 0, ipc_inner = 0, ipc_pool = 0;
     for (int i = 1; i < argc; i++) {
         stray |= strcmp(argv[i], "stray") == 0;
         fail |= strcmp(argv[i], "fail") == 0;
@@ -289,6 +394,8 @@ int main(int argc, char **argv)
         ipc |= strcmp(argv[i], "ipc") == 0;
         ipc_leak |= strcmp(argv[i], "ipc_leak") == 0;
         ipc_vmm |= strcmp(argv[i], "ipc_vmm") == 0;
+        ipc_inner |= strcmp(argv[i], "ipc_inner") == 0;
+        ipc_pool |= strcmp(argv[i], "ipc_pool") == 0;
     }
     if (shared)
         local = 0;
@@ -313,6 +420,10 @@ int main(int argc, char **argv)
         ipc_exchange(rank, ipc_leak);
     if (ipc_vmm)
         vmm_exchange(rank);
+    if (ipc_inner)
+        ipc_inner_exchange(rank);
+    if (ipc_pool)
+        ipc_pool_exchange(rank);
     if (strayp) {
         check(cudaSetDevice(0), "cudaSetDevice(0)");
         check(cudaFree(strayp), "free stray");

@@ -36,12 +36,33 @@ struct sim_ipc_open {
     uint64_t addr;
     uint64_t size;
     unsigned opens;
+    bool pool_pointer; /* cuMemPoolImportPointer's: freed with cuMemFree(Async) */
 };
 
 #define SIM_IPC_MAX_OPEN 256
 static struct sim_ipc_open opened[SIM_IPC_MAX_OPEN];
 static struct sim_arena ipc_arena;
 static bool ipc_arena_ready;
+
+/* The allocation that holds dptr, at its start or inside it: CUDA's handle
+ * of a pointer inside an allocation names the whole allocation (the
+ * importer maps it all, at its own address of the allocation's start).
+ * Called locked. */
+static struct sim_object *allocation_holding(CUdeviceptr dptr)
+{
+    struct sim_object *object = sim_table_find(&sim.objects, dptr, SIM_OBJ_DEVICE_MEMORY);
+    if (object)
+        return object;
+    size_t n = 0;
+    uint64_t *keys = sim_table_collect_keys(&sim.objects, SIM_OBJ_DEVICE_MEMORY, -1, &n);
+    for (size_t i = 0; i < n && !object; i++) {
+        struct sim_object *o = sim_table_find(&sim.objects, keys[i], SIM_OBJ_DEVICE_MEMORY);
+        if (o && dptr > o->key && dptr < o->key + o->size)
+            object = o;
+    }
+    free(keys);
+    return object;
+}
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 {
@@ -53,10 +74,9 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     int device;
     sim_lock();
     result = sim_current_device(&device);
-    struct sim_object *object =
-        result == CUDA_SUCCESS ? sim_table_find(&sim.objects, dptr, SIM_OBJ_DEVICE_MEMORY) : NULL;
+    struct sim_object *object = result == CUDA_SUCCESS ? allocation_holding(dptr) : NULL;
     if (result == CUDA_SUCCESS && !object)
-        result = CUDA_ERROR_INVALID_VALUE; /* not the base of a cuMemAlloc allocation */
+        result = CUDA_ERROR_INVALID_VALUE; /* in no cuMemAlloc allocation */
     if (result == CUDA_SUCCESS) {
         struct sim_ipc_handle h;
         memset(&h, 0, sizeof h);
@@ -195,4 +215,23 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 bool sim_ipc_contains(uint64_t addr, uint64_t length)
 {
     return ipc_arena_ready && sim_arena_contains(&ipc_arena, addr, length);
+}
+
+CUresult sim_ipc_map_pool_pointer(uint32_t pid, uint64_t exporter_addr, uint64_t size, CUdeviceptr *out)
+{
+    struct sim_ipc_handle h = {.pid = pid, .addr = exporter_addr, .size = size};
+    CUresult r = open_mapping(&h, out);
+    if (r == CUDA_SUCCESS)
+        find_open(0, 0, *out)->pool_pointer = true;
+    return r;
+}
+
+bool sim_ipc_free_pool_pointer(CUdeviceptr dptr)
+{
+    struct sim_ipc_open *o = dptr ? find_open(0, 0, dptr) : NULL;
+    if (!o || !o->pool_pointer)
+        return false;
+    o->opens = 0; /* one free unmaps it, however often it was imported */
+    sim_arena_free(&ipc_arena, o->addr, o->size);
+    return true;
 }

@@ -85,6 +85,8 @@ CUresult sim_memory_free(CUdeviceptr dptr)
         sim_pool_free(object);
         return CUDA_SUCCESS;
     }
+    if (sim_ipc_free_pool_pointer(dptr))
+        return CUDA_SUCCESS;
     return CUDA_ERROR_INVALID_VALUE;
 }
 

@@ -10,6 +10,8 @@
  * on a real driver, so a pool with a high threshold can starve cuMemAlloc. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim_memory.h"
 #include "sim_pool.h"
@@ -30,6 +32,10 @@ struct CUmemPoolHandle_st {
     int reuse_follow_event_dependencies;
     int reuse_allow_opportunistic;
     int reuse_allow_internal_dependencies;
+    unsigned handle_types;  /* CUmemPoolProps.handleTypes: how it may be shared */
+    bool imported;          /* cuMemPoolImportFromShareableHandle: another process's pool */
+    uint32_t exporter_pid;  /* of an imported pool */
+    uint64_t exporter_pool; /* the pool's handle in the exporting process */
     struct sim_pool_segment **segments; /* in creation order */
     size_t segment_count;
     size_t segment_capacity;
@@ -210,7 +216,8 @@ static CUresult allocate_async(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool 
     result = sim_stream_device(stream, &device);
     if (result == CUDA_SUCCESS) {
         struct CUmemPoolHandle_st *pool = handle ? find_pool(handle) : sim.devices[device].current_pool;
-        result = pool ? pool_allocate(pool, bytesize, dptr) : CUDA_ERROR_INVALID_VALUE;
+        /* An imported pool hands out nothing: its memory is the exporter's. */
+        result = pool && !pool->imported ? pool_allocate(pool, bytesize, dptr) : CUDA_ERROR_INVALID_VALUE;
     }
     sim_unlock();
     return result;
@@ -290,8 +297,10 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
         result = CUDA_ERROR_INVALID_DEVICE;
     } else {
         struct CUmemPoolHandle_st *created = new_pool(poolProps->location.id, poolProps->maxSize);
-        if (created)
+        if (created) {
+            created->handle_types = (unsigned)poolProps->handleTypes;
             *pool = created;
+        }
         else
             result = CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -480,6 +489,165 @@ CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool handle)
         result = CUDA_ERROR_INVALID_VALUE;
     else
         device->current_pool = pool;
+    sim_unlock();
+    return result;
+}
+
+/* --- sharing a pool between processes -------------------------------------
+ * cuMemPoolExportToShareableHandle writes a 64-byte descriptor naming the
+ * exporting process and its pool ("simpool1", pid, device, pool): as the
+ * bytes of a fabric handle, or in a memfd whose descriptor is the POSIX
+ * handle (the importer reads it back, also when it came over a Unix socket
+ * with SCM_RIGHTS). The pool must have been created with that handle type
+ * (CUmemPoolProps.handleTypes), as on CUDA; the default pool has none.
+ * cuMemPoolImportFromShareableHandle makes a pool of the importer's that
+ * stands for the exporter's (nothing can be allocated from it).
+ * cuMemPoolExportPointer writes "simpptr1", pid, device, pool, address and
+ * size of one of the pool's allocations; cuMemPoolImportPointer maps that
+ * many bytes in the importer's IPC region (sim_ipc.c), charging nothing;
+ * cuMemFree or cuMemFreeAsync of the pointer there unmaps it. */
+
+struct sim_pool_share {
+    char magic[8];
+    uint32_t pid;
+    int32_t device;
+    uint64_t pool;
+    char unused[40];
+};
+_Static_assert(sizeof(struct sim_pool_share) == sizeof(CUmemFabricHandle), "a pool's descriptor fills a fabric handle");
+
+struct sim_pool_ptr {
+    char magic[8];
+    uint32_t pid;
+    int32_t device;
+    uint64_t pool;
+    uint64_t addr;
+    uint64_t size;
+    char unused[24];
+};
+_Static_assert(sizeof(struct sim_pool_ptr) == sizeof(CUmemPoolPtrExportData), "pointer export data is 64 bytes");
+
+CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool handle, CUmemAllocationHandleType handleType,
+                                          unsigned long long flags)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (!handle_out || flags ||
+        (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && handleType != CU_MEM_HANDLE_TYPE_FABRIC))
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    struct CUmemPoolHandle_st *pool = find_pool(handle);
+    if (!pool || pool->imported || !(pool->handle_types & (unsigned)handleType))
+        result = CUDA_ERROR_INVALID_VALUE;
+    struct sim_pool_share d;
+    memset(&d, 0, sizeof d);
+    if (result == CUDA_SUCCESS) {
+        memcpy(d.magic, "simpool1", sizeof d.magic);
+        d.pid = (uint32_t)getpid();
+        d.device = pool->device;
+        d.pool = (uint64_t)(uintptr_t)pool;
+    }
+    sim_unlock();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (handleType == CU_MEM_HANDLE_TYPE_FABRIC) {
+        memcpy(handle_out, &d, sizeof d);
+        return CUDA_SUCCESS;
+    }
+    int fd = memfd_create("simcuda-pool", MFD_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (pwrite(fd, &d, sizeof d, 0) != (ssize_t)sizeof d) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    memcpy(handle_out, &fd, sizeof fd);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType,
+                                            unsigned long long flags)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    struct sim_pool_share d;
+    if (!pool_out || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (handleType == CU_MEM_HANDLE_TYPE_FABRIC) {
+        if (!handle)
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(&d, handle, sizeof d);
+    } else if (handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+        if (pread((int)(intptr_t)handle, &d, sizeof d, 0) != (ssize_t)sizeof d)
+            return CUDA_ERROR_INVALID_VALUE;
+    } else {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (memcmp(d.magic, "simpool1", sizeof d.magic) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    if (!sim_device_at(d.device)) {
+        result = CUDA_ERROR_INVALID_DEVICE;
+    } else {
+        struct CUmemPoolHandle_st *pool = new_pool(d.device, 0);
+        if (pool) {
+            pool->imported = true;
+            pool->exporter_pid = d.pid;
+            pool->exporter_pool = d.pool;
+            *pool_out = pool;
+        } else {
+            result = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    sim_unlock();
+    return result;
+}
+
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (!shareData_out)
+        return CUDA_ERROR_INVALID_VALUE;
+    sim_lock();
+    struct sim_object *object = sim_table_find(&sim.objects, ptr, SIM_OBJ_POOL_MEMORY);
+    struct CUmemPoolHandle_st *pool = object ? ((struct sim_pool_segment *)object->data)->pool : NULL;
+    if (!pool || !pool->handle_types) {
+        result = CUDA_ERROR_INVALID_VALUE; /* no allocation of a pool that may be shared */
+    } else {
+        struct sim_pool_ptr d;
+        memset(&d, 0, sizeof d);
+        memcpy(d.magic, "simpptr1", sizeof d.magic);
+        d.pid = (uint32_t)getpid();
+        d.device = pool->device;
+        d.pool = (uint64_t)(uintptr_t)pool;
+        d.addr = object->key;
+        d.size = object->size;
+        memcpy(shareData_out, &d, sizeof d);
+    }
+    sim_unlock();
+    return result;
+}
+
+CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool handle, CUmemPoolPtrExportData *shareData)
+{
+    CUresult result = sim_check_initialized();
+    if (result != CUDA_SUCCESS)
+        return result;
+    if (!ptr_out || !shareData)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_pool_ptr d;
+    memcpy(&d, shareData, sizeof d);
+    sim_lock();
+    struct CUmemPoolHandle_st *pool = find_pool(handle);
+    if (!pool || !pool->imported || memcmp(d.magic, "simpptr1", sizeof d.magic) != 0 ||
+        d.pid != pool->exporter_pid || d.pool != pool->exporter_pool || !d.size)
+        result = CUDA_ERROR_INVALID_VALUE; /* not data of the pool imported */
+    else
+        result = sim_ipc_map_pool_pointer(d.pid, d.addr, d.size, ptr_out);
     sim_unlock();
     return result;
 }

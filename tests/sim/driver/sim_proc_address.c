@@ -98,6 +98,10 @@
     D(cuMemPoolCreate, 11020, cuMemPoolCreate)                          \
     D(cuMemPoolDestroy, 11020, cuMemPoolDestroy)                        \
     D(cuMemPoolTrimTo, 11020, cuMemPoolTrimTo)                          \
+    D(cuMemPoolExportToShareableHandle, 11020, cuMemPoolExportToShareableHandle) \
+    D(cuMemPoolImportFromShareableHandle, 11020, cuMemPoolImportFromShareableHandle) \
+    D(cuMemPoolExportPointer, 11020, cuMemPoolExportPointer)            \
+    D(cuMemPoolImportPointer, 11020, cuMemPoolImportPointer)            \
     D(cuMemPoolGetAttribute, 11020, cuMemPoolGetAttribute)              \
     D(cuMemPoolSetAttribute, 11020, cuMemPoolSetAttribute)              \
     D(cuDeviceGetDefaultMemPool, 11020, cuDeviceGetDefaultMemPool)      \

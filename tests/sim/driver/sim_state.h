@@ -115,6 +115,11 @@ bool sim_is_device_accessible(uint64_t addr, uint64_t length);
 /* True when [addr, addr + length) lies in a mapping opened from an IPC
  * handle (sim_ipc.c). */
 bool sim_ipc_contains(uint64_t addr, uint64_t length);
+/* cuMemPoolImportPointer's mapping of another process's pool allocation
+ * (sim_ipc.c), and its release by cuMemFree or cuMemFreeAsync (true when
+ * dptr was one). Callers hold the lock. */
+CUresult sim_ipc_map_pool_pointer(uint32_t pid, uint64_t exporter_addr, uint64_t size, CUdeviceptr *out);
+bool sim_ipc_free_pool_pointer(CUdeviceptr dptr);
 
 /* --- contexts (sim_context.c); callers hold the lock --- */
 

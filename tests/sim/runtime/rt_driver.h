@@ -68,6 +68,10 @@
     X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, , 0)                          \
     X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , 0)                               \
     X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , 0)                                 \
+    X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 11020, , 0) \
+    X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 11020, , 0) \
+    X(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, , 0)                   \
+    X(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, , 0)                   \
     X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, , 0)                     \
     X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, , 0)                     \
     X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, , 0)             \

@@ -192,3 +192,57 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
         return rt_return(error);
     return rt_return_driver(rt_driver.cuDeviceSetMemPool(device, (CUmemoryPool)memPool));
 }
+
+/* Sharing a pool between processes: the driver's calls (sim_pool.c), the
+ * runtime's types being the driver's bytes. */
+_Static_assert(sizeof(struct cudaMemPoolPtrExportData) == sizeof(CUmemPoolPtrExportData),
+               "runtime and driver pointer export data agree");
+
+cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool,
+                                               enum cudaMemAllocationHandleType handleType, unsigned int flags)
+{
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    return rt_return_driver(rt_driver.cuMemPoolExportToShareableHandle(
+        shareableHandle, (CUmemoryPool)memPool, (CUmemAllocationHandleType)handleType, flags));
+}
+
+cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle,
+                                                 enum cudaMemAllocationHandleType handleType, unsigned int flags)
+{
+    if (!memPool)
+        return rt_return(cudaErrorInvalidValue);
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    CUmemoryPool pool = NULL;
+    CUresult r = rt_driver.cuMemPoolImportFromShareableHandle(&pool, shareableHandle,
+                                                              (CUmemAllocationHandleType)handleType, flags);
+    if (r == CUDA_SUCCESS)
+        *memPool = (cudaMemPool_t)pool;
+    return rt_return_driver(r);
+}
+
+cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)
+{
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    return rt_return_driver(
+        rt_driver.cuMemPoolExportPointer((CUmemPoolPtrExportData *)exportData, (CUdeviceptr)(uintptr_t)ptr));
+}
+
+cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData)
+{
+    if (!ptr)
+        return rt_return(cudaErrorInvalidValue);
+    cudaError_t error = rt_ensure_context();
+    if (error != cudaSuccess)
+        return rt_return(error);
+    CUdeviceptr p = 0;
+    CUresult r = rt_driver.cuMemPoolImportPointer(&p, (CUmemoryPool)memPool, (CUmemPoolPtrExportData *)exportData);
+    if (r == CUDA_SUCCESS)
+        *ptr = (void *)(uintptr_t)p;
+    return rt_return_driver(r);
+}

@@ -4,7 +4,9 @@
  * pid), which gets a mapping of the same size at an address of its own,
  * charged to nothing; this process cannot open its own IPC handle
  * (CUDA_ERROR_INVALID_CONTEXT, cudaErrorDeviceUninitialized in the
- * runtime), as on NVIDIA's driver. */
+ * runtime), as on NVIDIA's driver. A pointer inside an allocation exports
+ * the whole allocation; a pool shared as a descriptor gives its pointers
+ * to an importer, whose free unmaps them. */
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +56,51 @@ static void child_imports(CUipcMemHandle ipc, CUdeviceptr exported, CUmemFabricH
     _exit(0);
 }
 
+/* A pool shared within one process (the simulator lets a process import
+ * its own pool): the default pool may not be shared, a pool made with a
+ * handle type may; a pointer imported maps its bytes in the IPC region and
+ * its cuMemFreeAsync unmaps it. */
+static void pool_sharing(void)
+{
+    CUmemoryPool def;
+    CHECK_CU(cuDeviceGetDefaultMemPool(&def, 0), CUDA_SUCCESS);
+    int fd = -1;
+    CHECK_CU(cuMemPoolExportToShareableHandle(&fd, def, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+             CUDA_ERROR_INVALID_VALUE);
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemoryPool pool, imported;
+    CHECK_CU(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+    CHECK_CU(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0), CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), CUDA_SUCCESS);
+    CHECK(fd >= 0);
+    CUdeviceptr p, q;
+    CHECK_CU(cuMemAllocFromPoolAsync(&p, 2 * MiB, pool, 0), CUDA_SUCCESS);
+    CUmemPoolPtrExportData data;
+    CHECK_CU(cuMemPoolExportPointer(&data, p), CUDA_SUCCESS);
+    CHECK_CU(cuMemPoolImportFromShareableHandle(&imported, (void *)(uintptr_t)fd,
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+             CUDA_SUCCESS);
+    CHECK_CU(cuMemAllocFromPoolAsync(&q, 2 * MiB, imported, 0), CUDA_ERROR_INVALID_VALUE); /* the exporter's */
+    CHECK_CU(cuMemPoolImportPointer(&q, pool, &data), CUDA_ERROR_INVALID_VALUE);          /* not imported */
+    CHECK_CU(cuMemPoolImportPointer(&q, imported, &data), CUDA_SUCCESS);
+    CHECK(q != p && q >= 0x6a0000000000ull && q < 0x6a0000000000ull + (64ull << 30)); /* the IPC region */
+    CUdeviceptr base;
+    size_t size = 0;
+    CHECK_CU(cuMemGetAddressRange_v2(&base, &size, q + 4096), CUDA_SUCCESS);
+    CHECK(base == q && size == 2 * MiB);
+    CHECK_CU(cuMemFreeAsync(q, 0), CUDA_SUCCESS);
+    CHECK_CU(cuMemFreeAsync(q, 0), CUDA_ERROR_INVALID_VALUE); /* unmapped */
+    CHECK_CU(cuMemFreeAsync(p, 0), CUDA_SUCCESS);
+    CHECK_CU(cuMemPoolDestroy(imported), CUDA_SUCCESS);
+    CHECK_CU(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+    close(fd);
+}
+
 int main(void)
 {
     CUcontext ctx;
@@ -64,10 +111,12 @@ int main(void)
     CUdeviceptr d;
     CHECK_CU(cuMemAlloc_v2(&d, 3 * MiB), CUDA_SUCCESS);
     CUipcMemHandle h, h2;
-    CHECK_CU(cuIpcGetMemHandle(&h, d + 512), CUDA_ERROR_INVALID_VALUE); /* not an allocation's base */
+    CHECK_CU(cuIpcGetMemHandle(&h, d + 3 * MiB), CUDA_ERROR_INVALID_VALUE); /* in no allocation */
     CHECK_CU(cuIpcGetMemHandle(&h, d), CUDA_SUCCESS);
     CHECK_CU(cuIpcGetMemHandle(&h2, d), CUDA_SUCCESS);
     CHECK(memcmp(&h, &h2, sizeof h) == 0); /* one allocation, one handle */
+    CHECK_CU(cuIpcGetMemHandle(&h2, d + 512), CUDA_SUCCESS); /* inside it: the whole allocation, as on CUDA */
+    CHECK(memcmp(&h, &h2, sizeof h) == 0);
     CUdeviceptr own;
     CHECK_CU(cuIpcOpenMemHandle_v2(&own, h, 0), CUDA_ERROR_INVALID_CONTEXT);
     cudaIpcMemHandle_t rh;
@@ -112,6 +161,8 @@ int main(void)
     CHECK_CU(cuMemRelease(plain), CUDA_SUCCESS);
     CHECK_CU(cuMemRelease(shareable), CUDA_SUCCESS);
     CHECK_CU(cuMemFree_v2(d), CUDA_SUCCESS);
+    CHECK_EQ(simcuda_device_used_bytes(0), 0);
+    pool_sharing();
     CHECK_EQ(simcuda_device_used_bytes(0), 0);
     printf("ipc: ok\n");
     return 0;

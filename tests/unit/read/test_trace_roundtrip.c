@@ -690,7 +690,7 @@ static void test_ipc_records(void)
 {
     struct cmt_trace_file tf;
     write_ipc_trace(&tf, "ipc.bin", NULL, NULL);
-    CHECK_EQ_U64(tf.header->version_minor, 2);
+    CHECK_EQ_U64(tf.header->version_minor, 3);
 
     char expect[256];
     uint64_t off = 0;
@@ -728,10 +728,60 @@ static void test_ipc_records(void)
     expect_damage(tf.path, 4, expect);
 }
 
+/* 6. The pools' IPC records (format 2.3) come back field by field; in a
+ * trace of format 2.2 one is damage at its offset (2.2 has no such API). */
+static void write_pool_ipc_trace(struct cmt_trace_file *tf, const char *name, uint16_t minor, uint64_t *last_off)
+{
+    make_trace(tf, name, 0);
+    if (minor != CMT_VERSION_MINOR) {
+        struct cmt_file_header *h = tf->header;
+        h->version_minor = minor;
+        h->header_check = cmt_file_header_check(h);
+    }
+    struct cmt_event_stream s = {.tid = 5};
+    struct cmt_event w[] = {
+        ipc_event(CMT_API_CUDA_IPC_GET_MEM_HANDLE, cmt_now_ns(), 0x500000000000ull, 0, 0x1234ull),
+        ipc_event(CMT_API_CUDA_MEM_POOL_EXPORT_POINTER, cmt_now_ns(), 0x500000200000ull, 0, 0x5678ull),
+        ipc_event(CMT_API_CU_MEM_POOL_IMPORT_POINTER, cmt_now_ns(), 0x6a0000000000ull, 32ull << 20, 0x5678ull),
+    };
+    w[2].aux[CMT_IPC_AUX_POOL] = 0x55aa00000000ull;
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        CHECK(cmt_event_stream_reserve(tf, &s));
+        if (i == 1)
+            *last_off = (uint64_t)(s.pos - tf->segments[0].base);
+        cmt_event_stream_append(&s, &w[i]);
+    }
+    cmt_trace_finish(tf, cmt_now_ns());
+    if (minor != CMT_VERSION_MINOR)
+        return;
+    CHECK(read_file(tf->path, true) == 0);
+    CHECK_EQ_U64(got.n, 3);
+    for (size_t i = 0; i < 3; i++)
+        check_same(&got.ev[i], &w[i]);
+    CHECK_EQ_U64(got.ev[1].kind, CMT_KIND_ASYNC);
+    CHECK_EQ_U64(got.ev[2].kind, CMT_KIND_IPC_MAPPING);
+    CHECK_EQ_U64(got.ev[2].aux[CMT_IPC_AUX_POOL], 0x55aa00000000ull);
+}
+
+static void test_pool_ipc_records(void)
+{
+    struct cmt_trace_file tf;
+    uint64_t off = 0;
+    write_pool_ipc_trace(&tf, "ipc-pool.bin", CMT_VERSION_MINOR, &off);
+    write_pool_ipc_trace(&tf, "ipc-pool-2.2.bin", 2, &off);
+    char expect[256];
+    snprintf(expect, sizeof expect,
+             "damaged event record at offset %llu (chunk at offset 4096): an IPC record names a pool's sharing API "
+             "(format 2.3) in a trace of an older format (api 78, kind 3)",
+             (unsigned long long)off);
+    expect_damage(tf.path, 1, expect);
+}
+
 int main(void)
 {
     make_dir();
     test_ipc_records();
+    test_pool_ipc_records();
     test_single_thread_roundtrip();
     test_threads_merge();
     test_truncation_everywhere();
