@@ -508,7 +508,11 @@ static CUresult mem_import_from_shareable_handle(PFN_cuMemImportFromShareableHan
     CUresult r = real(handle, osHandle, shHandleType);
     if (rec) {
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
-        uint64_t fp = shHandleType == CU_MEM_HANDLE_TYPE_FABRIC ? shareable_fingerprint(osHandle, shHandleType) : 0;
+        /* The caller's bytes are read only once the driver has accepted
+         * them: a failed call may have been given a pointer to nothing. */
+        uint64_t fp = r == CUDA_SUCCESS && shHandleType == CU_MEM_HANDLE_TYPE_FABRIC
+                          ? shareable_fingerprint(osHandle, shHandleType)
+                          : 0;
         uint64_t fd = shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)osHandle : 0;
         record_ipc(&h, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, value, 0, fp,
                    (uint64_t)shHandleType, fd, cmt_config.stack_depth != 0);
@@ -559,7 +563,8 @@ static CUresult mem_pool_import_from_shareable_handle(PFN_cuMemPoolImportFromSha
         uint64_t pool = r == CUDA_SUCCESS && pool_out ? (uint64_t)(uintptr_t)*pool_out : 0;
         uint64_t fd = handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)handle : 0;
         record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, pool, 0,
-                   shareable_fingerprint(handle, handleType), (uint64_t)handleType, fd, cmt_config.stack_depth != 0);
+                   r == CUDA_SUCCESS ? shareable_fingerprint(handle, handleType) : 0, (uint64_t)handleType, fd,
+                   cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -593,7 +598,8 @@ static CUresult mem_pool_import_pointer(PFN_cuMemPoolImportPointer_v11020 real, 
         uint64_t addr = dptr_out(r, ptr_out);
         record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_POINTER, r, (const void *)real, 0, addr,
                    addr ? cmt_sampler_range_size(addr) : 0,
-                   shareData ? cmt_ipc_fingerprint(shareData, sizeof *shareData) : 0, (uint64_t)(uintptr_t)pool, 0,
+                   r == CUDA_SUCCESS && shareData ? cmt_ipc_fingerprint(shareData, sizeof *shareData) : 0,
+                   (uint64_t)(uintptr_t)pool, 0,
                    cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);

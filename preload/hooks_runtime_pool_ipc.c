@@ -89,7 +89,7 @@ CMT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPo
                           ? (uint64_t)(uint32_t)(uintptr_t)shareableHandle
                           : 0;
         record(&h, CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, pool, 0,
-               fabric_fingerprint(shareableHandle, handleType), (uint64_t)handleType, fd);
+               r == cudaSuccess ? fabric_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType, fd);
     }
     cmt_hook_leave(&h);
     return r;
@@ -123,7 +123,8 @@ CMT_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPoo
         uint64_t addr = r == cudaSuccess && ptr ? (uint64_t)(uintptr_t)*ptr : 0;
         record(&h, CMT_API_CUDA_MEM_POOL_IMPORT_POINTER, r, (const void *)real, addr,
                addr ? cmt_sampler_range_size(addr) : 0,
-               exportData ? cmt_ipc_fingerprint(exportData, sizeof *exportData) : 0, (uint64_t)(uintptr_t)memPool, 0);
+               r == cudaSuccess && exportData ? cmt_ipc_fingerprint(exportData, sizeof *exportData) : 0,
+               (uint64_t)(uintptr_t)memPool, 0);
     }
     cmt_hook_leave(&h);
     return r;
