@@ -83,6 +83,10 @@ int cmt_ipc_report_build(struct cmt_report *r, const struct cmt_replay *rp)
         site->count++;
         x->opened_bytes += imp->size;
         x->opened_count++;
+        if (!imp->size) {
+            site->unsized_count++;
+            x->unsized_count++;
+        }
         if (!imp->closed) {
             site->open_bytes += imp->size;
             site->open_count++;

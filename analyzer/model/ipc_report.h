@@ -19,6 +19,7 @@ struct cmt_ipc_site {
     int32_t device;
     uint64_t bytes, count;           /* mappings opened here in the run */
     uint64_t open_bytes, open_count; /* of those, never closed */
+    uint64_t unsized_count;          /* of those, mappings whose size CUDA did not give (bytes count none) */
     uint64_t fingerprint;            /* the first mapping's handle */
     uint64_t first_ts;               /* absolute */
 };
@@ -51,6 +52,10 @@ struct cmt_ipc_report {
     uint64_t peak_bytes, peak_ts;        /* mapped from other processes at once; ts absolute */
     uint64_t opened_bytes, opened_count; /* mappings opened in the run */
     uint64_t open_bytes, open_count;     /* never closed: leaks of mappings */
+    /* Mappings of unknown size: cuMemGetAddressRange does not answer for a
+     * pool pointer imported with cuMemPoolImportPointer (H200, driver 580);
+     * the exporting process's trace has the size. */
+    uint64_t unsized_count;
     struct cmt_ipc_site *sites;          /* largest first */
     size_t n_sites;
     struct cmt_ipc_import_row *imports;  /* in the order opened */

@@ -38,6 +38,7 @@ void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j)
     key_uint(j, "opened_count", x->opened_count);
     key_uint(j, "never_closed_bytes", x->open_bytes);
     key_uint(j, "never_closed_count", x->open_count);
+    key_uint(j, "unknown_size_count", x->unsized_count);
     key_uint(j, "failed_opens", x->failed_opens);
     key_uint(j, "failed_imports", x->failed_imports);
     key_uint(j, "failed_closes", x->failed_closes);
@@ -54,6 +55,7 @@ void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j)
         key_uint(j, "count", s->count);
         key_uint(j, "never_closed_bytes", s->open_bytes);
         key_uint(j, "never_closed_count", s->open_count);
+        key_uint(j, "unknown_size_count", s->unsized_count);
         cmt_json_key(j, "closed");
         cmt_json_bool(j, s->open_count == 0);
         cmt_json_key(j, "api");

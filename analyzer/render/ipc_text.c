@@ -32,11 +32,19 @@ void cmt_ipc_render_text(const struct cmt_report *r, FILE *out)
                     cmt_plural(x->open_count, "mapping", "mappings"));
         else
             fprintf(out, "  nothing mapped\n");
+        if (x->unsized_count)
+            fprintf(out, "  %" PRIu64 " %s of unknown size, not in these bytes: CUDA does not say how large an imported "
+                         "pool pointer is (cuMemGetAddressRange does not answer for it); the exporting process's trace "
+                         "has its allocation\n",
+                    x->unsized_count, cmt_plural(x->unsized_count, "mapping", "mappings"));
         for (size_t i = 0; i < x->n_sites; i++) {
             const struct cmt_ipc_site *s = &x->sites[i];
-            fprintf(out, "    %s in %" PRIu64 " %s (%s, device %d, handle %016" PRIx64 "), ",
-                    cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count, cmt_plural(s->count, "mapping", "mappings"),
-                    how_opened(s->api), (int)s->device, s->fingerprint);
+            if (s->unsized_count == s->count)
+                snprintf(b1, sizeof b1, "size unknown");
+            else
+                cmt_size_exact_str(s->bytes, b1, sizeof b1);
+            fprintf(out, "    %s in %" PRIu64 " %s (%s, device %d, handle %016" PRIx64 "), ", b1, s->count,
+                    cmt_plural(s->count, "mapping", "mappings"), how_opened(s->api), (int)s->device, s->fingerprint);
             if (!s->open_count)
                 fprintf(out, "%s\n", s->count == 1 ? "closed" : "all closed");
             else if (s->open_count == s->count)

@@ -170,8 +170,17 @@ static void ipc(const struct cmt_job_set *s, const struct cmt_job *job, FILE *ou
         const struct cmt_job_share *sh = &job->shares[i];
         const struct cmt_job_member *m = &s->members[sh->importer];
         const struct cmt_job_ipc_item *imp = &m->imports[sh->import];
-        char sz[32];
+        char sz[96];
         cmt_format_size(imp->bytes, sz, sizeof sz);
+        /* A pool pointer's mapping has no size of its own (CUDA gives none):
+         * the exporter's allocation says how much is shared. */
+        if (!imp->bytes && sh->exporter != SIZE_MAX && s->members[sh->exporter].exports[sh->export].bytes) {
+            char e[32];
+            cmt_format_size(s->members[sh->exporter].exports[sh->export].bytes, e, sizeof e);
+            snprintf(sz, sizeof sz, "%s (the exporter's figure: CUDA gave this mapping no size)", e);
+        } else if (!imp->bytes) {
+            snprintf(sz, sizeof sz, "memory of unknown size");
+        }
         fprintf(out, "  ipc:      rank %" PRId64 " maps %s of ", m->rank, sz);
         if (sh->exporter == SIZE_MAX) {
             fprintf(out, "memory of a process outside these traces (handle %016" PRIx64 ")", imp->fingerprint);

@@ -671,7 +671,8 @@
       if (ipc.mapped.length)
         is.appendChild(table([{name: 'bytes', num: 1}, {name: 'mappings', num: 1}, {name: 'API'}, {name: 'closed'}, {name: 'handle'}, {name: 'call site'}],
           ipc.mapped, function (x) {
-            return [both(x.bytes), x.count, x.api, x.closed ? 'closed' : x.never_closed_count + ' never closed: a leak of a mapping',
+            return [x.unknown_size_count === x.count ? 'size unknown (CUDA gives none for an imported pool pointer)' : both(x.bytes),
+              x.count, x.api, x.closed ? 'closed' : x.never_closed_count + ' never closed: a leak of a mapping',
               x.handle || '-', siteCell(x.frames, x.site_frame)];
           }));
     }

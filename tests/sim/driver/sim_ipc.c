@@ -174,7 +174,9 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 }
 
 /* Plain device memory (any address inside an allocation) and opened IPC
- * mappings; other memory is CUDA_ERROR_NOT_FOUND here. */
+ * mappings; other memory is CUDA_ERROR_NOT_FOUND here, and so is a pool
+ * pointer imported with cuMemPoolImportPointer: NVIDIA's driver 580 gives
+ * no range for one either (measured on an H200, docs/report.md). */
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
     CUresult result = sim_check_initialized();
@@ -186,6 +188,10 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     for (size_t i = 0; i < SIM_IPC_MAX_OPEN && !o; i++)
         if (opened[i].opens && dptr >= opened[i].addr && dptr < opened[i].addr + opened[i].size)
             o = &opened[i];
+    if (o && o->pool_pointer) {
+        sim_unlock();
+        return CUDA_ERROR_NOT_FOUND;
+    }
     if (o) {
         base = o->addr;
         size = o->size;

@@ -91,8 +91,9 @@ static void pool_sharing(void)
     CHECK(q != p && q >= 0x6a0000000000ull && q < 0x6a0000000000ull + (64ull << 30)); /* the IPC region */
     CUdeviceptr base;
     size_t size = 0;
-    CHECK_CU(cuMemGetAddressRange_v2(&base, &size, q + 4096), CUDA_SUCCESS);
-    CHECK(base == q && size == 2 * MiB);
+    /* no range for an imported pool pointer, as NVIDIA's driver 580 */
+    CHECK_CU(cuMemGetAddressRange_v2(&base, &size, q + 4096), CUDA_ERROR_NOT_FOUND);
+    CHECK(size == 0);
     CHECK_CU(cuMemFreeAsync(q, 0), CUDA_SUCCESS);
     CHECK_CU(cuMemFreeAsync(q, 0), CUDA_ERROR_INVALID_VALUE); /* unmapped */
     CHECK_CU(cuMemFreeAsync(p, 0), CUDA_SUCCESS);
