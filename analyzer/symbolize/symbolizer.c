@@ -297,6 +297,14 @@ struct cmt_symbolizer {
     struct strtab warnset;
     const char **warnings;
     size_t nwarnings, warncap;
+    /* Modules with no DWARF: one warning names them all (a Python job has
+     * libc, python3 and a dozen extension modules without it; a line each
+     * drowned what mattered). The first one's own warning while it is
+     * alone; nodwarf_msg is rebuilt when the count changed. */
+    struct module **nodwarf;
+    size_t n_nodwarf, nodwarf_cap, nodwarf_msg_n;
+    char *nodwarf_first; /* the warning of the first module, in full */
+    char nodwarf_msg[1024];
 
     /* demangler */
     bool demangler_looked_up;
@@ -686,6 +694,19 @@ static void module_load(struct cmt_symbolizer *s, struct module *m)
     free(file);
 }
 
+/* A warning kept for later, outside warnf's list (the modules' one). */
+static char *warning_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *warning_text(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *r = NULL;
+    if (vasprintf(&r, fmt, ap) < 0)
+        r = NULL;
+    va_end(ap);
+    return r;
+}
+
 static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
 {
     if (m->dwarf_checked)
@@ -693,10 +714,56 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
     m->dwarf_checked = true;
     Dwarf_Addr bias;
     m->dw = dwfl_module_getdwarf(m->dm, &bias);
-    if (!m->dw)
-        warnf(s, "module %s: no DWARF debug info for %s (%s), showing ELF symbols only; build it with -g, or "
-              "give --debuginfo-path DIR where its debug file is",
-              m->label, m->file, dwfl_errmsg(-1));
+    if (m->dw)
+        return;
+    if (s->n_nodwarf == s->nodwarf_cap) {
+        size_t ncap = s->nodwarf_cap ? s->nodwarf_cap * 2 : 8;
+        struct module **n = realloc(s->nodwarf, ncap * sizeof *n);
+        if (!n)
+            return;
+        s->nodwarf = n;
+        s->nodwarf_cap = ncap;
+    }
+    s->nodwarf[s->n_nodwarf++] = m;
+    if (s->n_nodwarf == 1)
+        s->nodwarf_first = warning_text("module %s: no DWARF debug info for %s (%s), showing ELF symbols only; install "
+                                     "its debug symbols (a -dbg or -dbgsym package), build it with -g, or give "
+                                     "--debuginfo-path DIR where its debug file is",
+                                     m->label, m->file, dwfl_errmsg(-1));
+}
+
+/* The one warning of the modules without DWARF: the first module's own
+ * while it is alone, else their names (up to a line's worth). */
+static const char *nodwarf_warning(struct cmt_symbolizer *s)
+{
+    if (s->n_nodwarf == 1)
+        return s->nodwarf_first;
+    if (s->nodwarf_msg_n == s->n_nodwarf)
+        return s->nodwarf_msg;
+    char names[600];
+    size_t used = 0, shown = 0;
+    names[0] = '\0';
+    for (size_t i = 0; i < s->n_nodwarf; i++) {
+        const char *base = strrchr(s->nodwarf[i]->label, '/');
+        base = base ? base + 1 : s->nodwarf[i]->label;
+        int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", base);
+        if (n < 0 || (size_t)n >= sizeof names - used - 16) {
+            names[used] = '\0';
+            break;
+        }
+        used += (size_t)n;
+        shown++;
+    }
+    char more[32] = "";
+    if (shown < s->n_nodwarf)
+        snprintf(more, sizeof more, " and %zu more", s->n_nodwarf - shown);
+    snprintf(s->nodwarf_msg, sizeof s->nodwarf_msg,
+             "no DWARF debug info in %zu modules (%s%s), showing ELF symbols only, without files and lines; "
+             "install their debug symbols (-dbg or -dbgsym packages), build them with -g, or give "
+             "--debuginfo-path DIR where their debug files are",
+             s->n_nodwarf, names, more);
+    s->nodwarf_msg_n = s->n_nodwarf;
+    return s->nodwarf_msg;
 }
 
 static void module_free(struct module *m)
@@ -1489,12 +1556,20 @@ void cmt_symbolizer_add_module(struct cmt_symbolizer *s, const struct cmt_module
 
 size_t cmt_symbolizer_warning_count(const struct cmt_symbolizer *s)
 {
-    return s ? s->nwarnings : 0;
+    return s ? s->nwarnings + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
 }
 
+/* The modules' warning comes last: it can still grow while the others are
+ * read, and is rebuilt when it did. */
 const char *cmt_symbolizer_warning(const struct cmt_symbolizer *s, size_t i)
 {
-    return s && i < s->nwarnings ? s->warnings[i] : NULL;
+    if (!s)
+        return NULL;
+    if (i < s->nwarnings)
+        return s->warnings[i];
+    if (i == s->nwarnings && s->n_nodwarf && s->nodwarf_first)
+        return nodwarf_warning((struct cmt_symbolizer *)s);
+    return NULL;
 }
 
 void cmt_symbolizer_free(struct cmt_symbolizer *s)
@@ -1518,6 +1593,8 @@ void cmt_symbolizer_free(struct cmt_symbolizer *s)
     strtab_free(&s->strings);
     strtab_free(&s->warnset);
     free(s->warnings);
+    free(s->nodwarf);
+    free(s->nodwarf_first);
     if (s->stdcxx_handle)
         dlclose(s->stdcxx_handle);
     free(s);

@@ -428,6 +428,30 @@ static void test_debuginfo(void)
         fprintf(stderr, "  warning: %s\n", w);
     cmt_symbolizer_free(s);
 
+    /* a2) two modules without DWARF: one warning names both, not a line
+     * each (a Python job has a dozen). The second is a copy of the stripped
+     * library, recorded 1 TiB above the real one. */
+    char *copy = symt_path("copy/libsymdbg-copy.so");
+    CHECK_INT(symt_copy(stripped, copy), 0);
+    s = new_sym(NULL, 0, NULL);
+    symt_add_all(s, all, nall);
+    struct cmt_module_info second = lib->info;
+    const uint64_t shift = 1ull << 40;
+    second.id = 9999;
+    second.path = copy;
+    second.bias += shift;
+    second.lo += shift;
+    second.hi += shift;
+    cmt_symbolizer_add_module(s, &second);
+    expect_one("stripped", s, ip, 0, "dbglib_site", NULL, 0, stripped, off);
+    expect_one("stripped copy", s, ip + shift, 0, "dbglib_site", NULL, 0, copy, off);
+    expect_warnings("two modules without DWARF", s, 1,
+                    "no DWARF debug info in 2 modules (libsymdbg.so, libsymdbg-copy.so), showing ELF symbols only, "
+                    "without files and lines; install their debug symbols (-dbg or -dbgsym packages), build them with "
+                    "-g, or give --debuginfo-path DIR where their debug files are");
+    cmt_symbolizer_free(s);
+    free(copy);
+
     /* b) DIR/.build-id/xx/rest.debug restores file:line */
     const char *dirs[1] = { symt_path("dbg") };
     s = new_sym(dirs, 1, NULL);
