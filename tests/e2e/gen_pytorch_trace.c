@@ -57,7 +57,11 @@
  * gen_pytorch_trace OUT.bin --oom-fragments: the same, but the segment's
  * tensors are two of 20 GiB at either end: the cache holds 20 GiB free
  * between them, which with the device's 19 GiB would have served the
- * tensor (PyTorch's verdict: fragmentation). */
+ * tensor (PyTorch's verdict: fragmentation).
+ *
+ * gen_pytorch_trace OUT.bin --oom-late: as --oom-capacity, but PyTorch's
+ * OOM record comes at 2.6 ms, after the thread's next allocation (2.5 ms):
+ * not the driver failures' own. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -193,7 +197,7 @@ static void record(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_
 #define KiB 1024ull
 
 /* --oom-capacity, --oom-fragments (the header comment). */
-static void oom(bool fragments, uint32_t s_seg, uint32_t s_fail, uint32_t s_tensor, uint32_t s_other)
+static void oom(bool fragments, bool late, uint32_t s_seg, uint32_t s_fail, uint32_t s_tensor, uint32_t s_other)
 {
     const uint64_t A = 0x7f0000000000ull, O = 0x7f2000000000ull, total = 80 * GiB, free = 19 * GiB;
     cmt_tb_allocator(b, START + MS / 2, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native");
@@ -216,8 +220,11 @@ static void oom(bool fragments, uint32_t s_seg, uint32_t s_fail, uint32_t s_tens
         record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, 0, 30 * GiB, s_fail, 2, 0, 0, 0);
         record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, t + 10, 0, 30 * GiB, 0, 0, free, total, 0);
     }
-    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
+    if (!late)
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
     record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 2 * MS + MS / 2, O, 1 * GiB, s_other, 0, 0, 0, 0);
+    if (late)
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + 6 * MS / 10, 0, 30 * GiB, s_fail, 0, 0, 0, free);
     cmt_tb_end(b, START + 3 * MS, CMT_END_EXIT);
     if (cmt_tb_close(b) != 0)
         fail("close");
@@ -264,8 +271,9 @@ static void churn(uint32_t stack)
 int main(int argc, char **argv)
 {
     if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache") ||
-                                     !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments")))) {
-        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments]\n");
+                                     !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
+                                     !strcmp(argv[2], "--oom-late")))) {
+        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | --oom-late]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -342,8 +350,9 @@ int main(int argc, char **argv)
             fail("close");
         return 0;
     }
-    if (argc == 3 && (!strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments"))) {
-        oom(!strcmp(argv[2], "--oom-fragments"), s_fwd30, s_fwd31, s_fwd30, s_scratch);
+    if (argc == 3 && (!strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
+                      !strcmp(argv[2], "--oom-late"))) {
+        oom(!strcmp(argv[2], "--oom-fragments"), !strcmp(argv[2], "--oom-late"), s_fwd30, s_fwd31, s_fwd30, s_scratch);
         return 0;
     }
     if (argc == 3) {

@@ -343,6 +343,7 @@ def test_host_cache():
     d.done()
 
 
+GiB = 1024 * MiB
 FAILED_AT_2 = ("  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed at 2.0 ms with cudaErrorMemoryAllocation (2)\n"
                "    verdict: capacity (rule R5): this process's live data ({live}) plus the request (30.0 GiB) and the "
                "context's share ({context}) exceed the device's 80.0 GiB: the data does not fit\n"
@@ -389,6 +390,9 @@ def test_oom_block_capacity():
     check("expandable_segments" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
     eq([(c["verdict"], c["rule"], c["time_ns"], c["what_to_try"]) for c in cases],
        [("capacity", "R5", 2000000, remedy), ("capacity", "R5", 2100000, remedy)], "JSON what_to_try")
+    own = {"time_ns": 2200000, "verdict": "capacity", "unallocated": 544 * 1024,
+           "expandable_segments_would_serve": False}
+    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
     check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
     check(json.dumps(SETTINGS)[1:-1] not in html, "no setting in the HTML page")
     d.done()
@@ -405,10 +409,24 @@ def test_oom_block_fragments():
     check("expandable_segments:True would have served it" in text, text)
     eq([(c["verdict"], c["rule"], c["what_to_try"]) for c in cases],
        [("capacity", "R5", remedy), ("capacity", "R5", remedy)], "JSON what_to_try")
+    own = {"time_ns": 2200000, "verdict": "fragmentation", "unallocated": 20 * GiB,
+           "expandable_segments_would_serve": True}
+    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
     check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
     check("reserved but unallocated (its block layer)" not in html, "the HTML page")
     d.done()
 
+
+
+def test_oom_block_late():
+    """PyTorch's OOM record after the thread's next allocation is not the
+    driver failures' own: the settings are suggested, no allocator_oom."""
+    d, out = oom_trace("--oom-late")
+    text, cases, html = oom_outputs(out)
+    remedy = "need less memory at once: " + CAPACITY_REMEDY + "; " + SETTINGS
+    check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)
+    eq([(c["what_to_try"], c["allocator_oom"]) for c in cases], [(remedy, None), (remedy, None)], "JSON")
+    d.done()
 
 # ---- a caching allocator under the shim ------------------------------------
 
