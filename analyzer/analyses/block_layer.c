@@ -446,6 +446,7 @@ static void on_oom(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64_t
     o->rounded = cmt_bl_round(request);
     o->device_free = device_free;
     o->stack = stack;
+    o->tid = bl->event_tid;
     take_snapshot(bl, d, &o->at, ts);
     uint64_t cache_free = o->at.reserved > o->at.allocated ? o->at.reserved - o->at.allocated : 0;
     o->expandable_would_serve = cache_free + device_free >= o->rounded;

@@ -77,6 +77,7 @@ struct cmt_bl_oom {
     uint64_t rounded;     /* as the allocator rounds them */
     uint64_t device_free; /* what CUDA said was free */
     uint64_t stack;
+    uint32_t tid;         /* the thread of the TORCH_OOM record (cmt_block_layer's event_tid) */
     enum cmt_bl_verdict verdict;
     bool expandable_would_serve; /* free in the cache + device free >= the request */
     struct cmt_bl_snapshot at;
@@ -124,6 +125,7 @@ struct cmt_block_layer {
     uint64_t inconsistencies;
     struct cmt_bl_inconsistency first_inconsistency;
     bool out_of_memory;
+    uint32_t event_tid; /* the thread of the record being applied (block_observer.c sets it) */
     struct cmt_replay_observer observer; /* cmt_block_layer_attach */
 };
 

@@ -10,6 +10,7 @@ static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_rep
     struct cmt_block_layer *bl = ctx;
     if (rec->type != CMT_REC_BLOCK)
         return 0;
+    bl->event_tid = rec->tid;
     cmt_block_layer_event(bl, rec->api, rec->device, rec->ts, rec->addr, rec->size, rec->stack, rec->aux);
     return bl->out_of_memory ? -1 : 0;
 }

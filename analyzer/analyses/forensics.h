@@ -199,6 +199,7 @@ struct cmt_oom_case {
     uint64_t trims_after, trimmed_bytes; /* pool trims, and what they gave back */
     bool retried;
     int32_t retry_result;
+    uint64_t next_ts; /* the thread's next allocation (the retry, when retried); 0: none seen */
 };
 
 /* A thread with a failure whose aftermath is being watched. */

@@ -25,7 +25,7 @@ static void drop_watch(struct cmt_forensics *f, struct cmt_oom_watch *w)
 
 /* The thread's next allocation after a failure: a retry when it asks for
  * the same size. */
-static void next_allocation(struct cmt_forensics *f, uint32_t tid, uint64_t size, int32_t result)
+static void next_allocation(struct cmt_forensics *f, uint32_t tid, uint64_t size, int32_t result, uint64_t ts)
 {
     struct cmt_oom_watch *w = watch_of(f, tid);
     if (!w)
@@ -34,6 +34,7 @@ static void next_allocation(struct cmt_forensics *f, uint32_t tid, uint64_t size
         struct cmt_oom_case *c = &f->cases[w->case_index];
         c->retried = size == c->size;
         c->retry_result = result;
+        c->next_ts = ts;
     }
     drop_watch(f, w);
 }
@@ -68,7 +69,7 @@ static void top_sites(struct cmt_oom_case *c, const struct cmt_replay *r, const 
 int cmt_oom_on_failure(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     f->failures_seen++;
-    next_allocation(f, e->tid, e->size, e->result);
+    next_allocation(f, e->tid, e->size, e->result, e->ts);
     if (f->n_cases == CMT_OOM_CASES_MAX)
         return 0;
     struct cmt_oom_case *c = &f->cases[f->n_cases];
@@ -117,7 +118,7 @@ int cmt_oom_on_change(struct cmt_forensics *f, const struct cmt_replay *r, const
     if (!e || f->n_watches == 0)
         return 0;
     if (e->type == CMT_REC_ALLOC && live) {
-        next_allocation(f, e->tid, e->size, 0);
+        next_allocation(f, e->tid, e->size, 0, e->ts);
         return 0;
     }
     struct cmt_oom_watch *w = watch_of(f, e->tid);

@@ -166,6 +166,8 @@ int cmt_blocks_report_build(struct cmt_blocks_report *out, const struct cmt_bloc
                 t->rounded = s->rounded;
                 t->device_free = s->device_free;
                 t->stack = frames ? cmt_frames_canonical(frames, s->stack) : s->stack;
+                t->tid = s->tid;
+                t->cache_free = s->at.reserved > s->at.allocated ? s->at.reserved - s->at.allocated : 0;
                 t->verdict = s->verdict;
                 t->verdict_name = cmt_bl_verdict_name(s->verdict);
                 t->expandable_would_serve = s->expandable_would_serve;

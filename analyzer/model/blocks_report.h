@@ -38,6 +38,8 @@ struct cmt_blocks_view {
 struct cmt_blocks_oom {
     uint64_t request, rounded, device_free;
     uint64_t stack; /* canonical */
+    uint32_t tid;   /* the thread of PyTorch's OOM record; its time is at.ts */
+    uint64_t cache_free; /* reserved but unallocated then */
     enum cmt_bl_verdict verdict;
     const char *verdict_name; /* for the renderers */
     bool expandable_would_serve;

@@ -4,7 +4,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blocks_report.h"
 #include "report.h"
+
+/* --- PyTorch's own OOM of a failure --------------------------------------------- */
+
+/* The end of the failure's window: the thread's next allocation, or, when
+ * that was a retry that failed too (PyTorch asks again after releasing its
+ * cache), the retry's own window. UINT64_MAX: no next allocation seen. */
+static uint64_t window_end(const struct cmt_forensics *f, size_t i)
+{
+    for (size_t hops = 0; hops < f->n_cases; hops++) {
+        const struct cmt_oom_case *c = &f->cases[i];
+        if (!c->next_ts)
+            return UINT64_MAX;
+        if (!c->retried || c->retry_result == 0)
+            return c->next_ts;
+        size_t j = i + 1;
+        while (j < f->n_cases && !(f->cases[j].tid == c->tid && f->cases[j].ts == c->next_ts))
+            j++;
+        if (j == f->n_cases)
+            return c->next_ts;
+        i = j;
+    }
+    return UINT64_MAX;
+}
+
+static const struct cmt_blocks_oom *block_oom_of(const struct cmt_report *r, const struct cmt_forensics *f, size_t i)
+{
+    const struct cmt_oom_case *c = &f->cases[i];
+    if (!r->blocks || !r->blocks->on || c->device < 0)
+        return NULL;
+    uint64_t end = window_end(f, i);
+    const struct cmt_blocks_oom *best = NULL;
+    for (size_t d = 0; d < r->blocks->n_devices; d++) {
+        const struct cmt_blocks_device *bd = &r->blocks->devices[d];
+        if (bd->ordinal != c->device)
+            continue;
+        for (size_t k = 0; k < bd->n_ooms; k++) {
+            const struct cmt_blocks_oom *o = &bd->ooms[k];
+            if (o->tid == c->tid && o->at.ts >= c->ts && o->at.ts < end && (!best || o->at.ts < best->at.ts))
+                best = o;
+        }
+    }
+    return best;
+}
 
 /* --- call sites -------------------------------------------------------------- */
 
@@ -30,6 +74,9 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr, con
         v->allocator = cmt_allocator_family_of(r->frames, c->stack);
         v->allocator_name = cmt_allocator_family_name(v->allocator);
         v->allocator_remedy = cmt_allocator_family_remedy(v->allocator);
+        v->block_oom = block_oom_of(r, f, i);
+        v->cache_cannot_serve = v->block_oom && v->block_oom->verdict == CMT_BL_VERDICT_CAPACITY &&
+                                !v->block_oom->expandable_would_serve;
         /* The raw sites, merged by call site. */
         size_t n = 0;
         for (size_t k = 0; k < c->n_top; k++) {

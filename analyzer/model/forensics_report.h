@@ -37,6 +37,14 @@ struct cmt_oom_view {
     uint64_t stack; /* canonical */
     enum cmt_allocator_family allocator;
     const char *allocator_name, *allocator_remedy; /* cmt_allocator_family_name, _remedy of allocator */
+    /* PyTorch's own OOM of this failure (its block layer: the first
+     * TORCH_OOM record on the device and thread at or after the failure and
+     * before the thread's next allocation, a failed retry's window followed);
+     * NULL: none recorded. */
+    const struct cmt_blocks_oom *block_oom;
+    /* block_oom says capacity and that expandable segments would not have
+     * served it: no allocator setting frees enough, none is suggested. */
+    bool cache_cannot_serve;
     struct cmt_live_site top[CMT_OOM_TOP_SITES];
     size_t n_top;
 };

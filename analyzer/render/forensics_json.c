@@ -4,6 +4,7 @@
  * keys are only ever added, never renamed, within a major version. Times are
  * ns since the trace started, sizes bytes. */
 #include "cuda_errors.h"
+#include "blocks_report.h"
 #include "forensics_report.h"
 #include "report.h"
 #include "render_parts.h"
@@ -91,6 +92,19 @@ static void json_oom_case(const struct cmt_report *r, struct cmt_json *j, const 
     cmt_oom_remedy(v, text, sizeof text);
     key_string(j, "what_to_try", text);
     key_string(j, "allocator", v->allocator_name);
+    /* PyTorch's own OOM of this failure (its block layer), or null. */
+    cmt_json_key(j, "allocator_oom");
+    if (v->block_oom) {
+        cmt_json_begin_object(j);
+        key_time(j, r, "time_ns", v->block_oom->at.ts);
+        key_string(j, "verdict", v->block_oom->verdict_name);
+        key_uint(j, "unallocated", v->block_oom->cache_free);
+        cmt_json_key(j, "expandable_segments_would_serve");
+        cmt_json_bool(j, v->block_oom->expandable_would_serve);
+        cmt_json_end_object(j);
+    } else {
+        cmt_json_null(j);
+    }
     cmt_json_key(j, "figures");
     cmt_json_begin_object(j);
     key_uint(j, "request", v->fig.request);

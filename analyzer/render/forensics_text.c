@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blocks_report.h"
 #include "cuda_errors.h"
 #include "forensics_report.h"
 #include "report.h"
@@ -177,6 +178,17 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
                      "allocator setting changes; split the data into smaller batches or tiles, shard it across "
                      "GPUs, or use a GPU with more memory",
                      SZ(a, v->verdict.excess), SZ(b, v->fig.request - v->verdict.excess));
+            return;
+        }
+        /* PyTorch's block layer saw its cache nearly full of tensors:
+         * neither expandable segments nor emptying the cache frees enough. */
+        if (v->cache_cannot_serve) {
+            char a[32];
+            snprintf(buf, len,
+                     "PyTorch's cache then held only %s reserved but unallocated (its block layer), so no allocator "
+                     "setting frees enough: release or reuse what the call sites below hold before this point, use "
+                     "smaller batches or tiles, or a GPU with more memory",
+                     SZ(a, v->block_oom->cache_free));
             return;
         }
         snprintf(buf, len,

@@ -38,7 +38,30 @@
  * stack at addresses that crowd the analyzer's tables, released in a
  * shuffled order while others are made; prints the bytes, count and time (ns
  * since the start) of the most ever live at once, computed here by plain
- * sums, for the test to hold the report's PyTorch own peak against. */
+ * sums, for the test to hold the report's PyTorch own peak against.
+ *
+ * gen_pytorch_trace OUT.bin --oom-capacity: instead, a batch too large
+ * with the block layer on (as train_mlp.py on an H200), an 80 GiB device:
+ *
+ *   0.5 ms the block layer on (PyTorch 2.11, native)
+ *   1 ms   a 60 GiB segment (model.py:30), one tensor of 60 GiB in it; a
+ *          2 MiB segment of the small pool with tensors of 1 MiB and
+ *          480 KiB: the cache holds 544 KiB reserved but unallocated
+ *   2 ms   cudaMalloc of a 30 GiB segment (model.py:31) fails, 19 GiB free
+ *          of 80 GiB; PyTorch frees nothing of its cache and asks again at
+ *          2.1 ms: fails again; its OOM record at 2.2 ms (30 GiB asked,
+ *          19 GiB free): capacity, expandable segments would not serve it
+ *   2.5 ms a 1 GiB segment elsewhere (train.py:60), kept
+ *   3 ms   end.
+ *
+ * gen_pytorch_trace OUT.bin --oom-fragments: the same, but the segment's
+ * tensors are two of 20 GiB at either end: the cache holds 20 GiB free
+ * between them, which with the device's 19 GiB would have served the
+ * tensor (PyTorch's verdict: fragmentation).
+ *
+ * gen_pytorch_trace OUT.bin --oom-late: as --oom-capacity, but PyTorch's
+ * OOM record comes at 2.6 ms, after the thread's next allocation (2.5 ms):
+ * not the driver failures' own. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -150,6 +173,63 @@ static void event(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_t
         fail("event");
 }
 
+static void record(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_t addr, uint64_t size, uint32_t stk,
+                   int32_t result, uint64_t aux0, uint64_t aux1, uint64_t aux2)
+{
+    struct cmt_event e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .has_device = true,
+        .device = 0,
+        .ts = START + ts,
+        .addr = addr,
+        .size = size,
+        .stack = stk,
+        .result = result,
+        .aux = {aux0, aux1, aux2},
+    };
+    if (cmt_tb_event(b, tid, &e) != 0)
+        fail("record");
+}
+
+#define GiB (1024ull * MiB)
+#define KiB 1024ull
+
+/* --oom-capacity, --oom-fragments (the header comment). */
+static void oom(bool fragments, bool late, uint32_t s_seg, uint32_t s_fail, uint32_t s_tensor, uint32_t s_other)
+{
+    const uint64_t A = 0x7f0000000000ull, O = 0x7f2000000000ull, total = 80 * GiB, free = 19 * GiB;
+    cmt_tb_allocator(b, START + MS / 2, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native");
+    record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_START, MS / 2 + 1, 0, 0, 0, 0, total - GiB, total, 0);
+    record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS, A, 60 * GiB, s_seg, 0, 0, 0, 0);
+    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, 1 * MS + 10, A, 60 * GiB, 0, 0, 0, 0, 0);
+    if (fragments) {
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 20, A, 20 * GiB, s_tensor, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 30, A + 40 * GiB, 20 * GiB, s_tensor, 0, 0, 0, 0);
+    } else {
+        const uint64_t S = A + 60 * GiB;
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 20, A, 60 * GiB, s_tensor, 0, 0, 0, 0);
+        record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS + 30, S, 2 * MiB, s_seg, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, 1 * MS + 40, S, 2 * MiB, 0, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 50, S, 1 * MiB, s_tensor, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 60, S + MiB, 480 * KiB, s_tensor, 0, 0, 0, 0);
+    }
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t t = 2 * MS + k * MS / 10;
+        record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, 0, 30 * GiB, s_fail, 2, 0, 0, 0);
+        record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, t + 10, 0, 30 * GiB, 0, 0, free, total, 0);
+    }
+    if (!late)
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
+    record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 2 * MS + MS / 2, O, 1 * GiB, s_other, 0, 0, 0, 0);
+    if (late)
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + 6 * MS / 10, 0, 30 * GiB, s_fail, 0, 0, 0, free);
+    cmt_tb_end(b, START + 3 * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
 /* Segments made and released in a shuffled order (an LCG: the same trace
  * every run); the most live at once is summed here. */
 static void churn(uint32_t stack)
@@ -190,8 +270,10 @@ static void churn(uint32_t stack)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache")))) {
-        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache]\n");
+    if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache") ||
+                                     !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
+                                     !strcmp(argv[2], "--oom-late")))) {
+        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | --oom-late]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -266,6 +348,11 @@ int main(int argc, char **argv)
         cmt_tb_end(b, START + 8 * MS, CMT_END_EXIT);
         if (cmt_tb_close(b) != 0)
             fail("close");
+        return 0;
+    }
+    if (argc == 3 && (!strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
+                      !strcmp(argv[2], "--oom-late"))) {
+        oom(!strcmp(argv[2], "--oom-fragments"), !strcmp(argv[2], "--oom-late"), s_fwd30, s_fwd31, s_fwd30, s_scratch);
         return 0;
     }
     if (argc == 3) {

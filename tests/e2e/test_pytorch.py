@@ -343,6 +343,91 @@ def test_host_cache():
     d.done()
 
 
+GiB = 1024 * MiB
+FAILED_AT_2 = ("  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed at 2.0 ms with cudaErrorMemoryAllocation (2)\n"
+               "    verdict: capacity (rule R5): this process's live data ({live}) plus the request (30.0 GiB) and the "
+               "context's share ({context}) exceed the device's 80.0 GiB: the data does not fit\n"
+               "    what to try: {remedy}\n")
+CAPACITY_REMEDY = ("release or reuse what the call sites below hold before this point, use smaller batches or tiles, "
+                   "or a GPU with more memory")
+SETTINGS = ("this allocation came from PyTorch's caching allocator: set PYTORCH_CUDA_ALLOC_CONF="
+            "expandable_segments:True (segments grow in place instead of one per new size) or "
+            "backend:cudaMallocAsync (the driver's pool), pad inputs to a few fixed shapes, or call "
+            "torch.cuda.empty_cache() between phases")
+
+
+def oom_trace(mode):
+    d = Scratch()
+    out = d(mode.strip("-") + ".bin")
+    p = subprocess.run([GEN, out, mode], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace {mode}: {p.stderr}")
+    return d, out
+
+
+def oom_outputs(out):
+    """The report's text (with forensics), its JSON's out-of-memory cases and
+    its HTML page."""
+    p = cmtest.cli("report", "--chart-width", "0", out)
+    eq(p.returncode, 0, f"report: {p.stderr}")
+    rep = cmtest.report(out)
+    h = cmtest.cli("report", "--format", "html", out)
+    eq(h.returncode, 0, f"report --format html: {h.stderr}")
+    return p.stdout, rep["oom"]["cases"], h.stdout
+
+
+def test_oom_block_capacity():
+    """A tensor request fails at capacity (R5) and PyTorch's block layer
+    recorded its own OOM for it: the cache held only 544 KiB reserved but
+    unallocated and expandable segments would not have served it, so no
+    allocator setting is suggested, and the figure says why; both driver
+    failures (the first and PyTorch's retry) are that OOM's."""
+    d, out = oom_trace("--oom-capacity")
+    text, cases, html = oom_outputs(out)
+    remedy = ("PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so no allocator "
+              "setting frees enough: " + CAPACITY_REMEDY)
+    check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)
+    eq(text.count("    what to try: " + remedy + "\n"), 2, "the retry's case too")
+    check("expandable_segments" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
+    eq([(c["verdict"], c["rule"], c["time_ns"], c["what_to_try"]) for c in cases],
+       [("capacity", "R5", 2000000, remedy), ("capacity", "R5", 2100000, remedy)], "JSON what_to_try")
+    own = {"time_ns": 2200000, "verdict": "capacity", "unallocated": 544 * 1024,
+           "expandable_segments_would_serve": False}
+    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
+    check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
+    check(json.dumps(SETTINGS)[1:-1] not in html, "no setting in the HTML page")
+    d.done()
+
+
+def test_oom_block_fragments():
+    """The same failure, but the cache held 20 GiB free in fragments (with
+    the device's 19 GiB enough for the tensor: PyTorch's verdict is
+    fragmentation): the allocator's settings are still suggested."""
+    d, out = oom_trace("--oom-fragments")
+    text, cases, html = oom_outputs(out)
+    remedy = "need less memory at once: " + CAPACITY_REMEDY + "; " + SETTINGS
+    check(FAILED_AT_2.format(live="60.0 GiB", context="1.0 GiB", remedy=remedy) in text, text)
+    check("expandable_segments:True would have served it" in text, text)
+    eq([(c["verdict"], c["rule"], c["what_to_try"]) for c in cases],
+       [("capacity", "R5", remedy), ("capacity", "R5", remedy)], "JSON what_to_try")
+    own = {"time_ns": 2200000, "verdict": "fragmentation", "unallocated": 20 * GiB,
+           "expandable_segments_would_serve": True}
+    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
+    check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
+    check("reserved but unallocated (its block layer)" not in html, "the HTML page")
+    d.done()
+
+
+
+def test_oom_block_late():
+    """PyTorch's OOM record after the thread's next allocation is not the
+    driver failures' own: the settings are suggested, no allocator_oom."""
+    d, out = oom_trace("--oom-late")
+    text, cases, html = oom_outputs(out)
+    remedy = "need less memory at once: " + CAPACITY_REMEDY + "; " + SETTINGS
+    check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)
+    eq([(c["what_to_try"], c["allocator_oom"]) for c in cases], [(remedy, None), (remedy, None)], "JSON")
+    d.done()
+
 # ---- a caching allocator under the shim ------------------------------------
 
 def run_train(env=None):
