@@ -258,6 +258,27 @@ def test_h200_traces():
            (allocated, reserved, 0, leaked), name)
 
 
+def test_h200_oom():
+    """samples/gpu/train_mlp.py --batch 400000 on the H200 (torch 2.11.0+cu130,
+    2026-12-02): a real torch.OutOfMemoryError. PyTorch said 544.00 KiB was
+    reserved but unallocated; the block layer's OOM record says the same, so
+    the fatal capacity failure (R5) and its retry suggest no allocator
+    setting, while the earlier 12.2 GiB failure, which the allocator's own
+    release and retry served, keeps them (caching, R1)."""
+    rep = cmtest.report(os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "blocks", "h200_train_mlp_oom.bin"))
+    cases = rep["oom"]["cases"]
+    eq([(c["verdict"], c["rule"], c["size"]) for c in cases],
+       [("caching", "R1", 13107200000), ("capacity", "R5", 3277848576), ("capacity", "R5", 3277848576)], "the failures")
+    eq(cases[0]["allocator_oom"], None, "the served failure has no allocator OOM")
+    check("expandable_segments:True" in cases[0]["what_to_try"], cases[0]["what_to_try"])
+    for c in cases[1:]:
+        eq((c["allocator_oom"]["verdict"], c["allocator_oom"]["unallocated"],
+            c["allocator_oom"]["expandable_segments_would_serve"]), ("capacity", 557056, False), "PyTorch's OOM record")
+        eq(c["what_to_try"], "PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so "
+           "no allocator setting frees enough: release or reuse what the call sites below hold before this point, "
+           "use smaller batches or tiles, or a GPU with more memory", "what to try")
+
+
 def test_unknown_version():
     """A release the bridge has no layout for: nothing attached, a note says why."""
     r, t, own = traced(double=DOUBLE_OLD)
