@@ -13,6 +13,11 @@ cp "$build/analyzer/cumemtrace" .gpu/bin/
 cp "$build/preload/libcumemtrace.so" .gpu/lib/cumemtrace/
 # The PyTorch bridge lives beside the shim, which finds it there.
 cp "$build/preload/libcumemtrace_torch.so" .gpu/lib/cumemtrace/
+# Where .gpu/bin/cumemtrace looks for them, as installed
+# (bin/../lib/<triplet>/cumemtrace/): `run` from the bundle's bin/ works.
+triplet="$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)"
+mkdir -p ".gpu/lib/$triplet/cumemtrace"
+cp .gpu/lib/cumemtrace/libcumemtrace.so .gpu/lib/cumemtrace/libcumemtrace_torch.so ".gpu/lib/$triplet/cumemtrace/"
 # The layout of a build tree, for scripts that take CMT_BUILD.
 cp "$build/analyzer/cumemtrace" .gpu/build/analyzer/
 cp "$build/preload/libcumemtrace.so" .gpu/build/preload/
