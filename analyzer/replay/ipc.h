@@ -61,6 +61,7 @@ struct cmt_ipc_state {
     struct cmt_ipc_map open;    /* open mappings by address -> imports */
     struct cmt_ipc_map handles; /* imported VMM handles not yet released -> handle_fp */
     uint64_t *handle_fp;        /* fingerprint of each imported handle, by handles' value - 1 */
+    uint32_t *handle_refs;      /* its imports not yet released (the driver counts a handle imported twice), likewise */
     size_t n_handle_fp, handle_fp_cap;
     uint64_t vmm_imported, vmm_released; /* cuMemImportFromShareableHandle handles, and those released */
     uint64_t failed_exports, failed_opens, failed_closes, unmatched_closes, failed_imports;
