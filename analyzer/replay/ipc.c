@@ -145,6 +145,7 @@ static int add_import(struct cmt_ipc_state *s, const struct cmt_ipc_import *imp)
         return -1;
     s->live_bytes += imp->size;
     s->live_count++;
+    s->open_changes++;
     if (s->live_bytes > s->peak_bytes) {
         s->peak_bytes = s->live_bytes;
         s->peak_ts = imp->open_ts;
@@ -165,6 +166,7 @@ static bool close_import(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
     imp->close_ts = ts;
     s->live_bytes -= imp->size;
     s->live_count--;
+    s->open_changes++;
     map_del(&s->open, addr);
     return true;
 }

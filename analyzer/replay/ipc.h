@@ -67,6 +67,7 @@ struct cmt_ipc_state {
     uint64_t failed_exports, failed_opens, failed_closes, unmatched_closes, failed_imports;
     uint64_t live_bytes, live_count, peak_bytes, peak_ts;
     uint64_t records; /* IPC records seen */
+    uint64_t open_changes; /* mappings opened or closed (not an open again): the analyses' sign to look again */
     uint64_t by_api[CMT_API_IPC_LAST - CMT_API_IPC_FIRST + 1]; /* IPC records seen, by api */
 };
 
