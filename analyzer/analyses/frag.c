@@ -116,17 +116,19 @@ static int interval_cmp_addr(const void *pa, const void *pb)
 }
 
 /* The open mappings of another process's memory, ordered, when they changed
- * (the replay's IPC imports: few). Returns -1 when out of memory. */
+ * (the replay's map of open imports: a walk of the mappings open at most at
+ * once, not of every one the trace ever opened). Returns -1 when out of
+ * memory. */
 static int ipc_maps_refresh(struct cmt_forensics *f, const struct cmt_replay *r)
 {
     const struct cmt_ipc_state *s = &r->ipc;
     if (s->open_changes == f->ipc_seen)
         return 0;
     size_t n = 0;
-    for (size_t i = 0; i < s->n_imports; i++) {
-        const struct cmt_ipc_import *m = &s->imports[i];
-        if (m->closed)
+    for (size_t i = 0; i < s->open.cap; i++) {
+        if (!s->open.vals[i])
             continue;
+        const struct cmt_ipc_import *m = &s->imports[s->open.vals[i] - 1];
         if (n == f->ipc_maps_cap) {
             size_t c = f->ipc_maps_cap ? f->ipc_maps_cap * 2 : 16;
             struct cmt_interval *b = realloc(f->ipc_maps, c * sizeof *b);
