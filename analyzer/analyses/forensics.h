@@ -232,6 +232,14 @@ struct cmt_forensics {
     struct cmt_interval *reserves;
     size_t n_reserves, reserves_cap;
     bool reserves_changed;
+    /* open mappings of another process's memory (the replay's IPC imports),
+     * ordered by address, as of the replay's open_changes ipc_seen: a gap
+     * holding one is none of this process's free memory either; bounds is
+     * reserves and these merged, what a checkpoint's scan is given */
+    struct cmt_interval *ipc_maps, *bounds;
+    size_t n_ipc_maps, ipc_maps_cap, n_bounds, bounds_cap;
+    uint64_t ipc_seen;
+    bool bounds_stale;
     struct cmt_hole scratch_holes[CMT_TOP_HOLES];
     /* the common path of on_change (frag.c): classes of namespaces and
      * kinds ([ns | kind << 8]), and of APIs */

@@ -146,6 +146,8 @@ void cmt_forensics_free(struct cmt_forensics *f)
     }
     free(f->scratch);
     free(f->reserves);
+    free(f->ipc_maps);
+    free(f->bounds);
     cmt_addr_index_free(&f->reserve_index);
     cmt_churn_free(&f->churn);
     free(f->waste);

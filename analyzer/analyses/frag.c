@@ -109,10 +109,71 @@ static int note_waste(struct cmt_forensics *f, const struct cmt_replay *r, struc
     return 0;
 }
 
-/* What a device's gaps are measured against now (holes.h): the
- * reservations copied in order when they changed. Returns -1 when out of
+static int interval_cmp_addr(const void *pa, const void *pb)
+{
+    const struct cmt_interval *a = pa, *b = pb;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The open mappings of another process's memory, ordered, when they changed
+ * (the replay's map of open imports: a walk of the mappings open at most at
+ * once, not of every one the trace ever opened). Returns -1 when out of
  * memory. */
-static int span_bounds(struct cmt_forensics *f, const struct cmt_device_forensics *d, struct cmt_span_bounds *out)
+static int ipc_maps_refresh(struct cmt_forensics *f, const struct cmt_replay *r)
+{
+    const struct cmt_ipc_state *s = &r->ipc;
+    if (s->open_changes == f->ipc_seen)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->open.cap; i++) {
+        if (!s->open.vals[i])
+            continue;
+        const struct cmt_ipc_import *m = &s->imports[s->open.vals[i] - 1];
+        if (n == f->ipc_maps_cap) {
+            size_t c = f->ipc_maps_cap ? f->ipc_maps_cap * 2 : 16;
+            struct cmt_interval *b = realloc(f->ipc_maps, c * sizeof *b);
+            if (!b)
+                return -1;
+            f->ipc_maps = b;
+            f->ipc_maps_cap = c;
+        }
+        uint64_t end = m->addr + (m->size ? m->size : 1);
+        f->ipc_maps[n++] = (struct cmt_interval){.addr = m->addr, .end = end > m->addr ? end : UINT64_MAX,
+                                                 .ts = m->open_ts, .stack = m->stack};
+    }
+    qsort(f->ipc_maps, n, sizeof *f->ipc_maps, interval_cmp_addr);
+    f->n_ipc_maps = n;
+    f->ipc_seen = s->open_changes;
+    f->bounds_stale = true;
+    return 0;
+}
+
+/* True when [lo, hi) holds an open mapping of another process's memory. */
+static bool ipc_maps_overlap(const struct cmt_forensics *f, uint64_t lo, uint64_t hi)
+{
+    /* the first mapping starting at or after hi; one before it may reach in */
+    size_t a = 0, b = f->n_ipc_maps;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (f->ipc_maps[m].addr < hi)
+            a = m + 1;
+        else
+            b = m;
+    }
+    /* mappings of one process do not overlap, so the one below hi decides;
+     * a few more looks for a trace that says otherwise */
+    for (size_t i = a, looks = 0; i-- > 0 && looks < 8; looks++)
+        if (f->ipc_maps[i].end > lo)
+            return true;
+    return false;
+}
+
+/* What a device's gaps are measured against now (holes.h): the
+ * reservations copied in order when they changed, and the open mappings of
+ * another process's memory merged with them. Returns -1 when out of
+ * memory. */
+static int span_bounds(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_device_forensics *d,
+                       struct cmt_span_bounds *out)
 {
     if (f->reserves_changed) {
         long n = cmt_addr_index_copy(&f->reserve_index, &f->reserves, &f->reserves_cap);
@@ -120,12 +181,40 @@ static int span_bounds(struct cmt_forensics *f, const struct cmt_device_forensic
             return -1;
         f->n_reserves = (size_t)n;
         f->reserves_changed = false;
+        f->bounds_stale = true;
     }
-    *out = (struct cmt_span_bounds){f->reserves, f->n_reserves, d ? d->device_bytes : 0};
+    if (ipc_maps_refresh(f, r) != 0)
+        return -1;
+    uint64_t device_bytes = d ? d->device_bytes : 0;
+    if (!f->n_ipc_maps) {
+        *out = (struct cmt_span_bounds){f->reserves, f->n_reserves, device_bytes};
+        return 0;
+    }
+    if (f->bounds_stale) {
+        size_t n = f->n_reserves + f->n_ipc_maps;
+        if (n > f->bounds_cap) {
+            struct cmt_interval *b = realloc(f->bounds, n * sizeof *b);
+            if (!b)
+                return -1;
+            f->bounds = b;
+            f->bounds_cap = n;
+        }
+        /* both ordered by address: a merge (holes.h's cursor wants order, not disjointness) */
+        size_t i = 0, j = 0, k = 0;
+        while (i < f->n_reserves || j < f->n_ipc_maps)
+            if (j == f->n_ipc_maps || (i < f->n_reserves && f->reserves[i].addr <= f->ipc_maps[j].addr))
+                f->bounds[k++] = f->reserves[i++];
+            else
+                f->bounds[k++] = f->ipc_maps[j++];
+        f->n_bounds = n;
+        f->bounds_stale = false;
+    }
+    *out = (struct cmt_span_bounds){f->bounds, f->n_bounds, device_bytes};
     return 0;
 }
 
-static int note_opened(struct cmt_forensics *f, const struct cmt_device_forensics *d, const struct cmt_addr_removal *rm)
+static int note_opened(struct cmt_forensics *f, const struct cmt_replay *r, const struct cmt_device_forensics *d,
+                       const struct cmt_addr_removal *rm)
 {
     if (!rm->interior || rm->hole_size < CMT_HOLE_MIN_BYTES)
         return 0;
@@ -134,6 +223,13 @@ static int note_opened(struct cmt_forensics *f, const struct cmt_device_forensic
     if ((d->device_bytes && rm->hole_size > d->device_bytes) ||
         cmt_addr_index_overlaps(&f->reserve_index, rm->hole_addr, rm->hole_addr + rm->hole_size))
         return 0;
+    /* nor a gap holding another process's memory mapped here */
+    if (r->ipc.live_count) {
+        if (ipc_maps_refresh(f, r) != 0)
+            return -1;
+        if (ipc_maps_overlap(f, rm->hole_addr, rm->hole_addr + rm->hole_size))
+            return 0;
+    }
     uint32_t stack = rm->removed.stack;
     struct cmt_opener_site *o = grow_per_stack(f->openers, &f->openers_cap, stack, sizeof *o);
     if (!o)
@@ -148,8 +244,8 @@ static int note_opened(struct cmt_forensics *f, const struct cmt_device_forensic
 
 /* The ordered index of a device's span allocations (track_holes): each
  * release knows the hole it opens. */
-static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d, const struct cmt_live *l, bool live,
-                        uint64_t ts)
+static int index_change(struct cmt_forensics *f, const struct cmt_replay *r, struct cmt_device_forensics *d,
+                        const struct cmt_live *l, bool live, uint64_t ts)
 {
     if (live) {
         f->span_total++;
@@ -160,7 +256,7 @@ static int index_change(struct cmt_forensics *f, struct cmt_device_forensics *d,
     f->span_total--;
     struct cmt_addr_removal rm;
     cmt_addr_index_remove(&d->index, l->addr, l->stack, ts, &rm);
-    return rm.found ? note_opened(f, d, &rm) : 0;
+    return rm.found ? note_opened(f, r, d, &rm) : 0;
 }
 
 /* A VMM reservation made or released: the ordered index of every device's
@@ -221,7 +317,7 @@ static __attribute__((noinline)) int on_change_general(struct cmt_forensics *f, 
             f->devices_changed++;
             cmt_frag_clock_set(f);
         }
-        if (f->opt.track_holes && index_change(f, d, l, live, ts) != 0)
+        if (f->opt.track_holes && index_change(f, r, d, l, live, ts) != 0)
             return -1;
     }
     f->events_since_checkpoint++;
@@ -252,7 +348,7 @@ static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, con
         return -1;
     /* on_change_fast found the device's record */
     if (f->opt.track_holes && cmt_holes_counts(l) &&
-        index_change(f, f->devices[l->device], l, live, r->event ? r->event->ts : l->ts) != 0)
+        index_change(f, r, f->devices[l->device], l, live, r->event ? r->event->ts : l->ts) != 0)
         return -1;
     if (cmt_frag_checkpoint_due(f, r) && cmt_frag_checkpoint_changed(f, r) != 0)
         return -1;
@@ -484,7 +580,7 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
     }
     size_t n_top = 0;
     struct cmt_span_bounds bounds;
-    if (span_bounds(f, d, &bounds) != 0)
+    if (span_bounds(f, r, d, &bounds) != 0)
         return -1;
     cmt_holes_scan(v, (size_t)n, &bounds, &p.holes, f->scratch_holes, CMT_TOP_HOLES, &n_top);
     bool halved;

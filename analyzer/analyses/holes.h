@@ -27,7 +27,9 @@
  * expandable_segments reserves more than the device holds, and the
  * driver's plain allocations sit on either side), or one wider than the
  * device's whole memory (an H200's driver put cuBLAS's small and large
- * workspaces 127 TiB apart). */
+ * workspaces 127 TiB apart), or one holding an open mapping of another
+ * process's memory (cudaIpcOpenMemHandle and the like: frag.c merges the
+ * replay's open IPC imports into the bounds). */
 
 enum cmt_hole_region {
     CMT_REGION_PLAIN = 0, /* cudaMalloc, cuMemAlloc, pitched */

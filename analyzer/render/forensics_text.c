@@ -266,8 +266,8 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
             fprintf(out, "    address span: %s from 0x%" PRIx64 "%s%s in %" PRIu64 " %s, %" PRIu64 " %s of %s, largest %s\n",
                     SZ(a, cmt_holes_span_bytes(&c->span)), c->span.lo,
                     c->span.between_regions ? " (plain and pool regions, the gap between them left out)" : "",
-                    c->span.address_space ? " (address space that is not memory left out: a VMM reservation, or a "
-                                            "gap wider than the device)"
+                    c->span.address_space ? " (address space that is not memory left out: a VMM reservation, "
+                                            "another process's memory mapped, or a gap wider than the device)"
                                           : "",
                     c->span.allocations, cmt_plural(c->span.allocations, "allocation", "allocations"), c->span.count,
                     cmt_plural(c->span.count, "hole", "holes"), SZ(b, c->span.total), SZ(c1, c->span.largest));
@@ -411,7 +411,7 @@ static void print_device_frag(const struct cmt_report *r, const struct cmt_foren
                 end_label(r, c, sizeof c), SZ(a, x->vmm_reserved), SZ(b, x->vmm_mapped));
     if (x->holes.address_space) {
         fprintf(out, "    address space between allocations at %s, left out of the span: %s (gaps with a VMM "
-                     "reservation in them",
+                     "reservation or another process's memory mapped in them",
                 end_label(r, c, sizeof c), SZ(a, x->holes.address_space));
         if (dev->device_bytes)
             fprintf(out, " or wider than the device's %s", SZ(b, dev->device_bytes));

@@ -108,6 +108,7 @@ void cmt_ipc_free(struct cmt_ipc_state *s)
     free(s->exports);
     free(s->imports);
     free(s->handle_fp);
+    free(s->handle_refs);
     map_free(&s->open);
     map_free(&s->handles);
     memset(s, 0, sizeof *s);
@@ -144,6 +145,7 @@ static int add_import(struct cmt_ipc_state *s, const struct cmt_ipc_import *imp)
         return -1;
     s->live_bytes += imp->size;
     s->live_count++;
+    s->open_changes++;
     if (s->live_bytes > s->peak_bytes) {
         s->peak_bytes = s->live_bytes;
         s->peak_ts = imp->open_ts;
@@ -164,6 +166,7 @@ static bool close_import(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
     imp->close_ts = ts;
     s->live_bytes -= imp->size;
     s->live_count--;
+    s->open_changes++;
     map_del(&s->open, addr);
     return true;
 }
@@ -273,10 +276,27 @@ int cmt_ipc_record(struct cmt_replay *r, const struct cmt_replay_record *rec)
             s->failed_imports++;
             return 0;
         }
-        if (grow((void **)&s->handle_fp, s->n_handle_fp, &s->handle_fp_cap, sizeof *s->handle_fp) != 0)
-            return -1;
-        s->handle_fp[s->n_handle_fp++] = rec->aux[CMT_IPC_AUX_FINGERPRINT];
         s->vmm_imported++;
+        uint32_t at = map_get(&s->handles, rec->addr);
+        if (at) {
+            /* The same physical handle imported again: the driver counts
+             * the imports, and each wants its own cuMemRelease. */
+            if (s->handle_refs[at - 1] < UINT32_MAX)
+                s->handle_refs[at - 1]++;
+            return 0;
+        }
+        size_t cap = s->handle_fp_cap;
+        if (grow((void **)&s->handle_fp, s->n_handle_fp, &cap, sizeof *s->handle_fp) != 0)
+            return -1;
+        if (cap != s->handle_fp_cap) {
+            uint32_t *refs = realloc(s->handle_refs, cap * sizeof *refs);
+            if (!refs)
+                return -1;
+            s->handle_refs = refs;
+            s->handle_fp_cap = cap;
+        }
+        s->handle_refs[s->n_handle_fp] = 1;
+        s->handle_fp[s->n_handle_fp++] = rec->aux[CMT_IPC_AUX_FINGERPRINT];
         return map_put(&s->handles, rec->addr, (uint32_t)s->n_handle_fp);
     default:
         return 0; /* the reader lets no other api through */
@@ -304,9 +324,11 @@ bool cmt_ipc_is_imported_handle(const struct cmt_ipc_state *s, uint64_t handle)
 
 bool cmt_ipc_release_handle(struct cmt_ipc_state *s, uint64_t handle)
 {
-    if (!map_get(&s->handles, handle))
+    uint32_t at = map_get(&s->handles, handle);
+    if (!at)
         return false;
-    map_del(&s->handles, handle);
+    if (--s->handle_refs[at - 1] == 0)
+        map_del(&s->handles, handle);
     s->vmm_released++;
     return true;
 }

@@ -61,11 +61,13 @@ struct cmt_ipc_state {
     struct cmt_ipc_map open;    /* open mappings by address -> imports */
     struct cmt_ipc_map handles; /* imported VMM handles not yet released -> handle_fp */
     uint64_t *handle_fp;        /* fingerprint of each imported handle, by handles' value - 1 */
+    uint32_t *handle_refs;      /* its imports not yet released (the driver counts a handle imported twice), likewise */
     size_t n_handle_fp, handle_fp_cap;
     uint64_t vmm_imported, vmm_released; /* cuMemImportFromShareableHandle handles, and those released */
     uint64_t failed_exports, failed_opens, failed_closes, unmatched_closes, failed_imports;
     uint64_t live_bytes, live_count, peak_bytes, peak_ts;
     uint64_t records; /* IPC records seen */
+    uint64_t open_changes; /* mappings opened or closed (not an open again): the analyses' sign to look again */
     uint64_t by_api[CMT_API_IPC_LAST - CMT_API_IPC_FIRST + 1]; /* IPC records seen, by api */
 };
 

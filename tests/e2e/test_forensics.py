@@ -377,7 +377,7 @@ def test_expandable_segments():
     check("address space reserved (VMM) at exit: 98.0 GiB, mapped 80.0 MiB: not memory, no hole is counted in it"
           in text, text)
     check("address space between allocations at exit, left out of the span: 127.6 TiB (gaps with a VMM reservation "
-          "in them or wider than the device's 80.0 GiB: not free memory)" in text, text)
+          "or another process's memory mapped in them or wider than the device's 80.0 GiB: not free memory)" in text, text)
     check("TiB free" not in text and "TiB largest" not in text, text)
     shutil.rmtree(d, ignore_errors=True)
     # The H200's own run (tests/data/blocks): one hole of 768 MiB between
@@ -411,6 +411,39 @@ def test_samples():
         r = scenario("periodic", env={"CUMEMTRACE_SAMPLE_MS": period})
         eq(sample_reasons(r.trace)[0], ["start", "exit"], f"sample reasons with CUMEMTRACE_SAMPLE_MS={period}")
         cmtest.cleanup(r)
+
+
+def test_ipc_mapping():
+    # An importer's own blocks on either side of another process's memory
+    # mapped (gen_ipc_frag_trace.c works the figures out): the mapping's
+    # 256 MiB gap is no free range of this process, so the failed 128 MiB
+    # cudaMalloc is fragmentation (no free range that large: the largest is
+    # C's 32 MiB), and the span leaves the mapping out.
+    d = tempfile.mkdtemp(prefix="cmt-ipc-frag-")
+    trace = os.path.join(d, "ipc_frag.bin")
+    p = subprocess.run([cmtest.program("gen_ipc_frag_trace"), trace], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_ipc_frag_trace: {p.stderr}")
+    rep = cmtest.report(trace)
+    c = only_case(rep)
+    eq((c["verdict"], c["rule"], c["size"]), ("fragmentation", "R10", 128 * MiB), "verdict, rule, request")
+    f = c["figures"]
+    eq((f["free"], f["live"], f["span_free"], f["largest_hole"]), (512 * MiB, 192 * MiB, 32 * MiB, 32 * MiB),
+       "figures")
+    s = c["span"]
+    eq((s["lo"], s["span_bytes"], s["allocations"], s["holes"], s["free_bytes"], s["largest_hole"]),
+       (0x7f0000000000, 224 * MiB, 3, 1, 32 * MiB, 32 * MiB), "address span at the failure")
+    want = (1, 32 * MiB, 32 * MiB, 224 * MiB, 256 * MiB, 0, 0)
+    eq(frag_figures(rep["fragmentation"]["devices"][0]), want, "report at exit")
+    p = cmtest.cli("frag", "--json", trace)
+    eq(p.returncode, 0, f"frag status ({p.stderr})")
+    frag = json.loads(p.stdout)["fragmentation"]
+    eq(frag_figures(frag["devices"][0]), want, "frag at exit (tracked releases)")
+    eq([(o["releases"], o["hole_bytes"]) for o in frag["holes_opened_by"]], [(1, 32 * MiB)], "C's release opened one")
+    text = cmtest.cli("frag", trace).stdout
+    check("address space between allocations at exit, left out of the span: 256.0 MiB (gaps with a VMM reservation "
+          "or another process's memory mapped in them or wider than the device's 1.0 GiB: not free memory)" in text,
+          text)
+    shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

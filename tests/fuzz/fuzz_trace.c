@@ -4,8 +4,10 @@
  * reads the files a trace names, not the trace): reader, model, replay
  * (timelines, growth checkpoints), report model (snapshots, call trees,
  * growth, leaks, failures), text and JSON renderers with their charts, the
- * timeline views, the multi-trace comparison, and all of it again stopped
- * half-way (--at). Built two ways (tests/fuzz/meson.build): linked with
+ * timeline views, the multi-trace comparison, the job view (model/job.c)
+ * of the trace beside copies of it (another rank's, a duplicate and an
+ * unreadable one: the ranks matched, their GPUs and IPC handles shared),
+ * and all of it again stopped half-way (--at). Built two ways (tests/fuzz/meson.build): linked with
  * libFuzzer (-Dfuzzing=true, clang) to search, and with fuzz_main.c to
  * replay the committed corpus and regressions under `meson test`. */
 #include <stddef.h>
@@ -14,6 +16,8 @@
 
 #include "analysis.h"
 #include "compare.h"
+#include "job.h"
+#include "job_report.h"
 #include "json_writer.h"
 #include "report.h"
 #include "timeline.h"
@@ -44,6 +48,45 @@ static void compare(const struct cmt_report *r, const struct cmt_analysis *a, FI
     cmt_json_finish(&j);
 }
 
+/* The job view of the trace and copies of it, as `report` builds it for
+ * several traces: the trace as it is, the same process as the next rank
+ * (another pid, so its exports match the first's imports and its devices
+ * are the first's GPUs), a duplicate of the first rank, and one that could
+ * not be read. Every share must name members and items that exist. */
+static void job_view(const struct cmt_report *r, const struct cmt_analysis *a, FILE *out)
+{
+    static struct cmt_job_member m[4];
+    cmt_job_member_from_report(r, a, "fuzz-input", &m[0]);
+    m[1] = m[0];
+    snprintf(m[1].trace, sizeof m[1].trace, "fuzz-copy");
+    m[1].pid++;
+    if (m[1].rank >= 0 && m[1].rank < INT64_MAX)
+        m[1].rank++;
+    m[2] = m[0];
+    cmt_job_member_failed("fuzz-unreadable", &m[3]);
+    struct cmt_job_set set;
+    if (cmt_job_set_build(&set, m, 4) != 0)
+        return;
+    for (size_t i = 0; i < set.n_jobs; i++) {
+        const struct cmt_job *job = &set.jobs[i];
+        for (size_t k = 0; k < job->n_shares; k++) {
+            const struct cmt_job_share *sh = &job->shares[k];
+            if (sh->importer >= 4 || sh->import >= m[sh->importer].n_imports ||
+                (sh->exporter != SIZE_MAX && (sh->exporter >= 4 || sh->export >= m[sh->exporter].n_exports)))
+                __builtin_trap();
+        }
+        static uint64_t cells[4 * 9];
+        cmt_job_timeline(&set, job, 9, cells);
+    }
+    const struct cmt_job_render_options jo = {.columns = 40, .tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS};
+    cmt_job_render_text(&set, &jo, out);
+    struct cmt_json j;
+    cmt_json_init(&j, out, false);
+    cmt_job_render_json(&set, &jo, &j);
+    cmt_json_finish(&j);
+    cmt_job_set_free(&set);
+}
+
 static void render(const struct cmt_analysis *a, const struct cmt_report_options *opt, bool with_compare)
 {
     struct cmt_report r;
@@ -52,8 +95,10 @@ static void render(const struct cmt_analysis *a, const struct cmt_report_options
         if (out) {
             cmt_report_render_text(&r, out);
             cmt_report_render_json(&r, out);
-            if (with_compare)
+            if (with_compare) {
                 compare(&r, a, out);
+                job_view(&r, a, out);
+            }
         }
     }
     cmt_report_free(&r);

@@ -198,7 +198,9 @@ static uint32_t meta_frame(struct writer *w, const char *function, const char *f
     return id;
 }
 
-static void meta_device(struct writer *w, uint32_t ordinal, const char *name, uint64_t total)
+/* A DEVICE record; without a uuid as a reader must accept it (a writer
+ * before 2.2's field), or with it. */
+static void meta_device_uuid(struct writer *w, uint32_t ordinal, const char *name, uint64_t total, bool with_uuid)
 {
     uint32_t name_id = meta_string(w, name);
     struct cmt_payload b;
@@ -210,8 +212,14 @@ static void meta_device(struct writer *w, uint32_t ordinal, const char *name, ui
     cmt_payload_varint(&b, ordinal);
     cmt_payload_varint(&b, name_id);
     cmt_payload_varint(&b, total);
-    cmt_payload_bytes(&b, uuid, sizeof uuid);
+    if (with_uuid)
+        cmt_payload_bytes(&b, uuid, sizeof uuid);
     meta_commit(w, &b, CMT_META_DEVICE);
+}
+
+static void meta_device(struct writer *w, uint32_t ordinal, const char *name, uint64_t total)
+{
+    meta_device_uuid(w, ordinal, name, total, true);
 }
 
 /* A JOB record as torchrun's rank 1 of 2 writes it. */
@@ -536,6 +544,80 @@ static void scenario_forked(void)
     writer_close(&w, true);
 }
 
+/* Memory shared between processes (IPC records, format 2.3), one trace
+ * that both exports and imports the same fingerprints, so that a job of it
+ * and a copy of it (fuzz_trace.c) matches each import to an export: two
+ * exports (one of an interior pointer), the same handle opened twice and
+ * closed twice, a close with no open, a failed open, a VMM handle imported
+ * twice, mapped, unmapped and released twice, a pool shared as a handle and
+ * a pool pointer exported, imported and freed, failed exports and imports;
+ * device 0 with a uuid, device 1 without. Small: it is a seed. */
+static void scenario_ipc(void)
+{
+    struct writer w;
+    writer_open(&w, "ipc", 0, 0);
+    uint32_t st[3];
+    meta_process(&w);
+    meta_job(&w);
+    meta_config(&w, 0);
+    meta_device_uuid(&w, 0, "NVIDIA H200", 150ull << 30, true);
+    meta_device_uuid(&w, 1, "NVIDIA H200", 150ull << 30, false);
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t frames[2] = {0x555555555100ull + 32 * i, 0x555555555200ull};
+        st[i] = meta_stack(&w, frames, 2);
+    }
+    meta_thread(&w, 6001, "main");
+    struct thread_stream t = {.s = {.tid = 6001}, .w = &w};
+#define IPC(api_, dev_, res_, addr_, size_, fp_, aux1_)                                                              \
+    emit(&t, (struct cmt_event){.type = CMT_REC_IPC, .api = (api_), .kind = cmt_api_default_kind(api_),              \
+                                .has_device = true, .device = (dev_), .result = (res_), .addr = (addr_),            \
+                                .size = (size_), .stack = st[2], .aux = {(fp_), (aux1_)}})
+    alloc(&t, CMT_API_CUDA_MALLOC, 0, DEV0, 1 << 20, st[0]);
+    alloc(&t, CMT_API_CUDA_MALLOC, 0, DEV0 + (4 << 20), 2 << 20, st[1]);
+    IPC(CMT_API_CUDA_IPC_GET_MEM_HANDLE, 0, 0, DEV0, 0, 0x1111, 0);
+    IPC(CMT_API_CU_IPC_GET_MEM_HANDLE, 0, 0, DEV0 + (4 << 20) + 4096, 0, 0x2222, 0); /* interior */
+    IPC(CMT_API_CUDA_IPC_GET_MEM_HANDLE, 0, 1, DEV0 + 0x9000000, 0, 0, 0);        /* failed export */
+    /* between the process's own blocks, on device 0 */
+    IPC(CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0, 0, DEV0 + (1 << 20), 1 << 20, 0x1111, 1);
+    IPC(CMT_API_CU_IPC_OPEN_MEM_HANDLE, 0, 0, DEV0 + (1 << 20), 1 << 20, 0x1111, 1); /* the same, again */
+    IPC(CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 1, 0, DEV1, 2 << 20, 0x2222, 1);
+    IPC(CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0, 201, 0, 0, 0x5555, 1);               /* failed open */
+    IPC(CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0, 0, DEV1 + (64 << 20), 0, 0, 0);     /* never opened */
+    /* a VMM handle from another process, imported twice */
+    IPC(CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 0, 0, 0xc0de0001, 0, 0x3333, 8);
+    IPC(CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 0, 0, 0xc0de0001, 0, 0x3333, 8);
+    IPC(CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, 0, 999, 0, 0, 0, 8);        /* failed import */
+    IPC(CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, 0, 0, 0xc0de0001, 0, 0x3333, 8);
+    alloc(&t, CMT_API_CU_MEM_ADDRESS_RESERVE, 0, 0x7e0000000000ull, 4 << 20, st[1]);
+    emit(&t, (struct cmt_event){.type = CMT_REC_ALLOC, .api = CMT_API_CU_MEM_MAP, .kind = CMT_KIND_VMM_MAP,
+                                .has_device = true, .device = 0, .addr = 0x7e0000000000ull, .size = 2 << 20,
+                                .stack = st[1], .aux = {0xc0de0001}});
+    /* pools: one shared as a handle, a pointer of it exported and imported */
+    IPC(CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, 0, 0, 0xb00001, 0, 0x6666, 8);
+    IPC(CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, 0, 0, 0xb00002, 0, 0x6666, 8);
+    IPC(CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, 0, 1, 0, 0, 0, 8);      /* failed */
+    emit(&t, (struct cmt_event){.type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC_ASYNC, .kind = CMT_KIND_ASYNC,
+                                .has_device = true, .device = 0, .addr = DEV0 + (16 << 20), .size = 1 << 20,
+                                .stream = 0x5000, .stack = st[0]});
+    IPC(CMT_API_CUDA_MEM_POOL_EXPORT_POINTER, 0, 0, DEV0 + (16 << 20), 0, 0x4444, 0);
+    IPC(CMT_API_CU_MEM_POOL_EXPORT_POINTER, 0, 1, DEV0 + (20 << 20), 0, 0, 0);    /* failed */
+    IPC(CMT_API_CUDA_MEM_POOL_IMPORT_POINTER, 0, 0, DEV0 + (32 << 20), 1 << 20, 0x4444, 0xb00002);
+    IPC(CMT_API_CU_MEM_POOL_IMPORT_POINTER, 1, 0, DEV1 + (8 << 20), 1 << 20, 0x4444, 0xb00002);
+    release(&t, CMT_API_CUDA_FREE, DEV0 + (32 << 20), st[0]);                    /* the import's free */
+    release(&t, CMT_API_CUDA_FREE_ASYNC, DEV0 + (16 << 20), st[0]);
+    /* closes: the handle opened twice, twice; the VMM mapping undone */
+    IPC(CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0, 0, DEV0 + (1 << 20), 0, 0, 0);
+    IPC(CMT_API_CU_IPC_CLOSE_MEM_HANDLE, 0, 0, DEV0 + (1 << 20), 0, 0, 0);
+    IPC(CMT_API_CU_IPC_CLOSE_MEM_HANDLE, 0, 1, DEV1, 0, 0, 0);                    /* failed close */
+    release(&t, CMT_API_CU_MEM_UNMAP, 0x7e0000000000ull, 0);
+    release(&t, CMT_API_CU_MEM_RELEASE, 0xc0de0001, 0);
+    release(&t, CMT_API_CU_MEM_RELEASE, 0xc0de0001, 0);
+    release(&t, CMT_API_CU_MEM_ADDRESS_FREE, 0x7e0000000000ull, 0);
+    release(&t, CMT_API_CUDA_FREE, DEV0, st[0]);
+#undef IPC
+    writer_close(&w, true);
+}
+
 /* Created and closed with nothing in it. */
 static void scenario_empty(void)
 {
@@ -668,7 +750,8 @@ int main(int argc, char **argv)
     scenario_crashed();
     scenario_forked();
     scenario_empty();
-    static const char *const names[] = {"every_api", "threads", "size_limit", "crashed", "forked_child", "empty"};
+    scenario_ipc();
+    static const char *const names[] = {"every_api", "threads", "size_limit", "crashed", "forked_child", "empty", "ipc"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         emit_compacted(names[i]);
         char path[4200];

@@ -10,6 +10,7 @@
 #include "forensics.h"
 #include "holes.h"
 #include "oom_verdict.h"
+#include "replay.h"
 #include "test_util.h"
 
 #define MiB (1024ull * 1024ull)
@@ -682,6 +683,77 @@ static void test_verdicts(void)
     CHECK_STR(cmt_verdict_rule_id(CMT_VRULE_ENOUGH_FREE), "R10");
 }
 
+static uint64_t ev_ts = 1000;
+
+static void ev(struct cmt_replay *r, uint8_t type, uint8_t api, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct cmt_event_in e = {
+        .type = type,
+        .api = api,
+        .kind = (uint8_t)cmt_api_default_kind(api),
+        .device = 0,
+        .ts = ev_ts++,
+        .addr = addr,
+        .size = size,
+        .stack = stack,
+        .aux = {type == CMT_REC_IPC ? 0xabcull : 0},
+    };
+    CHECK(cmt_replay_event(r, &e) == 0);
+}
+
+/* A gap of the importer's own blocks holding an open mapping of another
+ * process's memory (cudaIpcOpenMemHandle) is none of its free memory: no
+ * hole, not in the span's free bytes, even when the mapping is one
+ * allocation step at the gap's lower edge; the same gap once the mapping is
+ * closed is a hole again; a mapping past the span changes nothing; a
+ * release next to a mapping opens no hole. Both ways of keeping the span. */
+static void test_hole_ipc_mapping(void)
+{
+    for (int track = 0; track < 2; track++) {
+        ev_ts = 1000;
+        struct cmt_replay r;
+        CHECK(cmt_replay_init(&r) == 0);
+        cmt_replay_set_origin(&r, 1000);
+        struct cmt_forensics_options opt = {.track_holes = track != 0};
+        struct cmt_forensics *f = cmt_forensics_new(&opt);
+        CHECK(f != NULL);
+        CHECK(cmt_forensics_attach(f, &r) == 0);
+        ev(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0x100000, MiB, 1);
+        ev(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0x400000, MiB, 2);
+        ev(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0x700000, MiB, 3);
+        struct cmt_frag_point p;
+        CHECK(cmt_frag_checkpoint(f, &r, 0, ev_ts, &p) == 0);
+        CHECK_EQ_U64(p.holes.count, 2);
+        CHECK_EQ_U64(p.holes.total, 4 * MiB);
+        ev(&r, CMT_REC_IPC, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0x200000, 512, 4); /* at gap 1's lower edge */
+        ev(&r, CMT_REC_IPC, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0x800000, MiB, 5);  /* just past the span */
+        CHECK(cmt_frag_checkpoint(f, &r, 0, ev_ts, &p) == 0);
+        CHECK_EQ_U64(p.holes.count, 1);
+        CHECK_EQ_U64(p.holes.total, 2 * MiB);
+        CHECK_EQ_U64(p.holes.largest, 2 * MiB);
+        CHECK_EQ_U64(p.holes.address_space, 2 * MiB);
+        CHECK_EQ_U64(p.holes.lo, 0x100000);
+        CHECK_EQ_U64(p.holes.hi, 0x800000);
+        ev(&r, CMT_REC_IPC, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, 0x200000, 0, 4);
+        CHECK(cmt_frag_checkpoint(f, &r, 0, ev_ts, &p) == 0);
+        CHECK_EQ_U64(p.holes.count, 2);
+        CHECK_EQ_U64(p.holes.total, 4 * MiB);
+        CHECK_EQ_U64(p.holes.address_space, 0);
+        /* mapped again in gap 2, at its upper edge, then the block below it freed */
+        ev(&r, CMT_REC_IPC, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, 0x6ffe00, 512, 6);
+        ev(&r, CMT_REC_FREE, CMT_API_CUDA_FREE, 0x400000, 0, 0);
+        CHECK(cmt_frag_checkpoint(f, &r, 0, ev_ts, &p) == 0);
+        CHECK_EQ_U64(p.holes.count, 0);
+        CHECK_EQ_U64(p.holes.total, 0);
+        CHECK_EQ_U64(p.holes.address_space, 5 * MiB);
+        if (track)
+            for (size_t i = 0; i < f->openers_cap; i++)
+                CHECK_EQ_U64(f->openers[i].count, 0);
+        cmt_forensics_free(f);
+        cmt_replay_free(&r);
+    }
+}
+
 int main(void)
 {
     test_hole_scan();
@@ -696,6 +768,7 @@ int main(void)
     test_churn_ranking();
     test_series();
     test_verdicts();
+    test_hole_ipc_mapping();
     printf("forensics: all checks passed\n");
     return 0;
 }

@@ -267,12 +267,47 @@ static void test_ipc(void)
     cmt_replay_free(&r);
 }
 
+/* The same physical handle imported twice is counted twice, as the driver
+ * counts it: the first cuMemRelease leaves it imported (a cuMemMap of it
+ * after that still maps another process's memory), the second releases it,
+ * and only a third is unmatched. */
+static void test_ipc_handle_imported_twice(void)
+{
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    cmt_replay_set_origin(&r, 1000);
+    const uint64_t h = 0xc0de000000000009ull;
+    ipc(&r, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, h, 0, 0xef, 0);
+    ipc(&r, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, h, 0, 0xef, 0);
+    release(&r, CMT_API_CU_MEM_RELEASE, h);
+    CHECK(cmt_ipc_is_imported_handle(&r.ipc, h));
+    CHECK_EQ_U64(r.unmatched_frees, 0);
+    alloc(&r, CMT_API_CU_MEM_ADDRESS_RESERVE, 0, 0x8000000, 2 << 20, 4);
+    struct cmt_event_in map = {
+        .type = CMT_REC_ALLOC, .api = CMT_API_CU_MEM_MAP, .kind = CMT_KIND_VMM_MAP, .ts = now++,
+        .addr = 0x8000000, .size = 2 << 20, .stack = 5, .aux = {h},
+    };
+    CHECK(cmt_replay_event(&r, &map) == 0);
+    CHECK_EQ_U64(r.ipc.n_imports, 1);
+    CHECK_EQ_U64(r.ipc.live_bytes, 2 << 20);
+    release(&r, CMT_API_CU_MEM_RELEASE, h);
+    CHECK(!cmt_ipc_is_imported_handle(&r.ipc, h));
+    CHECK_EQ_U64(r.unmatched_frees, 0);
+    release(&r, CMT_API_CU_MEM_RELEASE, h); /* one release too many */
+    CHECK_EQ_U64(r.unmatched_frees, 1);
+    CHECK_EQ_U64(r.ipc.vmm_imported, 2);
+    CHECK_EQ_U64(r.ipc.vmm_released, 2);
+    cmt_replay_finish(&r, now);
+    cmt_replay_free(&r);
+}
+
 int main(void)
 {
     test_accounts_and_peaks();
     test_observers();
     test_observer_limit_and_failure();
     test_ipc();
+    test_ipc_handle_imported_twice();
     printf("replay: ok\n");
     return 0;
 }
