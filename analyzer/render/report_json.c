@@ -3,6 +3,7 @@
  * keys are only ever added, never renamed, within a major version. */
 #include <stdio.h>
 
+#include "blocks_report.h"
 #include "cuda_errors.h"
 #include "forensics_report.h"
 #include "job.h"
@@ -435,8 +436,16 @@ static void json_held(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_uint(j, r->held_bytes[h]);
         cmt_json_key(j, "segments");
         cmt_json_uint(j, r->held_count[h]);
+        /* With PyTorch's block layer the tensors inside are recorded: the
+         * advice to switch the cache off to see them no longer applies. */
+        bool tensors = h == CMT_HOLDER_PYTORCH && r->blocks && r->blocks->on;
+        cmt_json_key(j, "tensors_recorded");
+        cmt_json_bool(j, tensors);
         cmt_json_key(j, "advice");
-        cmt_json_string(j, cmt_holder_cache_advice(h));
+        cmt_json_string(j, tensors ? "the tensors inside these segments were recorded too (PyTorch's block layer): "
+                                     "\"Inside PyTorch's cache\" shows what lived in them, and tensors never "
+                                     "released are leaks there"
+                                   : cmt_holder_cache_advice(h));
         cmt_json_key(j, "sites");
         cmt_json_begin_array(j);
         for (size_t i = 0; i < r->n_held; i++)

@@ -136,6 +136,11 @@ def test_report():
         # than to PYTORCH_NO_CUDA_MEMORY_CACHING=1.
         check("the tensors inside these segments were recorded too (PyTorch's block layer)" in text, text)
         check("To tell them apart" not in text, text)
+        held = [h for h in rep["held_at_exit"] if h["holder"] == "PyTorch"]
+        eq([(h["tensors_recorded"], h["advice"]) for h in held],
+           [(True, "the tensors inside these segments were recorded too (PyTorch's block layer): \"Inside PyTorch's "
+                   "cache\" shows what lived in them, and tensors never released are leaks there")],
+           "JSON (and the HTML page) point to the block layer too")
     finally:
         cmtest.cleanup(r)
 
