@@ -141,7 +141,8 @@ static int ipc_maps_refresh(struct cmt_forensics *f, const struct cmt_replay *r)
         f->ipc_maps[n++] = (struct cmt_interval){.addr = m->addr, .end = end > m->addr ? end : UINT64_MAX,
                                                  .ts = m->open_ts, .stack = m->stack};
     }
-    qsort(f->ipc_maps, n, sizeof *f->ipc_maps, interval_cmp_addr);
+    if (n) /* none open: ipc_maps may still be NULL, which qsort must not get */
+        qsort(f->ipc_maps, n, sizeof *f->ipc_maps, interval_cmp_addr);
     f->n_ipc_maps = n;
     f->ipc_seen = s->open_changes;
     f->bounds_stale = true;
