@@ -694,19 +694,6 @@ static void module_load(struct cmt_symbolizer *s, struct module *m)
     free(file);
 }
 
-/* A warning kept for later, outside warnf's list (the modules' one). */
-static char *warning_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *warning_text(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *r = NULL;
-    if (vasprintf(&r, fmt, ap) < 0)
-        r = NULL;
-    va_end(ap);
-    return r;
-}
-
 static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
 {
     if (m->dwarf_checked)
@@ -726,7 +713,7 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
     }
     s->nodwarf[s->n_nodwarf++] = m;
     if (s->n_nodwarf == 1)
-        s->nodwarf_first = warning_text("module %s: no DWARF debug info for %s (%s), showing ELF symbols only; install "
+        s->nodwarf_first = xasprintf("module %s: no DWARF debug info for %s (%s), showing ELF symbols only; install "
                                      "its debug symbols (a -dbg or -dbgsym package), build it with -g, or give "
                                      "--debuginfo-path DIR where its debug file is",
                                      m->label, m->file, dwfl_errmsg(-1));
