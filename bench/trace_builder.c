@@ -335,19 +335,23 @@ void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, cons
 }
 
 void cmt_tb_allocator(struct cmt_trace_builder *b, uint64_t ts, unsigned framework, const char *version,
-                      unsigned state, const char *backend)
+                      unsigned state, const char *backend, const char *alloc_conf, const char *cuda_alloc_conf)
 {
     uint32_t version_id = version ? cmt_tb_string(b, version) : 0;
     uint32_t backend_id = backend ? cmt_tb_string(b, backend) : 0;
-    uint8_t *start = meta_begin(b, 48);
+    uint32_t alloc_conf_id = alloc_conf && *alloc_conf ? cmt_tb_string(b, alloc_conf) : 0;
+    uint32_t cuda_alloc_conf_id = cuda_alloc_conf && *cuda_alloc_conf ? cmt_tb_string(b, cuda_alloc_conf) : 0;
+    uint8_t *start = meta_begin(b, 64);
     if (!start)
         return;
-    struct cmt_payload pl = {start, start + 48, false};
+    struct cmt_payload pl = {start, start + 64, false};
     cmt_payload_varint(&pl, ts);
     cmt_payload_varint(&pl, framework);
     cmt_payload_varint(&pl, version_id);
     cmt_payload_varint(&pl, state);
     cmt_payload_varint(&pl, backend_id);
+    cmt_payload_varint(&pl, alloc_conf_id);
+    cmt_payload_varint(&pl, cuda_alloc_conf_id);
     meta_commit(b, CMT_META_ALLOCATOR, &pl);
 }
 

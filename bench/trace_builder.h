@@ -55,10 +55,11 @@ uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t b
 void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name);
 /* A NOTE record (source: enum cmt_note_source). */
 void cmt_tb_note(struct cmt_trace_builder *b, uint64_t ts, unsigned source, const char *text);
-/* An ALLOCATOR record (format 2.1): framework enum cmt_framework, state
- * enum cmt_blocks_state; version and backend may be NULL. */
+/* An ALLOCATOR record (format 2.1; the settings since 2.4): framework enum
+ * cmt_framework, state enum cmt_blocks_state; version, backend and the
+ * settings (PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF) may be NULL. */
 void cmt_tb_allocator(struct cmt_trace_builder *b, uint64_t ts, unsigned framework, const char *version,
-                      unsigned state, const char *backend);
+                      unsigned state, const char *backend, const char *alloc_conf, const char *cuda_alloc_conf);
 /* A JOB record (format.h): who the process is in a job. */
 struct cmt_tb_job_desc {
     uint64_t ts;

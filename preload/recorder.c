@@ -481,7 +481,7 @@ void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total
 }
 
 void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
-                                  const char *backend)
+                                  const char *backend, const char *alloc_conf, const char *cuda_alloc_conf)
 {
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
         return;
@@ -489,14 +489,19 @@ void cmt_recorder_write_allocator(enum cmt_framework framework, const char *vers
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t version_id = version && *version ? intern_cstr_locked(version) : 0;
     uint32_t backend_id = backend && *backend ? intern_cstr_locked(backend) : 0;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 48);
+    /* Unset and empty are one: PyTorch parses an empty setting to its defaults. */
+    uint32_t alloc_conf_id = alloc_conf && *alloc_conf ? intern_cstr_locked(alloc_conf) : 0;
+    uint32_t cuda_alloc_conf_id = cuda_alloc_conf && *cuda_alloc_conf ? intern_cstr_locked(cuda_alloc_conf) : 0;
+    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
     if (payload) {
-        struct cmt_payload b = {payload, payload + 48, false};
+        struct cmt_payload b = {payload, payload + 64, false};
         cmt_payload_varint(&b, cmt_now_ns());
         cmt_payload_varint(&b, (uint64_t)framework);
         cmt_payload_varint(&b, version_id);
         cmt_payload_varint(&b, (uint64_t)state);
         cmt_payload_varint(&b, backend_id);
+        cmt_payload_varint(&b, alloc_conf_id);
+        cmt_payload_varint(&b, cuda_alloc_conf_id);
         cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_ALLOCATOR, b.p);
     }
     pthread_mutex_unlock(&cmt_recorder.meta.lock);

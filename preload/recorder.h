@@ -86,14 +86,17 @@ uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len);
  * recorder is active. Not for the hot path. */
 void cmt_recorder_note(enum cmt_note_source source, const char *text);
 
-/* Writes the ALLOCATOR record (format.h): whether the block layer of a
- * framework's allocator is recorded. Like cmt_recorder_note. */
 /* A DEVICE record: what the driver says of a device ordinal (its name,
  * total bytes and UUID; uuid NULL: not known). Like cmt_recorder_note. */
 void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total, const uint8_t *uuid);
 
+/* Writes the ALLOCATOR record (format.h): whether the block layer of a
+ * framework's allocator is recorded, and the allocator's settings as the
+ * process's environment gave them (alloc_conf: PYTORCH_ALLOC_CONF,
+ * cuda_alloc_conf: PYTORCH_CUDA_ALLOC_CONF; NULL when unset). Like
+ * cmt_recorder_note. */
 void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
-                                  const char *backend);
+                                  const char *backend, const char *alloc_conf, const char *cuda_alloc_conf);
 
 /* A hooked call in flight. */
 struct cmt_hook {

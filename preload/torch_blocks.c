@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -98,8 +99,13 @@ static const struct cmt_torch_bridge_host host = {
 static void write_decision(const struct cmt_torch_bridge_result *r)
 {
     bool on = r->status == CMT_TORCH_BRIDGE_ATTACHED;
+    /* The settings the allocator parsed from the environment when it was
+     * made (its first use, before this attach): PyTorch 2.9 and later read
+     * PYTORCH_ALLOC_CONF and, for the CUDA allocator, still
+     * PYTORCH_CUDA_ALLOC_CONF. What torch.cuda.memory._set_allocator_settings
+     * changes at run time is not seen. */
     cmt_recorder_write_allocator(CMT_FRAMEWORK_PYTORCH, r->version, on ? CMT_BLOCKS_ON : CMT_BLOCKS_OFF,
-                                 r->backend);
+                                 r->backend, getenv("PYTORCH_ALLOC_CONF"), getenv("PYTORCH_CUDA_ALLOC_CONF"));
     char text[320];
     if (on)
         snprintf(text, sizeof text, "PyTorch %s caching allocator: block layer on (tensors inside segments)",

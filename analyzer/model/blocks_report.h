@@ -96,6 +96,10 @@ struct cmt_blocks_report {
     bool on;                /* the block layer was recorded */
     char version[64];       /* PyTorch's, "" unknown */
     char backend[32];
+    /* The allocator's settings from the environment (format 2.4): "" unset;
+     * settings_known false for an older trace, which did not record them. */
+    bool settings_known;
+    char alloc_conf[256], cuda_alloc_conf[256];
     uint64_t events;
     uint64_t inconsistencies;
     struct cmt_bl_inconsistency first_inconsistency;

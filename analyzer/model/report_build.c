@@ -702,6 +702,11 @@ static int build_blocks(struct cmt_report *r, const struct cmt_analysis *a)
         r->blocks->on = al->state == CMT_BLOCKS_ON || a->blocks->seen;
         snprintf(r->blocks->version, sizeof r->blocks->version, "%s", cmt_model_string(&a->model, al->version_id));
         snprintf(r->blocks->backend, sizeof r->blocks->backend, "%s", cmt_model_string(&a->model, al->backend_id));
+        r->blocks->settings_known = al->settings_known;
+        snprintf(r->blocks->alloc_conf, sizeof r->blocks->alloc_conf, "%s",
+                 cmt_model_string(&a->model, al->alloc_conf_id));
+        snprintf(r->blocks->cuda_alloc_conf, sizeof r->blocks->cuda_alloc_conf, "%s",
+                 cmt_model_string(&a->model, al->cuda_alloc_conf_id));
     }
     return 0;
 }

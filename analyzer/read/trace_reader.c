@@ -911,6 +911,11 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
         a.version_id = pl_id(b);
         a.state = pl_varint(b);
         a.backend_id = pl_id(b);
+        if (b->p < b->end) { /* 2.4 */
+            a.alloc_conf_id = pl_id(b);
+            a.cuda_alloc_conf_id = pl_id(b);
+            a.settings_known = true;
+        }
         if (b->bad)
             return -1;
         if (cb->on_allocator)

@@ -87,6 +87,10 @@ struct cmt_allocator_in {
     uint32_t version_id;
     uint64_t state;     /* enum cmt_blocks_state */
     uint32_t backend_id;
+    /* Since 2.4: the allocator's settings from the environment (string ids,
+     * 0 unset or empty): PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF. */
+    uint32_t alloc_conf_id, cuda_alloc_conf_id;
+    bool settings_known; /* the record had them (2.4 and later) */
 };
 
 /* A JOB record (format.h): who the process is in a job of several. */

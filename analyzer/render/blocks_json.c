@@ -79,6 +79,12 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_string(j, b->version[0] ? b->version : NULL);
     cmt_json_key(j, "backend");
     cmt_json_string(j, b->backend[0] ? b->backend : NULL);
+    cmt_json_key(j, "settings_known");
+    cmt_json_bool(j, b->settings_known);
+    cmt_json_key(j, "alloc_conf");
+    cmt_json_string(j, b->alloc_conf[0] ? b->alloc_conf : NULL);
+    cmt_json_key(j, "cuda_alloc_conf");
+    cmt_json_string(j, b->cuda_alloc_conf[0] ? b->cuda_alloc_conf : NULL);
     cmt_json_key(j, "events");
     cmt_json_uint(j, b->events);
     cmt_json_key(j, "peak_allocated_bytes");

@@ -46,6 +46,12 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
     char b1[64], b2[64], b3[64], b4[64];
     fprintf(out, "\nInside PyTorch's cache%s%s (block layer, %" PRIu64 " allocator events)\n",
             b->version[0] ? " " : "", b->version, b->events);
+    if (b->settings_known && !b->alloc_conf[0] && !b->cuda_alloc_conf[0])
+        fprintf(out, "  allocator settings: the defaults (neither PYTORCH_ALLOC_CONF nor PYTORCH_CUDA_ALLOC_CONF set)\n");
+    if (b->alloc_conf[0])
+        fprintf(out, "  allocator settings: PYTORCH_ALLOC_CONF=%s\n", b->alloc_conf);
+    if (b->cuda_alloc_conf[0])
+        fprintf(out, "  allocator settings: PYTORCH_CUDA_ALLOC_CONF=%s\n", b->cuda_alloc_conf);
     for (size_t i = 0; i < b->n_devices; i++) {
         const struct cmt_blocks_device *d = &b->devices[i];
         const struct cmt_blocks_view *p = &d->peak;

@@ -67,9 +67,10 @@ extern "C" {
  * metadata stream (length-prefixed), new field bits in event records (every
  * field is one varint), new flag bits. */
 #define CMT_VERSION_MAJOR 2
-#define CMT_VERSION_MINOR 3 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta);
+#define CMT_VERSION_MINOR 4 /* 2.1: the allocator block layer (BLOCK records, ALLOCATOR meta);
                              2.2: memory shared between processes (IPC records);
-                             2.3: IPC records of stream-ordered pools (cuMemPool* sharing) */
+                             2.3: IPC records of stream-ordered pools (cuMemPool* sharing);
+                             2.4: the allocator's settings in the ALLOCATOR record */
 
 #define CMT_FILE_HEADER_SIZE 4096u
 #define CMT_CHUNK_ALIGN 64u

@@ -200,7 +200,8 @@ static void record(uint32_t tid, uint8_t type, uint8_t api, uint64_t ts, uint64_
 static void oom(bool fragments, bool late, uint32_t s_seg, uint32_t s_fail, uint32_t s_tensor, uint32_t s_other)
 {
     const uint64_t A = 0x7f0000000000ull, O = 0x7f2000000000ull, total = 80 * GiB, free = 19 * GiB;
-    cmt_tb_allocator(b, START + MS / 2, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native");
+    cmt_tb_allocator(b, START + MS / 2, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native", NULL,
+                     "garbage_collection_threshold:0.8");
     record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_START, MS / 2 + 1, 0, 0, 0, 0, total - GiB, total, 0);
     record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS, A, 60 * GiB, s_seg, 0, 0, 0, 0);
     record(4242, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, 1 * MS + 10, A, 60 * GiB, 0, 0, 0, 0, 0);

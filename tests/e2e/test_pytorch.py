@@ -383,6 +383,11 @@ def test_oom_block_capacity():
     failures (the first and PyTorch's retry) are that OOM's."""
     d, out = oom_trace("--oom-capacity")
     text, cases, html = oom_outputs(out)
+    # The allocator's settings as the trace recorded them (format 2.4).
+    check("  allocator settings: PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8\n" in text, text)
+    blocks = cmtest.report(out)["blocks"]
+    eq((blocks["settings_known"], blocks["alloc_conf"], blocks["cuda_alloc_conf"]),
+       (True, None, "garbage_collection_threshold:0.8"), "recorded settings")
     remedy = ("PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so no allocator "
               "setting frees enough: " + CAPACITY_REMEDY)
     check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)

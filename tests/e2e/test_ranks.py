@@ -228,7 +228,7 @@ def test_ipc():
     w, c = worker_line("cudaMalloc(&p, 64 * MiB)"), worker_line("cudaMalloc(&p, 8 * MiB)")
     open_w, open_c = worker_line("cudaIpcOpenMemHandle(&p, h, "), worker_line("cuIpcOpenMemHandle(&p, ch, ")
     r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
-    eq(r0["format_version"], "2.3", "format version")
+    eq(r0["format_version"], "2.4", "format version")
     x0, x1 = r0["ipc"], r1["ipc"]
     eq([(e["api"], e["bytes"], e["allocation_found"], site(e)) for e in x0["exported"]],
        [("cudaIpcGetMemHandle", 64 * MiB, True, f"export_weights at rank_worker.c:{w}"),
@@ -354,7 +354,7 @@ def test_ipc_pool():
     tmp, traces = launch("torchrun", 2, "ipc_pool", env={"IPC_DIR": tmp}, tmp=tmp)
     traces = [t for t in traces if t.endswith(".bin")]
     r0, r1 = cmtest.report(traces[0]), cmtest.report(traces[1])
-    eq(r0["format_version"], "2.3", "format version")
+    eq(r0["format_version"], "2.4", "format version")
     x0, x1 = r0["ipc"], r1["ipc"]
     t, c = worker_line("cudaMallocFromPoolAsync(&p, 32 * MiB"), worker_line("cuMemAllocFromPoolAsync(&p, 4 * MiB")
     it, ic = worker_line("cudaMemPoolImportPointer(&p, pool"), worker_line("cuMemPoolImportPointer(&p, (CUmemoryPool)")

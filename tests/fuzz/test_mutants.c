@@ -103,7 +103,7 @@ static void write_trace(const char *path, bool killed)
     uint64_t ts = 1 * MS;
     /* PyTorch's block layer (format 2.1): a 20 MiB segment of the caching
      * allocator with tensors coming and going in it, one kept to exit. */
-    cmt_tb_allocator(b, START + ts, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native");
+    cmt_tb_allocator(b, START + ts, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native", NULL, NULL);
     event(b, 4321, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, ts += 500, 0x7f9000000000ull, 20 * MiB, st_step, -1);
     event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, ts += 10, 0x7f9000000000ull, 20 * MiB, 0, -1);
     event(b, 4321, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, ts += 10, 0x7f9000000000ull, 3 * MiB, st_cache, -1);

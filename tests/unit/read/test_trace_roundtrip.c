@@ -690,7 +690,7 @@ static void test_ipc_records(void)
 {
     struct cmt_trace_file tf;
     write_ipc_trace(&tf, "ipc.bin", NULL, NULL);
-    CHECK_EQ_U64(tf.header->version_minor, 3);
+    CHECK_EQ_U64(tf.header->version_minor, CMT_VERSION_MINOR);
 
     char expect[256];
     uint64_t off = 0;
