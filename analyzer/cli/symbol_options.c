@@ -22,11 +22,10 @@ static const struct option symbol_longopts[CMT_SYMBOL_LONGOPTS_MAX] = {
     {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
 };
 
-void cmt_symbol_longopts(struct option *opts, size_t *n, bool with_no_symbols)
+void cmt_symbol_longopts(struct option *opts, size_t *n)
 {
     for (size_t i = 0; i < CMT_SYMBOL_LONGOPTS_MAX; i++)
-        if (with_no_symbols || symbol_longopts[i].val != OPT_NO_SYMBOLS)
-            opts[(*n)++] = symbol_longopts[i];
+        opts[(*n)++] = symbol_longopts[i];
 }
 
 bool cmt_symbol_is_option(int value)

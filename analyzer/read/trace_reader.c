@@ -274,13 +274,20 @@ int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **ou
 
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Only a regular file is opened, and without blocking: a FIFO named as
+     * a trace (a path in `run --check`'s manifest comes from the traced
+     * processes) would block the analyzer for good on open. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file: give the path of a trace file");
+        return -EINVAL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open: %s; check the path", strerror(e));
         return -e;
     }
-    struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         snprintf(err, errlen, "not a regular file: give the path of a trace file");
