@@ -8,24 +8,38 @@
 #include "analysis.h"
 #include "cli.h"
 #include "cmt_version.h"
+#include "text_escape.h"
+
+/* A message on stderr, its control characters escaped (text_escape.h): it
+ * may carry a path from run --check's manifest or words of a trace. */
+static void print_message(const char *prefix, const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    fputs(prefix, stderr);
+    if (vasprintf(&msg, fmt, ap) >= 0) {
+        fputs(cmt_esc(msg), stderr);
+        free(msg);
+    } else {
+        fputs("(a message that could not be formatted: out of memory)", stderr);
+    }
+    fputc('\n', stderr);
+}
 
 void cmt_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("cumemtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_message("cumemtrace: ", fmt, ap);
     va_end(ap);
 }
 
 void cmt_cli_verdict(const char *cmd, const char *fmt, ...)
 {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "cumemtrace %s: ", cmd);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "cumemtrace %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_message(prefix, fmt, ap);
     va_end(ap);
 }
 

@@ -18,6 +18,7 @@
 #include "render_parts.h"
 #include "site_twins.h"
 #include "units.h"
+#include "text_escape.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
@@ -30,7 +31,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, buf);
+        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
     }
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
@@ -54,20 +55,21 @@ static void print_job(const struct cmt_report_trace *t, FILE *out)
         fprintf(out, " (local rank %" PRId64 ")", t->job_local_rank);
     fprintf(out, ", started by %s", cmt_job_source_name((unsigned)t->job_source));
     if (t->has_job_id)
-        fprintf(out, ", job %s", t->job_id);
+        fprintf(out, ", job %s", cmt_esc(t->job_id));
     for (size_t i = 0; i < t->job_nvars; i++)
         if (!strcmp(t->job_vars[i].name, "CUDA_VISIBLE_DEVICES"))
-            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", t->job_vars[i].value);
+            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", cmt_esc(t->job_vars[i].value));
     fputc('\n', out);
 }
 
 static void print_header(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_report_trace *t = &r->trace;
-    fprintf(out, "cumemtrace report of %s\n", t->path);
+    fprintf(out, "cumemtrace report of %s\n", cmt_esc(t->path));
     const char *state = t->state;
     if (!strcmp(state, "damaged"))
-        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", t->message);
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n",
+                cmt_esc(t->message));
     else if (!strcmp(state, "truncated"))
         fprintf(out,
                 "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
@@ -76,10 +78,11 @@ static void print_header(const struct cmt_report *r, FILE *out)
     if (t->has_process) {
         fprintf(out, "  program:  ");
         if (t->argc == 0)
-            fprintf(out, "%s", t->exe);
+            fprintf(out, "%s", cmt_esc(t->exe));
         for (size_t i = 0; i < t->argc; i++)
-            fprintf(out, "%s%s", i ? " " : "", t->argv[i]);
-        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", t->pid, t->ppid, t->hostname);
+            fprintf(out, "%s%s", i ? " " : "", cmt_esc(t->argv[i]));
+        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", t->pid, t->ppid,
+                cmt_esc(t->hostname));
         if (t->rank >= 0)
             fprintf(out, ", rank %" PRId64, t->rank);
         fprintf(out, "\n");
@@ -122,7 +125,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
         fprintf(out, "%spinned host memory", n_dev ? "; " : "");
     fprintf(out, "%s\n", n_dev || t->host_seen ? "" : "none (no allocation named a device)");
     for (size_t i = 0; i < t->n_notes; i++)
-        fprintf(out, "  note:     %s: %s\n", t->notes[i].source, t->notes[i].text);
+        fprintf(out, "  note:     %s: %s\n", t->notes[i].source, cmt_esc(t->notes[i].text));
     if (t->notes_dropped)
         fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", t->notes_dropped,
                 cmt_plural(t->notes_dropped, "note", "notes"));
@@ -184,7 +187,7 @@ static void tree_frame(struct tree_printer *p, const struct cmt_tree_node *n)
 {
     char buf[1024];
     cmt_tree_node_describe(n, buf, sizeof buf);
-    fprintf(p->out, "%s\n", buf);
+    fprintf(p->out, "%s\n", cmt_esc(buf));
 }
 
 /* A node that holds nothing itself and has one child shown, and nothing
@@ -686,6 +689,6 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");
         for (size_t i = 0; i < r->n_warnings; i++)
-            fprintf(out, "  - %s\n", r->warnings[i]);
+            fprintf(out, "  - %s\n", cmt_esc(r->warnings[i]));
     }
 }

@@ -119,5 +119,53 @@ def test_relative_module_path():
     shutil.rmtree(d, ignore_errors=True)
 
 
+ESC_ARGS = ["/opt/app/bin/app", "--lr\x1b[2J\x1b]0;pwned\x07", "x\nPASS forged"]
+ESC_ARGS_SHOWN = "app --lr\\e[2J\\e]0;pwned\\x07 x\\nPASS forged"
+
+
+def control_bytes(text):
+    """The control characters of text output other than its own newlines."""
+    return sorted({c for c in text if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) <= 0x9f})
+
+
+def test_escapes():
+    """Every string of the trace printed in text output has its control
+    characters escaped: program arguments (report's program line, check's
+    FAIL line), thread, phase and Python function names, module paths,
+    notes, warnings; JSON keeps them as they are (escaped its own way)."""
+    d = tempfile.mkdtemp(prefix="cmt-escapes-")
+    trace = gen(d, "--args", *ESC_ARGS, "--", "--thread", "w\x1b[31m", "--phase", "epoch\x1b[1m", "--note",
+                "n\rote", "--device", "GPU\xc2\x9b", "--python", "step\x1b[5m", "/opt/lib\x1b[7m.so")
+    p = cli(d, "report", trace)
+    eq((p.returncode, control_bytes(p.stdout)), (0, []), f"report: no control character:\n{p.stdout!r}")
+    lines = p.stdout.splitlines()
+    check("  program:  /opt/app/bin/app --lr\\e[2J\\e]0;pwned\\x07 x\\nPASS forged" in lines, p.stdout)
+    check("  note:     shim: n\\rote" in lines, p.stdout)
+    check("  phase at the peak: epoch\\e[1m" in lines, p.stdout)
+    check("        step\\e[5m at step\\e[5m.py:7" in lines, p.stdout)
+    check("        0x7f0000000011 in lib\\e[7m.so+0x11" in lines, p.stdout)
+    check("  - module /opt/lib\\e[7m.so: file not found, showing module+offset only; --sysroot DIR finds a copy "
+          "elsewhere" in lines, p.stdout)
+    p = cli(d, "check", trace)
+    eq((p.returncode, control_bytes(p.stdout)), (1, []), f"check: no control character:\n{p.stdout!r}")
+    check(p.stdout.endswith(f"cumemtrace check: FAIL {trace} ({ESC_ARGS_SHOWN}, pid 5151): 1 violation; leaked "
+                            "1.0 MiB in 1 allocation; peak 1.0 MiB on device 0\n"), p.stdout)
+    check("step\\e[5m.py:7: error: leaked 1.0 MiB in 1 allocation (cudaMalloc) [leak]\n" in p.stdout, p.stdout)
+    # Summary lines on the terminal with a report file, and every other text output.
+    p = cli(d, "check", "--format", "json", "--report-file", os.path.join(d, "c.json"), trace)
+    eq(control_bytes(p.stderr), [], f"check summary: {p.stderr!r}")
+    for args in (["frag", trace], ["diff", trace, trace], ["export", "--format", "folded", trace],
+                 ["timeline", trace], ["report", trace, trace]):
+        p = cli(d, *args)
+        eq((p.returncode, control_bytes(p.stdout + p.stderr)), (0, []), f"{args[0]}: {p.stdout!r}")
+    check("program:  /opt/app/bin/app --lr\\e[2J" in cli(d, "diff", trace, trace).stdout, "diff names the program")
+    # JSON: the strings as they are.
+    rep = json.loads(cli(d, "report", "--json", trace).stdout)
+    eq(rep["process"]["argv"], ESC_ARGS, "JSON keeps the arguments")
+    doc = json.load(open(os.path.join(d, "c.json")))
+    eq(doc["traces"][0]["process"]["argv"], ESC_ARGS, "check's JSON keeps them")
+    shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
