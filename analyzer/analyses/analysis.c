@@ -66,7 +66,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     }
     char err[CMT_READER_MESSAGE_MAX];
     int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
-                  : cmt_reader_open(path, &a->reader, err, sizeof err);
+                  : cmt_reader_open_mode(path, CMT_READ_AUTO, &a->reader, err, sizeof err);
     if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
         a->open_error = rc;
@@ -126,6 +126,11 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
                             uint64_t stop_at_ns)
 {
     return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
+}
+
+bool cmt_analysis_in_progress(const struct cmt_analysis *a)
+{
+    return a->reader && cmt_reader_in_progress(a->reader);
 }
 
 const char *cmt_analysis_state(const struct cmt_analysis *a)

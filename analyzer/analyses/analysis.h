@@ -80,6 +80,10 @@ void cmt_analysis_free(struct cmt_analysis *a);
  * last chunk), "incomplete" (read whole, but the process did not exit
  * normally: killed, crashed, _exit), or "complete". */
 const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* True when the trace is still being written (its process runs): it was
+ * read up to what it had committed (trace_reader.h, CMT_READ_AUTO); its
+ * state is "incomplete". */
+bool cmt_analysis_in_progress(const struct cmt_analysis *a);
 /* True for "complete". */
 bool cmt_analysis_complete(const struct cmt_analysis *a);
 

@@ -614,6 +614,10 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
                  "thread, such as in a signal handler): leaks were not checked (--check-incomplete checks what "
                  "was recorded)",
                  (unsigned long long)unrecorded);
+    else if (!t->leaks_checked && cmt_analysis_in_progress(a))
+        snprintf(t->error, sizeof t->error,
+                 "the process is still running: its trace is still being written, so it is incomplete; read up to "
+                 "what it had committed, leaks were not checked (--check-incomplete checks what was live then)");
     else if (!t->leaks_checked)
         snprintf(t->error, sizeof t->error,
                  "the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked "

@@ -670,7 +670,18 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
                                   "another CUDA call of the same thread (a signal handler) or during the "
                                   "profiler's own exit or fork work; live bytes and leaks miss them",
                                (unsigned long long)a->info.unrecorded_nested);
-    if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
+    bool cut = a->damaged || (a->reader && cmt_reader_truncated(a->reader));
+    if (cmt_analysis_in_progress(a))
+        cmt_report_add_warning(r, "the trace is still being written (process %llu is running): the figures cover "
+                                  "what it had committed when it was read, up to offset %llu; what is live then is "
+                                  "not leaked yet",
+                               (unsigned long long)(a->model.has_process ? a->model.pid : a->info.pid),
+                               (unsigned long long)a->info.claimed_end);
+    else if (cut)
+        cmt_report_add_warning(r, "the trace ends at a cut (truncated or damaged): what was live at the cut may "
+                                  "have been released after it, and what came after it is unknown, so what is "
+                                  "live at the end is not a list of leaks");
+    else if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
         cmt_report_add_warning(r, "the process did not exit normally (killed, crashed, or _exit): \"live at "
                                   "exit\" means live when recording ended");
     if (rp->unmatched_frees)
@@ -759,6 +770,14 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     t->file_size = a->info.file_size;
     t->claimed_end = a->info.claimed_end;
     t->clean_exit = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    t->in_progress = cmt_analysis_in_progress(a);
+    bool cut = a->damaged || (a->reader && cmt_reader_truncated(a->reader));
+    t->live_basis = r->at                                                         ? CMT_LIVE_AT_TIME
+                    : cut                                                         ? CMT_LIVE_AT_CUT
+                    : t->in_progress                                              ? CMT_LIVE_IN_PROGRESS
+                    : !t->clean_exit || (a->info.flags & (CMT_FILE_FLAG_SIZE_LIMIT |
+                                                           CMT_FILE_FLAG_WRITE_ERROR)) ? CMT_LIVE_RECORDING_ENDED
+                                                                                  : CMT_LIVE_AT_EXIT;
     t->start_realtime_ns = a->info.start_realtime_ns;
     t->has_process = m->has_process;
     t->ppid = m->ppid;
@@ -932,4 +951,34 @@ void cmt_report_free(struct cmt_report *r)
     free(r->warnings);
     cmt_frames_free(r->frames);
     memset(r, 0, sizeof *r);
+}
+
+const char *cmt_live_basis_key(enum cmt_live_basis b)
+{
+    switch (b) {
+    case CMT_LIVE_AT_EXIT:
+        return "exit";
+    case CMT_LIVE_RECORDING_ENDED:
+        return "recording_ended";
+    case CMT_LIVE_AT_CUT:
+        return "cut";
+    case CMT_LIVE_IN_PROGRESS:
+        return "in_progress";
+    default:
+        return "at";
+    }
+}
+
+const char *cmt_report_live_words(const struct cmt_report *r)
+{
+    switch (r->trace.live_basis) {
+    case CMT_LIVE_AT_CUT:
+        return "at the cut";
+    case CMT_LIVE_IN_PROGRESS:
+        return "when read";
+    case CMT_LIVE_AT_TIME:
+        return "then";
+    default:
+        return "at exit";
+    }
 }

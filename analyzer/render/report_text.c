@@ -62,6 +62,12 @@ static void print_job(const struct cmt_report_trace *t, FILE *out)
     fputc('\n', out);
 }
 
+/* "at exit", "at the cut", "when read" (report.h, cmt_report_live_words). */
+static const char *live_at_end(const struct cmt_report *r)
+{
+    return cmt_report_live_words(r);
+}
+
 static void print_header(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_report_trace *t = &r->trace;
@@ -99,6 +105,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
     bool clean = t->clean_exit;
     const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
                       : !strcmp(state, "truncated") ? "trace truncated (see above)"
+                      : t->in_progress              ? "still being written (the process is running)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
     fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
@@ -397,7 +404,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         if (acc->cls != CMT_CLASS_MANAGED)
             print_by_kind(out, v->at.by_kind, when);
     } else {
-        fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", cmt_size_exact_str(acc->live, b1, sizeof b1),
+        fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", live_at_end(r), cmt_size_exact_str(acc->live, b1, sizeof b1),
                 acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
     }
     print_chart(r, v, out);
@@ -419,7 +426,8 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
         else
             fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
         if (v->physical_peak) {
-            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", cmt_size_exact_str(v->physical_peak, b1, sizeof b1),
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, %s %s in %" PRIu64 " %s",
+                    cmt_size_exact_str(v->physical_peak, b1, sizeof b1), live_at_end(r),
                     cmt_size_exact_str(v->physical_live, b2, sizeof b2), v->physical_count,
                     cmt_plural(v->physical_count, "handle", "handles"));
             if (d == 0)
@@ -428,12 +436,13 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
                 fprintf(out, " (counted in device %d)\n", d - 1);
         }
         if (v->reserve_peak)
-            fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
-                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
+            fprintf(out, "  reserved address ranges: peak %s, %s %s in %" PRIu64 " %s\n",
+                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), live_at_end(r),
+                    cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
                     v->reserve_count, cmt_plural(v->reserve_count, "range", "ranges"));
         if (v->map_peak)
-            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
-                    cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
+            fprintf(out, "  mappings: peak %s, %s %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
+                    live_at_end(r), cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
                     cmt_plural(v->map_count, "mapping", "mappings"));
     }
 }
@@ -487,7 +496,8 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
  * --include-cached), with what this cannot tell apart. */
 static void print_held(const struct cmt_report *r, FILE *out)
 {
-    char b1[64], when[48] = "at exit";
+    char b1[64], when[48];
+    snprintf(when, sizeof when, "%s", live_at_end(r));
     if (r->at) {
         char at[32];
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
@@ -571,6 +581,23 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
         fprintf(out, "\nLive at %s by call site: %s in %" PRIu64 " %s\n", at,
                 cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
                 cmt_plural(r->leak_count, "allocation", "allocations"));
+    } else if (r->trace.live_basis == CMT_LIVE_AT_CUT || r->trace.live_basis == CMT_LIVE_IN_PROGRESS) {
+        /* No exit to judge leaks by (issue 33): what was live at the end of
+         * what was read, and what that cannot tell. */
+        bool cut = r->trace.live_basis == CMT_LIVE_AT_CUT;
+        const char *why = cut ? "the trace is cut short, truncated or damaged: an allocation live at the cut may "
+                                "have been released after it, and what came after it is unknown; not a list of "
+                                "leaks"
+                              : "the process is still running: these are not leaks, not yet";
+        if (r->n_leaks == 0) {
+            fprintf(out, "\nLive %s: nothing%s (%s)\n", live_at_end(r),
+                    r->n_suppressed || r->n_held ? " but suppressed allocations or allocator caches" : "", why);
+            print_suppressed(r, out);
+            return;
+        }
+        fprintf(out, "\nLive %s (%s): %s in %" PRIu64 " %s\n", live_at_end(r), why,
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
             fprintf(out, r->n_suppressed ? "\nLeaks: none (nothing but suppressed allocations%s was live at exit)\n"
@@ -585,8 +612,10 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
-        fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
-                     "in %" PRIu64 " %s\n",
+        fprintf(out, "  allocated once (the call site allocated a single time%s): %s in %" PRIu64 " %s\n",
+                r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
+                : r->trace.live_basis == CMT_LIVE_IN_PROGRESS ? " so far"
+                                                              : ": start-up buffers, never freed",
                 cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
                 cmt_plural(r->leak_once_count, "allocation", "allocations"));
         print_leak_rows(r, out, LEAK_ONCE);

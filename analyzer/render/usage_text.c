@@ -109,7 +109,7 @@ static void print_threads(const struct cmt_report *r, FILE *out)
     if (v->n < 2)
         return;
     char a[32], b[32], t[32], name[96];
-    const char *end = r->at ? "then" : "at exit";
+    const char *end = cmt_report_live_words(r);
     fprintf(out, "\nDevice memory by thread (an allocation counts for the thread that made it until it is "
                  "released; device-resident memory, every device together): %zu threads\n",
             v->n);
