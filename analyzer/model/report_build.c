@@ -178,7 +178,14 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, co
                           struct cmt_snapshot *snap, uint64_t *by_holder)
 {
     const struct cmt_replay *rp = &a->replay;
-    snap->rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *snap->rows);
+    /* Rows for the cells that held something then, counted first: most of
+     * an account's sites hold nothing at its peak. */
+    size_t held = 0;
+    for (size_t i = 0; i < acc->sites_cap; i++) {
+        const struct cmt_site_cell *cell = at_peak ? &acc->site_peak[i] : &acc->sites[i].live;
+        held += cmt_account_site_stack(acc, i) >= 0 && cell->count;
+    }
+    snap->rows = calloc(held ? held : 1, sizeof *snap->rows);
     if (!snap->rows || cmt_call_tree_init(&snap->tree) != 0)
         return -1;
     size_t k = 0;
@@ -321,7 +328,10 @@ static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, cons
     struct site_ref *refs = calloc(n_sites ? n_sites : 1, sizeof *refs);
     uint64_t *values = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *values);
     uint64_t *times = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *times);
-    r->growth = calloc(n_sites ? n_sites : 1, sizeof *r->growth);
+    /* Grown as candidates are found: a row for every site (112 bytes) was
+     * much of the report's memory on a trace of a million call sites. */
+    size_t growth_cap = 16;
+    r->growth = calloc(growth_cap, sizeof *r->growth);
     int rc = -1;
     if (!refs || !values || !times || !r->growth)
         goto out;
@@ -369,6 +379,13 @@ static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, cons
         cmt_growth_evaluate(values, times, n, t->allocs, &v);
         if (!v.candidate)
             continue;
+        if (r->n_growth == growth_cap) {
+            struct cmt_growth_row *more = realloc(r->growth, growth_cap * 2 * sizeof *more);
+            if (!more)
+                goto out;
+            r->growth = more;
+            growth_cap *= 2;
+        }
         r->growth[r->n_growth++] = (struct cmt_growth_row){
             .stack = refs[i].canon,
             .kind = lead->kind,
@@ -509,10 +526,25 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
                        long *supp_cache)
 {
     const struct cmt_live_set *live = &a->replay.live;
-    size_t cap = live->count ? live->count : 1;
-    struct cmt_site_row *rows = calloc(cap, sizeof *rows);
-    struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
-    struct cmt_site_row *held = calloc(cap, sizeof *held);
+    /* Each live allocation goes to one of three lists: counted first, so
+     * that each is allocated at its size (three of the live set's size were
+     * 192 bytes per live allocation at once: issue 32). The holder and the
+     * suppression of a stack are cached, the second pass costs lookups. */
+    size_t n_rows = 0, n_aside_max = 0, n_held_max = 0;
+    struct cmt_live entry;
+    for (size_t i = 0; i < live->cap; i++) {
+        if (!cmt_live_set_at(live, i, &entry))
+            continue;
+        if (!r->opt->include_cached && cmt_report_cache(r, entry.stack) != CMT_HOLDER_OTHER)
+            n_held_max++;
+        else if (!r->at && suppression_of(r, supp_cache, entry.stack) >= 0)
+            n_aside_max++;
+        else
+            n_rows++;
+    }
+    struct cmt_site_row *rows = calloc(n_rows ? n_rows : 1, sizeof *rows);
+    struct cmt_site_row *set_aside = calloc(n_aside_max ? n_aside_max : 1, sizeof *set_aside);
+    struct cmt_site_row *held = calloc(n_held_max ? n_held_max : 1, sizeof *held);
     if (!rows || !set_aside || !held) {
         free(rows);
         free(set_aside);
@@ -520,7 +552,6 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
         return -1;
     }
     size_t k = 0, n_aside = 0, n_held = 0;
-    struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
