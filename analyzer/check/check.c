@@ -661,14 +661,23 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
-        if (t->analysis.open_error == -EBADMSG)
-            c->n_damaged++; /* a trace whose header is damaged or cut */
+        if (t->analysis.open_error == -EBADMSG || t->analysis.over_budget)
+            c->n_damaged++; /* a trace whose header is damaged or cut, or refused: status 2 whatever */
         trace_name(c, t);
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
     if (cmt_check_build_report(c, &t->analysis, &t->report, true) != 0)
         return -1;
+    if (cmt_analysis_check_budget(&t->analysis)) {
+        /* Refused as a trace that could not be read, whatever it holds. */
+        snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
+        t->status = CMT_TRACE_ERROR;
+        c->n_error++;
+        c->n_damaged++;
+        trace_name(c, t);
+        return 0;
+    }
     trace_name(c, t);
     judge(c, t);
     if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))

@@ -276,7 +276,9 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "  --sysroot DIR             as for `report`\n"
           "  --no-symbols              do not symbolize: open no module file the trace\n"
           "                            names; call sites are modules and offsets, and\n"
-          "                            suppressions match module names only\n",
+          "                            suppressions match module names only\n"
+          "  --max-memory SIZE         refuse a trace whose analysis needs more memory\n"
+          "                            (default: half of this machine's; 0: no limit)\n",
           out);
     if (run_mode)
         fputs("run --check only:\n"

@@ -37,6 +37,7 @@ static void diff_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "\n"
           "Exit status: 0 compared; 2 bad options, or a trace that cannot be read,\n"
           "is damaged or truncated (the comparison then covers the events before it).\n",

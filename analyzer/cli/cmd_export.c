@@ -46,6 +46,7 @@ static void export_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "  -h, --help             this help\n"
           "\n"
           "A TRACE of - is read from the standard input (once).\n"

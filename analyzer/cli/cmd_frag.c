@@ -33,6 +33,8 @@ static void frag_usage(FILE *out)
           "  --debuginfo-path DIR       look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR              look up the recorded module paths under DIR first\n"
           "  --no-symbols               do not symbolize: addresses and modules only\n"
+          "  --max-memory SIZE          refuse a trace whose analysis needs more memory\n"
+          "                             (default: half of this machine's; 0: no limit)\n"
           "\n"
           "Exit status: 0 printed; 2 bad options, or a file that is not a trace, is of a\n"
           "newer format, or is truncated or damaged (the output then covers the events\n"

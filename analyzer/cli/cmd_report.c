@@ -61,6 +61,7 @@ static void report_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
           "                         counts as other consumers in failure verdicts (default 1GiB)\n"
           "  --clock-tolerance TIME how far apart the clocks of a job's hosts may be, stated\n"
@@ -259,6 +260,14 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
+        cmt_report_free(&b->r);
+        cmt_cli_analysis_free(&b->a);
+        return CMT_EXIT_USAGE;
+    }
+    if (cmt_analysis_check_budget(&b->a)) {
+        cmt_cli_error("%s: %s", path, b->a.message);
+        if (summary)
+            cmt_summary_failed(path, b->a.message, summary);
         cmt_report_free(&b->r);
         cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;
