@@ -301,6 +301,8 @@ struct cmt_symbolizer {
     struct cmt_frame *pool;
     size_t npool, poolcap;
     struct cmt_symbolizer_stats stats;
+    uint64_t warnings_dropped; /* past MAX_WARNINGS */
+    char dropped_msg[160];
     struct strtab strings;
     struct map demangled; /* (interned mangled pointer, 1) -> interned demangled pointer */
     struct map joined;    /* (libdw file name pointer, comp_dir pointer) -> interned full path */
@@ -340,9 +342,18 @@ static char *xasprintf(const char *fmt, ...)
     return r;
 }
 
+/* Distinct warnings kept: a crafted trace of a million modules that are
+ * not found would otherwise make as many warnings (and keep them). Past it
+ * they are counted, and one more warning says how many. */
+#define MAX_WARNINGS 64
+
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
 {
+    if (s->nwarnings == MAX_WARNINGS) {
+        s->warnings_dropped++;
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     char *msg = NULL;
@@ -1654,7 +1665,7 @@ void cmt_symbolizer_add_module(struct cmt_symbolizer *s, const struct cmt_module
 
 size_t cmt_symbolizer_warning_count(const struct cmt_symbolizer *s)
 {
-    return s ? s->nwarnings + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
+    return s ? s->nwarnings + (s->warnings_dropped ? 1 : 0) + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
 }
 
 /* The modules' warning comes last: it can still grow while the others are
@@ -1665,7 +1676,14 @@ const char *cmt_symbolizer_warning(const struct cmt_symbolizer *s, size_t i)
         return NULL;
     if (i < s->nwarnings)
         return s->warnings[i];
-    if (i == s->nwarnings && s->n_nodwarf && s->nodwarf_first)
+    if (s->warnings_dropped && i == s->nwarnings) {
+        struct cmt_symbolizer *m = (struct cmt_symbolizer *)s;
+        snprintf(m->dropped_msg, sizeof m->dropped_msg,
+                 "%llu more warnings about modules not shown (the first %d are above)",
+                 (unsigned long long)s->warnings_dropped, MAX_WARNINGS);
+        return m->dropped_msg;
+    }
+    if (i == s->nwarnings + (s->warnings_dropped ? 1 : 0) && s->n_nodwarf && s->nodwarf_first)
         return nodwarf_warning((struct cmt_symbolizer *)s);
     return NULL;
 }

@@ -167,5 +167,22 @@ def test_escapes():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def test_many_missing_modules():
+    """A trace naming a hundred modules not found here: the first 64
+    warnings, then one that counts the rest (a crafted trace of a million
+    modules made as many warnings, kept in memory and printed)."""
+    d = tempfile.mkdtemp(prefix="cmt-modules-")
+    trace = gen(d, *[f"/nonexistent/lib{i}.so" for i in range(100)])
+    rep = json.loads(cli(d, "report", "--json", trace).stdout)
+    module = [w for w in rep["warnings"] if w.startswith("module ")]
+    eq(len(module), 64, "the first 64 module warnings")
+    check(all(re.fullmatch(r"module /nonexistent/lib\d+\.so: file not found, showing module\+offset only; "
+                           r"--sysroot DIR finds a copy elsewhere", w) for w in module), module)
+    eq(len(set(module)), 64, "distinct")
+    check("36 more warnings about modules not shown (the first 64 are above)" in rep["warnings"], rep["warnings"])
+    eq(rep["leaks"]["count"], 100, "every site still reported")
+    shutil.rmtree(d, ignore_errors=True)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
