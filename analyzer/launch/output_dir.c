@@ -23,10 +23,14 @@ int cmt_output_dir_check(const char *tmpl, char *dir, size_t dirlen, char *why, 
         snprintf(dir, dirlen, "/");
     else
         snprintf(dir, dirlen, "%.*s", (int)len, tmpl);
-    /* "%%" is a literal percent sign; any other conversion is the shim's. */
-    for (const char *p = dir; (p = strchr(p, '%')); p += 2)
+    /* "%%" is a literal percent sign (made one here, as the shim does); any
+     * other conversion is the shim's to expand. */
+    for (char *p = dir; (p = strchr(p, '%'));) {
         if (p[1] != '%')
             return 0;
+        memmove(p + 1, p + 2, strlen(p + 2) + 1);
+        p++;
+    }
     struct stat st;
     if (stat(dir, &st) != 0) {
         snprintf(why, whylen, "%s", errno == ENOENT    ? "it does not exist"
