@@ -75,11 +75,11 @@ static void end_burst(struct cmt_whatif *w, const struct cmt_replay_record *next
     bool fraction = rec->fraction_set || rec->garbage_collection_threshold > 0;
     for (size_t i = 0; i < w->n_devices && !fraction; i++)
         fraction = w->devices[i].fraction_inferred;
-    bool in_request = next && next->device == w->burst_device && next->tid == w->burst_tid &&
-                      (next->api == CMT_API_TORCH_SEGMENT_ALLOC || next->api == CMT_API_TORCH_SEGMENT_MAP ||
-                       next->api == CMT_API_TORCH_OOM);
-    if (fraction && in_request)
-        return;
+    bool same = next && next->device == w->burst_device && next->tid == w->burst_tid;
+    if (same && next->api == CMT_API_TORCH_OOM)
+        return; /* the request failed after all: its own releases */
+    if (same && fraction && (next->api == CMT_API_TORCH_SEGMENT_ALLOC || next->api == CMT_API_TORCH_SEGMENT_MAP))
+        return; /* the fraction's retry, or the garbage collection */
     cmt_whatif_empty_cache(w, ts);
 }
 

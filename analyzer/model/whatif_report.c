@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory_holder.h"
+
 size_t cmt_whatif_candidates(struct cmt_ta_settings *out, size_t max)
 {
     static const char *const texts[] = {"",
@@ -135,16 +137,22 @@ static size_t best_row(const struct cmt_whatif_device_view *v)
     return best;
 }
 
-static const char *reason_none(const struct cmt_analysis *a, char *buf, size_t len)
+static const char *reason_none(const struct cmt_analysis *a, struct cmt_frames *frames, char *buf, size_t len)
 {
+    size_t segments = 0;
+    for (size_t i = 0; frames && i < a->replay.n_active; i++)
+        if (cmt_cache_of(frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
+            segments++;
     if (a->model.has_allocator && a->model.allocator.state != 0)
-        snprintf(buf, len, "PyTorch's block layer was not recorded (a NOTE says why): what-if replays need its "
-                           "tensor requests");
-    else if (a->blocks && a->blocks->seen)
-        snprintf(buf, len, "the block layer recorded no tensor request");
+        snprintf(buf, len, "whatif needs PyTorch's block layer (its tensors inside the cache's segments), and the "
+                           "shim could not record it for this run: a NOTE of the report says why");
+    else if (segments)
+        snprintf(buf, len, "whatif needs PyTorch's block layer (its tensors inside the cache's segments): this trace "
+                           "has the cache's segments only (recorded with CUMEMTRACE_BLOCKS=0, or by a shim before "
+                           "the block layer); record the program again with cumemtrace run");
     else
-        snprintf(buf, len, "no tensor requests to replay: the trace has no PyTorch block layer (record PyTorch "
-                           "programs with cumemtrace run, cache on) and no PyTorch allocation with its cache off");
+        snprintf(buf, len, "whatif needs PyTorch's block layer: this trace has none, and no allocation PyTorch made "
+                           "with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1) to replay instead");
     return buf;
 }
 
@@ -161,7 +169,7 @@ int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_anal
     const struct cmt_trace_model *m = &a->model;
     out->version = m->has_allocator ? cmt_model_string(m, m->allocator.version_id) : "";
     if (!w || w->source == CMT_WHATIF_NONE || !w->n_devices) {
-        reason_none(a, out->reason, sizeof out->reason);
+        reason_none(a, frames, out->reason, sizeof out->reason);
         return 0;
     }
     out->source = w->source == CMT_WHATIF_BLOCKS ? "blocks" : "uncached";

@@ -178,14 +178,15 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     struct uncached_pass *p = ctx;
     if (p->stop_ts && e->ts > p->stop_ts)
         return 1;
-    if (e->device < 0 || e->device >= CMT_WHATIF_MAX_DEVICES)
+    /* a release names no device: its allocation's entry does */
+    if (e->type == CMT_REC_FREE && e->result == 0)
+        on_free(p, e);
+    else if (e->device < 0 || e->device >= CMT_WHATIF_MAX_DEVICES)
         return 0;
-    if (e->type == CMT_REC_SAMPLE)
+    else if (e->type == CMT_REC_SAMPLE)
         on_sample(p, e);
     else if (e->type == CMT_REC_ALLOC && on_alloc(p, e) != 0)
         p->out_of_memory = true;
-    else if (e->type == CMT_REC_FREE && e->result == 0)
-        on_free(p, e);
     return p->out_of_memory || p->w->out_of_memory;
 }
 

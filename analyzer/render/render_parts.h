@@ -82,6 +82,8 @@ void cmt_diff_render_json(const struct cmt_diff *d, FILE *out);
 void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out);
 void cmt_whatif_render_json(const struct cmt_whatif_report *w, FILE *out);
 void cmt_whatif_render_json_value(const struct cmt_whatif_report *w, struct cmt_json *j);
+/* The report's "What if" section: each device's table and what fits best. */
+void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);

@@ -41,7 +41,8 @@ static void row_label(const struct cmt_whatif_report *w, const struct cmt_whatif
     snprintf(buf, len, "%s%s", r->label, suffix);
 }
 
-static void print_table(FILE *out, const struct cmt_whatif_report *w, const struct cmt_whatif_device_view *d)
+static void print_table(FILE *out, const struct cmt_whatif_report *w, const struct cmt_whatif_device_view *d,
+                        const char *indent)
 {
     int width = 7;
     char label[CMT_TA_SETTINGS_TEXT + 48];
@@ -50,7 +51,7 @@ static void print_table(FILE *out, const struct cmt_whatif_report *w, const stru
         if ((int)strlen(label) > width)
             width = (int)strlen(label);
     }
-    fprintf(out, "  %-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", width, "setting", "reserved peak", "vs recorded",
+    fprintf(out, "%s%-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", indent, width, "setting", "reserved peak", "vs recorded",
             "allocated peak", "cache at peak", "segments", "out of memory");
     for (size_t i = 0; i < d->n_rows; i++) {
         const struct cmt_whatif_row *r = &d->rows[i];
@@ -60,7 +61,7 @@ static void print_table(FILE *out, const struct cmt_whatif_report *w, const stru
             snprintf(segs, sizeof segs, "%" PRIu64 " maps", r->maps);
         else
             snprintf(segs, sizeof segs, "%" PRIu64, r->segments_made);
-        fprintf(out, "  %-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", width, label, SZ(r->peak_reserved),
+        fprintf(out, "%s%-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", indent, width, label, SZ(r->peak_reserved),
                 signed_size(r->vs_recorded, delta, sizeof delta), SZ(r->peak_allocated), SZ(unallocated_total(r)),
                 segs, r->fits ? (r->bounded ? "no" : "no (room unknown)") : r->first.verdict);
     }
@@ -75,8 +76,8 @@ static void print_failure(FILE *out, const struct cmt_whatif_failure_view *f, ui
         fprintf(out, ", in %s", f->phase);
     fprintf(out, "%s\n", f->recorded_failed ? " (the recorded run failed it too)" : "");
     if (!strcmp(f->verdict, "capacity"))
-        fprintf(out, "    capacity: the tensors would need %s more than the device leaves PyTorch (%s allocated, "
-                     "%s asked, room %s)\n",
+        fprintf(out, "    capacity: the tensors' peak must be %s smaller to fit (%s allocated and %s asked, the "
+                     "cache's room %s)\n",
                 SZ(f->short_by), SZ(f->allocated), SZ(f->rounded), SZ(f->limit));
     else if (!strcmp(f->verdict, "fraction"))
         fprintf(out, "    fraction: the memory fraction's limit (%s) refused it; %s reserved\n", SZ(f->limit),
@@ -108,14 +109,14 @@ static void print_row(FILE *out, const struct cmt_whatif_report *w, const struct
         }
     fprintf(out, "%s\n", any ? ")" : "");
     if (r->maps || r->expandable_segments)
-        fprintf(out, "    expandable segments: %" PRIu64 " pages mapped (%s), %" PRIu64 " unmapped (%s)\n", r->maps,
-                SZ(r->mapped_bytes), r->unmaps, SZ(r->unmapped_bytes));
+        fprintf(out, "    expandable segments: %s mapped (%" PRIu64 " %s), %s unmapped\n", SZ(r->mapped_bytes), r->maps,
+                cmt_plural(r->maps, "mapping", "mappings"), SZ(r->unmapped_bytes));
     if (r->segments_made || !(r->maps || r->expandable_segments))
         fprintf(out, "    segments: %" PRIu64 " cudaMalloc, %" PRIu64 " cudaFree\n", r->segments_made,
                 r->segments_released);
     if (r->retries)
-        fprintf(out, "    %" PRIu64 " requests freed cached segments and retried (%s freed)\n", r->retries,
-                SZ(r->released_for_retry_bytes));
+        fprintf(out, "    %" PRIu64 " %s asked again after the cache gave back what it could (%s in all)\n",
+                r->retries, cmt_plural(r->retries, "request", "requests"), SZ(r->released_for_retry_bytes));
     if (r->gc_released_bytes)
         fprintf(out, "    garbage collection freed %s\n", SZ(r->gc_released_bytes));
     if (r->gc_inert)
@@ -159,7 +160,7 @@ static void print_device(FILE *out, const struct cmt_whatif_report *w, const str
     if (d->recorded_ooms)
         fprintf(out, ", %" PRIu64 " failed (out of memory)", d->recorded_ooms);
     fprintf(out, "\n\n");
-    print_table(out, w, d);
+    print_table(out, w, d, "  ");
     fprintf(out, "\n");
     for (size_t i = 0; i < d->n_rows; i++)
         print_row(out, w, d, &d->rows[i]);
@@ -211,4 +212,24 @@ void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
     if (w->devices_dropped)
         fprintf(out, "\n%" PRIu64 " requests on devices past the first %d were not replayed\n", w->devices_dropped,
                 CMT_WHATIF_MAX_DEVICES);
+}
+
+void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out)
+{
+    const char *how = !strcmp(w->source, "uncached") ? "PyTorch ran with its cache off; its tensors replayed with it"
+                                                     : "PyTorch's tensor requests replayed through its caching allocator";
+    fprintf(out, "\nWhat if (%s; `cumemtrace whatif --compare` says more)\n", how);
+    for (size_t i = 0; i < w->n_devices; i++) {
+        const struct cmt_whatif_device_view *d = &w->devices[i];
+        fprintf(out, "  device %d:\n", d->ordinal);
+        print_table(out, w, d, "    ");
+        if (d->best != SIZE_MAX) {
+            char delta[40];
+            const struct cmt_whatif_row *b = &d->rows[d->best];
+            fprintf(out, "    fits with the least reserve: %s (reserved peak %s, %s against the recorded run)\n",
+                    b->label, SZ(b->peak_reserved), signed_size(b->vs_recorded, delta, sizeof delta));
+        } else {
+            fprintf(out, "    none of these settings fits\n");
+        }
+    }
 }

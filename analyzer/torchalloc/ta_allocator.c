@@ -363,11 +363,9 @@ void cmt_ta_free_completed(struct cmt_ta_allocator *a, uint32_t slot)
     if (slot >= a->cap_slots || a->slot_block[slot] == TA_NIL)
         return;
     uint32_t i = a->slot_block[slot];
-    a->slot_block[slot] = TA_NIL;
-    if (a->b[i].flags & TA_ALLOCATED) {
+    if (a->b[i].flags & TA_ALLOCATED)
         cmt_ta_free_requested(a, slot); /* a completion with no request before it */
-        a->slot_block[slot] = TA_NIL;
-    }
+    a->slot_block[slot] = TA_NIL;
     if (!(a->b[i].flags & TA_PENDING))
         return;
     uint32_t at = a->b[i].u.pending_at, last = a->pending[--a->n_pending];
