@@ -101,6 +101,7 @@ struct cmt_whatif_device *cmt_whatif_device(struct cmt_whatif *w, int32_t ordina
     d->total = total;
     d->capacity = w->capacity ? w->capacity : total;
     d->min_limit = d->limit = UINT64_MAX;
+    d->digest = 0xcbf29ce484222325ull;
     /* PyTorch sizes expandable segments' address ranges by the device */
     uint64_t sizing = d->capacity ? d->capacity : 80ull << 30;
     for (size_t i = 0; i < w->n_settings; i++) {
@@ -157,6 +158,23 @@ static void note_failure(struct cmt_whatif *w, struct cmt_whatif_device *d, size
         run->first.has_where = cmt_phases_where_now(w->phases, tid, &run->first.where);
 }
 
+static void digest(struct cmt_whatif_device *d, uint64_t tag, uint64_t a, uint64_t b)
+{
+    const uint64_t words[3] = {tag, a, b};
+    for (size_t i = 0; i < 3; i++)
+        for (unsigned k = 0; k < 64; k += 8)
+            d->digest = (d->digest ^ ((words[i] >> k) & 0xff)) * 0x100000001b3ull;
+}
+
+static void note_stream(struct cmt_whatif_device *d, uint64_t stream)
+{
+    for (size_t i = 0; i < d->n_streams; i++)
+        if (d->streams[i] == stream)
+            return;
+    if (d->n_streams < sizeof d->streams / sizeof d->streams[0])
+        d->streams[d->n_streams++] = stream;
+}
+
 /* The least room left after a request: how close the setting came. */
 static void note_headroom(struct cmt_whatif_device *d, size_t i, uint64_t ts)
 {
@@ -175,8 +193,10 @@ int cmt_whatif_request(struct cmt_whatif *w, struct cmt_whatif_device *d, uint64
                        bool recorded_failed)
 {
     uint32_t slot = w->oom_slot;
+    note_stream(d, stream);
     if (recorded_failed) {
         d->recorded_ooms++;
+        digest(d, 'O', size, stream);
     } else {
         d->requests++;
         uint32_t old;
@@ -189,6 +209,7 @@ int cmt_whatif_request(struct cmt_whatif *w, struct cmt_whatif_device *d, uint64
             w->out_of_memory = true;
             return -1;
         }
+        digest(d, 'A', size, stream);
     }
     for (size_t i = 0; i < w->n_settings; i++) {
         struct cmt_ta_allocator *m = d->model[i];
@@ -221,6 +242,7 @@ void cmt_whatif_release(struct cmt_whatif *w, struct cmt_whatif_device *d, uint6
     if (!cmt_tensor_slots_find(&w->slots, d->ordinal, key, &slot))
         return;
     d->releases++;
+    digest(d, 'R', slot, 0);
     for (size_t i = 0; i < w->n_settings; i++)
         if (d->model[i])
             cmt_ta_free_requested(d->model[i], slot);
@@ -232,6 +254,7 @@ void cmt_whatif_complete(struct cmt_whatif *w, struct cmt_whatif_device *d, uint
     uint32_t slot;
     if (!cmt_tensor_slots_find(&w->slots, d->ordinal, key, &slot))
         return;
+    digest(d, 'C', slot, 0);
     for (size_t i = 0; i < w->n_settings; i++)
         if (d->model[i])
             cmt_ta_free_completed(d->model[i], slot);

@@ -68,6 +68,12 @@ struct cmt_whatif_device {
     uint64_t limit;        /* the room the cache has now (UINT64_MAX: unlimited) */
     uint64_t min_limit;    /* the least it had */
     uint64_t requests, releases, recorded_ooms;
+    /* The recorded requests and releases in order, hashed (FNV-1a of each
+     * size, stream and slot): two runs with the same digest asked for the
+     * same tensors in the same order. */
+    uint64_t digest;
+    uint64_t streams[8];   /* the streams requests were made on (the first 8) */
+    size_t n_streams;
     uint64_t allowed;      /* a memory fraction's limit found by a recorded OOM (0: none) */
     bool fraction_inferred;
     struct cmt_ta_allocator *model[CMT_WHATIF_MAX_SETTINGS];

@@ -201,6 +201,8 @@ int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_anal
         v->requests = d->requests;
         v->releases = d->releases;
         v->recorded_ooms = d->recorded_ooms;
+        v->digest = d->digest;
+        v->streams = d->n_streams;
         v->fraction_inferred = d->fraction_inferred;
         v->allowed = d->allowed;
         recorded_figures(v, d, a, w);

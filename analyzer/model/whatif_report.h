@@ -64,6 +64,8 @@ struct cmt_whatif_device_view {
     uint64_t outside_max, context_max, others_max; /* held outside PyTorch's cache, at most */
     uint64_t min_room;           /* the least the cache had room for (UINT64_MAX: unlimited) */
     uint64_t requests, releases, recorded_ooms;
+    uint64_t digest;             /* of the recorded requests and releases in order (whatif.h) */
+    size_t streams;              /* streams the requests were made on (8 at most counted) */
     /* the recorded run as PyTorch counted it (max_memory_reserved(),
      * max_memory_allocated()) */
     uint64_t recorded_peak_reserved, recorded_peak_allocated;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* `cumemtrace whatif --format json` and the report's "whatif" key
  * (docs/report.md, "What if"; model/whatif_report.h). */
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "render_parts.h"
 
@@ -140,6 +142,12 @@ static void json_device(struct cmt_json *j, const struct cmt_whatif_report *w, c
     cmt_json_uint(j, d->releases);
     cmt_json_key(j, "recorded_failures");
     cmt_json_uint(j, d->recorded_ooms);
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016" PRIx64, d->digest);
+    cmt_json_key(j, "requests_digest");
+    cmt_json_string(j, digest);
+    cmt_json_key(j, "streams");
+    cmt_json_uint(j, d->streams);
     cmt_json_key(j, "recorded");
     cmt_json_begin_object(j);
     cmt_json_key(j, "peak_reserved_bytes");
