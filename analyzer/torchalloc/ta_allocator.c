@@ -234,6 +234,11 @@ static void alloc_found_block(struct cmt_ta_allocator *a, struct request *r, uin
     }
 }
 
+/* Private pools a model keeps apart: a program makes a few (a CUDA graph,
+ * a MemPool each); a trace naming more (a damaged or crafted one) has the
+ * rest served from the default pools, so that finding one stays cheap. */
+#define MAX_PRIVATE_POOLS 64
+
 static uint16_t pool_of(struct cmt_ta_allocator *a, uint64_t rounded, uint64_t id0, uint64_t id1)
 {
     bool small = cmt_ta_is_small(rounded);
@@ -242,8 +247,8 @@ static uint16_t pool_of(struct cmt_ta_allocator *a, uint64_t rounded, uint64_t i
     for (uint32_t i = 2; i + 1 < a->n_pools; i += 2)
         if (a->pools[i].id0 == id0 && a->pools[i].id1 == id1)
             return (uint16_t)(small ? i : i + 1);
-    if (a->n_pools + 2 > UINT16_MAX)
-        return small ? 0 : 1; /* more private pools than a program makes: the default pools stand in */
+    if (a->n_pools >= 2 + 2 * MAX_PRIVATE_POOLS)
+        return small ? 0 : 1;
     if (a->n_pools + 2 > a->cap_pools) {
         uint32_t cap = 2 * a->cap_pools;
         struct ta_pool *p = realloc(a->pools, cap * sizeof *p);
@@ -394,7 +399,8 @@ struct cmt_ta_allocator *cmt_ta_new(const struct cmt_ta_settings *s, uint64_t de
     if (!a)
         return NULL;
     a->s = *s;
-    a->device_total = device_total;
+    /* sizes the expandable segments' ranges: a crafted size must not wrap */
+    a->device_total = device_total < (1ull << 52) ? device_total : 1ull << 52;
     a->free_blocks = TA_NIL;
     a->limit = a->allowed = UINT64_MAX;
     a->synth_next = SYNTH_CUDA_MALLOC_TOP;

@@ -11,6 +11,8 @@ uint64_t cmt_ta_roundup_power2_next_division(uint64_t size, uint32_t divisions)
     if (!size || !(size & (size - 1)))
         return size;
     uint64_t floor = 1ull << log2_floor(size);
+    if (floor >> 63)
+        return size; /* no power of two above it */
     uint64_t step = divisions ? floor >> log2_floor(divisions) : 0;
     if (!step)
         return floor << 1;

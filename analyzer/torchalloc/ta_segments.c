@@ -76,6 +76,8 @@ void ta_range_remove(struct cmt_ta_allocator *a, uint64_t addr)
 
 void cmt_ta_address_hint(struct cmt_ta_allocator *a, uint64_t addr, uint64_t size)
 {
+    if (!addr || !size || addr + size < addr)
+        return; /* no segment's range */
     if (a->n_hints == TA_HINTS) { /* the oldest was never wanted */
         memmove(&a->hints[0], &a->hints[1], (TA_HINTS - 1) * sizeof a->hints[0]);
         a->n_hints--;
@@ -95,10 +97,13 @@ static uint64_t choose_address(struct cmt_ta_allocator *a, uint64_t size)
             return h.addr;
         break; /* its place is taken in this replay: make one up */
     }
-    uint64_t rounded = (size + ALIGN - 1) & ~(ALIGN - 1);
-    uint64_t addr = a->synth_next - rounded;
-    for (size_t j; (j = overlap_at(a, addr, rounded)) != SIZE_MAX;) /* below a recorded address taken earlier */
-        addr = (a->ranges[j].addr - rounded) & ~(ALIGN - 1);
+    uint64_t rounded = size < UINT64_MAX - ALIGN ? (size + ALIGN - 1) & ~(ALIGN - 1) : size;
+    uint64_t addr = a->synth_next > rounded ? a->synth_next - rounded : 0;
+    /* below a recorded address taken earlier; each step passes one range */
+    for (size_t j, steps = 0; addr && (j = overlap_at(a, addr, rounded)) != SIZE_MAX && steps <= a->n_ranges; steps++)
+        addr = a->ranges[j].addr > rounded ? (a->ranges[j].addr - rounded) & ~(ALIGN - 1) : 0;
+    if (!addr) /* the made-up range ran out (crafted sizes): any address orders as well */
+        addr = ALIGN;
     a->synth_next = addr;
     return addr;
 }
