@@ -152,6 +152,8 @@ static void note_failure(struct cmt_whatif *w, struct cmt_whatif_device *d, size
     if (run->failures++)
         return;
     run->has_failure = true;
+    run->peak_reserved_at_failure = run->stats->peak_reserved;
+    run->peak_allocated_at_failure = run->stats->peak_allocated;
     run->first = (struct cmt_whatif_failure){.ts = ts, .tid = tid, .stack = stack, .stream = stream,
                                              .recorded_failed = recorded_failed, .f = *f};
     if (w->phases)

@@ -50,6 +50,10 @@ struct cmt_whatif_run {
     uint64_t failures;
     bool has_failure;
     struct cmt_whatif_failure first;
+    /* The model's peaks right after its first failure: what PyTorch's
+     * max_memory_reserved() and max_memory_allocated() would say of a
+     * program that stops at its first out-of-memory error. */
+    uint64_t peak_reserved_at_failure, peak_allocated_at_failure;
     uint64_t served_recorded_failures; /* requests the recorded run failed, served here */
     uint64_t min_headroom;             /* least room left (limit - reserved) after a request; UINT64_MAX: unlimited */
     uint64_t min_headroom_ts;

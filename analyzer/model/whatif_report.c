@@ -103,8 +103,13 @@ static void build_row(struct cmt_whatif_row *row, const struct cmt_whatif *w, co
     row->served_recorded_failures = run->served_recorded_failures;
     row->failures = run->failures;
     row->fits = run->failures == 0;
-    if (run->has_failure)
+    row->replay_peak_reserved = row->peak_reserved;
+    row->replay_peak_allocated = row->peak_allocated;
+    if (run->has_failure) {
         build_failure(&row->first, &run->first, a, frames, phases);
+        row->peak_reserved = run->peak_reserved_at_failure;
+        row->peak_allocated = run->peak_allocated_at_failure;
+    }
     row->min_headroom = run->min_headroom;
     row->min_headroom_ns = run->min_headroom_ts > a->info.start_monotonic_ns
                                ? run->min_headroom_ts - a->info.start_monotonic_ns

@@ -41,7 +41,12 @@ struct cmt_whatif_row {
     bool asked;                  /* given with --set or a candidate of --compare (the recorded row too, when
                                   * one asked for equals it: settings replayed alike are one row) */
     bool gc_inert;               /* garbage_collection_threshold without a memory fraction */
+    /* max_memory_reserved() and max_memory_allocated(): over the whole
+     * replay, or, for a setting that runs out of memory, up to its first
+     * failure (what a program that stops there would reach; the replay goes
+     * on past it, as a program that catches the error: replay_peak_*) */
     uint64_t peak_reserved, peak_allocated, peak_reserved_ns;
+    uint64_t replay_peak_reserved, replay_peak_allocated;
     uint64_t allocated_at_peak;
     uint64_t unallocated_at_peak[CMT_TA_CLASS_COUNT], reserved_at_peak[CMT_TA_CLASS_COUNT];
     uint64_t segments_made, segments_released, maps, mapped_bytes, unmaps, unmapped_bytes, expandable_segments;

@@ -65,6 +65,10 @@ static void json_row(struct cmt_json *j, const struct cmt_whatif_report *w, cons
     cmt_json_int(j, r->vs_recorded);
     cmt_json_key(j, "peak_allocated_bytes");
     cmt_json_uint(j, r->peak_allocated);
+    cmt_json_key(j, "replay_peak_reserved_bytes");
+    cmt_json_uint(j, r->replay_peak_reserved);
+    cmt_json_key(j, "replay_peak_allocated_bytes");
+    cmt_json_uint(j, r->replay_peak_allocated);
     cmt_json_key(j, "allocated_at_peak_bytes");
     cmt_json_uint(j, r->allocated_at_peak);
     cmt_json_key(j, "unallocated_at_peak");

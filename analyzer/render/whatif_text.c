@@ -95,10 +95,17 @@ static void print_row(FILE *out, const struct cmt_whatif_report *w, const struct
 {
     char label[CMT_TA_SETTINGS_TEXT + 48];
     row_label(w, r, label, sizeof label);
-    fprintf(out, "  %s: reserved peak %s at %s", label, EXACT(r->peak_reserved), CMT_DURATION(r->peak_reserved_ns));
+    if (r->fits)
+        fprintf(out, "  %s: reserved peak %s at %s", label, EXACT(r->peak_reserved),
+                CMT_DURATION(r->peak_reserved_ns));
+    else
+        fprintf(out, "  %s: reserved peak %s when it ran out", label, EXACT(r->peak_reserved));
     if (r->recorded && d->exact)
         fprintf(out, ", the recorded max_memory_reserved() to the byte");
     fprintf(out, "\n");
+    if (!r->fits && r->replay_peak_reserved != r->peak_reserved)
+        fprintf(out, "    %s over the rest of the replay (its requests after the failure asked as recorded)\n",
+                EXACT(r->replay_peak_reserved));
     fprintf(out, "    reserved but unallocated then: %s", SZ(unallocated_total(r)));
     bool any = false;
     for (unsigned c = 0; c < CMT_TA_CLASS_COUNT; c++)

@@ -9,8 +9,8 @@ torch.OutOfMemoryError, from json/NAME.json).
     whatif_matrix.py DATA [--cli PATH] [--markdown OUT.md] [--json OUT.json]
 
 DATA is the directory run_tensor_validation.sh wrote (json/, runs.tsv, and
-the traces in traces-matrix/ or traces-matrix.tar.xz, unpacked to a
-temporary directory when needed). A prediction must equal the real reserve
+the traces in traces-matrix/ or matrix/, or traces-matrix.tar.xz, unpacked
+to a temporary directory when needed). A prediction must equal the real reserve
 to the byte where both runs asked for the same tensors in the same order on
 one stream (the replay's requests digest, docs/report.md, "What if"; a
 trace replayed under its own settings always), and be within 1% otherwise;
@@ -39,10 +39,21 @@ def tag_of(setting):
     return t or "default"
 
 
+# run_tensor_validation.sh names the varlen run under the garbage
+# collection threshold m_varlen_gc, the frag one by its tag
+ALIASES = {"m_varlen_gc": "m_varlen_garbage_collection_threshold_0.6"}
+
+
+def run_name(path):
+    name = os.path.basename(path).rsplit(".", 1)[0]
+    return ALIASES.get(name, name)
+
+
 def traces_dir(data, scratch):
-    d = os.path.join(data, "traces-matrix")
-    if os.path.isdir(d):
-        return d
+    for sub in ("traces-matrix", "matrix"):
+        d = os.path.join(data, sub)
+        if os.path.isdir(d):
+            return d
     tar = os.path.join(data, "traces-matrix.tar.xz")
     if not os.path.exists(tar):
         return None
@@ -83,10 +94,10 @@ def main():
         real, replays = {}, {}
         for path in sorted(glob.glob(os.path.join(a.data, "json", "m_*.json"))):
             with open(path) as f:
-                real[os.path.basename(path)[:-5]] = json.load(f)
+                real[run_name(path)] = json.load(f)
         for path in sorted(glob.glob(os.path.join(tdir, "m_*.bin"))):
-            replays[os.path.basename(path)[:-4]] = whatif(a.cli, path)
-        cells, lines = [], []
+            replays[run_name(path)] = whatif(a.cli, path)
+        cells, lines, notes = [], [], []
         for wl in WORKLOADS:
             header = "| recorded under \\ replayed under | " + " | ".join(s or "default" for s in SETTINGS) + " |"
             body = []
@@ -96,6 +107,11 @@ def main():
                     continue
                 dev = device0(replays[name])
                 row = [f"{rec or 'default'}"]
+                if not dev:
+                    notes.append(f"NOTE {wl}: recorded under {rec or 'default'}: nothing to replay "
+                                 f"({replays[name]['reason']})")
+                    body.append("| " + " | ".join(row + ["nothing to replay"] * len(SETTINGS)) + " |")
+                    continue
                 for tgt in SETTINGS:
                     cell = cell_of(wl, rec, tgt, dev, replays, real)
                     if cell:
@@ -109,7 +125,9 @@ def main():
         lines.append(f"\n{len(checked)} predictions held against a real run: {len(checked) - len(misses)} within "
                      f"their bound (to the byte: {sum(1 for c in checked if c['exact_required'])}, "
                      f"{sum(1 for c in checked if c['exact_required'] and c['ok'])} met), {len(misses)} missed; "
+                     f"equal to the byte: {sum(1 for c in checked if c['predicted'] == c['real'])}; "
                      f"out-of-memory verdicts matched: {sum(1 for c in checked if c['oom_ok'])} of {len(checked)}")
+        lines += notes
         for c in misses:
             lines.append(f"MISS {c['workload']}: recorded under {c['recorded'] or 'default'}, replayed under "
                          f"{c['target'] or 'default'}: predicted {c['predicted']} B (out of memory: "
@@ -147,7 +165,7 @@ def cell_of(wl, rec, tgt, dev, replays, real):
     same_requests = other is not None and other["requests_digest"] == dev["requests_digest"]
     cell["exact_required"] = rec == tgt or (same_requests and dev["streams"] == 1)
     diff = cell["predicted"] - cell["real"]
-    rel = abs(diff) / cell["real"] if cell["real"] else 0.0
+    rel = abs(diff) / cell["real"] if cell["real"] else float(diff != 0)
     within = diff == 0 if cell["exact_required"] else rel <= TOLERANCE
     cell["oom_ok"] = cell["predicted_oom"] == cell["real_oom"]
     cell["ok"] = within and cell["oom_ok"]
@@ -156,7 +174,8 @@ def cell_of(wl, rec, tgt, dev, replays, real):
     if diff == 0:
         cell["text"] = f"{mark} {cell['predicted']}{oom}"
     else:
-        cell["text"] = f"{mark} {cell['predicted']} vs {cell['real']} ({100.0 * diff / cell['real']:+.2f}%){oom}"
+        pct = f"{100.0 * diff / cell['real']:+.2f}%" if cell["real"] else "real 0"
+        cell["text"] = f"{mark} {cell['predicted']} vs {cell['real']} ({pct}){oom}"
     if not cell["oom_ok"]:
         cell["text"] += f" (real: {'OOM' if cell['real_oom'] else 'no OOM'})"
     return cell

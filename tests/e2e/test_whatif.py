@@ -98,6 +98,56 @@ def test_h200_compare():
     eq((f["allocated_bytes"] + f["rounded_bytes"] - f["room_bytes"]), f["short_by_bytes"], "short by")
 
 
+# torch_workloads.py on an H100 80GB (torch 2.11.0+cu130, 2026-12-06,
+# run_tensor_validation.sh's matrix part): each run under the default
+# allocator stored in tests/data/whatif, and what PyTorch itself said when
+# the same workload ran under each setting (json/NAME.json of that run:
+# max_memory_reserved(), and whether it raised torch.OutOfMemoryError).
+# Under roundup_power2_divisions:4 frag_oom's first tensor (n x 424 MiB)
+# rounds past the device: that run failed at once, reserving nothing.
+H100 = {
+    "h100_train.bin": {"": (6150946816, False), "expandable_segments:True": (5874122752, False),
+                       "max_split_size_mb:128": (6218055680, False), "max_split_size_mb:512": (6150946816, False),
+                       "roundup_power2_divisions:4": (6209667072, False)},
+    "h100_varlen.bin": {"": (4347396096, False), "expandable_segments:True": (3527409664, False),
+                        "max_split_size_mb:128": (16970153984, False), "max_split_size_mb:512": (4347396096, False),
+                        "roundup_power2_divisions:4": (4689231872, False),
+                        "garbage_collection_threshold:0.6": (4347396096, False)},
+    "h100_frag_oom.bin": {"": (83584090112, True), "expandable_segments:True": (83592478720, False),
+                          "max_split_size_mb:128": (84028686336, False), "max_split_size_mb:512": (84028686336, False),
+                          "roundup_power2_divisions:4": (0, True), "garbage_collection_threshold:0.6": (83584090112, True)},
+    "h100_capacity_oom.bin": {"": (83751862272, True), "expandable_segments:True": (83760250880, True),
+                              "max_split_size_mb:128": (83751862272, True), "max_split_size_mb:512": (83751862272, True),
+                              "roundup_power2_divisions:4": (83751862272, True)},
+}
+
+
+def test_h100_matrix():
+    """Each H100 run under the defaults, replayed under every setting of
+    the matrix: PyTorch's own max_memory_reserved() of the real run under
+    that setting to the byte (up to the first failure for a setting that
+    runs out: what a program that stops there reaches), and the same
+    out-of-memory verdict. varlen's max_split_size_mb:128 quadruples the
+    reserve; frag_oom's fragmentation goes with expandable segments or a
+    split limit, and gets worse with roundup_power2_divisions."""
+    data = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "whatif")
+    for name, real in H100.items():
+        args = []
+        for setting in real:
+            args += ["--set", setting or "default"]
+        w = whatif(os.path.join(data, name), *args)
+        dev = w["devices"][0]
+        eq((w["recorded_settings"]["known"], dev["replays_exactly"], dev["name"]), (True, True, "NVIDIA H100 80GB HBM3"),
+           name)
+        got = {k: (r["peak_reserved_bytes"], r["out_of_memory"]) for k, r in rows(dev).items()}
+        eq(got, real, name)
+    w = whatif(os.path.join(data, "h100_frag_oom.bin"), "--set", "expandable_segments:True")
+    d, e = rows(w["devices"][0])[""], rows(w["devices"][0])["expandable_segments:True"]
+    f = d["first_failure"]
+    eq((f["verdict"], f["requested_bytes"], f["recorded_run_failed_it"], e["served_recorded_failures"]),
+       ("fragmentation", 1 << 30, True, 1), "frag_oom: 1 GiB stranded in 424 MiB holes, served by expandable segments")
+
+
 def test_generated():
     """gen_whatif_trace's run: every figure worked out in its comment."""
     path = generated()
