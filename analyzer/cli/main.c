@@ -78,6 +78,8 @@ static void usage(FILE *out)
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
+          "  whatif [--set VALUE] [--compare] TRACE     PyTorch's cache replayed under other settings\n"
+          "                                             and device sizes: reserve, out of memory or not\n"
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
@@ -98,6 +100,7 @@ static const struct command {
     {"frag", cmt_cmd_frag},
     {"diff", cmt_cmd_diff},
     {"export", cmt_cmd_export},
+    {"whatif", cmt_cmd_whatif},
 };
 
 static const struct command *find_command(const char *name)

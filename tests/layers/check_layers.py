@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 # Lowest first; cli is the top (the executable's main.c is in it).
-LAYERS = ["base", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]
+LAYERS = ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]
 # Below the models, out of the renderers' reach (symbolize/ is not: the
 # report model hands out its frame tables, struct cmt_frames).
 RENDER_BARRED = ["read", "replay", "analyses"]
