@@ -44,7 +44,6 @@ struct window {
     uint32_t tid;
     uint64_t open_ts, close_ts;
     bool open;
-    bool reported; /* in a take_json already */
     uint64_t cached_bytes, cached_count; /* caching allocators' segments made while it was innermost */
     struct device_figures *dev; /* [CMT_MAX_DEVICES]; freed once reported */
     struct tag *left;           /* live when it closed */
@@ -78,6 +77,8 @@ struct cmt_follow {
     size_t n_windows, cap_windows;
     uint32_t *open; /* open windows (index + 1), innermost last */
     size_t n_open, cap_open;
+    uint32_t *closed; /* windows (index + 1) in the order they closed, not yet in a take */
+    size_t n_closed, cap_closed;
     struct thread_phases *threads;
     size_t n_threads, cap_threads;
     struct tag *tags; /* open addressing by (ns, addr), backward-shift deletion */
@@ -323,6 +324,13 @@ static void close_window(struct cmt_follow *f, uint32_t index1, uint64_t ts)
     struct window *w = &f->windows[index1 - 1];
     w->open = false;
     w->close_ts = ts;
+    uint32_t *c = grow(f->closed, &f->cap_closed, f->n_closed + 1, sizeof *c);
+    if (!c) {
+        f->failed = true;
+        return;
+    }
+    f->closed = c;
+    c[f->n_closed++] = index1;
     for (size_t i = f->n_open; i-- > 0;) {
         if (f->open[i] == index1) {
             memmove(&f->open[i], &f->open[i + 1], (f->n_open - i - 1) * sizeof *f->open);
@@ -657,18 +665,16 @@ char *cmt_follow_take_json(struct cmt_follow *f, size_t *len)
     json_trace(f, &j);
     cmt_json_key(&j, "windows");
     cmt_json_begin_array(&j);
-    for (size_t i = 0; i < f->n_windows; i++) {
-        struct window *w = &f->windows[i];
-        if (w->open || w->reported)
-            continue;
+    for (size_t i = 0; i < f->n_closed; i++) {
+        struct window *w = &f->windows[f->closed[i] - 1];
         json_window(f, &j, w);
-        w->reported = true;
         free(w->left);
         w->left = NULL;
         w->n_left = 0;
         free(w->dev);
         w->dev = NULL;
     }
+    f->n_closed = 0;
     cmt_json_end_array(&j);
     cmt_json_end_object(&j);
     cmt_json_finish(&j);
@@ -740,6 +746,7 @@ void cmt_follow_close(struct cmt_follow *f)
     }
     free(f->windows);
     free(f->open);
+    free(f->closed);
     for (size_t i = 0; i < f->n_threads; i++)
         free(f->threads[i].stack);
     free(f->threads);

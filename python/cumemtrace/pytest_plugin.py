@@ -167,6 +167,27 @@ def _location(group, root):
     return site.get("function") or site.get("module") or "an unknown place"
 
 
+class GpuRepr:
+    """A test's GPU memory problems as pytest prints a failure: the first
+    line is the short summary's message (and JUnit's failure message)."""
+
+    def __init__(self, lines, path, lineno):
+        self.lines = lines
+        self.reprcrash = _Crash(lines[0], path, lineno)
+
+    def toterminal(self, tw):
+        for line in self.lines:
+            tw.line(line, red=line.startswith("GPU"))
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+class _Crash:
+    def __init__(self, message, path, lineno):
+        self.message, self.path, self.lineno = message, path, lineno
+
+
 class GpuGate:
     """The plugin's state for one session (one traced process)."""
 
@@ -272,14 +293,15 @@ class GpuGate:
         if problems:
             self.failed[item.nodeid] = {"window": window, "problems": problems}
             report.outcome = "failed"
-            report.longrepr = "\n".join(problems)
+            path, lineno, _ = item.location
+            report.longrepr = GpuRepr(problems, path, (lineno or 0) + 1)
             report.sections.append(("cumemtrace", self._window_text(window)))
 
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_report_teststatus(self, report, config):
         outcome = yield
         if report.when == "call" and report.failed and report.nodeid in self.failed:
-            outcome.force_result(("failed", "G", "GPU MEMORY"))
+            outcome.force_result(("failed", "G", "FAILED"))
 
     # -- judgement -------------------------------------------------------------------
 
