@@ -16,8 +16,8 @@ patchelf is): usage: wheel_repair.py WHEEL OUTDIR (scripts/wheel.sh runs it).
   cumemtrace/lib/licenses/, beside cumemtrace's own (debian/copyright: the
   HTML report's embedded JavaScript libraries are listed there);
   licenses/README names which file came from which package and version.
-- Debug information is stripped (the symbol tables stay: the report names
-  the profiler's own frames).
+- Debug information is stripped before patchelf runs (the symbol tables
+  stay: the report names the profiler's own frames).
 - The tag: py3-none-manylinux_2_X_ARCH, X the newest GLIBC_2.X symbol
   version any file uses: nothing in the wheel depends on the Python ABI (the
   command, the shim and the analysis library are no extension modules; the
@@ -128,18 +128,21 @@ def main(wheel, outdir):
                 os.chmod(dst, 0o755)
                 vendored[lib] = (new, src)
                 queue.append(dst)
-        for lib, (new, _) in vendored.items():
-            sh(["patchelf", "--set-soname", new, os.path.join(libdir, new)])
+        # Stripped first, then patchelf one change per call: strip rewrites
+        # the layout patchelf extends (after patchelf, strip left libdw with
+        # a load segment the loader refused: "not page-aligned"), and
+        # Debian 12's patchelf 0.14 mixes up the strings of several changes
+        # made in one call (a RUNPATH holding a soname).
+        sonames = {new for new, _ in vendored.values()}
         for path in ours + [os.path.join(libdir, n) for n, _ in vendored.values()]:
-            args = []
+            sh(["strip", "--strip-debug", path])
+            if os.path.basename(path) in sonames:
+                sh(["patchelf", "--set-soname", os.path.basename(path), path])
             for lib in needed(path):
                 if lib in vendored:
-                    args += ["--replace-needed", lib, vendored[lib][0]]
-            if args:
-                sh(["patchelf", *args, path])
+                    sh(["patchelf", "--replace-needed", lib, vendored[lib][0], path])
             rpath = "$ORIGIN/../lib" if os.path.dirname(path).endswith("bin") else "$ORIGIN"
             sh(["patchelf", "--set-rpath", rpath, path])
-            sh(["strip", "--strip-debug", path])
         # Licences.
         lic = os.path.join(libdir, "licenses")
         os.makedirs(lic, exist_ok=True)
@@ -190,8 +193,9 @@ def main(wheel, outdir):
             for r in rels + [record]:
                 full = os.path.join(work, r)
                 info = zipfile.ZipInfo(r, date_time=(2020, 1, 1, 0, 0, 0))
-                mode = os.stat(full).st_mode
-                info.external_attr = (stat.S_IFREG | (0o755 if mode & 0o111 else 0o644)) << 16
+                # zipfile's extraction dropped the modes: ELF files (the
+                # command, the libraries) are executable, the rest not.
+                info.external_attr = (stat.S_IFREG | (0o755 if is_elf(full) else 0o644)) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 with open(full, "rb") as f:
                     z.writestr(info, f.read())
