@@ -1562,10 +1562,8 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_default_kinds);
-    if (!r->follow) {
-        set_error(r, "internal: cmt_reader_poll on a reader not opened with cmt_reader_open_follow");
-        return -1;
-    }
+    if (!r->follow)
+        return -1; /* the caller's error: cmt_reader_open_follow opens readers that poll */
     r->cb = cb;
     r->ctx = ctx;
     if (r->error[0])
@@ -1582,6 +1580,10 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
             return -1;
     }
     if (follow_read_metas(r) != 0)
+        return -1;
+    /* The END record just read: the metadata chunks are final too, read to
+     * their ends (the tail checks of a whole read). */
+    if (r->end_seen && r->n_metas && follow_read_metas(r) != 0)
         return -1;
     /* Every event chunk's commit word was taken before the metadata: once
      * the END record is read, nothing more is written anywhere. */
