@@ -232,4 +232,8 @@ def test_to_pandas():
 
 
 if __name__ == "__main__":
+    if cmtest.VALGRIND:
+        print("skipped under valgrind: the interpreter under memcheck takes minutes; the reader's follow mode is "
+              "tested under valgrind by unit/trace_follow, the follower under ASan by this test")
+        sys.exit(77)
     cmtest.main(sys.modules[__name__])

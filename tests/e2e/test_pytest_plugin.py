@@ -197,6 +197,6 @@ def test_not_started_from_the_command_line():
 if __name__ == "__main__":
     if cmtest.VALGRIND:
         print("skipped under valgrind: pytest under memcheck takes many minutes; the follower's C code is tested "
-              "under valgrind by unit/follow")
+              "under valgrind by unit/trace_follow, the follower under ASan by this test")
         sys.exit(77)
     cmtest.main(sys.modules[__name__])
