@@ -13,8 +13,10 @@
 #   scripts/wheel.sh -o DIR          the wheel in DIR instead
 #   scripts/wheel.sh --no-install    install nothing; fail, naming it, when a tool is missing
 #   CUDA_ROOT=/opt/cuda scripts/wheel.sh    the CUDA headers' toolkit (default /usr/local/cuda)
-#   CMT_WHEEL_BUILDDIR=DIR           meson's build directory (default build/wheel-build; kept, so a
-#                                    second build only recompiles what changed)
+#
+# meson-python builds in a temporary directory of its own (.mesonpy-* here,
+# removed after): given a build directory, Debian 12's 0.12 only reconfigures
+# one it made before, and stops on a new one.
 #
 # No network: meson-python, patchelf and pip come from Debian's packages,
 # the HTML report's JavaScript libraries from analyzer/render/html/node_modules
@@ -56,19 +58,17 @@ if [ ! -f analyzer/render/html/node_modules/.package-lock.json ]; then
   exit 1
 fi
 
-builddir="${CMT_WHEEL_BUILDDIR:-build/wheel-build}"
-mkdir -p "$out" "$(dirname "$builddir")"
+mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-builddir="$(cd "$(dirname "$builddir")" && pwd)/$(basename "$builddir")"
 raw="$(mktemp -d "${TMPDIR:-/tmp}/cumemtrace-wheel.XXXXXX")"
 trap 'rm -rf "$raw"' EXIT
-echo "wheel: meson-python in $builddir (log: $out/build.log)"
-if ! "$python" - "$raw" "$builddir" "-Dcuda-root=${CUDA_ROOT:-/usr/local/cuda}" >"$out/build.log" 2>&1 <<'PY'
+echo "wheel: meson-python (log: $out/build.log)"
+if ! "$python" - "$raw" "-Dcuda-root=${CUDA_ROOT:-/usr/local/cuda}" >"$out/build.log" 2>&1 <<'PY'
 import sys
 import mesonpy
 # PEP 517's build_wheel, as pip would call it, without pip's isolation (no
 # network): the options come from pyproject.toml, CUDA's root from here.
-print(mesonpy.build_wheel(sys.argv[1], {"builddir": sys.argv[2], "setup-args": [sys.argv[3]]}))
+print(mesonpy.build_wheel(sys.argv[1], {"setup-args": [sys.argv[2]]}))
 PY
 then
   tail -n 40 "$out/build.log" >&2

@@ -104,19 +104,27 @@ if _push is not None:
 
 else:
 
-    class phase(contextlib.ContextDecorator):
-        """A phase of this thread (does nothing: the profiler is not loaded)."""
+    class _NoPhase:
+        """What phase() gives without the profiler: one shared object, a
+        context manager that does nothing and a decorator that returns the
+        function itself (no wrapper to call through)."""
 
         __slots__ = ()
-
-        def __init__(self, name):
-            pass
 
         def __enter__(self):
             return self
 
         def __exit__(self, *exc):
             return False
+
+        def __call__(self, func):
+            return func
+
+    _NO_PHASE = _NoPhase()
+
+    def phase(name):
+        """A phase of this thread (does nothing: the profiler is not loaded)."""
+        return _NO_PHASE
 
     def step(n=None):
         """Step n starts now (does nothing: the profiler is not loaded)."""
