@@ -114,6 +114,7 @@ def _restart_under_profiler(config):
         raise pytest.UsageError(str(e)) from None
     env = os.environ.copy()
     env[RESTARTED] = "1"
+    env.setdefault("CUMEMTRACE_QUIET", "1")  # the summary names the trace
     argv = [cli, "run"]
     if "CUMEMTRACE_OUTPUT" not in env:
         trace_dir = tempfile.mkdtemp(prefix="cumemtrace-pytest-")
@@ -195,6 +196,7 @@ class GpuGate:
         self.config = config
         self.root = str(config.rootpath) if hasattr(config, "rootpath") else str(config.rootdir)
         self.follower = None
+        self.trace = None  # made absolute when the first test starts: a test may change directory
         self.closing = []  # windows popped whose results the next poll brings, in order
         self.results = {}  # nodeid -> the test's window
         self.fixtures = []  # (fixture, scope, window) in the order they were set up
@@ -216,7 +218,7 @@ class GpuGate:
     def collect(self):
         """Polls the follower; files the windows closed since."""
         if self.follower is None:
-            path = cumemtrace.trace_path()
+            path = self.trace or cumemtrace.trace_path()
             if path is None:
                 raise CumemtraceError("cumemtrace: the profiler writes no trace (CUMEMTRACE_DISABLE? a full disk? "
                                       "its warning on stderr says why)")
@@ -238,6 +240,8 @@ class GpuGate:
     def pytest_runtest_setup(self, item):
         self.push(item.nodeid)
         self.open_tests.add(item.nodeid)
+        if self.trace is None and cumemtrace.trace_path():
+            self.trace = os.path.abspath(cumemtrace.trace_path())
         yield
 
     @pytest.hookimpl(hookwrapper=True)
