@@ -333,12 +333,13 @@ class GpuGate:
             for g in window["left"]:
                 if g["suppressed_by"] is not None:
                     continue
-                what = "tensor" if g["memory"] == "tensor" else "allocation"
                 plural = "s" if g["count"] != 1 else ""
-                where = "" if g["memory"] == "tensor" else f"{g['api']}, "
-                problems.append(f"GPU leak: {format_bytes(g['bytes'])} ({g['bytes']} B) in {g['count']} {what}{plural} "
-                                f"({where}{g['memory']} memory, device {g['device']}) still alive after the test, "
-                                f"allocated at {_location(g, self.root)}")
+                if g["memory"] == "tensor":
+                    what, kind = f"tensor{plural}", f"PyTorch's allocator, device {g['device']}"
+                else:
+                    what, kind = f"allocation{plural}", f"{g['api']}, {g['memory']} memory, device {g['device']}"
+                problems.append(f"GPU leak: {format_bytes(g['bytes'])} ({g['bytes']} B) in {g['count']} {what} "
+                                f"({kind}) still alive after the test, allocated at {_location(g, self.root)}")
                 for i, f in enumerate(g["frames"][:8]):
                     problems.append(f"    #{i} {_frame_text(f, self.root)}")
         return problems

@@ -76,10 +76,10 @@ def junit_cases(path):
     return cases
 
 
-def leak_line(mib, count, marker, what="allocation"):
+def leak_line(mib, count, marker):
     plural = "s" if count != 1 else ""
-    api = "cuMemAlloc, " if what == "allocation" else ""
-    return (f"GPU leak: {mib:.1f} MiB ({mib * MiB} B) in {count} {what}{plural} ({api}device memory, device 0) still "
+    return (f"GPU leak: {mib:.1f} MiB ({mib * MiB} B) in {count} allocation{plural} (cuMemAlloc, device memory, "
+            f"device 0) still "
             f"alive after the test, allocated at gpu_sim.py:{line_of(os.path.join(SUITE_DIR, 'gpu_sim.py'), 'alloc')}")
 
 
