@@ -1355,8 +1355,11 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
 
 /* The file is mapped once with this much room: pages past its end become
  * readable as the writer's posix_fallocate grows it, and the cursors'
- * pointers stay valid. Address space only (MAP_NORESERVE, read-only). */
+ * pointers stay valid. Address space only (MAP_NORESERVE, read-only). Where
+ * that much cannot be had (valgrind's address space, a `ulimit -v`), a
+ * quarter of it, and so on down to FOLLOW_RESERVE_MIN. */
 #define FOLLOW_RESERVE (64ull << 30)
+#define FOLLOW_RESERVE_MIN (64ull << 20)
 
 int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err, size_t errlen)
 {
@@ -1372,24 +1375,28 @@ int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err,
         snprintf(err, errlen, "not a regular file: give the path of a trace file");
         return -EINVAL;
     }
-    void *data = mmap(NULL, FOLLOW_RESERVE, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    size_t reserve = FOLLOW_RESERVE;
+    void *data = mmap(NULL, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    while (data == MAP_FAILED && reserve / 4 >= FOLLOW_RESERVE_MIN && reserve / 4 >= (size_t)st.st_size) {
+        reserve /= 4;
+        data = mmap(NULL, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    }
     if (data == MAP_FAILED) {
         int e = errno;
         close(fd);
         snprintf(err, errlen, "cannot map it into memory: %s; check `ulimit -v`", strerror(e));
         return -e;
     }
-    size_t size = (size_t)st.st_size < FOLLOW_RESERVE ? (size_t)st.st_size : FOLLOW_RESERVE;
-    int rc = cmt_reader_open_memory(data, size, out, err, errlen);
+    int rc = cmt_reader_open_memory(data, (size_t)st.st_size, out, err, errlen);
     if (rc != 0) {
-        munmap(data, FOLLOW_RESERVE);
+        munmap(data, reserve);
         close(fd);
         return rc;
     }
     struct cmt_reader *r = *out;
     r->follow = true;
     r->fd = fd;
-    r->reserved_size = FOLLOW_RESERVE;
+    r->reserved_size = reserve;
     r->mapped = true;
     r->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     return 0;
@@ -1408,8 +1415,8 @@ static void follow_refresh(struct cmt_reader *r)
         size_t size = (size_t)st.st_size;
         if (size > r->reserved_size) {
             size = r->reserved_size;
-            add_warning(r, "the trace grew past %llu GiB: it is followed up to there",
-                        (unsigned long long)(r->reserved_size >> 30));
+            add_warning(r, "the trace grew past %llu MiB: it is followed up to there",
+                        (unsigned long long)(r->reserved_size >> 20));
         }
         if (size >= r->header.header_size)
             r->size = size;
