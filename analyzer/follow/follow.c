@@ -540,7 +540,8 @@ static void json_left(struct cmt_follow *f, struct cmt_json *j, const struct tag
         g[k].bytes += t->size;
         g[k].count++;
     }
-    qsort(g, ng, sizeof *g, by_bytes);
+    if (ng > 1) /* g is NULL when nothing is live: no qsort of it (UBSan's nonnull) */
+        qsort(g, ng, sizeof *g, by_bytes);
     cmt_json_begin_array(j);
     for (size_t k = 0; k < ng; k++) {
         cmt_json_begin_object(j);
