@@ -55,6 +55,12 @@ def clean_env(extra=None):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("CUMEMTRACE") and k not in ("PYTHONPATH", "LD_PRELOAD", "LD_LIBRARY_PATH")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # Under the asan setup the simulated device is built with the sanitizer:
+    # its runtime comes first in every process that may load it (the wheel
+    # itself is not; leaks of interpreters are not ours to judge).
+    if cmtest.PRELOAD_PREFIX:
+        env["LD_PRELOAD"] = cmtest.PRELOAD_PREFIX
+        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     env.update(extra or {})
     return env
 
