@@ -86,8 +86,12 @@ def pytest_configure(config):
 
 
 def _started_from_command_line():
-    main = os.path.basename(sys.argv[0]) if sys.argv else ""
-    return main in ("pytest", "py.test") or sys.argv[0].endswith(os.path.join("pytest", "__main__.py"))
+    """pytest's own entry: its script (pytest, py.test, Debian's pytest-3) or
+    `python -m pytest`; not a program that called pytest.main()."""
+    if not sys.argv:
+        return False
+    main = os.path.basename(sys.argv[0])
+    return re.fullmatch(r"py\.?test(-?3)?", main) is not None or sys.argv[0].endswith(os.path.join("pytest", "__main__.py"))
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
