@@ -90,6 +90,7 @@ static int parse_percent(const char *s, double *out)
 struct report_cli {
     struct cmt_cli_format format;
     const char *output; /* -o FILE; NULL: stdout */
+    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
     struct cmt_report_options opt;
     struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
@@ -358,6 +359,8 @@ static void set_done(void *ctx, size_t i)
  * file cannot be created. */
 static FILE *open_output(const struct report_cli *cli)
 {
+    if (cli->stream)
+        return cli->stream;
     if (!cli->output)
         return stdout;
     FILE *out = fopen(cli->output, "w");
@@ -370,7 +373,7 @@ static FILE *open_output(const struct report_cli *cli)
  * failed. */
 static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
-    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && out != cli->stream && fclose(out) != 0)) {
         cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
                       cli->output ? cli->output : "standard output");
         return CMT_EXIT_USAGE;
@@ -458,11 +461,17 @@ static int report_main(int argc, char **argv, struct report_cli *cli, int first)
 
 int cmt_cmd_report(int argc, char **argv)
 {
+    return cmt_report_command(argc, argv, NULL);
+}
+
+int cmt_report_command(int argc, char **argv, FILE *stream)
+{
     struct report_cli cli = {0};
     int status;
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    cli.stream = stream;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
     if (load_suppressions(&cli, &sup) != 0) {
