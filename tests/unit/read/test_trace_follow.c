@@ -5,6 +5,7 @@
  * before the events that name it, nothing twice, nothing lost, and the
  * trace's end once the writer finished. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -122,13 +123,21 @@ static struct cmt_trace_file mt_tf;
 static struct cmt_meta_stream mt_meta;
 static atomic_uint stack_ids;
 static atomic_int writers_done;
+/* Polls made while the writers run: each writer waits half way for one made
+ * after it started, so the reader always reads a trace mid-write (under load
+ * the writers could otherwise finish before the first poll). */
+static atomic_uint polls_made;
 
 static void *writer(void *arg)
 {
     uint64_t t = (uint64_t)(uintptr_t)arg;
     struct cmt_event_stream s = {.tid = (uint32_t)(100 + t)};
     uint32_t stack = 0;
+    unsigned polls_at_start = atomic_load(&polls_made);
     for (uint64_t i = 0; i < PER_THREAD; i++) {
+        if (i == PER_THREAD / 2)
+            while (atomic_load(&polls_made) < polls_at_start + 2) /* one whole poll after this point */
+                sched_yield();
         if (i % 1000 == 0) {
             stack = atomic_fetch_add(&stack_ids, 1) + 1;
             meta_stack(&mt_tf, &mt_meta, stack);
@@ -158,6 +167,7 @@ static void test_concurrent(void)
     while (atomic_load(&writers_done) < THREADS) {
         CHECK(cmt_reader_poll(r, &cb, NULL) == 0);
         polls++;
+        atomic_fetch_add(&polls_made, 1);
     }
     for (int t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
