@@ -123,9 +123,10 @@ char *cmt_escape_into(const char *s, char *buf, size_t len)
 
 const char *cmt_esc(const char *s)
 {
-    static char *slots[CMT_ESC_SLOTS];
-    static size_t caps[CMT_ESC_SLOTS];
-    static unsigned next;
+    /* Per thread: the library may render on several (a follower's). */
+    static __thread char *slots[CMT_ESC_SLOTS];
+    static __thread size_t caps[CMT_ESC_SLOTS];
+    static __thread unsigned next;
     if (!s)
         return "";
     if (!cmt_text_needs_escape(s))

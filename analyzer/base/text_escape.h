@@ -21,8 +21,8 @@ bool cmt_text_needs_escape(const char *s);
 /* s as text output prints it: s itself when it needs no escaping (the
  * common case costs one scan), else an escaped copy in one of
  * CMT_ESC_SLOTS buffers used in turn, valid until that many more calls (one
- * printf may take several). "" for NULL. Not thread-safe: the renderers
- * run on one thread. */
+ * printf may take several). "" for NULL. The buffers are the calling
+ * thread's (kept while it lives). */
 #define CMT_ESC_SLOTS 16
 const char *cmt_esc(const char *s);
 

@@ -18,6 +18,7 @@
 #include "site_floors.h"
 #include "timeline_model.h"
 #include "usage_views.h"
+#include "whatif_report.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -266,6 +267,10 @@ struct cmt_report {
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
     struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
+    /* PyTorch's tensors replayed under the usual settings (whatif_report.h),
+     * when the analysis followed them and there were tensors; NULL else. */
+    struct cmt_whatif_report *whatif;
+    struct cmt_whatif *whatif_uncached; /* the engine of a cache-off trace's replay (owned) */
     struct cmt_ipc_report ipc;              /* memory shared with other processes (ipc_report.h) */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */

@@ -55,6 +55,7 @@ struct cmt_frames {
     size_t n_op_names, cap_op_names;
     struct category_slot *categories; /* what the rules said of a frame, by its strings */
     size_t categories_cap, categories_count;
+    uint32_t modules_added; /* the model's modules the symbolizer knows: 1 .. modules_added - 1 */
 };
 
 /* The rules' verdict on a frame depends on its function, file and module
@@ -89,6 +90,27 @@ void cmt_frames_args_apply(const struct cmt_frames_args *a, struct cmt_frames_op
     o->no_symbols = a->no_symbols;
 }
 
+/* The model's modules recorded since the last call, to the symbolizer. */
+static void add_new_modules(struct cmt_frames *f)
+{
+    const struct cmt_trace_model *model = f->model;
+    for (uint32_t id = f->modules_added ? f->modules_added : 1; id < model->n_modules; id++) {
+        const struct cmt_module_def *m = &model->modules[id];
+        struct cmt_module_info info = {
+            .id = id,
+            .path = cmt_model_string(model, m->path_id),
+            .bias = m->bias,
+            .lo = m->lo,
+            .hi = m->hi,
+            .build_id = m->build_id,
+            .build_id_len = m->build_id_len,
+        };
+        cmt_symbolizer_add_module(f->sym, &info);
+    }
+    if (model->n_modules > f->modules_added)
+        f->modules_added = model->n_modules;
+}
+
 struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt)
 {
     struct cmt_frames *f = calloc(1, sizeof *f);
@@ -109,19 +131,7 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
         cmt_fold_rules_add(f->fold, opt->fold_patterns[i]);
     for (size_t i = 0; i < opt->n_keep_patterns; i++)
         cmt_fold_rules_keep(f->fold, opt->keep_patterns[i]);
-    for (uint32_t id = 1; id < model->n_modules; id++) {
-        const struct cmt_module_def *m = &model->modules[id];
-        struct cmt_module_info info = {
-            .id = id,
-            .path = cmt_model_string(model, m->path_id),
-            .bias = m->bias,
-            .lo = m->lo,
-            .hi = m->hi,
-            .build_id = m->build_id,
-            .build_id_len = m->build_id_len,
-        };
-        cmt_symbolizer_add_module(f->sym, &info);
-    }
+    add_new_modules(f);
     f->n_ids = model->n_stacks;
     f->canonical = calloc(f->n_ids ? f->n_ids : 1, sizeof *f->canonical);
     f->canon_cap = 64;
@@ -570,6 +580,33 @@ uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id)
             }
         }
     }
+}
+
+int cmt_frames_update(struct cmt_frames *f)
+{
+    if (!f->no_symbols)
+        add_new_modules(f);
+    else if (f->model->n_modules > f->modules_added) {
+        struct cmt_module_index *mi = cmt_module_index_new(f->model);
+        if (!mi)
+            return -1;
+        cmt_module_index_free(f->modules);
+        f->modules = mi;
+        f->modules_added = f->model->n_modules;
+    }
+    /* The stack ids defined since: their canonical ids (4 bytes each); the
+     * canonical table grows with the call sites found, the kept frames
+     * with the stacks asked for. */
+    size_t need = f->model->n_stacks;
+    if (need <= f->n_ids)
+        return 0;
+    uint32_t *more = realloc(f->canonical, need * sizeof *more);
+    if (!more)
+        return -1;
+    memset(more + f->n_ids, 0, (need - f->n_ids) * sizeof *more);
+    f->canonical = more;
+    f->n_ids = need;
+    return 0;
 }
 
 size_t cmt_frames_warning_count(const struct cmt_frames *f)
