@@ -303,7 +303,9 @@ uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t b
     cmt_payload_varint(&pl, bias);
     cmt_payload_varint(&pl, lo);
     cmt_payload_varint(&pl, hi);
-    cmt_payload_bytes(&pl, build_id, build_id_len);
+    /* No build-id: NULL and 0 (memcpy must not see a NULL source, even empty) */
+    static const uint8_t none[1];
+    cmt_payload_bytes(&pl, build_id ? build_id : none, build_id ? build_id_len : 0);
     cmt_payload_varint(&pl, b->now);
     meta_commit(b, CMT_META_MODULE, &pl);
     return id;

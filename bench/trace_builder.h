@@ -50,6 +50,7 @@ uint64_t cmt_tb_frame_language(struct cmt_trace_builder *b, const char *function
                                uint32_t language);
 /* frames innermost first; returns the stack id. */
 uint32_t cmt_tb_stack(struct cmt_trace_builder *b, const uint64_t *frames, uint32_t n);
+/* build_id may be NULL (none recorded). */
 uint32_t cmt_tb_module(struct cmt_trace_builder *b, const char *path, uint64_t bias, uint64_t lo, uint64_t hi,
                        const uint8_t *build_id, size_t build_id_len);
 void cmt_tb_thread(struct cmt_trace_builder *b, uint32_t tid, const char *name);

@@ -218,21 +218,62 @@ static void write_config_record_locked(void)
     cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_CONFIG, b.p);
 }
 
-static void append_manifest(const char *trace_path)
+/* The manifest (CUMEMTRACE_MANIFEST, set by `cumemtrace run --check`): one
+ * line per trace a process of the run writes, its path; and one line per
+ * trace it could not create or keep, so that the run never reads "no trace"
+ * as "no CUDA call" (docs/check.md, "The manifest"):
+ *     !create PID REASON<TAB>PATH      no trace: PATH could not be created
+ *     !stop PID REASON<TAB>PATH        PATH stopped recording on a write error
+ * REASON has no tab; PATH comes last. One write with O_APPEND: lines from
+ * concurrent processes never mix. */
+static void append_manifest_line(const char *prefix, const char *path)
 {
     if (!cmt_config.manifest_path[0])
         return;
     int fd = open(cmt_config.manifest_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return;
-    char line[PATH_MAX + 2];
-    size_t len = strlen(trace_path);
-    memcpy(line, trace_path, len);
+    char line[PATH_MAX + 320];
+    size_t plen = strlen(prefix), len = strnlen(path, PATH_MAX);
+    if (plen > sizeof line - PATH_MAX - 2)
+        plen = sizeof line - PATH_MAX - 2;
+    memcpy(line, prefix, plen);
+    memcpy(line + plen, path, len);
+    len += plen;
     line[len++] = '\n';
-    /* One write with O_APPEND: lines from concurrent processes never mix. */
     ssize_t w = write(fd, line, len);
     (void)w;
     close(fd);
+}
+
+static void append_manifest(const char *trace_path)
+{
+    append_manifest_line("", trace_path);
+}
+
+/* Appends s to buf at *len, cut to fit cap (no stdio on a hook's path). */
+static void put_text(char *buf, size_t cap, size_t *len, const char *s)
+{
+    while (*s && *len + 1 < cap)
+        buf[(*len)++] = *s++;
+    buf[*len] = '\0';
+}
+
+static void append_manifest_failure(const char *what, const char *reason, const char *path)
+{
+    char prefix[300], pid[24];
+    size_t len = 0, n = sizeof pid - 1;
+    pid[n] = '\0';
+    for (unsigned long v = (unsigned long)getpid(); n == sizeof pid - 1 || v; v /= 10)
+        pid[--n] = (char)('0' + v % 10);
+    put_text(prefix, sizeof prefix, &len, "!");
+    put_text(prefix, sizeof prefix, &len, what);
+    put_text(prefix, sizeof prefix, &len, " ");
+    put_text(prefix, sizeof prefix, &len, pid + n);
+    put_text(prefix, sizeof prefix, &len, " ");
+    put_text(prefix, sizeof prefix, &len, reason);
+    put_text(prefix, sizeof prefix, &len, "\t");
+    append_manifest_line(prefix, path);
 }
 
 /* ---- start, threads, shutdown --------------------------------------------- */
@@ -295,6 +336,7 @@ bool cmt_recorder_start(void)
         cmt_log_warning("CUMEMTRACE_OUTPUT expands to a path longer than %d bytes; running without tracing: give a "
                         "shorter template",
                         PATH_MAX - 1);
+        append_manifest_failure("create", "the path it expands to is too long", cmt_config.output_template);
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
@@ -303,6 +345,11 @@ bool cmt_recorder_start(void)
         cmt_log_warning("CUMEMTRACE_OUTPUT %s is %s, not a place for a trace file; running without tracing: set "
                         "CUMEMTRACE_OUTPUT to a file path such as trace.%%p.bin",
                         path, special);
+        char reason[64];
+        size_t len = 0;
+        put_text(reason, sizeof reason, &len, "it is ");
+        put_text(reason, sizeof reason, &len, special);
+        append_manifest_failure("create", reason, path);
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
@@ -317,6 +364,7 @@ bool cmt_recorder_start(void)
         cmt_log_warning("cannot create trace file %s: %s; running without tracing: set CUMEMTRACE_OUTPUT to a "
                         "path in a writable directory",
                         path, strerror(-rc));
+        append_manifest_failure("create", rc == -EEXIST ? "every candidate name is taken" : strerror(-rc), path);
         cmt_recorder.state = CMT_RECORDER_OFF;
         goto out;
     }
@@ -530,6 +578,13 @@ void cmt_recorder_shutdown(void)
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
         int reason = cmt_trace_stop_reason(&cmt_recorder.tf);
+        if (reason == CMT_END_WRITE_ERROR) {
+            int err = cmt_recorder.tf.stop_error;
+            append_manifest_failure("stop", err == EFBIG ? "it reached the file size limit (ulimit -f)"
+                                            : err       ? strerror(err)
+                                                        : "the file could not grow",
+                                    cmt_recorder.tf.path);
+        }
         uint64_t ts = end_time();
         cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
     }

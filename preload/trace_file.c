@@ -243,6 +243,8 @@ static void stop_locked(struct cmt_trace_file *tf, uint32_t flag, int err)
     if (tf->state != CMT_TRACE_ACTIVE)
         return;
     set_flags(tf, flag);
+    if (flag == CMT_FILE_FLAG_WRITE_ERROR)
+        tf->stop_error = -err;
     __atomic_store_n(&tf->state, CMT_TRACE_STOPPED, __ATOMIC_RELEASE);
     bool by_rlimit;
     uint64_t limit = size_limit(tf, &by_rlimit);

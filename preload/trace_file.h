@@ -50,6 +50,7 @@ struct cmt_trace_file {
     uint64_t chunks;        /* chunks claimed, padding excluded (claim lock; the END record says it) */
     uint64_t populated;     /* bytes of the last segment asked to be made writable ahead of use */
     unsigned populate_mode; /* enum cmt_populate_mode (page_populate.h) */
+    int stop_error;         /* errno that stopped recording (CMT_FILE_FLAG_WRITE_ERROR), 0: none */
     char path[PATH_MAX];
 };
 

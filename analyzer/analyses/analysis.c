@@ -5,6 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memory_budget.h"
+#include "size_parse.h"
+
+static void over_budget(struct cmt_analysis *a, uint64_t in_use, uint64_t events)
+{
+    char used[32], budget[32], machine[32];
+    cmt_format_size(in_use, used, sizeof used);
+    cmt_format_size(cmt_memory_budget(), budget, sizeof budget);
+    cmt_format_size(cmt_memory_of_machine(), machine, sizeof machine);
+    a->over_budget = true;
+    snprintf(a->message, sizeof a->message,
+             "the analysis needs more memory than --max-memory allows: %s in use over a budget of %s, after %llu "
+             "events, with %u distinct call stacks and %zu live allocations so far (memory grows with those, not "
+             "with the events); give --max-memory a larger size (this machine has %s, the default is half of it), "
+             "or analyse the trace on a machine with more memory",
+             used, budget, (unsigned long long)events, a->model.n_stacks ? a->model.n_stacks - 1 : 0,
+             a->replay.live.count, machine);
+}
+
+bool cmt_analysis_check_budget(struct cmt_analysis *a)
+{
+    uint64_t in_use;
+    if (!cmt_memory_over_budget(&in_use))
+        return false;
+    over_budget(a, in_use, a->replay.events);
+    return true;
+}
+
 /* The one place that wires reader -> model -> replay, for a file or bytes. */
 static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
                    const struct cmt_analysis_options *opt)
@@ -75,7 +103,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     }
     char err[CMT_READER_MESSAGE_MAX];
     int rc = data ? cmt_reader_open_memory(data, size, &a->reader, err, sizeof err)
-                  : cmt_reader_open(path, &a->reader, err, sizeof err);
+                  : cmt_reader_open_mode(path, CMT_READ_AUTO, &a->reader, err, sizeof err);
     if (rc != 0) {
         snprintf(a->message, sizeof a->message, "%s", err);
         a->open_error = rc;
@@ -91,6 +119,10 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
                             .stop_at_ns = stop_at_ns};
     int read_rc = cmt_feed_run(&feed);
     a->stopped_early = feed.stopped_early;
+    if (feed.over_budget || cmt_memory_over_budget(&feed.memory_in_use)) {
+        over_budget(a, feed.memory_in_use, feed.events_read);
+        return -1;
+    }
     if (read_rc != 0) {
         a->damaged = true;
         snprintf(a->message, sizeof a->message, "%s", cmt_reader_error(a->reader));
@@ -135,6 +167,11 @@ int cmt_analysis_run_memory(struct cmt_analysis *a, const void *data, size_t siz
                             uint64_t stop_at_ns)
 {
     return cmt_analysis_run_memory_with(a, data, size, name, stop_at_ns, NULL);
+}
+
+bool cmt_analysis_in_progress(const struct cmt_analysis *a)
+{
+    return a->reader && cmt_reader_in_progress(a->reader);
 }
 
 const char *cmt_analysis_state(const struct cmt_analysis *a)

@@ -30,6 +30,7 @@ struct cmt_analysis {
     char message[600];        /* why the trace could not be opened, or where it is damaged */
     uint64_t stop_at_ns;      /* >0: stop the replay at this time since the trace start */
     bool stopped_early;
+    bool over_budget;         /* the analysis needed more memory than --max-memory allows (message says so) */
     struct cmt_forensics *forensics; /* NULL when not asked for */
     struct cmt_phases *phases;       /* NULL when not asked for */
     struct cmt_block_layer *blocks;  /* PyTorch's block layer (block_layer.h); always followed */
@@ -90,6 +91,15 @@ void cmt_analysis_free(struct cmt_analysis *a);
  * last chunk), "incomplete" (read whole, but the process did not exit
  * normally: killed, crashed, _exit), or "complete". */
 const char *cmt_analysis_state(const struct cmt_analysis *a);
+/* Whether the memory in use is over the budget (--max-memory,
+ * memory_budget.h) now, once more is built from the analysis (a report):
+ * then a->message says so, as when the read stopped for it. */
+bool cmt_analysis_check_budget(struct cmt_analysis *a);
+
+/* True when the trace is still being written (its process runs): it was
+ * read up to what it had committed (trace_reader.h, CMT_READ_AUTO); its
+ * state is "incomplete". */
+bool cmt_analysis_in_progress(const struct cmt_analysis *a);
 /* True for "complete". */
 bool cmt_analysis_complete(const struct cmt_analysis *a);
 

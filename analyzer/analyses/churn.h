@@ -61,6 +61,9 @@ struct cmt_churn_site {
     uint64_t min_size, max_size; /* min_size: UINT64_MAX before the first allocation */
     uint64_t lifetime_ns;    /* summed over the released ones */
     uint64_t last_size;      /* most sites repeat one size: no set probe then */
+    /* Every distinct size, once the site has allocated two: a site of one
+     * size (min_size) has none, so a trace of many call sites pays no table
+     * for each (64 bytes a site: issue 32). */
     struct cmt_size_set sizes;
 };
 
@@ -91,7 +94,27 @@ static inline bool cmt_churn_site_alloc(struct cmt_churn_site *s, uint64_t size)
     if (size > s->max_size)
         s->max_size = size;
     s->last_size = size;
-    return !s->sizes.saturated;
+    return allocs && !s->sizes.saturated; /* the first size needs no set */
+}
+
+/* The distinct sizes site s allocated (up to CMT_CHURN_MAX_SIZES). */
+static inline uint32_t cmt_churn_site_distinct(const struct cmt_churn_site *s)
+{
+    return s->sizes.count ? s->sizes.count : s->allocs ? 1u : 0u;
+}
+
+/* Adds size, new to site s, to its set (after cmt_churn_site_alloc said so):
+ * the first time, with the one size the site had until now. Returns 0, or
+ * -1 when out of memory. */
+static inline int cmt_churn_add_size(struct cmt_churn_site *s, uint64_t size, struct cmt_slot_pool *pool)
+{
+    if (s->sizes.count == 0) {
+        /* one size so far: min_size and max_size are it and size */
+        uint64_t before = s->min_size == size ? s->max_size : s->min_size;
+        if (cmt_size_set_add_pooled(&s->sizes, before, pool) != 0)
+            return -1;
+    }
+    return cmt_size_set_add_pooled(&s->sizes, size, pool);
 }
 
 static inline void cmt_churn_site_release(struct cmt_churn_site *s, uint64_t lifetime_ns)
@@ -107,7 +130,7 @@ static inline int cmt_churn_alloc(struct cmt_churn *c, uint32_t stack, uint64_t 
     struct cmt_churn_site *s = stack < c->cap ? &c->sites[stack] : cmt_churn_site_grow(c, stack);
     if (!s)
         return -1;
-    return cmt_churn_site_alloc(s, size) ? cmt_size_set_add_pooled(&s->sizes, size, &c->pool) : 0;
+    return cmt_churn_site_alloc(s, size) ? cmt_churn_add_size(s, size, &c->pool) : 0;
 }
 
 static inline void cmt_churn_release(struct cmt_churn *c, uint32_t stack, uint64_t lifetime_ns)

@@ -345,7 +345,7 @@ enum {
 static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, const struct cmt_replay *r,
                                                     const struct cmt_live *l, bool live, bool new_size)
 {
-    if (new_size && cmt_size_set_add_pooled(&f->churn.sites[l->stack].sizes, l->size, &f->churn.pool) != 0)
+    if (new_size && cmt_churn_add_size(&f->churn.sites[l->stack], l->size, &f->churn.pool) != 0)
         return -1;
     /* on_change_fast found the device's record */
     if (f->opt.track_holes && cmt_holes_counts(l) &&
@@ -410,7 +410,7 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
     bool due = ev >= f->clock_floor && ev >= f->clock_step * examined;
     if (__builtin_expect(due || new_size || (indexed && span), 0)) {
         if (!indexed && !due)
-            return cmt_size_set_add_pooled(&s->sizes, l->size, &f->churn.pool); /* new_size */
+            return cmt_churn_add_size(s, l->size, &f->churn.pool); /* new_size */
         return on_change_rest(f, r, l, live, new_size);
     }
     return 0;

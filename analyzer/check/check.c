@@ -614,6 +614,10 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
                  "thread, such as in a signal handler): leaks were not checked (--check-incomplete checks what "
                  "was recorded)",
                  (unsigned long long)unrecorded);
+    else if (!t->leaks_checked && cmt_analysis_in_progress(a))
+        snprintf(t->error, sizeof t->error,
+                 "the process is still running: its trace is still being written, so it is incomplete; read up to "
+                 "what it had committed, leaks were not checked (--check-incomplete checks what was live then)");
     else if (!t->leaks_checked)
         snprintf(t->error, sizeof t->error,
                  "the process did not exit normally (killed, crashed, or ended with _exit): leaks were not checked "
@@ -657,14 +661,23 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;
         c->n_error++;
-        if (t->analysis.open_error == -EBADMSG)
-            c->n_damaged++; /* a trace whose header is damaged or cut */
+        if (t->analysis.open_error == -EBADMSG || t->analysis.over_budget)
+            c->n_damaged++; /* a trace whose header is damaged or cut, or refused: status 2 whatever */
         trace_name(c, t);
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
     if (cmt_check_build_report(c, &t->analysis, &t->report, true) != 0)
         return -1;
+    if (cmt_analysis_check_budget(&t->analysis)) {
+        /* Refused as a trace that could not be read, whatever it holds. */
+        snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
+        t->status = CMT_TRACE_ERROR;
+        c->n_error++;
+        c->n_damaged++;
+        trace_name(c, t);
+        return 0;
+    }
     trace_name(c, t);
     judge(c, t);
     if (t->analysis.damaged || cmt_reader_truncated(t->analysis.reader))
@@ -678,11 +691,52 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
     return 0;
 }
 
+int cmt_check_add_unwritten(struct cmt_check *c, const char *path, long pid, const char *reason)
+{
+    if (c->n_traces == c->cap_traces) {
+        size_t cap = c->cap_traces ? c->cap_traces * 2 : 4;
+        struct cmt_check_trace **more = realloc(c->traces, cap * sizeof *more);
+        if (!more)
+            return -1;
+        c->traces = more;
+        c->cap_traces = cap;
+    }
+    struct cmt_check_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    c->traces[c->n_traces++] = t;
+    t->path = strdup(path);
+    if (!t->path)
+        return -1;
+    snprintf(t->error, sizeof t->error,
+             "the profiler could not create this trace for process %ld (%s): that process was not checked; give -o "
+             "a writable directory with free space and a name not taken",
+             pid, reason);
+    t->status = CMT_TRACE_ERROR;
+    c->n_error++;
+    c->n_unwritten++;
+    trace_name(c, t);
+    return 0;
+}
+
+int cmt_check_note_stop(struct cmt_check *c, const char *path, const char *reason)
+{
+    for (size_t i = 0; i < c->n_traces; i++) {
+        struct cmt_check_trace *t = c->traces[i];
+        if (strcmp(t->path, path) != 0)
+            continue;
+        add_note(t, "the profiler said why the trace file could not grow: %s", reason);
+        return 0;
+    }
+    return 0;
+}
+
 int cmt_check_status(const struct cmt_check *c)
 {
     /* A damaged or truncated trace could not be checked, whatever the
-     * others say: a violation found in it may be an artefact of the damage. */
-    if (c->n_damaged)
+     * others say: a violation found in it may be an artefact of the damage.
+     * Nor could a process whose trace was never written. */
+    if (c->n_damaged || c->n_unwritten)
         return 2;
     if (c->n_fail)
         return c->opt->violation_status;

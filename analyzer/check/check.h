@@ -142,6 +142,7 @@ struct cmt_check {
     size_t n_traces, cap_traces;
     size_t n_pass, n_fail, n_error;
     size_t n_damaged; /* of them, damaged or truncated traces: the check exits 2 */
+    size_t n_unwritten; /* of them, traces the profiler could not create: the check exits 2 */
     char source_root[PATH_MAX];
     const struct cmt_check_program *program; /* NULL for `check` */
 };
@@ -154,8 +155,17 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count);
 /* Analyses and judges one trace. Returns 0, or -1 when out of memory. */
 int cmt_check_add_trace(struct cmt_check *c, const char *path);
+/* A trace the profiler could not create for process pid (`run --check`
+ * learns it from the manifest, launch/manifest.h): a trace in error that
+ * makes the check's status 2 whatever the others say. Returns 0, or -1 when
+ * out of memory. */
+int cmt_check_add_unwritten(struct cmt_check *c, const char *path, long pid, const char *reason);
+/* The shim's reason a trace already added stopped recording (a write
+ * error), as a note of that trace. Returns 0, or -1 when out of memory. */
+int cmt_check_note_stop(struct cmt_check *c, const char *path, const char *reason);
 /* 0 every trace passed; opt->violation_status when any failed; else 2 when
- * any is in error. */
+ * any is in error; 2 whatever the others say when one is damaged, truncated
+ * or was never written. */
 int cmt_check_status(const struct cmt_check *c);
 void cmt_check_free(struct cmt_check *c);
 

@@ -64,7 +64,7 @@ size_t cmt_check_all_longopts(struct option *out)
 {
     size_t n = cmt_check_longopts_count;
     memcpy(out, cmt_check_longopts, n * sizeof *out);
-    cmt_symbol_longopts(out, &n, false);
+    cmt_symbol_longopts(out, &n);
     return n;
 }
 
@@ -273,7 +273,12 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "  --error-exitcode N        exit status for violations (default 1)\n"
           "  --max-frames N            frames shown per call site (default 8, 0 = all)\n"
           "  --fold PATTERN, --unfold PATTERN, --full-stacks, --debuginfo-path DIR,\n"
-          "  --sysroot DIR             as for `report`\n",
+          "  --sysroot DIR             as for `report`\n"
+          "  --no-symbols              do not symbolize: open no module file the trace\n"
+          "                            names; call sites are modules and offsets, and\n"
+          "                            suppressions match module names only\n"
+          "  --max-memory SIZE         refuse a trace whose analysis needs more memory\n"
+          "                            (default: half of this machine's; 0: no limit)\n",
           out);
     if (run_mode)
         fputs("run --check only:\n"

@@ -37,6 +37,7 @@ static void diff_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "\n"
           "Exit status: 0 compared; 2 bad options, or a trace that cannot be read,\n"
           "is damaged or truncated (the comparison then covers the events before it).\n",
@@ -68,7 +69,7 @@ static int parse_options(int argc, char **argv, struct diff_cli *cli, int *statu
     struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts, true);
+    cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_frames_args symbols = {0};
     cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;

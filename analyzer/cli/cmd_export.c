@@ -46,6 +46,7 @@ static void export_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "  -h, --help             this help\n"
           "\n"
           "A TRACE of - is read from the standard input (once).\n"
@@ -66,7 +67,7 @@ static int parse_options(int argc, char **argv, struct export_cli *cli, int *sta
     struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts, true);
+    cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){.top = 10, .max_frames = 8, .tree_min_percent = 1.0, .holder_peaks = true};

@@ -33,6 +33,8 @@ static void frag_usage(FILE *out)
           "  --debuginfo-path DIR       look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR              look up the recorded module paths under DIR first\n"
           "  --no-symbols               do not symbolize: addresses and modules only\n"
+          "  --max-memory SIZE          refuse a trace whose analysis needs more memory\n"
+          "                             (default: half of this machine's; 0: no limit)\n"
           "\n"
           "Exit status: 0 printed; 2 bad options, or a file that is not a trace, is of a\n"
           "newer format, or is truncated or damaged (the output then covers the events\n"
@@ -55,7 +57,7 @@ int cmt_cmd_frag(int argc, char **argv)
     struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts, true);
+    cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
     struct cmt_frames_args symbols = {0};

@@ -62,6 +62,7 @@ static void report_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "  --context-allowance SIZE  device memory the CUDA context may use before the rest\n"
           "                         counts as other consumers in failure verdicts (default 1GiB)\n"
           "  --clock-tolerance TIME how far apart the clocks of a job's hosts may be, stated\n"
@@ -135,7 +136,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts, true);
+    cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
@@ -277,6 +278,14 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
         cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
         if (summary)
             cmt_summary_failed(path, "out of memory while building the report", summary);
+        cmt_report_free(&b->r);
+        cmt_cli_analysis_free(&b->a);
+        return CMT_EXIT_USAGE;
+    }
+    if (cmt_analysis_check_budget(&b->a)) {
+        cmt_cli_error("%s: %s", path, b->a.message);
+        if (summary)
+            cmt_summary_failed(path, b->a.message, summary);
         cmt_report_free(&b->r);
         cmt_cli_analysis_free(&b->a);
         return CMT_EXIT_USAGE;

@@ -29,6 +29,8 @@
 #include "check_options.h"
 #include "cli.h"
 #include "env_splice.h"
+#include "manifest.h"
+#include "output_dir.h"
 #include "sanitizer_runtime.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
@@ -56,8 +58,9 @@ static void run_usage(FILE *out)
           "Exit status: PROGRAM's own when it fails (a program killed by a signal is\n"
           "reported the same way), even with --check; when PROGRAM succeeds, --check's:\n"
           "0 clean, 1 (or --error-exitcode) a limit exceeded, 2 a trace that could not be\n"
-          "checked. 2 also when the options are wrong; 126 or 127 when PROGRAM cannot be\n"
-          "started. The last line on stderr says which applied.\n",
+          "checked or written. 2 also when the options are wrong or the trace directory\n"
+          "cannot take a trace (PROGRAM does not run then); 126 or 127 when PROGRAM cannot\n"
+          "be started. The last line on stderr says which applied.\n",
           out);
 }
 
@@ -204,39 +207,6 @@ static int create_manifest(char *path, size_t len)
     return 0;
 }
 
-/* The trace paths the manifest lists, each once, in the order written. */
-static char **read_manifest(const char *path, size_t *n)
-{
-    *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char **list = NULL;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t got;
-    while ((got = getline(&line, &cap, f)) > 0) {
-        if (line[got - 1] == '\n')
-            line[--got] = '\0';
-        if (got == 0)
-            continue;
-        bool seen = false;
-        for (size_t i = 0; i < *n && !seen; i++)
-            seen = strcmp(list[i], line) == 0;
-        if (seen)
-            continue;
-        char **more = realloc(list, (*n + 1) * sizeof *more);
-        if (!more)
-            break;
-        list = more;
-        if ((list[*n] = strdup(line)))
-            (*n)++;
-    }
-    free(line);
-    fclose(f);
-    return list;
-}
-
 static int run_program(char **argv, int *status)
 {
     fflush(NULL);
@@ -265,23 +235,34 @@ static int run_program(char **argv, int *status)
 }
 
 /* Checks the traces the run wrote and decides how `run` exits. */
-static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o, const char *manifest,
+static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o, const char *manifest_path,
                         char **argv, int argc, int wait_status)
 {
-    size_t n = 0;
-    char **traces = read_manifest(manifest, &n);
-    unlink(manifest);
+    struct cmt_manifest manifest;
+    bool oom = cmt_manifest_read(manifest_path, &manifest) != 0;
+    unlink(manifest_path);
     const char *prog = cmt_basename(argv[0]);
     int check_status = CMT_EXIT_USAGE;
-    bool oom = false;
-    for (size_t i = 0; i < n && !oom; i++)
-        oom = cmt_check_add_trace(chk, traces[i]) != 0;
+    size_t n = 0; /* traces written */
+    for (size_t i = 0; i < manifest.n && !oom; i++) {
+        const struct cmt_manifest_entry *e = &manifest.entries[i];
+        if (e->kind == CMT_MANIFEST_TRACE) {
+            n++;
+            oom = cmt_check_add_trace(chk, e->path) != 0;
+        } else if (e->kind == CMT_MANIFEST_CREATE) {
+            oom = cmt_check_add_unwritten(chk, e->path, e->pid, e->reason) != 0;
+        }
+    }
+    for (size_t i = 0; i < manifest.n && !oom; i++)
+        if (manifest.entries[i].kind == CMT_MANIFEST_STOP)
+            oom = cmt_check_note_stop(chk, manifest.entries[i].path, manifest.entries[i].reason) != 0;
     if (oom)
         cmt_cli_error("run: out of memory while checking the traces; check them with `cumemtrace check` on a machine "
                       "with more");
     else
         check_status = cmt_check_status(chk);
-    if (n == 0) {
+    size_t unwritten = chk->n_unwritten;
+    if (n == 0 && unwritten == 0) {
         cmt_cli_verdict("run", "no trace was written: %s made no CUDA allocation call, or the profiler "
                         "was not loaded into it (static executables and setuid programs ignore LD_PRELOAD)%s",
                 prog, o->require_trace ? "; --require-trace makes this an error" : "");
@@ -303,7 +284,8 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     chk->program = &program;
     /* A requested report file is always written (a CI step may expect it),
      * even when no process wrote a trace. */
-    if (!oom && (n || o->report_file) && cmt_check_write_report(chk, "run", stderr, stderr) != 0 && !program_failed)
+    if (!oom && (chk->n_traces || o->report_file) && cmt_check_write_report(chk, "run", stderr, stderr) != 0 &&
+        !program_failed)
         check_status = program.final_status = CMT_EXIT_USAGE;
     chk->program = NULL;
 
@@ -313,23 +295,40 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     else if (program_failed)
         cmt_cli_verdict("run", "%s was killed by signal %d (%s); ending the same way, whatever the check found",
                 prog, WTERMSIG(wait_status), strsignal(WTERMSIG(wait_status)));
-    else if (check_status == o->violation_status && chk->n_fail)
+    else if (check_status == o->violation_status && chk->n_fail && !chk->n_unwritten && !chk->n_damaged)
         cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: the check found violations",
                 prog, check_status);
     else if (check_status != 0)
-        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", prog,
-                check_status, oom || n ? "a trace could not be checked" : "no trace was written");
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", prog, check_status,
+                        unwritten ? "a trace could not be written"
+                        : oom || n ? "a trace could not be checked"
+                                   : "no trace was written");
     fflush(stderr);
 
     /* A run that passed leaves nothing behind; one that did not keeps its
      * traces (their paths are in the report) to be looked at. */
     if (!program_failed && check_status == 0 && !o->keep_traces)
-        for (size_t i = 0; i < n; i++)
-            unlink(traces[i]);
-    for (size_t i = 0; i < n; i++)
-        free(traces[i]);
-    free(traces);
+        for (size_t i = 0; i < manifest.n; i++)
+            if (manifest.entries[i].kind == CMT_MANIFEST_TRACE)
+                unlink(manifest.entries[i].path);
+    cmt_manifest_free(&manifest);
     return program_failed ? -1 : check_status;
+}
+
+/* Refuses a trace directory that cannot take a trace before the program
+ * runs (output_dir.h): a typo in -o must not cost a run, nor pass a gate. */
+static int check_output_dir(const char *output)
+{
+    const char *off = getenv("CUMEMTRACE_DISABLE");
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0; /* tracing is off: nothing will be written */
+    char dir[PATH_MAX], why[128];
+    if (cmt_output_dir_check(output ? output : getenv("CUMEMTRACE_OUTPUT"), dir, sizeof dir, why, sizeof why) == 0)
+        return 0;
+    cmt_cli_error("run: cannot write traces in %s: %s; create it, or give -o a path in a writable directory with "
+                  "free space",
+                  dir, why);
+    return -1;
 }
 
 int cmt_cmd_run(int argc, char **argv)
@@ -401,6 +400,8 @@ int cmt_cmd_run(int argc, char **argv)
                       strerror(errno));
         return CMT_EXIT_USAGE;
     }
+    if (check_output_dir(output) != 0)
+        return CMT_EXIT_USAGE;
     int status;
     if (!check) {
         if (run_program(argv + optind, &status) != 0)

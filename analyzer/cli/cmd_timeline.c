@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "symbol_options.h"
 #include "time_arg.h"
 #include "timeline_report.h"
 
@@ -27,6 +28,7 @@ static void timeline_usage(FILE *out)
           "  --at TIME              stop the replay at TIME after the start (2, 1.5s, 250ms...)\n"
           "  --chart-width N        columns of the text charts (default 72)\n"
           "  --chart-height N       rows of the text charts (default 8)\n"
+          CMT_MEMORY_OPTION_HELP
           "\n"
           "Exit status: 0 printed; 2 bad options, or a file that is not a trace, is of a\n"
           "newer format, or is truncated or damaged (the output then covers the events\n"
@@ -36,7 +38,7 @@ static void timeline_usage(FILE *out)
 
 int cmt_cmd_timeline(int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_JSON, OPT_FORMAT, OPT_BUCKETS, OPT_AT, OPT_CHART_W, OPT_CHART_H };
+    enum { OPT_CSV = 256, OPT_JSON, OPT_FORMAT, OPT_BUCKETS, OPT_AT, OPT_CHART_W, OPT_CHART_H, OPT_MAX_MEMORY };
     static const struct option longopts[] = {
         {"csv", no_argument, NULL, OPT_CSV},
         {"json", no_argument, NULL, OPT_JSON},
@@ -45,6 +47,7 @@ int cmt_cmd_timeline(int argc, char **argv)
         {"at", required_argument, NULL, OPT_AT},
         {"chart-width", required_argument, NULL, OPT_CHART_W},
         {"chart-height", required_argument, NULL, OPT_CHART_H},
+        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -83,6 +86,10 @@ int cmt_cmd_timeline(int argc, char **argv)
                               optarg);
                 return CMT_EXIT_USAGE;
             }
+            break;
+        case OPT_MAX_MEMORY:
+            if (cmt_memory_option("timeline", optarg) != 0)
+                return CMT_EXIT_USAGE;
             break;
         case 'h':
             timeline_usage(stdout);

@@ -45,6 +45,7 @@ static void whatif_usage(FILE *out)
           "  --debuginfo-path DIR   look for binaries and debug files in DIR (repeatable)\n"
           "  --sysroot DIR          look up the recorded module paths under DIR first\n"
           "  --no-symbols           do not symbolize: addresses and modules only\n"
+          CMT_MEMORY_OPTION_HELP
           "\n"
           "Needs PyTorch's block layer (recorded by default under cumemtrace run), or a run\n"
           "with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (a cudaMalloc per tensor).\n"
@@ -140,7 +141,7 @@ int cmt_cmd_whatif(int argc, char **argv)
     struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts, true);
+    cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
     struct cmt_frames_args symbols = {0};

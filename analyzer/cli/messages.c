@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "text_escape.h"
 
 static __thread FILE *captured;
 
@@ -21,25 +22,39 @@ static FILE *sink(void)
     return captured ? captured : stderr;
 }
 
+/* A message, its control characters escaped (text_escape.h): it may carry
+ * a path from run --check's manifest or words of a trace. */
+static void print_message(const char *prefix, const char *fmt, va_list ap)
+{
+    FILE *out = sink();
+    char *msg = NULL;
+    fputs(prefix, out);
+    int n = vasprintf(&msg, fmt, ap);
+    char *shown = n >= 0 && cmt_text_needs_escape(msg) ? malloc((size_t)n * 4 + 1) : NULL;
+    if (n < 0)
+        fputs("(a message that could not be formatted: out of memory)", out);
+    else
+        fputs(shown ? cmt_escape_into(msg, shown, (size_t)n * 4 + 1) : msg, out);
+    free(shown);
+    free(msg);
+    fputc('\n', out);
+}
+
 void cmt_cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    FILE *out = sink();
-    fputs("cumemtrace: ", out);
-    vfprintf(out, fmt, ap);
-    fputc('\n', out);
+    print_message("cumemtrace: ", fmt, ap);
     va_end(ap);
 }
 
 void cmt_cli_verdict(const char *cmd, const char *fmt, ...)
 {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "cumemtrace %s: ", cmd);
     va_list ap;
     va_start(ap, fmt);
-    FILE *out = sink();
-    fprintf(out, "cumemtrace %s: ", cmd);
-    vfprintf(out, fmt, ap);
-    fputc('\n', out);
+    print_message(prefix, fmt, ap);
     va_end(ap);
 }
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "symbol_options.h"
 
+#include <inttypes.h>
+
 #include "cli.h"
+#include "memory_budget.h"
+#include "size_parse.h"
 
 enum {
     OPT_FOLD = CMT_SYMBOL_OPT_FIRST,
@@ -10,6 +14,7 @@ enum {
     OPT_DEBUGINFO_PATH,
     OPT_SYSROOT,
     OPT_NO_SYMBOLS,
+    OPT_MAX_MEMORY,
     OPT_END
 };
 
@@ -20,13 +25,13 @@ static const struct option symbol_longopts[CMT_SYMBOL_LONGOPTS_MAX] = {
     {"debuginfo-path", required_argument, NULL, OPT_DEBUGINFO_PATH},
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+    {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
 };
 
-void cmt_symbol_longopts(struct option *opts, size_t *n, bool with_no_symbols)
+void cmt_symbol_longopts(struct option *opts, size_t *n)
 {
     for (size_t i = 0; i < CMT_SYMBOL_LONGOPTS_MAX; i++)
-        if (with_no_symbols || symbol_longopts[i].val != OPT_NO_SYMBOLS)
-            opts[(*n)++] = symbol_longopts[i];
+        opts[(*n)++] = symbol_longopts[i];
 }
 
 bool cmt_symbol_is_option(int value)
@@ -62,7 +67,20 @@ int cmt_symbol_parse(const char *cmd, int value, const char *arg, struct cmt_fra
     case OPT_NO_SYMBOLS:
         a->no_symbols = true;
         return 0;
+    case OPT_MAX_MEMORY:
+        return cmt_memory_option(cmd, arg);
     default:
         return -1;
     }
+}
+
+int cmt_memory_option(const char *cmd, const char *arg)
+{
+    uint64_t bytes;
+    if (cmt_parse_size(arg, &bytes) != 0) {
+        cmt_cli_error("%s: --max-memory needs a size such as 4GiB, 512MiB or 0 (no limit), got '%s'", cmd, arg);
+        return -1;
+    }
+    cmt_memory_budget_set(bytes);
+    return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "diff.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -38,7 +39,9 @@ bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s)
            s->side[0].suppressed_count != s->side[1].suppressed_count;
 }
 
-/* The site's identity: its frames shown, one per line. */
+/* The site's identity: its frames shown, one per line, each with its
+ * control characters escaped (text_escape.h), so that a name from the trace
+ * holding a newline stays one frame, and one line. */
 static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(frames, stack);
@@ -51,9 +54,10 @@ static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines
     if (!key)
         return NULL;
     key[0] = 0;
-    char buf[1024];
+    char raw[1024], buf[1024];
     for (size_t i = 0; i < sf->n; i++) {
-        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
+        cmt_frame_describe(&sf->frames[i], raw, sizeof raw);
+        cmt_escape_into(raw, buf, sizeof buf);
         size_t need = len + strlen(buf) + 2;
         if (need > cap) {
             while (cap < need)

@@ -136,7 +136,9 @@ static int merge_churn_group(const struct cmt_churn *ch, const struct churn_entr
             most = s->allocs;
             row->key = e[j].canonical;
         }
-        if (cmt_size_set_merge(&merged, &s->sizes) != 0)
+        /* a site of one size keeps no set: that size is its min_size */
+        if (s->sizes.count ? cmt_size_set_merge(&merged, &s->sizes) != 0
+                           : s->allocs && cmt_size_set_add(&merged, s->min_size) != 0)
             rc = -1;
     }
     row->distinct = merged.count;
@@ -150,12 +152,13 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, co
 {
     const struct cmt_churn *ch = &f->churn;
     struct churn_entry *entries = malloc((ch->cap ? ch->cap : 1) * sizeof *entries);
-    struct cmt_churn_row *rows = malloc((ch->cap ? ch->cap : 1) * sizeof *rows);
-    if (!entries || !rows) {
-        free(entries);
-        free(rows);
+    /* Only the rows that can be ranked are kept (CMT_CHURN_MIN_SIZES sizes
+     * or more): a row for every call site was 88 bytes a site, twice, on a
+     * trace of a million of them (issue 32). */
+    struct cmt_churn_row *rows = NULL;
+    size_t rows_cap = 0;
+    if (!entries)
         return -1;
-    }
     size_t n = 0;
     for (size_t s = 0; s < ch->cap; s++) {
         if (!ch->sites[s].allocs)
@@ -172,8 +175,22 @@ static int build_churn(struct cmt_report *r, struct cmt_forensics_report *fr, co
         size_t j = i;
         while (j < n && entries[j].group == entries[i].group)
             j++;
-        rc = merge_churn_group(ch, entries + i, j - i, &rows[m++]);
+        struct cmt_churn_row row;
+        rc = merge_churn_group(ch, entries + i, j - i, &row);
         i = j;
+        if (rc != 0 || row.distinct < CMT_CHURN_MIN_SIZES)
+            continue;
+        if (m == rows_cap) {
+            size_t cap = rows_cap ? rows_cap * 2 : 16;
+            struct cmt_churn_row *more = realloc(rows, cap * sizeof *more);
+            if (!more) {
+                rc = -1;
+                break;
+            }
+            rows = more;
+            rows_cap = cap;
+        }
+        rows[m++] = row;
     }
     free(entries);
     struct cmt_churn_row *ranked = NULL;

@@ -168,6 +168,23 @@ struct cmt_allocated_site {
 /* The trace and the process it recorded, as the renderers print them
  * (copied from the analysis by cmt_report_build: a renderer reads the model,
  * never the analysis). */
+/* What "live at the end" of a report means, and so what its leaks can tell
+ * (docs/report.md, "Leaks: what live at the end means"). */
+enum cmt_live_basis {
+    CMT_LIVE_AT_EXIT,        /* the process exited normally: leaks */
+    CMT_LIVE_RECORDING_ENDED, /* killed, crashed, _exit, or recording stopped early: live when it ended */
+    CMT_LIVE_AT_CUT,         /* the trace is truncated or damaged: live at the cut; later releases unknown */
+    CMT_LIVE_IN_PROGRESS,    /* the process still runs: live when the trace was read */
+    CMT_LIVE_AT_TIME         /* --at: live then */
+};
+/* "exit", "recording_ended", "cut", "in_progress", "at": the JSON's leaks.basis. */
+const char *cmt_live_basis_key(enum cmt_live_basis b);
+struct cmt_report;
+/* When the text's "live at the end" is: "at exit" (also for a process that
+ * did not exit normally, whose warning says what it means), "at the cut",
+ * "when read", "then" (--at). */
+const char *cmt_report_live_words(const struct cmt_report *r);
+
 struct cmt_report_trace {
     const char *path;
     unsigned version_major, version_minor; /* of the trace format */
@@ -185,6 +202,8 @@ struct cmt_report_trace {
     const char *message;
     uint64_t file_size, claimed_end; /* of the file, and where its chunks reach */
     bool clean_exit;       /* the file header's flag */
+    bool in_progress;      /* the process still runs: read up to what it had committed (cmt_analysis_in_progress) */
+    enum cmt_live_basis live_basis;
     uint64_t start_realtime_ns;
     /* The process record (has_process; else only pid, from the header). */
     bool has_process;

@@ -179,7 +179,14 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, co
                           struct cmt_snapshot *snap, uint64_t *by_holder)
 {
     const struct cmt_replay *rp = &a->replay;
-    snap->rows = calloc(acc->n_sites ? acc->n_sites : 1, sizeof *snap->rows);
+    /* Rows for the cells that held something then, counted first: most of
+     * an account's sites hold nothing at its peak. */
+    size_t held = 0;
+    for (size_t i = 0; i < acc->sites_cap; i++) {
+        const struct cmt_site_cell *cell = at_peak ? &acc->site_peak[i] : &acc->sites[i].live;
+        held += cmt_account_site_stack(acc, i) >= 0 && cell->count;
+    }
+    snap->rows = calloc(held ? held : 1, sizeof *snap->rows);
     if (!snap->rows || cmt_call_tree_init(&snap->tree) != 0)
         return -1;
     size_t k = 0;
@@ -322,7 +329,10 @@ static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, cons
     struct site_ref *refs = calloc(n_sites ? n_sites : 1, sizeof *refs);
     uint64_t *values = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *values);
     uint64_t *times = calloc(CMT_GROWTH_CHECKPOINTS + 1, sizeof *times);
-    r->growth = calloc(n_sites ? n_sites : 1, sizeof *r->growth);
+    /* Grown as candidates are found: a row for every site (112 bytes) was
+     * much of the report's memory on a trace of a million call sites. */
+    size_t growth_cap = 16;
+    r->growth = calloc(growth_cap, sizeof *r->growth);
     int rc = -1;
     if (!refs || !values || !times || !r->growth)
         goto out;
@@ -370,6 +380,13 @@ static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, cons
         cmt_growth_evaluate(values, times, n, t->allocs, &v);
         if (!v.candidate)
             continue;
+        if (r->n_growth == growth_cap) {
+            struct cmt_growth_row *more = realloc(r->growth, growth_cap * 2 * sizeof *more);
+            if (!more)
+                goto out;
+            r->growth = more;
+            growth_cap *= 2;
+        }
         r->growth[r->n_growth++] = (struct cmt_growth_row){
             .stack = refs[i].canon,
             .kind = lead->kind,
@@ -510,10 +527,25 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
                        long *supp_cache)
 {
     const struct cmt_live_set *live = &a->replay.live;
-    size_t cap = live->count ? live->count : 1;
-    struct cmt_site_row *rows = calloc(cap, sizeof *rows);
-    struct cmt_site_row *set_aside = calloc(cap, sizeof *set_aside);
-    struct cmt_site_row *held = calloc(cap, sizeof *held);
+    /* Each live allocation goes to one of three lists: counted first, so
+     * that each is allocated at its size (three of the live set's size were
+     * 192 bytes per live allocation at once: issue 32). The holder and the
+     * suppression of a stack are cached, the second pass costs lookups. */
+    size_t n_rows = 0, n_aside_max = 0, n_held_max = 0;
+    struct cmt_live entry;
+    for (size_t i = 0; i < live->cap; i++) {
+        if (!cmt_live_set_at(live, i, &entry))
+            continue;
+        if (!r->opt->include_cached && cmt_report_cache(r, entry.stack) != CMT_HOLDER_OTHER)
+            n_held_max++;
+        else if (!r->at && suppression_of(r, supp_cache, entry.stack) >= 0)
+            n_aside_max++;
+        else
+            n_rows++;
+    }
+    struct cmt_site_row *rows = calloc(n_rows ? n_rows : 1, sizeof *rows);
+    struct cmt_site_row *set_aside = calloc(n_aside_max ? n_aside_max : 1, sizeof *set_aside);
+    struct cmt_site_row *held = calloc(n_held_max ? n_held_max : 1, sizeof *held);
     if (!rows || !set_aside || !held) {
         free(rows);
         free(set_aside);
@@ -521,7 +553,6 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
         return -1;
     }
     size_t k = 0, n_aside = 0, n_held = 0;
-    struct cmt_live entry;
     for (size_t i = 0; i < live->cap; i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
@@ -671,7 +702,18 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
                                   "another CUDA call of the same thread (a signal handler) or during the "
                                   "profiler's own exit or fork work; live bytes and leaks miss them",
                                (unsigned long long)a->info.unrecorded_nested);
-    if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
+    bool cut = a->damaged || (a->reader && cmt_reader_truncated(a->reader));
+    if (cmt_analysis_in_progress(a))
+        cmt_report_add_warning(r, "the trace is still being written (process %llu is running): the figures cover "
+                                  "what it had committed when it was read, up to offset %llu; what is live then is "
+                                  "not leaked yet",
+                               (unsigned long long)(a->model.has_process ? a->model.pid : a->info.pid),
+                               (unsigned long long)a->info.claimed_end);
+    else if (cut)
+        cmt_report_add_warning(r, "the trace ends at a cut (truncated or damaged): what was live at the cut may "
+                                  "have been released after it, and what came after it is unknown, so what is "
+                                  "live at the end is not a list of leaks");
+    else if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
         cmt_report_add_warning(r, "the process did not exit normally (killed, crashed, or _exit): \"live at "
                                   "exit\" means live when recording ended");
     if (rp->unmatched_frees)
@@ -760,6 +802,14 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     t->file_size = a->info.file_size;
     t->claimed_end = a->info.claimed_end;
     t->clean_exit = a->info.flags & CMT_FILE_FLAG_CLEAN_EXIT;
+    t->in_progress = cmt_analysis_in_progress(a);
+    bool cut = a->damaged || (a->reader && cmt_reader_truncated(a->reader));
+    t->live_basis = r->at                                                         ? CMT_LIVE_AT_TIME
+                    : cut                                                         ? CMT_LIVE_AT_CUT
+                    : t->in_progress                                              ? CMT_LIVE_IN_PROGRESS
+                    : !t->clean_exit || (a->info.flags & (CMT_FILE_FLAG_SIZE_LIMIT |
+                                                           CMT_FILE_FLAG_WRITE_ERROR)) ? CMT_LIVE_RECORDING_ENDED
+                                                                                  : CMT_LIVE_AT_EXIT;
     t->start_realtime_ns = a->info.start_realtime_ns;
     t->has_process = m->has_process;
     t->ppid = m->ppid;
@@ -956,4 +1006,34 @@ void cmt_report_free(struct cmt_report *r)
     free(r->warnings);
     cmt_frames_free(r->frames);
     memset(r, 0, sizeof *r);
+}
+
+const char *cmt_live_basis_key(enum cmt_live_basis b)
+{
+    switch (b) {
+    case CMT_LIVE_AT_EXIT:
+        return "exit";
+    case CMT_LIVE_RECORDING_ENDED:
+        return "recording_ended";
+    case CMT_LIVE_AT_CUT:
+        return "cut";
+    case CMT_LIVE_IN_PROGRESS:
+        return "in_progress";
+    default:
+        return "at";
+    }
+}
+
+const char *cmt_report_live_words(const struct cmt_report *r)
+{
+    switch (r->trace.live_basis) {
+    case CMT_LIVE_AT_CUT:
+        return "at the cut";
+    case CMT_LIVE_IN_PROGRESS:
+        return "when read";
+    case CMT_LIVE_AT_TIME:
+        return "then";
+    default:
+        return "at exit";
+    }
 }

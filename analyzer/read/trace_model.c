@@ -10,14 +10,44 @@ void cmt_model_init(struct cmt_trace_model *m)
     m->rank = -1;
 }
 
+/* n bytes (8-aligned) carved from the arena; NULL when out of memory. */
+#define ARENA_BLOCK (256u * 1024u)
+static void *arena_take(struct cmt_model_arena *a, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (n > a->left) {
+        if (a->n_blocks == a->cap_blocks) {
+            size_t cap = a->cap_blocks ? a->cap_blocks * 2 : 16;
+            void **b = realloc(a->blocks, cap * sizeof *b);
+            if (!b)
+                return NULL;
+            a->blocks = b;
+            a->cap_blocks = cap;
+        }
+        /* something larger than a block gets one of its own */
+        size_t size = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+        char *block = malloc(size);
+        if (!block)
+            return NULL;
+        a->blocks[a->n_blocks++] = block;
+        if (n > ARENA_BLOCK)
+            return block;
+        a->next = block;
+        a->left = size;
+    }
+    void *out = a->next;
+    a->next += n;
+    a->left -= n;
+    return out;
+}
+
 void cmt_model_free(struct cmt_trace_model *m)
 {
-    for (uint32_t i = 0; i < m->n_strings; i++)
-        free(m->strings[i]);
+    for (size_t i = 0; i < m->arena.n_blocks; i++)
+        free(m->arena.blocks[i]);
+    free(m->arena.blocks);
     free(m->strings);
     free(m->string_lens);
-    for (uint32_t i = 0; i < m->n_stacks; i++)
-        free(m->stacks[i].frames);
     free(m->stacks);
     free(m->modules);
     free(m->frames);
@@ -59,13 +89,13 @@ void cmt_model_on_string(void *ctx, uint32_t id, const char *text, size_t len)
     uint32_t n = m->n_strings ? m->n_strings + 1 : 2;
     char **s = grow(m->strings, n, sizeof *s);
     size_t *l = s ? grow(m->string_lens, n, sizeof *l) : NULL;
-    char *copy = malloc(len + 1);
-    if (!s || !l || !copy) {
-        free(copy);
-        if (s)
-            m->strings = s;
+    if (s)
+        m->strings = s;
+    if (l)
+        m->string_lens = l;
+    char *copy = l ? arena_take(&m->arena, len + 1) : NULL;
+    if (!s || !l || !copy)
         return;
-    }
     m->strings = s;
     m->string_lens = l;
     if (m->n_strings == 0) {
@@ -115,7 +145,7 @@ void cmt_model_on_stack(void *ctx, uint32_t id, uint32_t modules_known, const ui
     m->stacks = st;
     if (m->n_stacks == 0)
         memset(&st[0], 0, sizeof st[0]);
-    uint64_t *copy = malloc((nf ? nf : 1) * sizeof *copy);
+    uint64_t *copy = arena_take(&m->arena, (nf ? nf : 1) * sizeof *copy);
     if (!copy)
         return;
     memcpy(copy, frames, nf * sizeof *copy);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "trace_reader.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -72,6 +73,12 @@ struct cmt_reader {
     bool stop_requested;
     bool warned_order;
     bool truncated;
+    /* What was committed when the trace was opened, and nothing after it
+     * (cmt_reader_open_mode): chunks below the header's claimed end as read
+     * then, each chunk's records up to its commit word as read when the
+     * chunk is opened. A writer still appending leaves no damage there. */
+    bool committed;
+    bool in_progress; /* read so because its writer still runs */
     struct cmt_file_header header; /* as read at open */
     uint64_t chunks_seen;          /* non-padding chunks met */
     uint64_t chunks_past_claimed;  /* of them, at or after the header's claimed_end */
@@ -175,6 +182,12 @@ static int validate_header(struct cmt_reader *r, char *err, size_t errlen)
     }
     struct cmt_file_header h;
     memcpy(&h, r->data, sizeof h);
+    /* The words a running writer changes, each read once whole: a trace
+     * may be read while it is written (cmt_reader_open_mode). */
+    const struct cmt_file_header *live = (const struct cmt_file_header *)(const void *)r->data;
+    h.flags = __atomic_load_n(&live->flags, __ATOMIC_ACQUIRE);
+    h.claimed_end = __atomic_load_n(&live->claimed_end, __ATOMIC_ACQUIRE);
+    h.events_dropped = __atomic_load_n(&live->events_dropped, __ATOMIC_RELAXED);
     if (h.endian_check != CMT_ENDIAN_CHECK) {
         snprintf(err, errlen, "written on a machine of another byte order, or its header is damaged (offset 16): "
                               "analyse it on a machine like the one that recorded it");
@@ -294,43 +307,130 @@ int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **ou
     return 0;
 }
 
+/* Whether the process that writes the trace open as fd still runs here: a
+ * process with the trace's pid holds the file open (a descriptor in
+ * /proc/PID/fd: the shim keeps its trace open until the process ends), or,
+ * where another user's descriptors cannot be listed, a process with that pid
+ * started no later than the trace did (a pid used again later started
+ * after it). A trace from another machine or another pid namespace finds
+ * no such process, or one without the file. */
+static bool writer_running(int fd, uint32_t pid, uint64_t start_realtime_ns)
+{
+    struct stat me;
+    if (!pid || fstat(fd, &me) != 0)
+        return false;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/fd", pid);
+    DIR *d = opendir(path);
+    if (d) {
+        bool found = false;
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+            struct stat st;
+            found = e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0 && st.st_dev == me.st_dev &&
+                    st.st_ino == me.st_ino;
+        }
+        closedir(d);
+        return found;
+    }
+    if (errno != EACCES && errno != EPERM)
+        return false; /* no such process */
+    /* Its start: field 22 of /proc/PID/stat, in clock ticks since boot. */
+    snprintf(path, sizeof path, "/proc/%u/stat", pid);
+    FILE *f = fopen(path, "re");
+    char line[1024];
+    bool got = f && fgets(line, sizeof line, f);
+    if (f)
+        fclose(f);
+    const char *p = got ? strrchr(line, ')') : NULL; /* after the command, which may hold spaces */
+    unsigned long long start_ticks = 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %llu", &start_ticks) != 1)
+        return false;
+    unsigned long long btime = 0;
+    f = fopen("/proc/stat", "re");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %llu", &btime) == 1)
+            break;
+    if (f)
+        fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!btime || hz <= 0)
+        return false;
+    return btime + start_ticks / (unsigned long long)hz <= start_realtime_ns / 1000000000ull + 1;
+}
+
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return cmt_reader_open_mode(path, CMT_READ_WHOLE, out, err, errlen);
+}
+
+int cmt_reader_open_mode(const char *path, enum cmt_read_mode mode, struct cmt_reader **out, char *err,
+                         size_t errlen)
+{
+    /* Only a regular file is opened, and without blocking: a FIFO named as
+     * a trace (a path in `run --check`'s manifest comes from the traced
+     * processes) would block the analyzer for good on open. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file: give the path of a trace file");
+        return -EINVAL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open: %s; check the path", strerror(e));
         return -e;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        snprintf(err, errlen, "not a regular file: give the path of a trace file");
-        return -EINVAL;
-    }
-    size_t size = (size_t)st.st_size;
-    const uint8_t *data = NULL;
-    if (size > 0) {
-        data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (data == MAP_FAILED) {
-            int e = errno;
+    /* A trace being written grows: when its claimed end lies past the size
+     * mapped (a segment added meanwhile), it is mapped again, larger. */
+    for (int attempt = 0;; attempt++) {
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             close(fd);
-            snprintf(err, errlen, "cannot map it into memory: %s; check `ulimit -v`", strerror(e));
-            return -e;
+            snprintf(err, errlen, "not a regular file: give the path of a trace file");
+            return -EINVAL;
         }
-        /* One pass, front to back. */
-        madvise((void *)data, size, MADV_SEQUENTIAL);
+        size_t size = (size_t)st.st_size;
+        const uint8_t *data = NULL;
+        if (size > 0) {
+            data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (data == MAP_FAILED) {
+                int e = errno;
+                close(fd);
+                snprintf(err, errlen, "cannot map it into memory: %s; check `ulimit -v`", strerror(e));
+                return -e;
+            }
+            /* One pass, front to back. */
+            madvise((void *)data, size, MADV_SEQUENTIAL);
+        }
+        int rc = cmt_reader_open_memory(data, size, out, err, errlen);
+        if (rc != 0) {
+            if (data)
+                munmap((void *)data, size);
+            close(fd);
+            return rc;
+        }
+        struct cmt_reader *r = *out;
+        r->mapped = true;
+        r->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+        bool live = !(r->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) &&
+                    (mode == CMT_READ_COMMITTED ||
+                     (mode == CMT_READ_AUTO && writer_running(fd, r->info.pid, r->info.start_realtime_ns)));
+        if (live && r->header.claimed_end > size && attempt < 3) {
+            cmt_reader_close(r);
+            *out = NULL;
+            continue;
+        }
+        r->committed = r->in_progress = live;
+        close(fd);
+        return 0;
     }
-    close(fd);
-    int rc = cmt_reader_open_memory(data, size, out, err, errlen);
-    if (rc != 0) {
-        if (data)
-            munmap((void *)data, size);
-        return rc;
-    }
-    (*out)->mapped = true;
-    (*out)->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
-    return 0;
+}
+
+bool cmt_reader_in_progress(const struct cmt_reader *r)
+{
+    return r->in_progress;
 }
 
 const struct cmt_trace_info *cmt_reader_info(const struct cmt_reader *r)
@@ -528,7 +628,9 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
             return DECODE_DAMAGED;
         if (rec == c->commit_end && r->follow && !c->final)
             return DECODE_PENDING;
-        if (rec >= c->end)
+        /* What lies past the commit word of a chunk still being written
+         * may be a record half written: not read (cmt_reader_open_mode). */
+        if (rec >= c->end || (r->committed && rec >= c->commit_end))
             return DECODE_END;
         if (rec[0] == CMT_REC_NONE || (rec >= c->commit_end && c->past_commit)) {
             if (rec < c->commit_end) {
@@ -999,7 +1101,7 @@ static int read_meta_records(struct cmt_reader *r, const struct chunk_view *v, c
             *past_commit_io = past_commit;
             return 1;
         }
-        if (p >= end)
+        if (p >= end || (r->committed && p >= v->commit_end))
             return 0;
         if (p[0] == CMT_META_NONE || (p >= v->commit_end && past_commit)) {
             if (p < v->commit_end) {
@@ -1126,7 +1228,9 @@ static bool chunk_header_ok(const struct cmt_reader *r, uint64_t off, const stru
 static int open_next_chunk(struct cmt_reader *r)
 {
     uint64_t off = r->next_chunk;
-    if (off >= r->size) {
+    /* Read as committed when opened: chunks claimed since are not looked at,
+     * nor the space reserved past them. */
+    if (off >= r->size || (r->committed && off >= r->header.claimed_end)) {
         r->chunks_done = true;
         return 0;
     }
@@ -1144,6 +1248,10 @@ static int open_next_chunk(struct cmt_reader *r)
     }
     struct cmt_chunk_header h;
     memcpy(&h, r->data + off, sizeof h);
+    /* The commit word, read whole (its writer may be appending): the
+     * records up to it are complete once it is seen. */
+    h.commit = __atomic_load_n(&((const struct cmt_chunk_header *)(const void *)(r->data + off))->commit,
+                               __ATOMIC_ACQUIRE);
     if (h.magic == 0)
         return check_file_tail(r, off);
     bool known = h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META ||
@@ -1243,6 +1351,8 @@ static void peek_next_claim(struct cmt_reader *r)
     uint64_t off = r->next_chunk;
     if (r->chunks_done || off >= r->size || r->size - off < CMT_CHUNK_HEADER_SIZE)
         return;
+    if (r->committed && off >= r->header.claimed_end)
+        return;
     struct cmt_chunk_header h;
     memcpy(&h, r->data + off, sizeof h);
     if (h.magic == 0 && off >= r->header.claimed_end)
@@ -1280,9 +1390,10 @@ static void finish_checks(struct cmt_reader *r)
         else if (r->chunks_past_claimed)
             set_error(r, "damaged trace: a chunk lies past the header's claimed end (offset %llu)",
                       (unsigned long long)r->header.claimed_end);
-    } else if (r->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) {
+    } else if ((r->info.flags & CMT_FILE_FLAG_CLEAN_EXIT) && !r->committed) {
         /* The flag is set just before the END record is written: the
-         * process was killed in between, or the record could not be read. */
+         * process was killed in between, or the record could not be read.
+         * (Read as committed, the END record may simply come later.) */
         r->info.flags &= ~(uint32_t)CMT_FILE_FLAG_CLEAN_EXIT;
         if (!r->error[0] && !r->truncated)
             add_warning(r, "the trace has no END record although its header says the process exited: it was "
@@ -1363,7 +1474,13 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
 
 int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* A regular file only, opened without blocking (as cmt_reader_open_mode). */
+    struct stat before;
+    if (stat(path, &before) == 0 && !S_ISREG(before.st_mode)) {
+        snprintf(err, errlen, "not a regular file: give the path of a trace file");
+        return -EINVAL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot open: %s; check the path", strerror(e));

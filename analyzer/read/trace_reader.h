@@ -160,6 +160,33 @@ struct cmt_reader;
  * for another format version, -EINVAL when it is no trace. */
 int cmt_reader_open(const char *path, struct cmt_reader **out, char *err, size_t errlen);
 
+/* How a trace whose writer may still be appending to it is read.
+ *   CMT_READ_WHOLE      as a finished file (killed or exited): anything past
+ *                       the header's claimed end, a chunk beyond it, more
+ *                       than the one record a killed writer leaves past a
+ *                       chunk's commit word, is damage.
+ *   CMT_READ_COMMITTED  what was committed when it was opened, and nothing
+ *                       after: the chunks below the header's claimed end as
+ *                       read at the open, each chunk's records up to its
+ *                       commit word as read when the chunk is opened. What
+ *                       a writer still appending leaves past them is not
+ *                       looked at. Events of the last instant may be missing
+ *                       (a record committed after its chunk's word was read),
+ *                       never half read. To follow a growing trace (a live
+ *                       view), open it again: each open is a new snapshot,
+ *                       mapped at the file's size then.
+ *   CMT_READ_AUTO       committed when the trace's writer still runs on this
+ *                       machine (a process with the trace's pid holds the
+ *                       file open), else whole: what the analyzer's
+ *                       commands use. cmt_reader_in_progress says which.
+ * A trace whose header says the process exited is always read whole. */
+enum cmt_read_mode { CMT_READ_WHOLE, CMT_READ_COMMITTED, CMT_READ_AUTO };
+int cmt_reader_open_mode(const char *path, enum cmt_read_mode mode, struct cmt_reader **out, char *err,
+                         size_t errlen);
+/* True when the trace is read as committed so far: its writer had not
+ * finished it (docs/report.md, "A trace still being written"). */
+bool cmt_reader_in_progress(const struct cmt_reader *r);
+
 /* Same, over bytes in memory (tests, fuzzing). The buffer must outlive the
  * reader. */
 int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **out, char *err, size_t errlen);

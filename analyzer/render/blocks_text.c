@@ -9,6 +9,7 @@
 #include "frames.h"
 #include "render_parts.h"
 #include "units.h"
+#include "text_escape.h"
 
 static void print_site_list(const struct cmt_report *r, FILE *out, const struct cmt_blocks_site *s, size_t n)
 {
@@ -45,13 +46,13 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
         return; /* PYTORCH_NO_CUDA_MEMORY_CACHING=1: the allocator reports no blocks */
     char b1[64], b2[64], b3[64], b4[64];
     fprintf(out, "\nInside PyTorch's cache%s%s (block layer, %" PRIu64 " allocator events)\n",
-            b->version[0] ? " " : "", b->version, b->events);
+            b->version[0] ? " " : "", cmt_esc(b->version), b->events);
     if (b->settings_known && !b->alloc_conf[0] && !b->cuda_alloc_conf[0])
         fprintf(out, "  allocator settings: the defaults (neither PYTORCH_ALLOC_CONF nor PYTORCH_CUDA_ALLOC_CONF set)\n");
     if (b->alloc_conf[0])
-        fprintf(out, "  allocator settings: PYTORCH_ALLOC_CONF=%s\n", b->alloc_conf);
+        fprintf(out, "  allocator settings: PYTORCH_ALLOC_CONF=%s\n", cmt_esc(b->alloc_conf));
     if (b->cuda_alloc_conf[0])
-        fprintf(out, "  allocator settings: PYTORCH_CUDA_ALLOC_CONF=%s\n", b->cuda_alloc_conf);
+        fprintf(out, "  allocator settings: PYTORCH_CUDA_ALLOC_CONF=%s\n", cmt_esc(b->cuda_alloc_conf));
     for (size_t i = 0; i < b->n_devices; i++) {
         const struct cmt_blocks_device *d = &b->devices[i];
         const struct cmt_blocks_view *p = &d->peak;
@@ -67,7 +68,7 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
         for (size_t k = 0; k < d->n_ooms; k++) {
             const struct cmt_blocks_oom *o = &d->ooms[k];
             fprintf(out, "  failed allocation of %s: %s\n", cmt_size_exact_str(o->request, b1, sizeof b1),
-                    o->sentence);
+                    cmt_esc(o->sentence));
             cmt_render_text_frames(r, out, o->stack, "        ");
             print_classes(out, &o->at);
         }

@@ -104,6 +104,8 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
     cmt_json_bool(j, t->opened && t->complete);
     cmt_json_key(j, "trace_state");
     cmt_json_string(j, t->opened ? t->report.trace.state : NULL);
+    cmt_json_key(j, "in_progress");
+    cmt_json_bool(j, t->opened && t->report.trace.in_progress);
     cmt_json_key(j, "leaks_checked");
     cmt_json_bool(j, t->opened && t->leaks_checked);
     cmt_json_key(j, "violations");

@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "render_parts.h"
+#include "text_escape.h"
 
 /* XML 1.0 text: markup characters escaped, control characters other than
  * tab and newline dropped (they cannot appear even escaped). */
@@ -39,13 +40,13 @@ static char *trace_text(const struct cmt_check *c, const struct cmt_check_trace 
         cmt_check_print_finding(c, t, &t->findings[k], m);
     if (t->opened) {
         for (size_t k = 0; k < t->report.n_warnings; k++)
-            fprintf(m, "%s: note: %s\n", t->path, t->report.warnings[k]);
+            fprintf(m, "%s: note: %s\n", cmt_esc(t->path), cmt_esc(t->report.warnings[k]));
         for (size_t k = 0; k < t->n_notes; k++)
-            fprintf(m, "%s: note: %s\n", t->path, t->notes[k]);
+            fprintf(m, "%s: note: %s\n", cmt_esc(t->path), cmt_esc(t->notes[k]));
     }
     char line[2048];
     cmt_check_trace_result_line(c, t, line, sizeof line);
-    fprintf(m, "cumemtrace check: %s\n", line);
+    fprintf(m, "cumemtrace check: %s\n", cmt_esc(line));
     fclose(m);
     return buf;
 }

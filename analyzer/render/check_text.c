@@ -18,6 +18,7 @@
 #include "render_parts.h"
 #include "renderers.h"
 #include "units.h"
+#include "text_escape.h"
 
 static void print_stack(const struct cmt_check *c, const struct cmt_check_trace *t, uint64_t stack, FILE *out)
 {
@@ -31,7 +32,7 @@ static void print_stack(const struct cmt_check *c, const struct cmt_check_trace 
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_check_describe_frame(c, &sf->frames[i], buf, sizeof buf);
-        fprintf(out, "    #%zu %s\n", i, buf);
+        fprintf(out, "    #%zu %s\n", i, cmt_esc(buf));
     }
     if (limit < sf->n)
         fprintf(out, "    ... %zu more %s (--max-frames 0 shows all)\n", sf->n - limit,
@@ -46,8 +47,8 @@ void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_t
         cmt_check_location(c, t, f->stack, where, sizeof where);
     else
         snprintf(where, sizeof where, "%s", t->path);
-    fprintf(out, "%s: %s: %s [%s]\n", where, f->level == CMT_LEVEL_ERROR ? "error" : "warning", f->message,
-            cmt_rule_id(f->rule));
+    fprintf(out, "%s: %s: %s [%s]\n", cmt_esc(where), f->level == CMT_LEVEL_ERROR ? "error" : "warning",
+            cmt_esc(f->message), cmt_rule_id(f->rule));
     if (!f->site)
         return;
     print_stack(c, t, f->stack, out);
@@ -57,7 +58,7 @@ void cmt_check_print_finding(const struct cmt_check *c, const struct cmt_check_t
         cmt_format_size(v->top[i].bytes, size, sizeof size);
         cmt_check_location(c, t, v->top[i].stack, where, sizeof where);
         fprintf(out, "    also live at the peak: %s in %" PRIu64 " %s (%s) at %s\n", size, v->top[i].count,
-                cmt_plural(v->top[i].count, "allocation", "allocations"), cmt_api_name(v->top[i].api), where);
+                cmt_plural(v->top[i].count, "allocation", "allocations"), cmt_api_name(v->top[i].api), cmt_esc(where));
     }
 }
 
@@ -189,14 +190,14 @@ void cmt_check_render_text(const struct cmt_check *c, FILE *out)
             cmt_check_print_finding(c, t, &t->findings[k], out);
         if (t->opened) {
             for (size_t k = 0; k < t->report.n_warnings; k++)
-                fprintf(out, "%s: note: %s\n", t->path, t->report.warnings[k]);
+                fprintf(out, "%s: note: %s\n", cmt_esc(t->path), cmt_esc(t->report.warnings[k]));
             for (size_t k = 0; k < t->n_notes; k++)
-                fprintf(out, "%s: note: %s\n", t->path, t->notes[k]);
+                fprintf(out, "%s: note: %s\n", cmt_esc(t->path), cmt_esc(t->notes[k]));
             if (t->status == CMT_TRACE_FAIL && t->error[0])
-                fprintf(out, "%s: note: %s\n", t->path, t->error);
+                fprintf(out, "%s: note: %s\n", cmt_esc(t->path), cmt_esc(t->error));
         }
         cmt_check_trace_result_line(c, t, line, sizeof line);
-        fprintf(out, "cumemtrace check: %s\n", line);
+        fprintf(out, "cumemtrace check: %s\n", cmt_esc(line));
     }
     if (c->opt->print_suppressions)
         cmt_check_print_suppressions(c, out);
@@ -208,7 +209,7 @@ void cmt_check_render_summary(const struct cmt_check *c, FILE *out)
     char line[2048];
     for (size_t i = 0; i < c->n_traces; i++) {
         cmt_check_trace_result_line(c, c->traces[i], line, sizeof line);
-        fprintf(out, "cumemtrace check: %s\n", line);
+        fprintf(out, "cumemtrace check: %s\n", cmt_esc(line));
     }
     print_total(c, out);
 }

@@ -7,6 +7,7 @@
 #include "render_parts.h"
 #include "units.h"
 #include "size_parse.h"
+#include "text_escape.h"
 
 void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE *out)
 {
@@ -18,15 +19,15 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
         const struct cmt_process_summary *p = &s[i];
         cmt_summary_label(p, label, sizeof label);
         if (!p->analysed) {
-            fprintf(out, "  %-16s not analysed: %s (%s)\n", label, p->error, p->trace);
+            fprintf(out, "  %-16s not analysed: %s (%s)\n", cmt_esc(label), cmt_esc(p->error), cmt_esc(p->trace));
             continue;
         }
         cmt_format_size(p->leak_bytes, b3, sizeof b3);
         char leaks[48];
         snprintf(leaks, sizeof leaks, "%s in %" PRIu64, b3, p->leak_count);
         if (p->n_devices == 0)
-            fprintf(out, "  %-16s %-10.10s %6s %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", label,
-                    p->hostname, "-", "-", "-", "-", leaks, p->growth_candidates, p->failed, p->events,
+            fprintf(out, "  %-16s %-10.10s %6s %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", cmt_esc(label),
+                    cmt_esc(p->hostname), "-", "-", "-", "-", leaks, p->growth_candidates, p->failed, p->events,
                     p->complete ? "" : "  (incomplete)");
         for (size_t d = 0; d < p->n_devices; d++) {
             cmt_format_size(p->devices[d].peak, b1, sizeof b1);
@@ -34,8 +35,8 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
             char at[32];
             cmt_format_duration(p->devices[d].peak_ns, at, sizeof at);
             if (d == 0)
-                fprintf(out, "  %-16s %-10.10s %6d %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", label,
-                        p->hostname, p->devices[d].ordinal, b1, at, b2, leaks, p->growth_candidates, p->failed,
+                fprintf(out, "  %-16s %-10.10s %6d %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n",
+                        cmt_esc(label), cmt_esc(p->hostname), p->devices[d].ordinal, b1, at, b2, leaks, p->growth_candidates, p->failed,
                         p->events, p->complete ? "" : "  (incomplete)");
             else
                 fprintf(out, "  %-16s %-10s %6d %10s %9s %12s\n", "", "", p->devices[d].ordinal, b1, at, b2);
@@ -50,12 +51,12 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
         char lmax[64], lmin[64];
         cmt_summary_label(&s[im.max_index], lmax, sizeof lmax);
         cmt_summary_label(&s[im.min_index], lmin, sizeof lmin);
-        fprintf(out, "  peak imbalance: highest %s by %s, lowest %s by %s, mean %s; highest/mean %.2f\n", b1, lmax,
-                b2, lmin, b3, im.max_over_mean);
+        fprintf(out, "  peak imbalance: highest %s by %s, lowest %s by %s, mean %s; highest/mean %.2f\n", b1,
+                cmt_esc(lmax), b2, cmt_esc(lmin), b3, im.max_over_mean);
     }
     if (im.leak_max) {
         cmt_format_size(im.leak_max, b1, sizeof b1);
         cmt_summary_label(&s[im.leak_max_index], label, sizeof label);
-        fprintf(out, "  most leaked: %s by %s\n", b1, label);
+        fprintf(out, "  most leaked: %s by %s\n", b1, cmt_esc(label));
     }
 }

@@ -6,6 +6,7 @@
 #include "render_parts.h"
 #include "size_parse.h"
 #include "units.h"
+#include "text_escape.h"
 
 /* "+20.0 MiB", "-3.0 MiB". */
 static const char *signed_size(int64_t v, char *buf, size_t len)
@@ -19,8 +20,8 @@ static void print_run(const char *name, const struct cmt_diff_run *run, FILE *ou
 {
     char dur[32];
     cmt_format_duration(run->duration_ns, dur, sizeof dur);
-    fprintf(out, "  %s %s\n", name, run->trace);
-    fprintf(out, "       program:  %s\n", run->program);
+    fprintf(out, "  %s %s\n", name, cmt_esc(run->trace));
+    fprintf(out, "       program:  %s\n", cmt_esc(run->program));
     fprintf(out, "       recorded: %s, %s, pid %" PRIu64 "\n", run->when, dur, run->summary.pid);
 }
 
@@ -149,14 +150,14 @@ static void print_changed(const struct cmt_diff *d, size_t changed, FILE *out);
 void cmt_diff_render_text(const struct cmt_diff *d, FILE *out)
 {
     size_t top = d->top;
-    fprintf(out, "cumemtrace diff of %s (OLD) and %s (NEW)\n", d->run[0].trace, d->run[1].trace);
+    fprintf(out, "cumemtrace diff of %s (OLD) and %s (NEW)\n", cmt_esc(d->run[0].trace), cmt_esc(d->run[1].trace));
     print_run("OLD", &d->run[0], out);
     print_run("NEW", &d->run[1], out);
     if (d->different_program)
         fprintf(out,
                 "  warning: different programs (OLD ran %s, NEW ran %s): call sites are matched by their frames "
                 "and may not correspond\n",
-                d->run[0].exe, d->run[1].exe);
+                cmt_esc(d->run[0].exe), cmt_esc(d->run[1].exe));
     fputc('\n', out);
     print_totals(d, out);
     size_t changed = 0, suppressed = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "text_escape.h"
 
 /* Collapsed stacks for flamegraph.pl, inferno and speedscope
  * (docs/export.md): one line per call stack, frames outermost first joined
@@ -28,9 +29,16 @@ void cmt_folded_frame(const struct cmt_frame *f, char *buf, size_t len)
         snprintf(buf, len, "%s+0x%" PRIx64, base_name(f->module), f->module_offset);
     else
         snprintf(buf, len, "0x%" PRIx64, f->ip);
+    /* The format's separators (';' between frames, a line per stack) out
+     * of names, then every other control character escaped (text_escape.h). */
     for (char *c = buf; *c; c++)
         if (*c == ';' || *c == '\n' || *c == '\r')
             *c = ',';
+    if (cmt_text_needs_escape(buf)) {
+        char raw[1024];
+        snprintf(raw, sizeof raw, "%s", buf);
+        cmt_escape_into(raw, buf, len);
+    }
 }
 
 static void line(const struct cmt_report *r, FILE *out, const char *account, uint64_t stack, uint64_t bytes)

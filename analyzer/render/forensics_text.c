@@ -14,6 +14,7 @@
 #include "timeline_chart.h"
 #include "render_parts.h"
 #include "units.h"
+#include "text_escape.h"
 
 /* Sizes in a sentence: "1.5 GiB". */
 #define SZ(buf, v) (cmt_format_size((v), (buf), sizeof(buf)), (buf))
@@ -30,14 +31,16 @@ static const char *end_label(const struct cmt_report *r, char *buf, size_t len)
     return buf;
 }
 
-/* "fill_device at frag.c:20": the first frame shown for a call site. */
+/* "fill_device at frag.c:20": the first frame shown for a call site, its
+ * control characters escaped for the terminal (text_escape.h). */
 static const char *site_label(const struct cmt_report *r, uint64_t stack, char *buf, size_t len)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
+    char raw[1024];
     if (sf->n == 0)
         snprintf(buf, len, "(no stack recorded)");
     else
-        cmt_frame_describe(&sf->frames[0], buf, len);
+        cmt_escape_into((cmt_frame_describe(&sf->frames[0], raw, sizeof raw), raw), buf, len);
     return buf;
 }
 
@@ -52,7 +55,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, buf);
+        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
     }
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s\n", indent, sf->n - limit, cmt_plural(sf->n - limit, "frame", "frames"));

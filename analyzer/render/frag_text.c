@@ -4,11 +4,12 @@
 #include <stdio.h>
 
 #include "render_parts.h"
+#include "text_escape.h"
 
 void cmt_frag_render_text(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_report_trace *t = &r->trace;
-    fprintf(out, "cumemtrace frag of %s\n", t->path);
+    fprintf(out, "cumemtrace frag of %s\n", cmt_esc(t->path));
     fprintf(out, "  %llu events, %llu fragmentation checkpoints, %llu device samples\n",
             (unsigned long long)t->events, (unsigned long long)t->frag_checkpoints,
             (unsigned long long)t->device_samples);
@@ -18,6 +19,6 @@ void cmt_frag_render_text(const struct cmt_report *r, FILE *out)
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");
         for (size_t i = 0; i < r->n_warnings; i++)
-            fprintf(out, "  - %s\n", r->warnings[i]);
+            fprintf(out, "  - %s\n", cmt_esc(r->warnings[i]));
     }
 }

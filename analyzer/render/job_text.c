@@ -9,6 +9,7 @@
 #include "job_report.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
+#include "text_escape.h"
 
 static uint64_t since_start(const struct cmt_job *job, uint64_t wall)
 {
@@ -24,13 +25,13 @@ static void print_rank_list(FILE *out, const int64_t *r, size_t n)
 static void header(const struct cmt_job_set *s, const struct cmt_job *job, const struct cmt_job_render_options *opt,
                    FILE *out)
 {
-    fprintf(out, "\nJob %s (%s): %zu %s", job->job_id[0] ? job->job_id : "without an id",
+    fprintf(out, "\nJob %s (%s): %zu %s", job->job_id[0] ? cmt_esc(job->job_id) : "without an id",
             cmt_job_source_name(job->source), job->n_members, job->n_members == 1 ? "rank" : "ranks");
     if (job->world_size >= 0)
         fprintf(out, " of %" PRId64, job->world_size);
     fprintf(out, ", %zu %s", job->n_hosts, job->n_hosts == 1 ? "host" : "hosts");
     if (job->n_hosts == 1)
-        fprintf(out, " (%s)", s->members[job->members[0]].host);
+        fprintf(out, " (%s)", cmt_esc(s->members[job->members[0]].host));
     fputc('\n', out);
     char dur[32];
     cmt_format_duration(job->end_wall_ns - job->start_wall_ns, dur, sizeof dur);
@@ -85,8 +86,8 @@ static void table(const struct cmt_job_set *s, const struct cmt_job *job, FILE *
             cmt_format_size(own->peak_by_holder[CMT_HOLDER_NCCL], nccl, sizeof nccl);
         }
         fprintf(out, "  %5" PRId64 " %5s %-10.10s %8" PRIu64 " %-12s %10s %9s %10s %18s %6" PRIu64 "  %s%s\n",
-                m->rank, local, m->host, m->pid, dev, peak, at, nccl, leaks, m->failed,
-                own && own->peak_site[0] ? own->peak_site : "-", m->complete ? "" : " (incomplete)");
+                m->rank, local, cmt_esc(m->host), m->pid, cmt_esc(dev), peak, at, nccl, leaks, m->failed,
+                own && own->peak_site[0] ? cmt_esc(own->peak_site) : "-", m->complete ? "" : " (incomplete)");
     }
 }
 
@@ -122,7 +123,7 @@ static void peers(const struct cmt_job_set *s, const struct cmt_job *job, FILE *
         cmt_format_size(d->live_end, live, sizeof live);
         cmt_format_duration(since_start(job, d->peak_wall_ns), at, sizeof at);
         fprintf(out, "    rank %" PRId64 ": %s at most on its device %d (GPU %s of %s, ", m->rank, pk, d->ordinal,
-                d->gpu, m->host);
+                cmt_esc(d->gpu), cmt_esc(m->host));
         if (p->n_owners) {
             fprintf(out, "rank%s ", p->n_owners == 1 ? "" : "s");
             print_rank_list(out, p->owners, p->n_owners);
@@ -130,7 +131,7 @@ static void peers(const struct cmt_job_set *s, const struct cmt_job *job, FILE *
         } else {
             fputs("no rank's own", out);
         }
-        fprintf(out, ") at %s, %s there at exit%s%s\n", at, live, d->peak_site[0] ? "; " : "", d->peak_site);
+        fprintf(out, ") at %s, %s there at exit%s%s\n", at, live, d->peak_site[0] ? "; " : "", cmt_esc(d->peak_site));
     }
 }
 
@@ -155,7 +156,8 @@ static void shared(const struct cmt_job_set *s, const struct cmt_job *job, FILE 
         }
         if (!first || n < 2)
             continue;
-        fprintf(out, "  shared:   GPU %s of %s is the own GPU of ranks ", m->devices[m->own].gpu, m->host);
+        fprintf(out, "  shared:   GPU %s of %s is the own GPU of ranks ", cmt_esc(m->devices[m->own].gpu),
+                cmt_esc(m->host));
         print_rank_list(out, ranks, n);
         fputs(": their peaks add up on it\n", out);
     }
@@ -187,10 +189,10 @@ static void ipc(const struct cmt_job_set *s, const struct cmt_job *job, FILE *ou
         } else {
             const struct cmt_job_member *x = &s->members[sh->exporter];
             const struct cmt_job_ipc_item *e = &x->exports[sh->export];
-            fprintf(out, "rank %" PRId64 "'s allocation%s%s", x->rank, e->site[0] ? " from " : "", e->site);
+            fprintf(out, "rank %" PRId64 "'s allocation%s%s", x->rank, e->site[0] ? " from " : "", cmt_esc(e->site));
         }
         fprintf(out, " (%s)%s%s\n", imp->closed ? "closed" : "never closed: a leak of a mapping",
-                imp->site[0] ? "; opened at " : "", imp->site);
+                imp->site[0] ? "; opened at " : "", cmt_esc(imp->site));
     }
 }
 

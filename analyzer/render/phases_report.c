@@ -10,6 +10,7 @@
 #include "size_parse.h"
 #include "render_parts.h"
 #include "units.h"
+#include "text_escape.h"
 
 
 /* The names are the model's (phases_view.c), so that models built on the
@@ -37,7 +38,7 @@ void cmt_phases_text_peak(const struct cmt_report *r, const struct cmt_account_v
         return;
     char buf[1536];
     cmt_phases_where_text(r, v->peak_phase, buf, sizeof buf);
-    fprintf(out, "  phase at the peak: %s\n", buf[0] ? buf : "(none open)");
+    fprintf(out, "  phase at the peak: %s\n", buf[0] ? cmt_esc(buf) : "(none open)");
 }
 
 void cmt_phases_text_failure(const struct cmt_report *r, size_t failure_index, const char *indent, FILE *out)
@@ -48,7 +49,7 @@ void cmt_phases_text_failure(const struct cmt_report *r, size_t failure_index, c
     char buf[1536] = "";
     if (failure_index < CMT_MAX_FAILURES_KEPT && pv->at_failure[failure_index])
         cmt_phases_where_text(r, &pv->failure[failure_index], buf, sizeof buf);
-    fprintf(out, "%sin phase: %s\n", indent, buf[0] ? buf : "(none open)");
+    fprintf(out, "%sin phase: %s\n", indent, buf[0] ? cmt_esc(buf) : "(none open)");
 }
 
 static void json_where(const struct cmt_report *r, const struct cmt_phase_where *w, struct cmt_json *j)
@@ -119,7 +120,7 @@ static void print_frames_short(const struct cmt_report *r, FILE *out, uint64_t s
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, buf);
+        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
     }
 }
 
@@ -145,12 +146,12 @@ static void print_phases(const struct cmt_report *r, FILE *out)
     for (size_t i = 0; i < shown; i++) {
         const struct cmt_phase_node *nd = &nodes[order[i]];
         node_path(r, order[i], 0, path, sizeof path);
-        fprintf(out, "  %s%s: peak %s", path, nd->global ? " (process-wide range)" : "",
+        fprintf(out, "  %s%s: peak %s", cmt_esc(path), nd->global ? " (process-wide range)" : "",
                 cmt_size_str(nd->peak, b1, sizeof b1));
         if (nd->peak_step) {
             char s[256];
             step_name(r, nd->peak_step, s, sizeof s);
-            fprintf(out, " in %s", s);
+            fprintf(out, " in %s", cmt_esc(s));
         }
         fprintf(out, ", entered %" PRIu64 " %s\n", nd->instances, nd->instances == 1 ? "time" : "times");
         fprintf(out, "      allocated %s in %" PRIu64 "; left live at its end: %s in %" PRIu64 "\n",
@@ -175,7 +176,7 @@ static void print_phases(const struct cmt_report *r, FILE *out)
                 continue;
             node_path(r, i, 0, path, sizeof path);
             fprintf(out, "    %s: %" PRIu64 " open; what %s allocated and is still live: %s in %" PRIu64 "\n",
-                    path, nodes[i].open_at_end, nodes[i].open_at_end == 1 ? "it" : "they",
+                    cmt_esc(path), nodes[i].open_at_end, nodes[i].open_at_end == 1 ? "it" : "they",
                     cmt_size_str(nodes[i].open_retained_bytes, b1, sizeof b1), nodes[i].open_retained_count);
         }
     }
@@ -195,7 +196,7 @@ static void print_step_row(const struct cmt_report *r, FILE *out, size_t i, cons
     step_name(r, (uint32_t)i + 1, name, sizeof name);
     fprintf(out, "    %-16s %10s  live at end %10s  peak %10s  allocated %10s in %" PRIu64
                  ", left live %s in %" PRIu64 "%s\n",
-            name, CMT_DURATION(cmt_report_rel_ns(r, s->end_ts)), cmt_size_str(s->live_at_end, b1, sizeof b1),
+            cmt_esc(name), CMT_DURATION(cmt_report_rel_ns(r, s->end_ts)), cmt_size_str(s->live_at_end, b1, sizeof b1),
             cmt_size_str(s->peak, b2, sizeof b2), cmt_size_str(s->alloc_bytes, b3, sizeof b3), s->alloc_count,
             cmt_size_str(s->retained_bytes, b4, sizeof b4), s->retained_count,
             s->closed ? "" : s->from_call ? " (ends with the trace)" : " (open at the end)");
@@ -213,7 +214,8 @@ static void print_steps(const struct cmt_report *r, FILE *out)
             top = i;
     char name[256], b1[32];
     step_name(r, (uint32_t)top + 1, name, sizeof name);
-    fprintf(out, "\nSteps: %zu; the highest peak in %s (%s)\n", n, name, cmt_size_str(steps[top].peak, b1, sizeof b1));
+    fprintf(out, "\nSteps: %zu; the highest peak in %s (%s)\n", n, cmt_esc(name),
+            cmt_size_str(steps[top].peak, b1, sizeof b1));
     for (size_t i = 0; i < n; i++) {
         if (n > 2 * STEPS_SHOWN_EACH_END && i == STEPS_SHOWN_EACH_END) {
             fprintf(out, "    ... %zu more (the JSON report lists every step)\n", n - 2 * STEPS_SHOWN_EACH_END);

@@ -462,6 +462,9 @@ static void json_leaks(const struct cmt_report *r, struct cmt_json *j)
     json_held(r, j);
     cmt_json_key(j, "leaks");
     cmt_json_begin_object(j);
+    /* What "live at the end" means here: only "exit" makes these leaks. */
+    cmt_json_key(j, "basis");
+    cmt_json_string(j, cmt_live_basis_key(r->trace.live_basis));
     cmt_json_key(j, "bytes");
     cmt_json_uint(j, r->leak_bytes);
     cmt_json_key(j, "count");
@@ -648,6 +651,8 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_string(j, t->damaged ? t->message : NULL);
     cmt_json_key(j, "clean_exit");
     cmt_json_bool(j, t->clean_exit);
+    cmt_json_key(j, "in_progress");
+    cmt_json_bool(j, t->in_progress);
     cmt_json_key(j, "start_realtime_ns");
     cmt_json_uint(j, t->start_realtime_ns);
     cmt_json_key(j, "duration_ns");

@@ -18,6 +18,7 @@
 #include "render_parts.h"
 #include "site_twins.h"
 #include "units.h"
+#include "text_escape.h"
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
@@ -30,7 +31,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, buf);
+        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
     }
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
@@ -54,20 +55,27 @@ static void print_job(const struct cmt_report_trace *t, FILE *out)
         fprintf(out, " (local rank %" PRId64 ")", t->job_local_rank);
     fprintf(out, ", started by %s", cmt_job_source_name((unsigned)t->job_source));
     if (t->has_job_id)
-        fprintf(out, ", job %s", t->job_id);
+        fprintf(out, ", job %s", cmt_esc(t->job_id));
     for (size_t i = 0; i < t->job_nvars; i++)
         if (!strcmp(t->job_vars[i].name, "CUDA_VISIBLE_DEVICES"))
-            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", t->job_vars[i].value);
+            fprintf(out, ", CUDA_VISIBLE_DEVICES=%s", cmt_esc(t->job_vars[i].value));
     fputc('\n', out);
+}
+
+/* "at exit", "at the cut", "when read" (report.h, cmt_report_live_words). */
+static const char *live_at_end(const struct cmt_report *r)
+{
+    return cmt_report_live_words(r);
 }
 
 static void print_header(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_report_trace *t = &r->trace;
-    fprintf(out, "cumemtrace report of %s\n", t->path);
+    fprintf(out, "cumemtrace report of %s\n", cmt_esc(t->path));
     const char *state = t->state;
     if (!strcmp(state, "damaged"))
-        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n", t->message);
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n",
+                cmt_esc(t->message));
     else if (!strcmp(state, "truncated"))
         fprintf(out,
                 "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
@@ -76,10 +84,11 @@ static void print_header(const struct cmt_report *r, FILE *out)
     if (t->has_process) {
         fprintf(out, "  program:  ");
         if (t->argc == 0)
-            fprintf(out, "%s", t->exe);
+            fprintf(out, "%s", cmt_esc(t->exe));
         for (size_t i = 0; i < t->argc; i++)
-            fprintf(out, "%s%s", i ? " " : "", t->argv[i]);
-        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", t->pid, t->ppid, t->hostname);
+            fprintf(out, "%s%s", i ? " " : "", cmt_esc(t->argv[i]));
+        fprintf(out, "\n  process:  pid %" PRIu64 " (parent %" PRIu64 ") on %s", t->pid, t->ppid,
+                cmt_esc(t->hostname));
         if (t->rank >= 0)
             fprintf(out, ", rank %" PRId64, t->rank);
         fprintf(out, "\n");
@@ -96,6 +105,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
     bool clean = t->clean_exit;
     const char *how = !strcmp(state, "damaged")     ? "trace damaged (see above)"
                       : !strcmp(state, "truncated") ? "trace truncated (see above)"
+                      : t->in_progress              ? "still being written (the process is running)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
     fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
@@ -122,7 +132,7 @@ static void print_header(const struct cmt_report *r, FILE *out)
         fprintf(out, "%spinned host memory", n_dev ? "; " : "");
     fprintf(out, "%s\n", n_dev || t->host_seen ? "" : "none (no allocation named a device)");
     for (size_t i = 0; i < t->n_notes; i++)
-        fprintf(out, "  note:     %s: %s\n", t->notes[i].source, t->notes[i].text);
+        fprintf(out, "  note:     %s: %s\n", t->notes[i].source, cmt_esc(t->notes[i].text));
     if (t->notes_dropped)
         fprintf(out, "  note:     %" PRIu64 " more %s not shown\n", t->notes_dropped,
                 cmt_plural(t->notes_dropped, "note", "notes"));
@@ -184,7 +194,7 @@ static void tree_frame(struct tree_printer *p, const struct cmt_tree_node *n)
 {
     char buf[1024];
     cmt_tree_node_describe(n, buf, sizeof buf);
-    fprintf(p->out, "%s\n", buf);
+    fprintf(p->out, "%s\n", cmt_esc(buf));
 }
 
 /* A node that holds nothing itself and has one child shown, and nothing
@@ -394,7 +404,7 @@ static void print_account(const struct cmt_report *r, const struct cmt_account_v
         if (acc->cls != CMT_CLASS_MANAGED)
             print_by_kind(out, v->at.by_kind, when);
     } else {
-        fprintf(out, "  live at exit: %s in %" PRIu64 " %s\n", cmt_size_exact_str(acc->live, b1, sizeof b1),
+        fprintf(out, "  live %s: %s in %" PRIu64 " %s\n", live_at_end(r), cmt_size_exact_str(acc->live, b1, sizeof b1),
                 acc->live_count, cmt_plural(acc->live_count, "allocation", "allocations"));
     }
     print_chart(r, v, out);
@@ -416,7 +426,8 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
         else
             fprintf(out, "\nVirtual memory management (VMM), device %d\n", d - 1);
         if (v->physical_peak) {
-            fprintf(out, "  physical memory (cuMemCreate): peak %s, at exit %s in %" PRIu64 " %s", cmt_size_exact_str(v->physical_peak, b1, sizeof b1),
+            fprintf(out, "  physical memory (cuMemCreate): peak %s, %s %s in %" PRIu64 " %s",
+                    cmt_size_exact_str(v->physical_peak, b1, sizeof b1), live_at_end(r),
                     cmt_size_exact_str(v->physical_live, b2, sizeof b2), v->physical_count,
                     cmt_plural(v->physical_count, "handle", "handles"));
             if (d == 0)
@@ -425,12 +436,13 @@ static void print_virtual(const struct cmt_report *r, FILE *out)
                 fprintf(out, " (counted in device %d)\n", d - 1);
         }
         if (v->reserve_peak)
-            fprintf(out, "  reserved address ranges: peak %s, at exit %s in %" PRIu64 " %s\n",
-                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
+            fprintf(out, "  reserved address ranges: peak %s, %s %s in %" PRIu64 " %s\n",
+                    cmt_size_exact_str(v->reserve_peak, b1, sizeof b1), live_at_end(r),
+                    cmt_size_exact_str(v->reserve_live, b2, sizeof b2),
                     v->reserve_count, cmt_plural(v->reserve_count, "range", "ranges"));
         if (v->map_peak)
-            fprintf(out, "  mappings: peak %s, at exit %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
-                    cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
+            fprintf(out, "  mappings: peak %s, %s %s in %" PRIu64 " %s\n", cmt_size_exact_str(v->map_peak, b1, sizeof b1),
+                    live_at_end(r), cmt_size_exact_str(v->map_live, b2, sizeof b2), v->map_count,
                     cmt_plural(v->map_count, "mapping", "mappings"));
     }
 }
@@ -484,7 +496,8 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
  * --include-cached), with what this cannot tell apart. */
 static void print_held(const struct cmt_report *r, FILE *out)
 {
-    char b1[64], when[48] = "at exit";
+    char b1[64], when[48];
+    snprintf(when, sizeof when, "%s", live_at_end(r));
     if (r->at) {
         char at[32];
         cmt_format_duration(r->opt->at_ns, at, sizeof at);
@@ -568,6 +581,23 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
         fprintf(out, "\nLive at %s by call site: %s in %" PRIu64 " %s\n", at,
                 cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
                 cmt_plural(r->leak_count, "allocation", "allocations"));
+    } else if (r->trace.live_basis == CMT_LIVE_AT_CUT || r->trace.live_basis == CMT_LIVE_IN_PROGRESS) {
+        /* No exit to judge leaks by (issue 33): what was live at the end of
+         * what was read, and what that cannot tell. */
+        bool cut = r->trace.live_basis == CMT_LIVE_AT_CUT;
+        const char *why = cut ? "the trace is cut short, truncated or damaged: an allocation live at the cut may "
+                                "have been released after it, and what came after it is unknown; not a list of "
+                                "leaks"
+                              : "the process is still running: these are not leaks, not yet";
+        if (r->n_leaks == 0) {
+            fprintf(out, "\nLive %s: nothing%s (%s)\n", live_at_end(r),
+                    r->n_suppressed || r->n_held ? " but suppressed allocations or allocator caches" : "", why);
+            print_suppressed(r, out);
+            return;
+        }
+        fprintf(out, "\nLive %s (%s): %s in %" PRIu64 " %s\n", live_at_end(r), why,
+                cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), r->leak_count,
+                cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
             fprintf(out, r->n_suppressed ? "\nLeaks: none (nothing but suppressed allocations%s was live at exit)\n"
@@ -582,8 +612,10 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
-        fprintf(out, "  allocated once (the call site allocated a single time: start-up buffers, never freed): %s "
-                     "in %" PRIu64 " %s\n",
+        fprintf(out, "  allocated once (the call site allocated a single time%s): %s in %" PRIu64 " %s\n",
+                r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
+                : r->trace.live_basis == CMT_LIVE_IN_PROGRESS ? " so far"
+                                                              : ": start-up buffers, never freed",
                 cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
                 cmt_plural(r->leak_once_count, "allocation", "allocations"));
         print_leak_rows(r, out, LEAK_ONCE);
@@ -688,6 +720,6 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");
         for (size_t i = 0; i < r->n_warnings; i++)
-            fprintf(out, "  - %s\n", r->warnings[i]);
+            fprintf(out, "  - %s\n", cmt_esc(r->warnings[i]));
     }
 }

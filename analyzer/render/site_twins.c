@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "site_twins.h"
+#include "text_escape.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -118,9 +119,11 @@ void cmt_print_twin_note(const struct cmt_report *r, FILE *out, uint64_t mine, u
     cmt_frame_describe(sa, name, sizeof name);
     if (k < a->n) {
         cmt_frame_describe(&a->frames[k], fa, sizeof fa);
-        fprintf(out, "%s(another row is also %s: the stacks part at frame %zu, %s here)\n", indent, name, k + 1, fa);
+        fprintf(out, "%s(another row is also %s: the stacks part at frame %zu, %s here)\n", indent, cmt_esc(name),
+                k + 1, cmt_esc(fa));
     } else {
-        fprintf(out, "%s(another row is also %s: this stack ends after %zu %s, the other goes on)\n", indent, name, k,
+        fprintf(out, "%s(another row is also %s: this stack ends after %zu %s, the other goes on)\n", indent,
+                cmt_esc(name), k,
                 k == 1 ? "frame" : "frames");
     }
 }

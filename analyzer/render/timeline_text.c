@@ -6,12 +6,13 @@
 #include "render_parts.h"
 #include "size_parse.h"
 #include "timeline_chart.h"
+#include "text_escape.h"
 
 void cmt_timeline_render_text(const struct cmt_timeline_report *t, FILE *out)
 {
     const struct cmt_timeline_model *v = &t->view;
     char b1[32], b2[32], when[32];
-    fprintf(out, "cumemtrace timeline of %s\n", t->path);
+    fprintf(out, "cumemtrace timeline of %s\n", cmt_esc(t->path));
     cmt_format_duration(v->width, b1, sizeof b1);
     cmt_format_duration(cmt_timeline_report_rel_ns(t, v->end), b2, sizeof b2);
     fprintf(out, "  %zu buckets of %s, 0 s to %s\n", v->n, b1, b2);

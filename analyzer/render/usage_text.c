@@ -10,6 +10,7 @@
 #include "size_parse.h"
 #include "units.h"
 #include "render_parts.h"
+#include "text_escape.h"
 
 /* Rows per list in the report: these lists rank what costs time, not
  * memory, and a few rows say it. */
@@ -31,7 +32,7 @@ static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, 
     char buf[1024];
     for (size_t i = 0; i < limit; i++) {
         cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, buf);
+        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
     }
     if (limit < sf->n)
         fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
@@ -108,14 +109,14 @@ static void print_threads(const struct cmt_report *r, FILE *out)
     if (v->n < 2)
         return;
     char a[32], b[32], t[32], name[96];
-    const char *end = r->at ? "then" : "at exit";
+    const char *end = cmt_report_live_words(r);
     fprintf(out, "\nDevice memory by thread (an allocation counts for the thread that made it until it is "
                  "released; device-resident memory, every device together): %zu threads\n",
             v->n);
     for (size_t i = 0; i < v->n; i++) {
         const struct cmt_thread_use_row *u = &v->rows[i].use;
         if (*v->rows[i].name)
-            snprintf(name, sizeof name, "%s (tid %" PRIu32 ")", v->rows[i].name, u->tid);
+            snprintf(name, sizeof name, "%s (tid %" PRIu32 ")", cmt_esc(v->rows[i].name), u->tid);
         else
             snprintf(name, sizeof name, "tid %" PRIu32, u->tid);
         cmt_format_size(u->peak, a, sizeof a);

@@ -9,6 +9,7 @@
 
 #include "render_parts.h"
 #include "units.h"
+#include "text_escape.h"
 
 #define SZ(v) cmt_size_str((v), (char[32]){""}, 32)
 #define EXACT(v) cmt_size_exact_str((v), (char[64]){""}, 64)
@@ -71,9 +72,9 @@ static void print_failure(FILE *out, const struct cmt_whatif_failure_view *f, ui
 {
     fprintf(out, "    runs out at %s: a request of %s", CMT_DURATION(f->time_ns), EXACT(f->request));
     if (f->site[0])
-        fprintf(out, " at %s", f->site);
+        fprintf(out, " at %s", cmt_esc(f->site));
     if (f->phase[0])
-        fprintf(out, ", in %s", f->phase);
+        fprintf(out, ", in %s", cmt_esc(f->phase));
     fprintf(out, "%s\n", f->recorded_failed ? " (the recorded run failed it too)" : "");
     if (!strcmp(f->verdict, "capacity"))
         fprintf(out, "    capacity: the tensors' peak must be %s smaller to fit (%s allocated and %s asked, the "
@@ -144,7 +145,7 @@ static void print_device(FILE *out, const struct cmt_whatif_report *w, const str
 {
     fprintf(out, "\nDevice %d", d->ordinal);
     if (d->name[0])
-        fprintf(out, " (%s%s%s)", d->name, d->total ? ", " : "", d->total ? SZ(d->total) : "");
+        fprintf(out, " (%s%s%s)", cmt_esc(d->name), d->total ? ", " : "", d->total ? SZ(d->total) : "");
     else if (d->total)
         fprintf(out, " (%s)", SZ(d->total));
     fprintf(out, "\n");
@@ -185,7 +186,7 @@ static void print_device(FILE *out, const struct cmt_whatif_report *w, const str
 
 void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
 {
-    fprintf(out, "What if: %s\n", w->path);
+    fprintf(out, "What if: %s\n", cmt_esc(w->path));
     if (!strcmp(w->source, "none")) {
         fprintf(out, "  %s\n", w->reason);
         return;
@@ -193,13 +194,13 @@ void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
     const char *v = w->version && w->version[0] ? w->version : "";
     if (!strcmp(w->source, "blocks"))
         fprintf(out, "PyTorch%s%s's caching allocator, its tensor requests replayed from the block layer\n",
-                v[0] ? " " : "", v);
+                v[0] ? " " : "", cmt_esc(v));
     else
         fprintf(out, "PyTorch%s%s ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc per tensor): "
                      "with PyTorch's cache these requests would reserve as below\n",
-                v[0] ? " " : "", v);
+                v[0] ? " " : "", cmt_esc(v));
     if (w->settings_known && w->settings_variable)
-        fprintf(out, "recorded settings: %s=%s\n", w->settings_variable, w->settings_text);
+        fprintf(out, "recorded settings: %s=%s\n", w->settings_variable, cmt_esc(w->settings_text));
     else if (w->settings_known)
         fprintf(out, "recorded settings: the defaults (PYTORCH_CUDA_ALLOC_CONF and PYTORCH_ALLOC_CONF unset)\n");
     else if (w->settings_inferred)
@@ -209,7 +210,7 @@ void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
         fprintf(out, "recorded settings: not in this trace; the defaults assumed\n");
     if (w->settings_unparsed)
         fprintf(out, "  the recorded settings cannot be replayed (%s): the defaults stand in for them\n",
-                w->settings_error);
+                cmt_esc(w->settings_error));
     if (w->empty_caches)
         fprintf(out, "empty_cache(): %" PRIu64 " call%s found in the trace (segments released outside a request), "
                      "replayed under every setting\n",

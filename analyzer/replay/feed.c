@@ -2,6 +2,8 @@
 /* Reader -> model and replay (feed.h). */
 #include "feed.h"
 
+#include "memory_budget.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -106,6 +108,12 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     struct cmt_feed *f = run->f;
     if (f->stop_at_ns && e->ts > f->start_ns + f->stop_at_ns) {
         f->stopped_early = true;
+        return 1;
+    }
+    /* A few microseconds per 65,536 events: the budget is checked while
+     * the model and the replay grow, not once the machine is out of memory. */
+    if (++f->events_read % CMT_FEED_BUDGET_EVERY == 0 && cmt_memory_over_budget(&f->memory_in_use)) {
+        f->over_budget = true;
         return 1;
     }
     size_t entries = cmt_replay_in_entries(e, f->replay->n_observers != 0);

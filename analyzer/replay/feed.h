@@ -24,7 +24,14 @@ struct cmt_feed {
     uint64_t file_size;  /* small traces keep one thread */
     uint64_t stop_at_ns; /* >0: stop before the first event after this time since the start */
     bool stopped_early;  /* set when the feed stopped there */
+    /* The memory budget (memory_budget.h), checked every
+     * CMT_FEED_BUDGET_EVERY events: past it the read stops. */
+    bool over_budget;
+    uint64_t memory_in_use; /* when the budget was found exceeded */
+    uint64_t events_read;
 };
+
+#define CMT_FEED_BUDGET_EVERY 65536u
 
 /* Returns what cmt_reader_run returned (nonzero: damage, said by the
  * reader); replay->out_of_memory when the replay gave up. */

@@ -12,6 +12,17 @@
 
 #define MAX_INLINE_DEPTH 16
 
+/* Space a stack is resolved into: every frame classified, then the frames
+ * shown. Grown as needed, never shrunk. */
+struct classified;
+struct resolve_buf {
+    struct classified *all;
+    size_t all_cap;
+    struct cmt_frame *frames;
+    size_t frames_cap;
+    struct cmt_stack_frames view;
+};
+
 struct cmt_frames {
     const struct cmt_trace_model *model;
     struct cmt_symbolizer *sym;
@@ -19,13 +30,24 @@ struct cmt_frames {
     struct cmt_fold_rules *fold;
     bool full;
     bool no_symbols;
-    struct cmt_stack_frames *cache; /* by stack id; frames == NULL: not yet resolved */
-    struct cmt_stack_frames *unfolded_cache; /* the same, nothing folded; allocated on first use */
-    uint64_t *canonical;            /* by stack id; 0: not computed yet */
-    size_t cache_cap;
-    /* display-frame hash -> first stack id with it (open addressing) */
+    size_t n_ids; /* stack ids below this may be defined (the model's n_stacks) */
+    /* The display frames of the stacks asked for with cmt_frames_get, kept
+     * while f lives (callers hold them): an open-addressing map stack id ->
+     * entry, so memory grows with the stacks shown, not with every stack a
+     * trace defines (a per-id cache of resolved frames cost about 900 bytes
+     * per distinct stack, most of the analyzer's memory on a trace of a
+     * million of them: issue 32). */
+    uint32_t *kept_ids;
+    struct cmt_stack_frames **kept;
+    size_t kept_cap, kept_count;
+    /* Stacks resolved and not kept (cmt_frames_get_unfolded, the
+     * canonicalization): scratch space reused from call to call. */
+    struct resolve_buf scratch[3];
+    uint32_t *canonical;            /* by stack id; 0: not computed yet */
+    /* display-frame hash -> first stack id with it (open addressing, at
+     * most half full, grown with the distinct call sites found) */
     uint64_t *canon_keys;
-    uint64_t *canon_ids;
+    uint32_t *canon_ids;
     size_t canon_cap, canon_count;
     uint64_t canon_mult; /* random odd: hash_seed.h (stacks can be crafted to collide in low bits) */
     unsigned canon_shift;
@@ -110,17 +132,14 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     for (size_t i = 0; i < opt->n_keep_patterns; i++)
         cmt_fold_rules_keep(f->fold, opt->keep_patterns[i]);
     add_new_modules(f);
-    f->cache_cap = model->n_stacks ? model->n_stacks : 1;
-    f->cache = calloc(f->cache_cap, sizeof *f->cache);
-    f->canonical = calloc(f->cache_cap, sizeof *f->canonical);
+    f->n_ids = model->n_stacks;
+    f->canonical = calloc(f->n_ids ? f->n_ids : 1, sizeof *f->canonical);
     f->canon_cap = 64;
-    while (f->canon_cap < f->cache_cap * 2)
-        f->canon_cap *= 2;
     f->canon_mult = cmt_hash_multiplier();
     f->canon_shift = 64 - cmt_log2_pow2(f->canon_cap);
     f->canon_keys = calloc(f->canon_cap, sizeof *f->canon_keys);
     f->canon_ids = calloc(f->canon_cap, sizeof *f->canon_ids);
-    if (!f->cache || !f->canonical || !f->canon_keys || !f->canon_ids) {
+    if (!f->canonical || !f->canon_keys || !f->canon_ids) {
         cmt_frames_free(f);
         return NULL;
     }
@@ -242,13 +261,11 @@ static void classify_frame(struct cmt_frames *f, const struct cmt_frame *fr, uin
     }
 }
 
-/* Every frame of a stack, inline chains expanded, classified. */
-static struct classified *classify_stack(struct cmt_frames *f, const struct cmt_stack_def *st, size_t *count)
+/* Every frame of a stack, inline chains expanded, classified, into b->all.
+ * Returns the count, or -1 when out of memory. */
+static ptrdiff_t classify_stack(struct cmt_frames *f, const struct cmt_stack_def *st, struct resolve_buf *b)
 {
-    size_t cap = st ? (size_t)st->n * 2 + 4 : 4, n = 0;
-    struct classified *all = malloc(cap * sizeof *all);
-    if (!all)
-        return NULL;
+    size_t n = 0;
     for (uint32_t i = 0; st && i < st->n; i++) {
         struct cmt_frame tmp[MAX_INLINE_DEPTH];
         size_t got;
@@ -265,16 +282,15 @@ static struct classified *classify_stack(struct cmt_frames *f, const struct cmt_
             got = cmt_symbolizer_resolve(f->sym, st->frames[i], st->modules_known, tmp, MAX_INLINE_DEPTH);
         }
         for (size_t k = 0; k < got; k++) {
-            if (n == cap) {
-                cap *= 2;
-                struct classified *more = realloc(all, cap * sizeof *all);
-                if (!more) {
-                    free(all);
-                    return NULL;
-                }
-                all = more;
+            if (n == b->all_cap) {
+                size_t cap = b->all_cap ? b->all_cap * 2 : 64;
+                struct classified *more = realloc(b->all, cap * sizeof *more);
+                if (!more)
+                    return -1;
+                b->all = more;
+                b->all_cap = cap;
             }
-            struct classified *c = &all[n++];
+            struct classified *c = &b->all[n++];
             c->frame = tmp[k];
             c->python = python;
             int8_t rank;
@@ -282,8 +298,7 @@ static struct classified *classify_stack(struct cmt_frames *f, const struct cmt_
             c->op_rank = rank;
         }
     }
-    *count = n;
-    return all;
+    return (ptrdiff_t)n;
 }
 
 /* Where the call site is named (frames.h), over every frame: the frame's
@@ -314,17 +329,25 @@ static ptrdiff_t find_site(const struct classified *all, size_t n, ptrdiff_t *op
     return site;
 }
 
-static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cmt_stack_frames *dst)
+/* Resolves stack id into b: b->view holds its frames (folded or not) until
+ * b is used again. Returns 0, or -1 when out of memory. */
+static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct resolve_buf *b)
 {
-    size_t n_all = 0;
-    struct classified *all = classify_stack(f, cmt_model_stack(f->model, id), &n_all);
-    if (!all)
+    ptrdiff_t got = classify_stack(f, cmt_model_stack(f->model, id), b);
+    if (got < 0)
         return -1;
-    struct cmt_frame *frames = malloc((n_all ? n_all : 1) * sizeof *frames);
-    if (!frames) {
-        free(all);
-        return -1;
+    size_t n_all = (size_t)got;
+    if (b->frames_cap < n_all || !b->frames) {
+        size_t cap = n_all > 64 ? n_all : 64;
+        struct cmt_frame *more = realloc(b->frames, cap * sizeof *more);
+        if (!more)
+            return -1;
+        b->frames = more;
+        b->frames_cap = cap;
     }
+    const struct classified *all = b->all;
+    struct cmt_frame *frames = b->frames;
+    struct cmt_stack_frames *dst = &b->view;
     ptrdiff_t op;
     ptrdiff_t site = find_site(all, n_all, &op);
     bool any_user = false;
@@ -370,39 +393,109 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct cm
             k++;
         }
     }
-    free(all);
     dst->frames = frames;
     dst->n = n;
     return 0;
 }
 
+static const struct cmt_stack_frames empty_frames = {0, NULL, 0};
+
+/* The kept entry of stack id, or NULL. */
+static struct cmt_stack_frames *kept_find(const struct cmt_frames *f, uint32_t id)
+{
+    if (!f->kept_cap)
+        return NULL;
+    size_t mask = f->kept_cap - 1;
+    for (size_t i = (size_t)((id * f->canon_mult) >> 32) & mask;; i = (i + 1) & mask) {
+        if (!f->kept[i])
+            return NULL;
+        if (f->kept_ids[i] == id)
+            return f->kept[i];
+    }
+}
+
+static int kept_insert(struct cmt_frames *f, uint32_t id, struct cmt_stack_frames *e)
+{
+    if ((f->kept_count + 1) * 2 > f->kept_cap) {
+        size_t cap = f->kept_cap ? f->kept_cap * 2 : 64;
+        uint32_t *ids = calloc(cap, sizeof *ids);
+        struct cmt_stack_frames **kept = calloc(cap, sizeof *kept);
+        if (!ids || !kept) {
+            free(ids);
+            free(kept);
+            return -1;
+        }
+        for (size_t i = 0; i < f->kept_cap; i++) {
+            if (!f->kept[i])
+                continue;
+            size_t j = (size_t)((f->kept_ids[i] * f->canon_mult) >> 32) & (cap - 1);
+            while (kept[j])
+                j = (j + 1) & (cap - 1);
+            ids[j] = f->kept_ids[i];
+            kept[j] = f->kept[i];
+        }
+        free(f->kept_ids);
+        free(f->kept);
+        f->kept_ids = ids;
+        f->kept = kept;
+        f->kept_cap = cap;
+    }
+    size_t mask = f->kept_cap - 1;
+    size_t i = (size_t)((id * f->canon_mult) >> 32) & mask;
+    while (f->kept[i])
+        i = (i + 1) & mask;
+    f->kept_ids[i] = id;
+    f->kept[i] = e;
+    f->kept_count++;
+    return 0;
+}
+
 const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id)
 {
-    static const struct cmt_stack_frames empty = {0, NULL, 0};
-    if (stack_id == 0 || stack_id >= f->cache_cap)
-        return &empty;
-    struct cmt_stack_frames *c = &f->cache[stack_id];
-    if (!c->frames && resolve_stack(f, stack_id, !f->full, c) != 0)
-        return &empty;
-    return c;
+    if (stack_id == 0 || stack_id >= f->n_ids)
+        return &empty_frames;
+    struct cmt_stack_frames *e = kept_find(f, (uint32_t)stack_id);
+    if (e)
+        return e;
+    struct resolve_buf *b = &f->scratch[0];
+    if (resolve_stack(f, stack_id, !f->full, b) != 0)
+        return &empty_frames;
+    /* One block: the entry, then its frames, exactly as many as shown. */
+    e = malloc(sizeof *e + b->view.n * sizeof *e->frames);
+    if (!e)
+        return &empty_frames;
+    e->n = b->view.n;
+    e->site = b->view.site;
+    e->frames = (struct cmt_frame *)(e + 1);
+    memcpy(e->frames, b->view.frames, b->view.n * sizeof *e->frames);
+    if (kept_insert(f, (uint32_t)stack_id, e) != 0) {
+        free(e);
+        return &empty_frames;
+    }
+    return e;
 }
 
 const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id)
 {
-    static const struct cmt_stack_frames empty = {0, NULL, 0};
     if (f->full)
         return cmt_frames_get(f, stack_id);
-    if (stack_id == 0 || stack_id >= f->cache_cap)
-        return &empty;
-    if (!f->unfolded_cache) {
-        f->unfolded_cache = calloc(f->cache_cap, sizeof *f->unfolded_cache);
-        if (!f->unfolded_cache)
-            return &empty;
-    }
-    struct cmt_stack_frames *c = &f->unfolded_cache[stack_id];
-    if (!c->frames && resolve_stack(f, stack_id, false, c) != 0)
-        return &empty;
-    return c;
+    if (stack_id == 0 || stack_id >= f->n_ids)
+        return &empty_frames;
+    struct resolve_buf *b = &f->scratch[1];
+    if (resolve_stack(f, stack_id, false, b) != 0)
+        return &empty_frames;
+    return &b->view;
+}
+
+/* The display frames of stack id for a comparison, kept or resolved into b. */
+static const struct cmt_stack_frames *display_frames(struct cmt_frames *f, uint64_t id, struct resolve_buf *b)
+{
+    const struct cmt_stack_frames *e = kept_find(f, (uint32_t)id);
+    if (e)
+        return e;
+    if (resolve_stack(f, id, !f->full, b) != 0)
+        return NULL;
+    return &b->view;
 }
 
 static uint64_t frames_hash(const struct cmt_stack_frames *s)
@@ -427,40 +520,66 @@ static bool frames_equal(const struct cmt_stack_frames *a, const struct cmt_stac
     return true;
 }
 
+/* Doubles the canonical table (kept at most half full). */
+static int canon_grow(struct cmt_frames *f)
+{
+    size_t cap = f->canon_cap * 2;
+    uint64_t *keys = calloc(cap, sizeof *keys);
+    uint32_t *ids = calloc(cap, sizeof *ids);
+    if (!keys || !ids) {
+        free(keys);
+        free(ids);
+        return -1;
+    }
+    unsigned shift = 64 - cmt_log2_pow2(cap);
+    for (size_t i = 0; i < f->canon_cap; i++) {
+        if (!f->canon_keys[i])
+            continue;
+        size_t j = (size_t)((f->canon_keys[i] * f->canon_mult) >> shift);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = f->canon_keys[i];
+        ids[j] = f->canon_ids[i];
+    }
+    free(f->canon_keys);
+    free(f->canon_ids);
+    f->canon_keys = keys;
+    f->canon_ids = ids;
+    f->canon_cap = cap;
+    f->canon_shift = shift;
+    return 0;
+}
+
 uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id)
 {
-    if (stack_id == 0 || stack_id >= f->cache_cap)
+    if (stack_id == 0 || stack_id >= f->n_ids)
         return stack_id;
     if (f->canonical[stack_id])
         return f->canonical[stack_id];
-    const struct cmt_stack_frames *mine = cmt_frames_get(f, stack_id);
+    if ((f->canon_count + 1) * 2 > f->canon_cap && canon_grow(f) != 0)
+        return stack_id; /* out of memory: its own site */
+    /* Resolved for the comparison only, not kept (display_frames). */
+    const struct cmt_stack_frames *mine = display_frames(f, stack_id, &f->scratch[2]);
+    if (!mine)
+        return stack_id;
     uint64_t h = frames_hash(mine);
     size_t mask = f->canon_cap - 1;
     for (size_t i = (size_t)((h * f->canon_mult) >> f->canon_shift);; i = (i + 1) & mask) {
         if (f->canon_keys[i] == 0) {
             f->canon_keys[i] = h;
-            f->canon_ids[i] = stack_id;
-            f->canonical[stack_id] = stack_id;
+            f->canon_ids[i] = (uint32_t)stack_id;
+            f->canon_count++;
+            f->canonical[stack_id] = (uint32_t)stack_id;
             return stack_id;
         }
-        if (f->canon_keys[i] == h && frames_equal(cmt_frames_get(f, f->canon_ids[i]), mine)) {
-            f->canonical[stack_id] = f->canon_ids[i];
-            return f->canon_ids[i];
+        if (f->canon_keys[i] == h) {
+            const struct cmt_stack_frames *other = display_frames(f, f->canon_ids[i], &f->scratch[0]);
+            if (other && frames_equal(other, mine)) {
+                f->canonical[stack_id] = f->canon_ids[i];
+                return f->canon_ids[i];
+            }
         }
     }
-}
-
-static int grow_zeroed(void *pp, size_t old_n, size_t new_n, size_t size)
-{
-    void **p = pp;
-    if (!*p)
-        return 0; /* allocated on first use, at the new size */
-    void *q = realloc(*p, new_n * size);
-    if (!q)
-        return -1;
-    memset((char *)q + old_n * size, 0, (new_n - old_n) * size);
-    *p = q;
-    return 0;
 }
 
 int cmt_frames_update(struct cmt_frames *f)
@@ -475,45 +594,18 @@ int cmt_frames_update(struct cmt_frames *f)
         f->modules = mi;
         f->modules_added = f->model->n_modules;
     }
+    /* The stack ids defined since: their canonical ids (4 bytes each); the
+     * canonical table grows with the call sites found, the kept frames
+     * with the stacks asked for. */
     size_t need = f->model->n_stacks;
-    if (need <= f->cache_cap)
+    if (need <= f->n_ids)
         return 0;
-    size_t cap = f->cache_cap;
-    while (cap < need)
-        cap *= 2;
-    if (grow_zeroed(&f->cache, f->cache_cap, cap, sizeof *f->cache) != 0 ||
-        grow_zeroed(&f->unfolded_cache, f->cache_cap, cap, sizeof *f->unfolded_cache) != 0 ||
-        grow_zeroed(&f->canonical, f->cache_cap, cap, sizeof *f->canonical) != 0)
+    uint32_t *more = realloc(f->canonical, need * sizeof *more);
+    if (!more)
         return -1;
-    f->cache_cap = cap;
-    if (f->canon_cap >= cap * 2)
-        return 0;
-    /* The canonical table, rehashed at twice the stacks it may hold. */
-    size_t ccap = f->canon_cap;
-    while (ccap < cap * 2)
-        ccap *= 2;
-    uint64_t *keys = calloc(ccap, sizeof *keys), *ids = calloc(ccap, sizeof *ids);
-    if (!keys || !ids) {
-        free(keys);
-        free(ids);
-        return -1;
-    }
-    unsigned shift = 64 - cmt_log2_pow2(ccap);
-    for (size_t i = 0; i < f->canon_cap; i++) {
-        if (!f->canon_keys[i])
-            continue;
-        size_t j = (size_t)((f->canon_keys[i] * f->canon_mult) >> shift);
-        while (keys[j])
-            j = (j + 1) & (ccap - 1);
-        keys[j] = f->canon_keys[i];
-        ids[j] = f->canon_ids[i];
-    }
-    free(f->canon_keys);
-    free(f->canon_ids);
-    f->canon_keys = keys;
-    f->canon_ids = ids;
-    f->canon_cap = ccap;
-    f->canon_shift = shift;
+    memset(more + f->n_ids, 0, (need - f->n_ids) * sizeof *more);
+    f->canonical = more;
+    f->n_ids = need;
     return 0;
 }
 
@@ -531,12 +623,14 @@ void cmt_frames_free(struct cmt_frames *f)
 {
     if (!f)
         return;
-    for (size_t i = 0; i < f->cache_cap && f->cache; i++)
-        free(f->cache[i].frames);
-    free(f->cache);
-    for (size_t i = 0; i < f->cache_cap && f->unfolded_cache; i++)
-        free(f->unfolded_cache[i].frames);
-    free(f->unfolded_cache);
+    for (size_t i = 0; i < f->kept_cap; i++)
+        free(f->kept[i]);
+    free(f->kept);
+    free(f->kept_ids);
+    for (size_t i = 0; i < sizeof f->scratch / sizeof f->scratch[0]; i++) {
+        free(f->scratch[i].all);
+        free(f->scratch[i].frames);
+    }
     free(f->canonical);
     free(f->canon_keys);
     free(f->canon_ids);

@@ -68,13 +68,19 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
  * and stacks recorded since are known from then on; what was resolved
  * stays. Returns 0, or -1 when out of memory. */
 int cmt_frames_update(struct cmt_frames *f);
-/* The display frames of a stack id (n == 0 for "no stack"). */
+/* The display frames of a stack id (n == 0 for "no stack"), kept while f
+ * lives: what a renderer shows. Memory grows with the stacks asked for. */
 const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id);
 /* Every frame of a stack id, nothing folded (suppressions match these: a
- * pattern may name a library whose frames folding hides). */
+ * pattern may name a library whose frames folding hides). Not kept: valid
+ * until the next call of this function (the analyses that classify every
+ * stack use it and let go; keeping them all cost most of the analyzer's
+ * memory on a trace of a million distinct stacks, issue 32). */
 const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id);
 /* The first stack id met whose display frames equal those of stack_id: two
- * stacks that differ only in folded frames are one call site. */
+ * stacks that differ only in folded frames are one call site. Resolves what
+ * it compares without keeping it: 4 bytes per stack id, and a table entry
+ * per distinct call site. */
 uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id);
 
 /* Symbolizer warnings, for the report's warnings section. */

@@ -27,6 +27,7 @@
  *                once (for modules or addresses without DWARF).
  */
 #include "symbolizer.h"
+#include "hash_seed.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -43,11 +44,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* Longest inline chain kept for one address (deeper chains are cut at the
  * outer end, keeping the innermost frames and the physical function). */
 #define MAX_CHAIN 64
+/* Frames the resolve cache keeps at most (56 bytes each, plus a slot of
+ * the map): past it the cache starts afresh. A trace of a million distinct
+ * return addresses made the cache the largest thing the analyzer held
+ * (issue 32); a real program's addresses fit many times over. */
+#define CACHE_MAX_FRAMES (1u << 19)
 
 /* ------------------------------------------------------------------------ */
 /* Hash map: (k1, k2) -> v, open addressing with linear probing.            */
@@ -76,9 +83,13 @@ static uint64_t mix64(uint64_t x)
     return x;
 }
 
+/* Seeded per process (hash_seed.h): addresses come from the trace, which
+ * could be crafted so that a fixed hash put them all in one probe run. */
+static uint64_t hash_seed;
+
 static uint64_t hash2(uint64_t a, uint64_t b)
 {
-    return mix64(a ^ mix64(b + 0x9e3779b97f4a7c15ull));
+    return mix64(a ^ hash_seed ^ mix64(b + 0x9e3779b97f4a7c15ull));
 }
 
 static bool map_get(const struct map *m, uint64_t k1, uint64_t k2, uint64_t *v)
@@ -289,6 +300,9 @@ struct cmt_symbolizer {
     struct map cache;     /* (ip, module index + 1 or 0) -> frames start << 8 | count */
     struct cmt_frame *pool;
     size_t npool, poolcap;
+    struct cmt_symbolizer_stats stats;
+    uint64_t warnings_dropped; /* past MAX_WARNINGS */
+    char dropped_msg[160];
     struct strtab strings;
     struct map demangled; /* (interned mangled pointer, 1) -> interned demangled pointer */
     struct map joined;    /* (libdw file name pointer, comp_dir pointer) -> interned full path */
@@ -328,9 +342,18 @@ static char *xasprintf(const char *fmt, ...)
     return r;
 }
 
+/* Distinct warnings kept: a crafted trace of a million modules that are
+ * not found would otherwise make as many warnings (and keep them). Past it
+ * they are counted, and one more warning says how many. */
+#define MAX_WARNINGS 64
+
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
 {
+    if (s->nwarnings == MAX_WARNINGS) {
+        s->warnings_dropped++;
+        return;
+    }
     va_list ap;
     va_start(ap, fmt);
     char *msg = NULL;
@@ -432,6 +455,71 @@ static const char *function_name(struct cmt_symbolizer *s, const char *raw)
 /* Finding files                                                            */
 /* ------------------------------------------------------------------------ */
 
+/* A trace is untrusted input: it comes from other machines and other users,
+ * and every module path it names is a path this process opens, perhaps as
+ * root. So a candidate file is opened only when it is a regular file of at
+ * least an ELF header's size on a file system that stores files: a FIFO
+ * would block the analyzer for good (a crafted trace hung report, check,
+ * export, frag and diff so, issue 32), a device node may do anything on
+ * open, /proc and /sys files are not what they seem (/proc/kmsg blocks on
+ * read, its size says 0). Checked before the open (stat: no open of a FIFO
+ * at all) and again on the descriptor (the same file, not one swapped in
+ * between); O_NONBLOCK and O_NOCTTY in case it was swapped all the same.
+ * Returns the descriptor, or -1. */
+static int open_regular_file(const char *path)
+{
+    struct stat before, st;
+    if (stat(path, &before) != 0 || !S_ISREG(before.st_mode) || before.st_size < (off_t)sizeof(Elf32_Ehdr))
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    struct statfs fs;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == before.st_dev &&
+              st.st_ino == before.st_ino && fstatfs(fd, &fs) == 0;
+    switch (ok ? (unsigned long)fs.f_type : 0ul) {
+    case 0:
+    case 0x9fa0:     /* PROC_SUPER_MAGIC */
+    case 0x62656572: /* SYSFS_MAGIC */
+    case 0x1cd1:     /* DEVPTS_SUPER_MAGIC */
+    case 0x27e0eb:   /* CGROUP_SUPER_MAGIC */
+    case 0x63677270: /* CGROUP2_SUPER_MAGIC */
+    case 0x64626720: /* DEBUGFS_MAGIC */
+    case 0x74726163: /* TRACEFS_MAGIC */
+    case 0x73636673: /* SECURITYFS_MAGIC */
+    case 0x62656570: /* CONFIGFS_MAGIC */
+        close(fd);
+        return -1;
+    default:
+        return fd;
+    }
+}
+
+/* What a path that exists but is no regular file is ("a FIFO"), for the
+ * warning; NULL when it is a regular file or does not exist. */
+static const char *special_file_kind(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return NULL;
+    return S_ISFIFO(st.st_mode)   ? "a FIFO"
+           : S_ISCHR(st.st_mode)  ? "a character device"
+           : S_ISBLK(st.st_mode)  ? "a block device"
+           : S_ISDIR(st.st_mode)  ? "a directory"
+           : S_ISSOCK(st.st_mode) ? "a socket"
+                                  : "a special file";
+}
+
+/* Whether a path has a ".." component: a module path joined under
+ * --sysroot must stay under it. */
+static bool climbs_up(const char *path)
+{
+    for (const char *p = path; (p = strstr(p, "..")); p += 2)
+        if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+            return true;
+    return false;
+}
+
 enum cand_result { CAND_NONE, CAND_OK, CAND_MISMATCH };
 
 /* Checks whether path is an ELF file with the wanted build-id (any ELF file
@@ -442,14 +530,9 @@ static enum cand_result check_elf(const char *path, const uint8_t *want, size_t 
                                   bool need_debug, bool need_phdrs,
                                   char *found_hex, size_t found_hex_size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular_file(path);
     if (fd < 0)
         return CAND_NONE;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return CAND_NONE;
-    }
     enum cand_result res = CAND_NONE;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (!elf || elf_kind(elf) != ELF_K_ELF)
@@ -547,9 +630,15 @@ static char *find_module_file(struct cmt_symbolizer *s, struct module *m)
     size_t idlen = m->build_id_len;
     bool done = false;
 
-    if (!done && s->sysroot && path[0] == '/')
+    /* The recorded path itself only when absolute: a relative one (a
+     * library opened as "./libx.so", or a crafted "../../etc/shadow") would
+     * be resolved against the analyzer's working directory, which has
+     * nothing to do with the recording. --sysroot takes either kind, but
+     * never one that climbs out of it; --debuginfo-path DIR finds it by its
+     * base name. */
+    if (!done && s->sysroot && *path && !climbs_up(path))
         done = try_candidate(&se, path_join(s->sysroot, path), false);
-    if (!done && *path)
+    if (!done && path[0] == '/')
         done = try_candidate(&se, strdup(path), false);
     for (size_t i = 0; i < s->ndirs && !done; i++) {
         if (idlen)
@@ -591,6 +680,14 @@ static char *find_module_file(struct cmt_symbolizer *s, struct module *m)
               "no file with the recorded build-id found, showing module+offset only; --sysroot DIR or "
               "--debuginfo-path DIR finds the recorded one elsewhere",
               m->label, se.mismatch_path, se.mismatch_hex, want_hex);
+    else if (!se.found && path[0] == '/' && special_file_kind(path))
+        warnf(s, "module %s: %s is %s, not a regular file: not opened, showing module+offset only; --sysroot DIR "
+              "finds a copy elsewhere",
+              m->label, path, special_file_kind(path));
+    else if (!se.found && *path && path[0] != '/')
+        warnf(s, "module %s: recorded with a relative path, which is not looked up in the current directory; "
+              "showing module+offset only: --sysroot DIR looks it up under DIR, --debuginfo-path DIR by its name",
+              m->label);
     else if (!se.found && idlen)
         warnf(s, "module %s: file not found (build-id %s), showing module+offset only; --sysroot DIR or "
               "--debuginfo-path DIR finds a copy elsewhere",
@@ -641,7 +738,7 @@ static int find_debuginfo_cb(Dwfl_Module *dm, void **userdata, const char *modna
             for (size_t c = 0; c < nc; c++) {
                 if (fd < 0 && cands[c] &&
                     check_elf(cands[c], id, idlen, true, false, NULL, 0) == CAND_OK) {
-                    fd = open(cands[c], O_RDONLY | O_CLOEXEC);
+                    fd = open_regular_file(cands[c]);
                     if (fd >= 0) {
                         *debuginfo_file_name = cands[c];
                         cands[c] = NULL;
@@ -675,10 +772,17 @@ static void module_load(struct cmt_symbolizer *s, struct module *m)
         return;
     }
     dwfl_report_begin(dwfl);
-    Dwfl_Module *dm = dwfl_report_elf(dwfl, *m->path ? base_name(m->path) : base_name(file),
-                                      file, -1, m->bias, true);
+    /* Our descriptor, opened as every candidate is (open_regular_file), not
+     * libdwfl's own open of the name: libdwfl keeps it on success. */
+    int fd = open_regular_file(file);
+    Dwfl_Module *dm = fd < 0 ? NULL
+                             : dwfl_report_elf(dwfl, *m->path ? base_name(m->path) : base_name(file), file, fd,
+                                               m->bias, true);
     if (!dm) {
-        warnf(s, "module %s: cannot load %s: %s", m->label, file, dwfl_errmsg(-1));
+        if (fd >= 0)
+            close(fd);
+        warnf(s, "module %s: cannot load %s: %s", m->label, file, fd < 0 ? "it is no longer a regular file"
+                                                                         : dwfl_errmsg(-1));
         dwfl_end(dwfl);
         free(file);
         return;
@@ -1340,6 +1444,11 @@ static size_t resolve_in_module(struct cmt_symbolizer *s, struct module *m, uint
     return (size_t)n;
 }
 
+void cmt_symbolizer_get_stats(const struct cmt_symbolizer *s, struct cmt_symbolizer_stats *out)
+{
+    *out = s->stats;
+}
+
 size_t cmt_symbolizer_resolve(struct cmt_symbolizer *s, uint64_t ip, uint32_t modules_known,
                               struct cmt_frame *out, size_t max)
 {
@@ -1348,7 +1457,9 @@ size_t cmt_symbolizer_resolve(struct cmt_symbolizer *s, uint64_t ip, uint32_t mo
     struct module *m = ip > 0 ? find_module(s, ip - 1, modules_known) : NULL;
     uint64_t mkey = m ? (uint64_t)m->index + 1 : 0;
     uint64_t v;
+    s->stats.lookups++;
     if (map_get(&s->cache, ip, mkey, &v)) {
+        s->stats.cache_hits++;
         size_t start = v >> 8, cnt = v & 0xff;
         size_t w = cnt < max ? cnt : max;
         memcpy(out, &s->pool[start], w * sizeof *out);
@@ -1362,6 +1473,15 @@ size_t cmt_symbolizer_resolve(struct cmt_symbolizer *s, uint64_t ip, uint32_t mo
     } else {
         tmp[0] = (struct cmt_frame){ .ip = ip };
         cnt = 1;
+    }
+    s->stats.resolved++;
+    if (s->npool + cnt > CACHE_MAX_FRAMES) {
+        /* Bounded: start afresh rather than grow with the trace. */
+        if (s->cache.slots)
+            memset(s->cache.slots, 0, s->cache.cap * sizeof *s->cache.slots);
+        s->cache.count = 0;
+        s->npool = 0;
+        s->stats.cache_resets++;
     }
 
     if (s->npool + cnt > s->poolcap) {
@@ -1456,6 +1576,8 @@ struct cmt_symbolizer *cmt_symbolizer_new(const struct cmt_symbolizer_options *o
     if (!opts)
         opts = &defaults;
     elf_version(EV_CURRENT);
+    if (!hash_seed) /* once per process: the maps of every symbolizer hash with it */
+        hash_seed = cmt_hash_multiplier();
     struct cmt_symbolizer *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -1543,7 +1665,7 @@ void cmt_symbolizer_add_module(struct cmt_symbolizer *s, const struct cmt_module
 
 size_t cmt_symbolizer_warning_count(const struct cmt_symbolizer *s)
 {
-    return s ? s->nwarnings + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
+    return s ? s->nwarnings + (s->warnings_dropped ? 1 : 0) + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
 }
 
 /* The modules' warning comes last: it can still grow while the others are
@@ -1554,7 +1676,14 @@ const char *cmt_symbolizer_warning(const struct cmt_symbolizer *s, size_t i)
         return NULL;
     if (i < s->nwarnings)
         return s->warnings[i];
-    if (i == s->nwarnings && s->n_nodwarf && s->nodwarf_first)
+    if (s->warnings_dropped && i == s->nwarnings) {
+        struct cmt_symbolizer *m = (struct cmt_symbolizer *)s;
+        snprintf(m->dropped_msg, sizeof m->dropped_msg,
+                 "%llu more warnings about modules not shown (the first %d are above)",
+                 (unsigned long long)s->warnings_dropped, MAX_WARNINGS);
+        return m->dropped_msg;
+    }
+    if (i == s->nwarnings + (s->warnings_dropped ? 1 : 0) && s->n_nodwarf && s->nodwarf_first)
         return nodwarf_warning((struct cmt_symbolizer *)s);
     return NULL;
 }

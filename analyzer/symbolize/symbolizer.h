@@ -68,7 +68,9 @@ struct cmt_symbolizer_options {
      * and for DIR/<basename>.debug; also used as elfutils' debuginfo_path. */
     const char *const *debuginfo_paths;
     size_t n_debuginfo_paths;
-    /* --sysroot DIR: recorded absolute paths are looked up under DIR first. */
+    /* --sysroot DIR: recorded paths are looked up under DIR first (relative
+     * ones only there, never in the working directory; none that climbs out
+     * of DIR with "..": symbolizer.c, find_module_file). */
     const char *sysroot;
     /* C++ names demangled. Defaults to true when cmt_symbolizer_new gets
      * NULL options; a caller filling the struct sets it explicitly (a
@@ -121,6 +123,15 @@ void cmt_symbolizer_add_module(struct cmt_symbolizer *s, const struct cmt_module
  * the module search (binary search over the modules). */
 size_t cmt_symbolizer_resolve(struct cmt_symbolizer *s, uint64_t ip, uint32_t modules_known,
                               struct cmt_frame *out, size_t max);
+
+/* What the resolves cost: lookups, those the cache answered, those
+ * resolved from the module (each distinct address once, until the cache,
+ * bounded, starts afresh: cache_resets). Tests count these instead of
+ * timing a pass. */
+struct cmt_symbolizer_stats {
+    uint64_t lookups, cache_hits, resolved, cache_resets;
+};
+void cmt_symbolizer_get_stats(const struct cmt_symbolizer *s, struct cmt_symbolizer_stats *out);
 
 /* Problems met (module file missing, build-id mismatch, no debug info). One
  * human-readable line each (no trailing newline), deduplicated, in order of

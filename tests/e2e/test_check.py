@@ -757,5 +757,99 @@ def test_child_processes():
     d.cleanup()
 
 
+# ---- when no trace can be written (issue 32) ----------------------------------
+
+def test_unwritable_output():
+    """A trace that cannot be created or kept never lets the gate pass: the
+    directory is checked before the program runs, and what only the shim can
+    know comes back through the manifest. Each case would exit 1 (a leak) with
+    a trace; without one it is status 2, never 0."""
+    d = Dir()
+    gate = [GATE, "leak:1"]
+    env = cmtest.sim_env({"CUMEMTRACE_QUIET": "1"}, preload=False)
+
+    def run(template, *opts, argv=gate, extra=None):
+        e = dict(env)
+        e.update(extra or {})
+        return subprocess.run([cmtest.CLI, "run", "-o", template, *opts, "--", *argv], env=e, capture_output=True,
+                              text=True, timeout=120)
+
+    # Before the program runs: a missing directory, a file where the
+    # directory should be; with --check and without, with -o and with
+    # CUMEMTRACE_OUTPUT.
+    missing = d("missing")
+    for opts in (["--check"], []):
+        p = run(os.path.join(missing, "t.%p.bin"), *opts)
+        eq((p.returncode, p.stdout, p.stderr),
+           (2, "", f"cumemtrace: run: cannot write traces in {missing}: it does not exist; create it, or give -o a "
+                   "path in a writable directory with free space\n"), f"missing directory {opts}")
+    p = subprocess.run([cmtest.CLI, "run", "--check", "--", *gate], capture_output=True, text=True, timeout=120,
+                       env=dict(env, CUMEMTRACE_OUTPUT=os.path.join(missing, "t.bin")))
+    eq((p.returncode, p.stdout), (2, ""), f"CUMEMTRACE_OUTPUT is checked too: {p.stderr}")
+    check(p.stderr.startswith(f"cumemtrace: run: cannot write traces in {missing}: it does not exist"), p.stderr)
+    a_file = d.write("a_file", "x")
+    p = run(os.path.join(a_file, "t.bin"), "--check")
+    eq((p.returncode, p.stdout, p.stderr),
+       (2, "", f"cumemtrace: run: cannot write traces in {a_file}: it is not a directory; create it, or give -o a "
+               "path in a writable directory with free space\n"), "not a directory")
+    cmtest.check_catalogued(p.stderr)
+    if os.geteuid() != 0:  # root may write anywhere
+        ro = d("ro")
+        os.mkdir(ro, 0o555)
+        p = run(os.path.join(ro, "t.bin"), "--check")
+        eq((p.returncode, p.stdout), (2, ""), "unwritable directory")
+        check(f"cannot write traces in {ro}: it is not writable by this user" in p.stderr, p.stderr)
+        os.chmod(ro, 0o755)
+
+    # What only the shim knows. A directory the shim expands (%p) that does
+    # not exist: the program runs, the shim cannot create the trace, the
+    # manifest says so, and the report has the process in error.
+    tmpl = os.path.join(missing + "-%p", "t.bin")
+    p = run(tmpl, "--check", "--format", "json", "--report-file", d("r.json"))
+    eq((p.returncode, p.stdout), (2, "gate done\n"), f"the program ran: {p.stderr}")
+    doc = json.load(open(d("r.json")))
+    eq((doc["status"], doc["check_exit_status"], doc["summary"]["errors"]), ("error", 2, 1), "json verdict")
+    t = doc["traces"][0]
+    pid = int(re.search(r"-(\d+)/t\.bin$", t["trace"]).group(1))
+    eq((t["trace"], t["status"], t["trace_state"], t["leaks_checked"]),
+       (tmpl.replace("%p", str(pid)), "error", None, False), "the trace in error")
+    eq(t["error"], f"the profiler could not create this trace for process {pid} (No such file or directory): that "
+                   "process was not checked; give -o a writable directory with free space and a name not taken",
+       "why")
+    check(p.stderr.endswith("cumemtrace run: gate exited with status 0; exiting with status 2: a trace could not be "
+                            "written\n"), p.stderr)
+    # Every candidate name taken (t.bin, t.1.bin ... t.1000.bin).
+    taken = d("taken")
+    os.mkdir(taken)
+    for name in ["t.bin"] + [f"t.{i}.bin" for i in range(1, 1001)]:
+        open(os.path.join(taken, name), "w").close()
+    p = run(os.path.join(taken, "t.bin"), "--check")
+    eq(p.returncode, 2, f"every name taken: {p.stderr}")
+    check(re.search(rf"cumemtrace check: ERROR {re.escape(taken)}/t\.bin: the profiler could not create this "
+                    r"trace for process \d+ \(every candidate name is taken\)", p.stderr), p.stderr)
+    # One process traced and failing, another without a trace: still 2,
+    # never a verdict on half the run.
+    sh = f"'{GATE}' leak:1; CUMEMTRACE_OUTPUT='{missing}-%p/x.bin' '{GATE}' leak:1"
+    p = run(d("t.%p.bin"), "--check", argv=["sh", "-c", sh])
+    eq(p.returncode, 2, f"a failing trace and an unwritten one: {p.stderr}")
+    check("cumemtrace check: FAIL " in p.stderr and "cumemtrace check: 2 traces: 0 passed, 1 failed, 1 in error"
+          in p.stderr, p.stderr)
+    check(p.stderr.endswith("exiting with status 2: a trace could not be written\n"), p.stderr)
+    # A trace that stopped on a write error later (ulimit -f): the shim's
+    # reason is a note of the trace; status 2 as for any trace that stopped.
+    fs = d("fs")
+    os.mkdir(fs)
+    argv = [cmtest.CLI, "run", "-o", os.path.join(fs, "t.bin"), "--check", "--",
+            cmtest.program("stress_threads"), "1", "20000"]
+    p = subprocess.run(["bash", "-c", "ulimit -f 128; exec " + " ".join(f"'{a}'" for a in argv)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    eq(p.returncode, 2, f"ulimit -f: {p.stderr}")
+    trace = os.path.join(fs, "t.bin")
+    check(f"{trace}: note: the profiler said why the trace file could not grow: it reached the file size limit "
+          "(ulimit -f)\n" in p.stderr, p.stderr)
+    check(p.stderr.endswith("exiting with status 2: a trace could not be checked\n"), p.stderr)
+    d.cleanup()
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: any bytes, read as a trace, through everything `cumemtrace
- * report` and `cumemtrace timeline` do with it except symbolization (which
- * reads the files a trace names, not the trace): reader, model, replay
+ * report` and `cumemtrace timeline` do with it: reader, model, replay
  * (timelines, growth checkpoints), report model (snapshots, call trees,
  * growth, leaks, failures), text and JSON renderers with their charts, the
  * timeline views, the multi-trace comparison, the job view (model/job.c)
  * of the trace beside copies of it (another rank's, a duplicate and an
  * unreadable one: the ranks matched, their GPUs and IPC handles shared),
- * and all of it again stopped half-way (--at). Built two ways (tests/fuzz/meson.build): linked with
+ * all of it again stopped half-way (--at), and the report once more with
+ * symbols, its module records resolved under a scratch --sysroot that holds
+ * what a hostile trace may name: a real ELF file (this program), a FIFO, a
+ * device node, a directory (scratch_sysroot below). Built two ways (tests/fuzz/meson.build): linked with
  * libFuzzer (-Dfuzzing=true, clang) to search, and with fuzz_main.c to
  * replay the committed corpus and regressions under `meson test`. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "compare.h"
@@ -32,6 +38,55 @@ static FILE *sink(void)
     if (!null_out)
         null_out = fopen("/dev/null", "w");
     return null_out;
+}
+
+/* The --sysroot of the symbolized pass, made once per process in $TMPDIR
+ * and removed at exit: elf (a link to this program: an ELF file with
+ * DWARF), fifo (a FIFO: opening it would block for good), zero (a link to
+ * /dev/zero: a device node), dir (a directory). The seeds name them as
+ * "/elf", "elf", "../elf", "/fifo"... (gen_corpus.c, scenario_modules).
+ * NULL when it cannot be made: the pass is skipped. */
+static char scratch[4096];
+static const char *const scratch_entries[] = {"elf", "fifo", "zero", "dir"};
+
+static void remove_scratch(void)
+{
+    char path[4200];
+    for (size_t i = 0; i < sizeof scratch_entries / sizeof scratch_entries[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", scratch, scratch_entries[i]);
+        if (unlink(path) != 0)
+            rmdir(path);
+    }
+    rmdir(scratch);
+}
+
+static const char *scratch_sysroot(void)
+{
+    static int made; /* 1 made, -1 failed */
+    if (made)
+        return made > 0 ? scratch : NULL;
+    made = -1;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/cmt-fuzz-sysroot.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || !mkdtemp(scratch))
+        return NULL;
+    self[n] = '\0';
+    char path[4200];
+    snprintf(path, sizeof path, "%s/elf", scratch);
+    int ok = symlink(self, path) == 0;
+    snprintf(path, sizeof path, "%s/fifo", scratch);
+    ok = ok && mkfifo(path, 0600) == 0;
+    snprintf(path, sizeof path, "%s/zero", scratch);
+    ok = ok && symlink("/dev/zero", path) == 0;
+    snprintf(path, sizeof path, "%s/dir", scratch);
+    ok = ok && mkdir(path, 0700) == 0;
+    atexit(remove_scratch);
+    if (!ok)
+        return NULL;
+    made = 1;
+    return scratch;
 }
 
 /* Two processes that both ran this trace: the comparison's text and JSON. */
@@ -151,6 +206,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         all.chart_height = 1;
         all.frames.full_stacks = true;
         render(&a, &all, false);
+        /* With symbols: every module record the trace has resolved under
+         * the scratch sysroot (and as recorded, when absolute), as
+         * `report --sysroot DIR --debuginfo-path DIR` does. */
+        const char *root = a.model.n_modules ? scratch_sysroot() : NULL;
+        if (root) {
+            struct cmt_report_options sym = opt;
+            static const char *dirs[1];
+            dirs[0] = root;
+            sym.frames.no_symbols = false;
+            sym.frames.symbolizer.sysroot = root;
+            sym.frames.symbolizer.debuginfo_paths = dirs;
+            sym.frames.symbolizer.n_debuginfo_paths = 1;
+            render(&a, &sym, false);
+        }
         uint64_t start = a.info.start_monotonic_ns;
         if (a.replay.last_ts > start)
             half_way = (a.replay.last_ts - start) / 2;

@@ -99,7 +99,9 @@ static uint32_t meta_string(struct writer *w, const char *s)
     return id;
 }
 
-static uint32_t meta_module(struct writer *w, const char *path, uint64_t bias, uint64_t lo, uint64_t hi)
+/* A module record; with_build_id: the made-up build-id below. */
+static uint32_t meta_module_with(struct writer *w, const char *path, uint64_t bias, uint64_t lo, uint64_t hi,
+                                 bool with_build_id)
 {
     uint32_t path_id = meta_string(w, path);
     struct cmt_payload b;
@@ -112,10 +114,16 @@ static uint32_t meta_module(struct writer *w, const char *path, uint64_t bias, u
     cmt_payload_varint(&b, bias);
     cmt_payload_varint(&b, lo);
     cmt_payload_varint(&b, hi);
-    cmt_payload_bytes(&b, build_id, id % 2 ? sizeof build_id : 0);
+    cmt_payload_bytes(&b, build_id, with_build_id ? sizeof build_id : 0);
     cmt_payload_varint(&b, cmt_now_ns());
     meta_commit(w, &b, CMT_META_MODULE);
     return id;
+}
+
+/* Every other module has a build-id. */
+static uint32_t meta_module(struct writer *w, const char *path, uint64_t bias, uint64_t lo, uint64_t hi)
+{
+    return meta_module_with(w, path, bias, lo, hi, (w->next_module + 1) % 2);
 }
 
 static uint32_t meta_stack(struct writer *w, const uint64_t *frames, unsigned n)
@@ -800,6 +808,39 @@ static void emit_compacted(const char *name)
     free(out);
 }
 
+/* Modules at the paths the fuzz target's scratch sysroot holds
+ * (fuzz_trace.c, scratch_sysroot): a real ELF file by absolute, relative
+ * and climbing paths, a FIFO, a device node and a directory, each with a
+ * call site live at exit, so the symbolized pass resolves (or refuses)
+ * every one of them. */
+static void scenario_modules(void)
+{
+    struct writer w;
+    writer_open(&w, "modules", 0, 0);
+    meta_process(&w);
+    meta_config(&w, 0);
+    static const char *const paths[] = {"/elf", "elf", "../../elf", "/fifo", "/zero", "/dir", "/dir/../elf"};
+    uint32_t mods[sizeof paths / sizeof paths[0]];
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        uint64_t bias = 0x7e0000000000ull + (uint64_t)i * 0x10000000ull;
+        /* No build-id: the file found stands for the module, as any ELF
+         * file a hostile trace names would. */
+        mods[i] = meta_module_with(&w, paths[i], bias, bias, bias + 0x4000000, false);
+    }
+    meta_thread(&w, 1001, "main");
+    struct thread_stream a = {.s = {.tid = 1001}, .w = &w};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        uint64_t bias = 0x7e0000000000ull + (uint64_t)i * 0x10000000ull;
+        /* In the code of any build of the fuzz target (its text starts a
+         * few pages in and runs for hundreds of KiB). */
+        uint64_t frames[4] = {bias + 0x9200 + 0x40 * i, bias + 0xc000, bias + 0x13400 + 0x100 * i, bias + 0x8010};
+        uint32_t st = meta_stack(&w, frames, 4);
+        (void)mods[i];
+        alloc(&a, CMT_API_CUDA_MALLOC, 0, DEV0 + 0x100000 * i, (i + 1) << 20, st);
+    }
+    writer_close(&w, true);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[1], "--real-layout"))) {
@@ -822,8 +863,9 @@ int main(int argc, char **argv)
     scenario_empty();
     scenario_ipc();
     scenario_blocks();
+    scenario_modules();
     static const char *const names[] = {"every_api", "threads", "size_limit", "crashed", "forked_child", "empty", "ipc",
-                                        "blocks"};
+                                        "blocks", "modules"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         emit_compacted(names[i]);
         char path[4200];

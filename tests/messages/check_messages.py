@@ -48,6 +48,7 @@ SINKS = [
     (r"\bwarnf", 1, ["analyzer/symbolize"], True, ""),
     (r"\bnodwarf_first\s*=\s*xasprintf", 0, ["analyzer/symbolize"], True, ""),
     (r"\bsnprintf\s*\(\s*s->nodwarf_msg\s*,\s*sizeof s->nodwarf_msg\s*,", 0, ["analyzer/symbolize"], True, ""),
+    (r"\bsnprintf\s*\(\s*m->dropped_msg\s*,\s*sizeof m->dropped_msg\s*,", 0, ["analyzer/symbolize"], True, ""),
     (r"\bcmt_report_add_warning", 1, ["analyzer/model"], False, ""),
     (r"\bfprintf\s*\(\s*out\s*,", 0, ["analyzer/render"], False, "  warning: "),
     (r"\bcmt_recorder_note", 1, ["preload"], False, ""),

@@ -72,6 +72,12 @@ unsigned long long simcuda_per_thread_stream_calls(void);
  * check that a program released everything. */
 size_t simcuda_live_allocations(int device);
 
+/* Steps the simulator's bookkeeping took so far (holes examined or moved,
+ * table slots probed, pool segments tried: sim_work.h): what a test counts
+ * per call to show a hot path stays flat, where a time bound would flake on
+ * a loaded machine. */
+unsigned long long simcuda_work_steps(void);
+
 /* 1 when every arena sits at its documented fixed address, so pointers are
  * deterministic; 0 when one had to be placed elsewhere. */
 int simcuda_addresses_are_fixed(void);

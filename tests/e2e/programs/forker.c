@@ -3,6 +3,9 @@
  *   forker simple    parent: 2 allocations, fork, 1 more; child: 2 allocations, 1 free, exit
  *   forker threaded  4 threads allocate and free 20000 pairs each while the main thread forks 20
  *                    children; each child allocates 2, frees 1 and exits
+ *   forker racing    the same with 8 threads of 5000 pairs, and no CUDA call before the threads
+ *                    start: their first calls (the runtime's and the profiler's lazy set-up) race
+ *                    the forks
  * Every child's status must be 0. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -48,22 +51,36 @@ static void *churn(void *arg)
     return NULL;
 }
 
+static void *churn_short(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 5000; i++) {
+        void *p;
+        if (cudaMalloc(&p, 8192) || cudaFree(p))
+            exit(4);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     void *keep[3];
+    if (argc > 1 && !strcmp(argv[1], "racing")) {
+        pthread_t th[8];
+        for (int i = 0; i < 8; i++)
+            pthread_create(&th[i], NULL, churn_short, NULL);
+        int ok = 0;
+        for (int i = 0; i < 20; i++)
+            ok += wait_ok(fork_child());
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
+        printf("children ok %d\n", ok);
+        return ok == 20 ? 0 : 1;
+    }
     if (argc > 1 && !strcmp(argv[1], "threaded")) {
-        /* The runtime loads the driver, and with it the simulated device's
-         * fork handlers, at the first CUDA call. Made by a churning thread
-         * while the first fork is under way, the load registers them too late
-         * for that fork (glibc 2.35 on runs a handler registered during a
-         * fork's prepare phase from the next fork on), and the child inherits
-         * the simulator's lock held by a parent thread: a deadlock of the
-         * test double, not of the profiler (seen 1 run in 50 under load;
-         * under ASan, the child's dlopen of the driver also waited for the
-         * sanitizer's allocator lock). Programs initialise CUDA before they
-         * fork; so does this one, with a call the profiler does not hook (the
-         * trace keeps exactly the four churning threads). The runtime's own
-         * context lock has fork handlers from its start. */
+        /* CUDA initialised before the threads start, as programs do
+         * (with a call the profiler does not hook: the trace keeps exactly
+         * the four churning threads); forker racing does not. */
         int device;
         if (cudaGetDevice(&device) != cudaSuccess)
             return 5;

@@ -49,6 +49,13 @@ int simcuda_device_usage(int device, struct simcuda_usage *usage)
     return target ? 0 : -1;
 }
 
+unsigned long long sim_work_steps;
+
+unsigned long long simcuda_work_steps(void)
+{
+    return __atomic_load_n(&sim_work_steps, __ATOMIC_RELAXED);
+}
+
 size_t simcuda_live_allocations(int device)
 {
     static const enum sim_object_kind memory_kinds[] = {

@@ -15,6 +15,7 @@
 
 #include "sim_memory.h"
 #include "sim_pool.h"
+#include "sim_work.h"
 
 struct sim_pool_segment {
     struct CUmemPoolHandle_st *pool;
@@ -157,6 +158,7 @@ static CUresult pool_allocate(struct CUmemPoolHandle_st *pool, size_t bytesize, 
     struct sim_pool_segment *segment = NULL;
     for (size_t i = 0; i < pool->segment_count; i++) {
         struct sim_pool_segment *candidate = pool->segments[i];
+        sim_work(1);
         if (candidate->range.size - candidate->range.used >= size &&
             sim_range_alloc(&candidate->range, size, SIM_ALLOC_GRANULE, &addr)) {
             segment = candidate;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "sim_range.h"
+#include "sim_work.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static bool reserve_hole_slots(struct sim_range *range)
 
 static void remove_hole(struct sim_range *range, size_t index)
 {
+    sim_work(range->hole_count - index);
     memmove(&range->holes[index], &range->holes[index + 1],
             (range->hole_count - index - 1) * sizeof *range->holes);
     range->hole_count--;
@@ -50,6 +52,7 @@ static void remove_hole(struct sim_range *range, size_t index)
 
 static void insert_hole(struct sim_range *range, size_t index, uint64_t start, uint64_t size)
 {
+    sim_work(range->hole_count - index + 1);
     memmove(&range->holes[index + 1], &range->holes[index],
             (range->hole_count - index) * sizeof *range->holes);
     range->holes[index] = (struct sim_hole){start, size};
@@ -82,6 +85,7 @@ bool sim_range_alloc(struct sim_range *range, uint64_t size, uint64_t align, uin
     if (size == 0 || !reserve_hole_slots(range))
         return false;
     for (size_t i = 0; i < range->hole_count; i++) {
+        sim_work(1);
         const struct sim_hole *hole = &range->holes[i];
         uint64_t start = (hole->start + align - 1) & ~(align - 1);
         uint64_t padding = start - hole->start;
@@ -99,6 +103,7 @@ bool sim_range_alloc_at(struct sim_range *range, uint64_t addr, uint64_t size)
     if (size == 0 || !reserve_hole_slots(range))
         return false;
     for (size_t i = 0; i < range->hole_count; i++) {
+        sim_work(1);
         const struct sim_hole *hole = &range->holes[i];
         if (hole->start > addr)
             break;
@@ -115,6 +120,7 @@ static size_t first_hole_above(const struct sim_range *range, uint64_t addr)
 {
     size_t lo = 0, hi = range->hole_count;
     while (lo < hi) {
+        sim_work(1);
         size_t mid = lo + (hi - lo) / 2;
         if (range->holes[mid].start > addr)
             hi = mid;
@@ -147,6 +153,7 @@ void sim_range_free(struct sim_range *range, uint64_t addr, uint64_t size)
 uint64_t sim_range_largest_hole(const struct sim_range *range)
 {
     uint64_t largest = 0;
+    sim_work(range->hole_count);
     for (size_t i = 0; i < range->hole_count; i++)
         if (range->holes[i].size > largest)
             largest = range->holes[i].size;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "sim_table.h"
+#include "sim_work.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,11 @@ static size_t slot_of(const struct sim_table *table, uint64_t key)
 static void place(struct sim_table *table, const struct sim_object *object)
 {
     size_t i = slot_of(table, object->key);
-    while (table->slots[i].kind != SIM_OBJ_EMPTY)
+    sim_work(1);
+    while (table->slots[i].kind != SIM_OBJ_EMPTY) {
+        sim_work(1);
         i = (i + 1) & (table->capacity - 1);
+    }
     table->slots[i] = *object;
 }
 
@@ -63,6 +67,7 @@ struct sim_object *sim_table_find(const struct sim_table *table, uint64_t key, e
         return NULL;
     for (size_t i = slot_of(table, key);; i = (i + 1) & (table->capacity - 1)) {
         struct sim_object *slot = &table->slots[i];
+        sim_work(1);
         if (slot->kind == SIM_OBJ_EMPTY)
             return NULL;
         if (slot->key == key)
@@ -76,6 +81,7 @@ void sim_table_remove(struct sim_table *table, struct sim_object *object)
     size_t hole = (size_t)(object - table->slots);
     /* Shift later members of the probe run back so no lookup stops early. */
     for (size_t i = (hole + 1) & mask; table->slots[i].kind != SIM_OBJ_EMPTY; i = (i + 1) & mask) {
+        sim_work(1);
         size_t home = slot_of(table, table->slots[i].key);
         /* Movable when its home is not in the cyclic interval (hole, i]. */
         bool home_after_hole = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);

@@ -31,14 +31,32 @@ static bool fetch(const char *symbol, int version, cuuint64_t flags, void **slot
     return result == CUDA_SUCCESS && pfn;
 }
 
-static cudaError_t load(void)
+/* The driver is loaded with the runtime, and the fork handlers of both
+ * are registered then, before the program can start a thread: a handler
+ * registered at a thread's first CUDA call while another thread forks is
+ * not run for that fork (glibc runs a handler registered during a fork's
+ * prepare phase from the next fork on), and the child inherited the
+ * simulator's lock held by a parent thread: 1 to 4 hangs in 30-50 runs of a
+ * program forking while eight threads made their first calls (issue 32).
+ * The driver's handlers come with its constructor; the runtime's are
+ * registered after them, so that its prepare handler (they run
+ * last-registered first) takes the primary-context lock before the
+ * driver's lock, in the order retain_primary takes them. Loading the driver
+ * does nothing else: cuInit and the entry points stay for the first call,
+ * as a real runtime's do. A driver that cannot be loaded here is looked for
+ * again at the first call, which reports it. */
+__attribute__((constructor)) static void load_driver_with_runtime(void)
 {
     rt_driver.library = dlopen("libcuda.so.1", RTLD_NOW);
+    rt_state_install_fork_handlers();
+}
+
+static cudaError_t load(void)
+{
+    if (!rt_driver.library)
+        rt_driver.library = dlopen("libcuda.so.1", RTLD_NOW);
     if (!rt_driver.library)
         return cudaErrorInsufficientDriver;
-    /* Only now: the primary-context lock goes before the driver's across a
-     * fork (rt_state.c), and no context can be taken before the load. */
-    rt_state_install_fork_handlers();
     PFN_cuGetProcAddress_v12000 bootstrap = (PFN_cuGetProcAddress_v12000)dlsym(rt_driver.library, "cuGetProcAddress_v2");
     if (!bootstrap)
         return cudaErrorInsufficientDriver;

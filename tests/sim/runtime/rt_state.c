@@ -21,8 +21,9 @@ static CUcontext primary[RT_MAX_DEVICES];
  * taking its first context while another forks otherwise leaves the child
  * with the lock of a thread it does not have (tests/e2e forker threaded hung
  * so). Taken before the driver's lock, as retain_primary takes them: the
- * handlers are registered once the driver is loaded (rt_driver.c), after the
- * driver's own, and prepare handlers run last-registered first. */
+ * handlers are registered when the runtime is loaded, right after it loaded
+ * the driver (rt_driver.c), so after the driver's own, and prepare handlers
+ * run last-registered first. */
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&primary_lock);
