@@ -16,6 +16,8 @@
 #include "phases_view.h"
 #include "report_events.h"
 #include "site_floors.h"
+#include "tensor_pass.h"
+#include "tensors_report.h"
 #include "timeline_model.h"
 #include "usage_views.h"
 
@@ -32,7 +34,9 @@ struct cmt_site_row {
     /* Leak rows: what the call site did over the whole run. */
     uint64_t site_allocs, site_frees;
     bool growing; /* the call site is also a growth candidate */
-    uint8_t holder; /* held rows: enum cmt_holder of the cache */
+    uint8_t holder; /* held rows: enum cmt_holder of the cache; a device's snapshot rows:
+                     * CMT_HOLDER_PYTORCH for PyTorch's segments when its block layer shows
+                     * their tensors (left out of the call tree) */
     uint32_t suppression; /* suppressed rows: index + 1 into the report's suppressions */
 };
 
@@ -247,6 +251,10 @@ struct cmt_report {
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
     struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
+    /* Its tensors followed through the run (tensors_report.h): the tensor
+     * pass's results and the view of them; NULL without the block layer. */
+    struct cmt_tensor_pass *tensor_pass;
+    struct cmt_tensors_report *tensors;
     struct cmt_ipc_report ipc;              /* memory shared with other processes (ipc_report.h) */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */
@@ -292,6 +300,8 @@ enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack);
 /* What to do to see the tensors or arrays inside a holder's cache (one
  * sentence, no trailing period); "" for holders that are no cache. */
 const char *cmt_holder_cache_advice(enum cmt_holder h);
+/* The same when PyTorch's block layer recorded its tensors. */
+const char *cmt_holder_tensors_advice(void);
 
 /* Shared by the renderers. */
 const char *cmt_class_name(unsigned cls);

@@ -442,10 +442,7 @@ static void json_held(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "tensors_recorded");
         cmt_json_bool(j, tensors);
         cmt_json_key(j, "advice");
-        cmt_json_string(j, tensors ? "the tensors inside these segments were recorded too (PyTorch's block layer): "
-                                     "\"Inside PyTorch's cache\" shows what lived in them, and tensors never "
-                                     "released are leaks there"
-                                   : cmt_holder_cache_advice(h));
+        cmt_json_string(j, tensors ? cmt_holder_tensors_advice() : cmt_holder_cache_advice(h));
         cmt_json_key(j, "sites");
         cmt_json_begin_array(j);
         for (size_t i = 0; i < r->n_held; i++)
