@@ -556,7 +556,12 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
 static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_report *r = &t->report;
-    uint64_t failed = t->analysis.replay.failed_allocs;
+    uint64_t probing = r->failed_calls_probing, retrying = r->failed_calls_retrying;
+    uint64_t failed = t->analysis.replay.failed_allocs - probing - retrying;
+    if (probing)
+        add_note(t, "%" PRIu64 " allocation %s of a caching allocator failed by design and %s asked again at once "
+                    "and served (allocator probes): not failures",
+                 probing, probing == 1 ? "call" : "calls", probing == 1 ? "was" : "were");
     if (failed == 0)
         return;
     if (!c->opt->no_failed_allocations) {
@@ -566,6 +571,8 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
     }
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count)
+            continue;
         struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_FAILED_ALLOCATION, CMT_LEVEL_ERROR);
         if (!f)
             return;

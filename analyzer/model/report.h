@@ -126,7 +126,16 @@ struct cmt_failure_group {
     uint64_t first_ts;
     uint64_t live_device_bytes; /* at the first failure */
     size_t first_index;         /* of the first failure, in the replay's failures */
+    /* Of count: a caching allocator's own retries of a failure before them
+     * (PyTorch asking again after releasing its cache: the same failure),
+     * and its probes (failed by design, asked again at once and served:
+     * no failure). */
+    uint64_t retries, probes;
 };
+
+/* What a kept failure of the replay is (cmt_report's failure_flags). */
+#define CMT_FAILURE_PROBE 1u /* a caching allocator's probe: not a failure */
+#define CMT_FAILURE_RETRY 2u /* a caching allocator's retry of the failure before it: the same failure */
 
 struct cmt_report_options {
     size_t top;        /* call sites per list (default 10) */
@@ -246,6 +255,11 @@ struct cmt_report {
     size_t n_stack_slots;
     struct cmt_failure_group *failures;
     size_t n_failures;
+    /* Per failure the replay kept: CMT_FAILURE_PROBE, CMT_FAILURE_RETRY
+     * (decided from what the thread asked next and the allocator the stack
+     * goes through, by module: no symbols needed). */
+    uint8_t *failure_flags;
+    uint64_t failed_calls_probing, failed_calls_retrying; /* of trace.failed_allocs (the kept ones) */
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */

@@ -11,6 +11,8 @@
 #include "units.h"
 #include "holder_peaks.h"
 #include "size_parse.h"
+#include "allocator_family.h"
+#include "oom_verdict.h"
 
 const char *cmt_class_name(unsigned cls)
 {
@@ -652,11 +654,45 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
     return 0;
 }
 
+/* A caching allocator's probes and retries among the failures (report.h):
+ * a probe failed not for lack of memory and the thread asked again at once
+ * for the same size, and was served (PyTorch's expandable segments ask for
+ * a shareable handle type the driver may refuse); a retry is the same
+ * request failing again right after a failure (PyTorch releases its cache
+ * and asks again before it raises). Both only through a caching allocator
+ * (allocator_family.h, by module when symbols are missing). */
+static int classify_failures(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    r->failure_flags = calloc(rp->n_failures ? rp->n_failures : 1, 1);
+    if (!r->failure_flags)
+        return -1;
+    for (size_t i = 0; i < rp->n_failures; i++) {
+        const struct cmt_failure *f = &rp->failures[i];
+        if (cmt_allocator_family_of(r->frames, f->stack) == CMT_ALLOCATOR_NONE)
+            continue;
+        if (f->result != CMT_CUDA_OUT_OF_MEMORY && f->next == CMT_NEXT_SAME_SERVED) {
+            r->failure_flags[i] |= CMT_FAILURE_PROBE;
+            r->failed_calls_probing++;
+            continue;
+        }
+        for (size_t k = i; k-- > 0;) {
+            if (rp->failures[k].tid != f->tid)
+                continue;
+            if (rp->failures[k].next == CMT_NEXT_SAME_FAILED && rp->failures[k].size == f->size) {
+                r->failure_flags[i] |= CMT_FAILURE_RETRY;
+                r->failed_calls_retrying++;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
 static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_replay *rp = &a->replay;
     r->failures = calloc(rp->n_failures ? rp->n_failures : 1, sizeof *r->failures);
-    if (!r->failures)
+    if (!r->failures || classify_failures(r, rp) != 0)
         return -1;
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
@@ -682,6 +718,8 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
             };
         }
         g->count++;
+        g->probes += (r->failure_flags[i] & CMT_FAILURE_PROBE) != 0;
+        g->retries += (r->failure_flags[i] & CMT_FAILURE_RETRY) != 0;
         if (f->size < g->min_size)
             g->min_size = f->size;
         if (f->size > g->max_size)
@@ -1077,6 +1115,7 @@ void cmt_report_free(struct cmt_report *r)
     free(r->holder_by_stack);
     free(r->cache_by_stack);
     free(r->failures);
+    free(r->failure_flags);
     cmt_forensics_report_free(r->forensics);
     cmt_phases_view_free(r->phases);
     if (r->blocks)

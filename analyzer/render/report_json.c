@@ -558,6 +558,10 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
 {
     cmt_json_key(j, "failed_count");
     cmt_json_uint(j, r->trace.failed_allocs);
+    cmt_json_key(j, "failed_calls_probing");
+    cmt_json_uint(j, r->failed_calls_probing);
+    cmt_json_key(j, "failed_calls_retrying");
+    cmt_json_uint(j, r->failed_calls_retrying);
     cmt_json_key(j, "failed");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_failures; i++) {
@@ -582,8 +586,15 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "live_device_bytes");
         cmt_json_uint(j, g->live_device_bytes);
         const struct cmt_oom_view *v = cmt_forensics_report_failure(r->forensics, g->first_index);
+        /* a caching allocator's own retries (the same failure) and probes (no failure) */
+        cmt_json_key(j, "allocator_retries");
+        cmt_json_uint(j, g->retries);
+        cmt_json_key(j, "probe");
+        cmt_json_bool(j, g->probes == g->count);
         cmt_json_key(j, "verdict");
-        if (v)
+        if (g->probes == g->count)
+            cmt_json_string(j, "allocator-probe");
+        else if (v)
             cmt_json_string(j, v->verdict_name);
         else
             cmt_json_null(j);

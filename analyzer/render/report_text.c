@@ -671,9 +671,20 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     if (t->failed_allocs == 0)
         return;
     char b1[64], b2[64], b3[160];
-    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), t->failed_allocs, colour(out, SGR_OFF));
+    uint64_t probing = r->failed_calls_probing, retrying = r->failed_calls_retrying;
+    uint64_t failures = t->failed_allocs - probing - retrying;
+    if (failures) {
+        fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s", colour(out, SGR_FAIL), failures, colour(out, SGR_OFF));
+        if (retrying)
+            fprintf(out, " (%" PRIu64 " calls: %" PRIu64 " of them a caching allocator asking again after a failure, "
+                         "the same failure)",
+                    failures + retrying, retrying);
+        fprintf(out, "\n");
+    }
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count)
+            continue; /* below, apart */
         const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));
         if (g->count == 1 || g->min_size == g->max_size)
             snprintf(b3, sizeof b3, "%s", cmt_size_exact_str(g->min_size, b1, sizeof b1));
@@ -688,6 +699,8 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, " failed with %s (%d)", err, g->result);
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
+        if (g->retries)
+            fprintf(out, " (%" PRIu64 " of them the allocator's own retry)", g->retries);
         fprintf(out, "; this process had %s live on the device then, at %s\n",
                 cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
         cmt_phases_text_failure(r, g->first_index, "      ", out);
@@ -695,6 +708,19 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     }
     if (t->failed_allocs > CMT_MAX_FAILURES_KEPT)
         fprintf(out, "  (details kept for the first %d failures)\n", CMT_MAX_FAILURES_KEPT);
+    if (!probing)
+        return;
+    fprintf(out, "\nAllocator probes (failed by design and asked again at once, served: not failures): %" PRIu64 "\n",
+            probing);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes != g->count)
+            continue;
+        fprintf(out, "  %s of %s failed with %s (%d)%s, then served; at %s\n", cmt_api_name(g->api),
+                cmt_size_exact_str(g->min_size, b1, sizeof b1), cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)),
+                g->result, g->count > 1 ? " each time" : "", CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
+        print_frames(r, out, g->stack, "      ");
+    }
 }
 
 void cmt_report_render_text(const struct cmt_report *r, FILE *out)
