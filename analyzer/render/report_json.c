@@ -689,6 +689,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_key(j, "unmatched_frees");
     cmt_json_uint(j, t->unmatched_frees);
     json_notes(r, j);
+    cmt_tensors_render_json(r, j);
     json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
     json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");

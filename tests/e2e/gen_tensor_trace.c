@@ -35,7 +35,7 @@
  * inside libcublas.so.13 (kept to exit, as PyTorch never destroys it).
  *
  * Tensors live (MiB): 512 after setup; from step 1 on 1536 at each step's
- * start, 2304 at the forward pass's peak (the loss's 64 MiB), 2564 at the
+ * start, 2306 at the forward pass's peak (the loss's 64 + 2 MiB), 2564 at the
  * backward pass's (the last block's 64 MiB temporary: params 512,
  * optimizer state 1024, activations 706, gradients 256, temporaries 66),
  * 2562 at the optimizer's; with --leak 64 MiB more per step before it.
