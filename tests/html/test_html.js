@@ -283,6 +283,36 @@ function inked(page) {
         '33.0 MiB (34603008 B) 2, 32.0 MiB (33554432 B) 1, 4.0 MiB (4194304 B) 4', 'the tensors never released by site: ' + blk.leaks.map(l => l[0] + ' ' + l[1]).join(', '));
       check(blk.failures === 'none', 'no failed allocation in this run');
     }
+    // the tensors first (issue 27): the categories at the tensors' peak, a
+    // stacked chart of them, each phase's peak, what was alive at exit
+    const tz = await bl.page.evaluate(() => {
+      const s = document.querySelector('section.tensors[data-device="0"]');
+      if (!s) return null;
+      const rows = sel => Array.from(document.querySelectorAll(sel + ' tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      const all = Array.from(document.querySelectorAll('section h3')).map(h => h.textContent);
+      return {title: s.querySelector('h3').textContent, first: all.indexOf('Device 0: PyTorch\'s tensors') < all.indexOf('Device 0: what was live at the peak'),
+        peak: s.querySelector('.card[data-peak-allocated-bytes]').getAttribute('data-peak-allocated-bytes'),
+        reserve: s.querySelector('.card[data-reserve-bytes]').getAttribute('data-reserve-bytes'),
+        leak: s.querySelector('.card[data-leak-bytes]').getAttribute('data-leak-bytes'),
+        cats: rows('section.tensors .tensors-categories'), phases: rows('section.tensors .tensors-phases'),
+        alive: rows('.tensors-alive'), charts: s.querySelectorAll('.chart-box .uplot').length,
+        overview: document.querySelector('.card[data-tensors-peak-bytes]').getAttribute('data-tensors-peak-bytes')};
+    });
+    check(tz !== null, 'blocks.html: a section of PyTorch\'s tensors for device 0');
+    if (tz) {
+      check(tz.first, 'the tensors come before the driver\'s view of the device');
+      check(tz.peak === '8831542784' && tz.overview === '8831542784', 'the tensors\' peak: max_memory_allocated(), 8831542784 B');
+      check(tz.reserve === '1717131776', 'the cache\'s reserve beside them: 1717131776 B');
+      check(tz.leak === '0', 'nothing kept step after step');
+      const cat = name => (tz.cats.find(r => r[0].trim() === name) || [])[1];
+      check(cat('parameters') === '1.5 GiB (1611104256 B)' && cat('optimizer state') === '3.0 GiB (3222208512 B)',
+        'parameters and AdamW\'s state at the peak: ' + tz.cats.map(r => r.join('|')).join('; '));
+      check(tz.charts === 1, 'a stacked chart of the categories over time');
+      check(tz.phases.length === 4 && tz.phases.map(r => r[0]).join(',') === 'setup,forward,backward,optimizer',
+        'each phase\'s peak: ' + tz.phases.map(r => r[0]).join(','));
+      check(tz.alive.length === 3 && tz.alive.every(r => r[3] === 'alive at exit, not a leak'),
+        'the tensors alive at exit, none a leak: ' + tz.alive.map(r => r.join('|')).join('; '));
+    }
     check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));
     await bl.page.screenshot({path: path.join(outDir, 'html_report_blocks.png'), fullPage: true});
     // expandable_segments on the H200: its reservations and the 127 TiB
