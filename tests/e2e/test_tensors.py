@@ -302,6 +302,29 @@ def test_tensors_first():
     s.done()
 
 
+def test_diff():
+    """diff of the correct script and the leaking one leads with the
+    tensors: their peak, categories, what was kept step after step, the
+    growth per step; the leaking site's kept tensors; PyTorch's segments are
+    not compared twice (as the driver's call sites at the peak)."""
+    s = Scratch()
+    old, new = s.trace("clean"), s.trace("leak", "--leak")
+    text = cmtest.cli("diff", old, new).stdout
+    check("  PyTorch's tensors:\n    peak:              2.5 GiB -> 3.3 GiB (+766.0 MiB)\n" in text, text)
+    check("    kept step after step (leaks): 0 B -> 768.0 MiB (+768.0 MiB)\n" in text, text)
+    check("    growth per step:   0 B -> 64.0 MiB (+64.0 MiB) (steps 12 (unchanged))\n" in text, text)
+    check("kept step after step 0 B -> 768.0 MiB (+768.0 MiB)" in text, text)
+    d = json.loads(cmtest.cli("diff", "--json", old, new).stdout)
+    t = d["tensors"]
+    eq((t["kept_bytes"]["change"], t["rate_bytes_per_step"]["new"], t["categories_at_peak"]["other"]["new"]),
+       (768 * MiB, 67108864, 704 * MiB), "JSON")
+    top = d["sites"][0]
+    eq((top["tensor_kept_bytes"]["new"], top["frames"][0]), (768 * MiB, f"Block.forward at {TRAIN}:14"), "the leaking site")
+    check(all(x["peak_bytes"]["old"] + x["peak_bytes"]["new"] == 0 or x["api"] != "cudaMalloc" for x in d["sites"]),
+          "no segment of the cache compared as a driver site")
+    s.done()
+
+
 def test_h200_anywhere():
     """The H200 trace of a correct script (train_mlp.py --keep 4: its model
     freed at the end, four tensors kept from the start), read here, where
