@@ -57,6 +57,15 @@ run() {
   printf '%s\t%s\t%s\t%s\t%.1f\n' "$name" "$mode" "${conf:-default}" "$rc" "$(echo "$t1 - $t0" | bc)" >>"$out/runs.tsv"
 }
 
+# run_bg: the same in the background, at most 4 at a time: workloads that do
+# not run out of memory leave each other room on the device, and each process
+# has its own allocator, so their traces do not change. The OOM workloads
+# run alone (they take the whole device).
+run_bg() {
+  while [ "$(jobs -rp | wc -l)" -ge 4 ]; do wait -n; done
+  run "$@" &
+}
+
 # The same, untraced (MemTracker's own runs).
 run_plain() {
   local name="$1" mode="$2"
@@ -71,33 +80,40 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"
 for part in "${parts[@]}"; do
   case "$part" in
   tensor)
-    run tensor train_leak "" train --steps 12 --leak
-    run tensor train_leak_nvtx "" train --steps 12 --leak --nvtx
-    run tensor train_leak_exp "expandable_segments:True" train --steps 12 --leak --nvtx
-    run tensor train_clean "" train --steps 12
-    run tensor train_clean_nvtx "" train --steps 12 --nvtx
-    run tensor train_clean_exp "expandable_segments:True" train --steps 12 --nvtx
+    run_bg tensor train_leak "" train --steps 12 --leak
+    run_bg tensor train_leak_nvtx "" train --steps 12 --leak --nvtx
+    run_bg tensor train_leak_exp "expandable_segments:True" train --steps 12 --leak --nvtx
+    run_bg tensor train_clean "" train --steps 12
+    run_bg tensor train_clean_nvtx "" train --steps 12 --nvtx
+    run_bg tensor train_clean_exp "expandable_segments:True" train --steps 12 --nvtx
+    run_bg tensor cats_mlp "" cats_mlp --nvtx
+    run_bg tensor cats_gpt "" cats_gpt --nvtx
+    wait
     run tensor frag_oom "" frag_oom
     run tensor frag_oom_exp "expandable_segments:True" frag_oom
     run tensor capacity_oom "" capacity_oom
-    run tensor cats_mlp "" cats_mlp --nvtx
-    run tensor cats_gpt "" cats_gpt --nvtx
-    run_plain cats_mlp_memtracker cats_mlp --memtracker
-    run_plain cats_gpt_memtracker cats_gpt --memtracker
+    run_plain cats_mlp_memtracker cats_mlp --memtracker &
+    run_plain cats_gpt_memtracker cats_gpt --memtracker &
+    wait
     ;;
   matrix)
     for conf in "" "expandable_segments:True" "max_split_size_mb:128" "max_split_size_mb:512" \
       "roundup_power2_divisions:4"; do
       tag="${conf//[:,]/_}"
       tag="${tag:-default}"
-      run matrix "m_train_$tag" "$conf" train --steps 8
-      run matrix "m_hf_$tag" "$conf" hf --steps 5
-      run matrix "m_varlen_$tag" "$conf" varlen --steps 24
-      run matrix "m_frag_$tag" "$conf" frag_oom
-      run matrix "m_capacity_$tag" "$conf" capacity_oom
+      run_bg matrix "m_train_$tag" "$conf" train --steps 8
+      run_bg matrix "m_hf_$tag" "$conf" hf --steps 5
+      run_bg matrix "m_varlen_$tag" "$conf" varlen --steps 24
     done
-    run matrix m_varlen_gc "garbage_collection_threshold:0.6" varlen --steps 24
-    run matrix m_frag_gc "garbage_collection_threshold:0.6" frag_oom
+    run_bg matrix m_varlen_gc "garbage_collection_threshold:0.6" varlen --steps 24
+    wait
+    for conf in "" "expandable_segments:True" "max_split_size_mb:128" "max_split_size_mb:512" \
+      "roundup_power2_divisions:4" "garbage_collection_threshold:0.6"; do
+      tag="${conf//[:,]/_}"
+      tag="${tag:-default}"
+      run matrix "m_frag_$tag" "$conf" frag_oom
+      [ "$tag" = garbage_collection_threshold_0.6 ] || run matrix "m_capacity_$tag" "$conf" capacity_oom
+    done
     ;;
   *)
     echo "run_tensor_validation: unknown part $part" >&2
