@@ -460,6 +460,10 @@ static void marked_steps(struct pass *p, uint64_t ts)
         const struct cmt_phase_step *s = &p->marked[p->next_start++];
         if (s->closed && s->end_ts <= ts)
             continue;
+        /* what the program's code made before the step (a dataset, the
+         * batch of a loader) is no activation of it */
+        for (size_t i = 0; !p->in_step && i < p->n_devs; i++)
+            close_open(&p->devs[i], KIND_NONE);
         p->in_step = true;
     }
 }

@@ -186,9 +186,9 @@ static void print_growth(const struct cmt_report *r, FILE *out)
         const struct cmt_tensor_site_row *g = &t->growth[i];
         fprintf(out, "    ");
         print_rate(out, g);
-        fprintf(out, "; %s in %" PRIu64 " %s alive at exit; the site allocated %" PRIu64 " times, freed %" PRIu64 "\n",
+        fprintf(out, "; %s in %" PRIu64 " %s alive %s; the site allocated %" PRIu64 " times, freed %" PRIu64 "\n",
                 cmt_size_exact_str(g->live_bytes, b1, sizeof b1), g->live_count,
-                cmt_plural(g->live_count, "tensor", "tensors"), g->allocs, g->frees);
+                cmt_plural(g->live_count, "tensor", "tensors"), r->at ? "then" : "at exit", g->allocs, g->frees);
         cmt_render_text_frames(r, out, g->stack, "        ");
     }
 }
@@ -198,14 +198,15 @@ static void print_alive(const struct cmt_report *r, FILE *out)
     const struct cmt_tensors_report *t = r->tensors;
     char b1[64], b2[64];
     if (!t->alive_count) {
-        fprintf(out, "  tensors alive at exit: none\n");
+        fprintf(out, "  tensors alive %s: none\n", r->at ? "then (--at)" : "at exit");
         return;
     }
     struct cmt_tensor_figures all = {0};
     for (size_t i = 0; i < t->n_devices; i++)
         for (unsigned c = 0; c < CMT_CAT_COUNT; c++)
             all.bytes[c] += t->devices[i].pass->at_exit.bytes[c];
-    fprintf(out, "  tensors alive at exit: %s in %" PRIu64 " %s (", cmt_size_exact_str(t->alive_bytes, b1, sizeof b1),
+    fprintf(out, "  tensors alive %s: %s in %" PRIu64 " %s (", r->at ? "then (--at)" : "at exit",
+            cmt_size_exact_str(t->alive_bytes, b1, sizeof b1),
             t->alive_count, cmt_plural(t->alive_count, "tensor", "tensors"));
     category_list(r, out, &all, false);
     fprintf(out, ")\n");
