@@ -176,7 +176,19 @@ static bool site_add(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64
     }
     d->sites[j].bytes += (uint64_t)bytes;
     d->sites[j].blocks += (uint64_t)blocks;
+    d->sites[j].made += blocks > 0 ? (uint64_t)blocks : 0;
     return true;
+}
+
+const struct cmt_bl_site *cmt_bl_site_find(const struct cmt_bl_device *d, uint64_t stack)
+{
+    if (!d->cap_sites)
+        return NULL;
+    uint64_t key = stack + 1;
+    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (d->cap_sites - 1);
+    while (d->sites[j].stack && d->sites[j].stack != key)
+        j = (j + 1) & (d->cap_sites - 1);
+    return d->sites[j].stack ? &d->sites[j] : NULL;
 }
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -286,6 +298,7 @@ static void on_alloc(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint8_
     d->n_blocks++;
     d->allocated += size;
     d->requested += request;
+    d->last_alloc_ts = ts;
     site_add(bl, d, stack, (int64_t)size, 1);
     if (d->allocated > d->peak_allocated) {
         d->peak_allocated = d->allocated;

@@ -49,6 +49,7 @@ struct cmt_bl_site {
     uint64_t stack;
     uint64_t bytes;
     uint64_t blocks;
+    uint64_t made; /* tensors the stack allocated so far (the device's site table only) */
 };
 
 struct cmt_bl_class_state {
@@ -110,6 +111,7 @@ struct cmt_bl_device {
     struct cmt_bl_point *points; /* in time order */
     size_t n_points, cap_points;
     uint64_t allocs; /* tensors allocated so far (the last block's seq) */
+    uint64_t last_alloc_ts; /* of the latest tensor allocated */
 };
 
 /* Told of every tensor as it is allocated (after its block is placed and
@@ -170,6 +172,11 @@ bool cmt_bl_segment_at(const struct cmt_block_layer *bl, int32_t device, uint64_
 /* Tensors never released (allocated at the end), largest site first; the
  * caller frees *sites. Returns the number of sites, or (size_t)-1 when out
  * of memory. */
+/* A stack's row of the device's site table (live bytes and tensors, and
+ * how many it made; its stack field holds the stack + 1), or NULL when it
+ * allocated none there. */
+const struct cmt_bl_site *cmt_bl_site_find(const struct cmt_bl_device *d, uint64_t stack);
+
 size_t cmt_bl_leaks(const struct cmt_bl_device *d, struct cmt_bl_site **sites, uint64_t *blocks, uint64_t *bytes);
 
 #endif

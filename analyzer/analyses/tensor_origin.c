@@ -137,3 +137,48 @@ enum cmt_tensor_origin cmt_tensor_origin_of(struct cmt_frames *f, uint64_t stack
     int r = cmt_tensor_origin_rule(f, stack, thread_name);
     return r < 0 ? CMT_ORIGIN_PROGRAM : rules[r].origin;
 }
+
+/* The first native frame outside PyTorch's allocator: where PyTorch's code
+ * asked the cache for the tensor. */
+static bool allocator_caller(struct cmt_frames *f, uint64_t stack, uint64_t *ip)
+{
+    const struct cmt_stack_frames *sf = stack ? cmt_frames_get_unfolded(f, stack) : NULL;
+    for (size_t i = 0; sf && i < sf->n; i++) {
+        const struct cmt_frame *fr = &sf->frames[i];
+        const char *mod = fr->module && *fr->module ? cmt_basename(fr->module) : NULL;
+        if (!mod)
+            return false; /* a Python frame, or outside every module: no native caller */
+        if (fnmatch("libc10_cuda*", mod, 0) == 0 || fnmatch("libcumemtrace*", mod, 0) == 0)
+            continue;
+        *ip = fr->ip;
+        return true;
+    }
+    return false;
+}
+
+bool cmt_tensor_workspace_anchor(struct cmt_frames *f, uint64_t stack, const char *thread_name, uint64_t requested,
+                                 uint64_t made, bool live_at_end, struct cmt_workspace_calls *w)
+{
+    uint64_t ip;
+    if (!thread_name || fnmatch("pt_autograd_*", thread_name, 0) != 0 || made != 1 || !live_at_end ||
+        (requested != CMT_CUBLAS_WORKSPACE_HOPPER && requested != CMT_CUBLAS_WORKSPACE_OLDER) ||
+        !allocator_caller(f, stack, &ip))
+        return false;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->ip[i] == ip)
+            return true;
+    if (w->n < CMT_WORKSPACE_CALLS_MAX)
+        w->ip[w->n++] = ip;
+    return true;
+}
+
+bool cmt_tensor_workspace_call(struct cmt_frames *f, uint64_t stack, const struct cmt_workspace_calls *w)
+{
+    uint64_t ip;
+    if (!w->n || !allocator_caller(f, stack, &ip))
+        return false;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->ip[i] == ip)
+            return true;
+    return false;
+}

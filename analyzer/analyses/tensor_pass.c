@@ -108,6 +108,7 @@ struct pass {
     size_t cap, count;
     uint64_t stop_ts;
     uint64_t last_ts;
+    bool past_work; /* after the program's last tensor allocation: the teardown */
     uint64_t tensors_total; /* every device's tensors live, as this pass counted them */
 };
 
@@ -393,8 +394,10 @@ static void sample_step(struct pass *p, uint64_t ts)
         }
         for (size_t s = 0; s < o->n_sites; s++)
             if (o->sites[s].step_samples)
-                for (size_t i = 0; i < half; i++)
+                for (size_t i = 0; i < half; i++) {
                     o->sites[s].step_samples[i] = o->sites[s].step_samples[2 * i + 1];
+                    o->sites[s].step_counts[i] = o->sites[s].step_counts[2 * i + 1];
+                }
         o->n_samples = half;
         p->stride *= 2;
         if (p->closed_steps % p->stride)
@@ -410,12 +413,14 @@ static void sample_step(struct pass *p, uint64_t ts)
             if (!site->live_bytes)
                 continue;
             site->step_samples = calloc(CMT_TENSOR_STEP_SAMPLES, sizeof *site->step_samples);
-            if (!site->step_samples) {
+            site->step_counts = calloc(CMT_TENSOR_STEP_SAMPLES, sizeof *site->step_counts);
+            if (!site->step_samples || !site->step_counts) {
                 o->out_of_memory = true;
                 return;
             }
         }
         site->step_samples[k] = site->live_bytes;
+        site->step_counts[k] = site->live_count;
     }
 }
 
@@ -593,7 +598,7 @@ static void on_free(struct pass *p, struct dev_state *d, const struct cmt_bl_blo
     s->live_requested -= b->requested <= s->live_requested ? b->requested : s->live_requested;
     s->live_count -= s->live_count ? 1 : 0;
     uint64_t stack = b->stack < p->out->n_sites ? b->stack : 0;
-    if (s->live_bytes < p->cur_min[stack])
+    if (!p->past_work && s->live_bytes < p->cur_min[stack])
         p->cur_min[stack] = s->live_bytes;
 }
 
@@ -716,6 +721,8 @@ static void on_driver(struct pass *p, const struct cmt_event_in *e)
 
 /* ---- the reading ------------------------------------------------------------------------------- */
 
+static void work_ended(struct pass *p);
+
 static int on_event(void *ctx, const struct cmt_event_in *e)
 {
     struct pass *p = ctx;
@@ -724,7 +731,10 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     if (p->out->out_of_memory)
         return 1;
     p->last_ts = e->ts;
-    interval_advance(p, e->ts);
+    if (!p->past_work && p->out->work_end_ts && e->ts > p->out->work_end_ts)
+        work_ended(p);
+    if (!p->past_work)
+        interval_advance(p, e->ts);
     if (p->n_marked)
         marked_steps(p, e->ts);
     if (e->type == CMT_REC_BLOCK) {
@@ -749,7 +759,7 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
 /* The first reading's span of block events: the intervals and the chart's. */
 static void spans(struct pass *p, const struct cmt_block_layer *first)
 {
-    uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, work = 0;
     for (size_t i = 0; i < first->n_devices; i++) {
         const struct cmt_bl_device *d = &first->devices[i];
         if (!d->n_points)
@@ -758,16 +768,36 @@ static void spans(struct pass *p, const struct cmt_block_layer *first)
             lo = d->points[0].ts;
         if (d->points[d->n_points - 1].ts > hi)
             hi = d->points[d->n_points - 1].ts;
+        if (d->last_alloc_ts > work)
+            work = d->last_alloc_ts;
     }
     if (lo > hi)
         return;
-    uint64_t span = hi - lo + 1;
     struct cmt_tensor_pass *o = p->out;
+    o->work_end_ts = work;
+    uint64_t span = (work > lo ? work : lo) - lo + 1;
     o->interval_origin = lo;
     o->interval_ns = span / CMT_TENSOR_INTERVALS + (span % CMT_TENSOR_INTERVALS != 0);
     o->n_intervals = CMT_TENSOR_INTERVALS;
+    span = hi - lo + 1;
     p->chart_origin = lo;
     p->chart_width = span / CMT_TENSOR_BUCKETS + (span % CMT_TENSOR_BUCKETS != 0);
+}
+
+/* The program's work ends with its last tensor allocation: each call site's
+ * tensors then, and its floors, stay as they were through the teardown. */
+static void work_ended(struct pass *p)
+{
+    struct cmt_tensor_pass *o = p->out;
+    p->past_work = true;
+    for (size_t i = 0; i < p->n_active; i++) {
+        uint32_t s = p->active[i];
+        struct cmt_tensor_site *site = &o->sites[s];
+        site->work_bytes = site->live_bytes;
+        site->work_count = site->live_count;
+        for (uint32_t k = p->interval; k < o->n_intervals; k++)
+            site->floors[k] = k == p->interval ? p->cur_min[s] : site->live_bytes;
+    }
 }
 
 static int setup(struct pass *p, const struct cmt_analysis *a)
@@ -815,11 +845,8 @@ static int finish(struct pass *p)
                        * script that returns from main() has released its tensors by then) */
     if (o->step_source == CMT_STEPS_NONE && o->steps)
         o->step_source = CMT_STEPS_RECOGNISED;
-    for (size_t i = 0; i < p->n_active; i++) {
-        uint32_t s = p->active[i];
-        for (uint32_t k = p->interval; k < o->n_intervals; k++)
-            o->sites[s].floors[k] = k == p->interval ? p->cur_min[s] : o->sites[s].live_bytes;
-    }
+    if (!p->past_work)
+        work_ended(p);
     size_t n = 0;
     for (size_t i = 0; i < p->n_devs; i++)
         n += p->devs[i].has_tensors;
@@ -897,6 +924,7 @@ void cmt_tensor_pass_free(struct cmt_tensor_pass *p)
 {
     for (size_t i = 0; i < p->n_sites; i++) {
         free(p->sites[i].step_samples);
+        free(p->sites[i].step_counts);
         free(p->sites[i].floors);
     }
     free(p->sites);

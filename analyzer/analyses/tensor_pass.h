@@ -134,9 +134,14 @@ struct cmt_tensor_site {
     uint64_t allocs, frees;
     uint64_t live_bytes, live_count; /* at the end */
     uint64_t live_requested;
+    /* live when the program's work ended: at its last tensor allocation,
+     * before the teardown after it (CPython's finalization frees module
+     * globals, a program's exit path its buffers) */
+    uint64_t work_bytes, work_count;
     uint8_t origin; /* enum cmt_tensor_origin (of its first tensor) */
     uint32_t first_interval;   /* growth interval of its first tensor */
     uint64_t *step_samples;    /* live bytes at sampled step ends; NULL: never live at one */
+    uint64_t *step_counts;     /* live tensors then */
     uint64_t *floors;          /* lowest live bytes per interval; NULL: no tensor */
 };
 
@@ -157,9 +162,11 @@ struct cmt_tensor_pass {
     uint64_t sample_ts[CMT_TENSOR_STEP_SAMPLES];
     uint64_t sample_total[CMT_TENSOR_STEP_SAMPLES];
     /* Growth intervals: CMT_TENSOR_INTERVALS of equal width from the first
-     * tensor event to the last. */
+     * tensor event to the program's last tensor allocation (the work's end:
+     * what is released after it is teardown, not the run's figure). */
     uint64_t interval_origin, interval_ns;
     uint32_t n_intervals;
+    uint64_t work_end_ts;
     struct cmt_tensor_site *sites; /* by stack id, n_sites = the model's stacks + 1 */
     size_t n_sites;
     bool out_of_memory;

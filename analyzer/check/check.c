@@ -218,7 +218,7 @@ static void judge_tensors_kept(struct cmt_check_trace *t, const struct cmt_tenso
         if (!f)
             return;
         char size[32], rate[64];
-        cmt_format_size(s->live_bytes, size, sizeof size);
+        cmt_format_size(s->kept_bytes, size, sizeof size);
         uint64_t per = s->verdict.rate > 0 ? (uint64_t)(s->verdict.rate + 0.5) : 0;
         if (s->per_step)
             snprintf(rate, sizeof rate, "+%s per step over %zu steps", cmt_size_exact_str(per, (char[64]){""}, 64),
@@ -226,12 +226,14 @@ static void judge_tensors_kept(struct cmt_check_trace *t, const struct cmt_tenso
         else
             snprintf(rate, sizeof rate, "+%s/s", cmt_size_str(per, (char[32]){""}, 32));
         snprintf(f->message, sizeof f->message,
-                 "leaked %s in %" PRIu64 " %s kept step after step: %s (PyTorch's block layer)%s", size,
-                 s->live_count, s->live_count == 1 ? "tensor" : "tensors", rate, over ? "" : ", within the leak limits");
+                 "leaked %s in %" PRIu64 " %s kept step after step: %s, held when the work ended (PyTorch's "
+                 "block layer)%s",
+                 size, s->kept_count, s->kept_count == 1 ? "tensor" : "tensors", rate,
+                 over ? "" : ", within the leak limits");
         f->site = true;
         f->stack = s->stack;
-        f->bytes = s->live_bytes;
-        f->count = s->live_count;
+        f->bytes = s->kept_bytes;
+        f->count = s->kept_count;
         f->api = CMT_API_TORCH_ALLOC;
         f->kind = CMT_KIND_TORCH_BLOCK;
         char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_TORCH_BLOCK, false);
@@ -278,8 +280,8 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         for (size_t i = 0; i < tr->n_alive; i++) {
             const struct cmt_tensor_site_row *s = &tr->alive[i];
             if (s->suppression && s->growing && s->suppression <= c->suppressions.n) {
-                c->suppressions.items[s->suppression - 1].allocations += s->live_count;
-                c->suppressions.items[s->suppression - 1].bytes += s->live_bytes;
+                c->suppressions.items[s->suppression - 1].allocations += s->kept_count;
+                c->suppressions.items[s->suppression - 1].bytes += s->kept_bytes;
             }
         }
     }
@@ -287,9 +289,15 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
     t->tensor_leak_count = tensor_count;
     t->tensor_alive_bytes = tr ? tr->alive_bytes : bl ? bl->leak_bytes + bl->suppressed_bytes : 0;
     t->tensor_alive_count = tr ? tr->alive_count : bl ? bl->leak_blocks + bl->suppressed_blocks : 0;
-    if (tr && !every_tensor && tr->alive_count > tr->leak_count + tr->suppressed_count) {
-        uint64_t n = tr->alive_count - tr->leak_count - tr->suppressed_count;
-        uint64_t bytes = tr->alive_bytes - tr->leak_bytes - tr->suppressed_bytes;
+    uint64_t n = 0, bytes = 0;
+    for (size_t i = 0; tr && !every_tensor && i < tr->n_alive; i++) {
+        const struct cmt_tensor_site_row *s = &tr->alive[i];
+        if (!s->leak && !(s->suppression && s->growing)) {
+            n += s->live_count;
+            bytes += s->live_bytes;
+        }
+    }
+    if (n) {
         char size[32];
         cmt_format_size(bytes, size, sizeof size);
         add_note(t, "%s in %" PRIu64 " %s alive at exit were not kept step after step (a model, its optimizer "

@@ -170,7 +170,7 @@ static int add_tensors(struct cmt_diff *d, int which, const struct cmt_report *r
         struct cmt_diff_site *s = site_for(d, r->frames, a->stack, CMT_API_TORCH_ALLOC);
         if (!s)
             return -1;
-        s->side[which].tensor_kept += a->live_bytes;
+        s->side[which].tensor_kept += a->kept_bytes;
     }
     return 0;
 }

@@ -800,6 +800,7 @@ struct tensor_ctx {
     struct cmt_report *r;
     const struct cmt_analysis *a;
     long *supp_cache;
+    struct cmt_workspace_calls workspaces; /* cuBLAS's, found without symbols (tensor_origin.h) */
 };
 
 static const char *thread_name(const struct cmt_trace_model *m, uint32_t tid)
@@ -813,7 +814,28 @@ static const char *thread_name(const struct cmt_trace_model *m, uint32_t tid)
 static enum cmt_tensor_origin tensor_origin(void *ctx, uint64_t stack, uint32_t tid)
 {
     struct tensor_ctx *t = ctx;
-    return cmt_tensor_origin_of(t->r->frames, stack, thread_name(&t->a->model, tid));
+    enum cmt_tensor_origin o = cmt_tensor_origin_of(t->r->frames, stack, thread_name(&t->a->model, tid));
+    if ((o == CMT_ORIGIN_PROGRAM || o == CMT_ORIGIN_BACKWARD) &&
+        cmt_tensor_workspace_call(t->r->frames, stack, &t->workspaces))
+        return CMT_ORIGIN_CUBLAS;
+    return o;
+}
+
+/* cuBLAS's workspaces on autograd's threads, from the first reading's
+ * tensors live at the end: where PyTorch asks the cache for them. */
+static void find_workspaces(struct tensor_ctx *t)
+{
+    const struct cmt_block_layer *bl = t->a->blocks;
+    for (size_t i = 0; bl && i < bl->n_devices; i++) {
+        const struct cmt_bl_device *d = &bl->devices[i];
+        for (size_t k = 0; k < d->n_blocks; k++) {
+            const struct cmt_bl_block *b = &d->blocks[k];
+            const struct cmt_bl_site *s = b->allocated ? cmt_bl_site_find(d, b->stack) : NULL;
+            if (s)
+                cmt_tensor_workspace_anchor(t->r->frames, b->stack, thread_name(&t->a->model, b->tid), b->requested,
+                                            s->made, true, &t->workspaces);
+        }
+    }
 }
 
 /* Device memory outside the block layer: PyTorch's segments are counted
@@ -846,7 +868,8 @@ static long tensor_suppression(void *ctx, uint64_t stack)
  * the trace, then the view the report leads with. */
 static int build_tensors(struct cmt_report *r, const struct cmt_analysis *a, long *supp_cache)
 {
-    struct tensor_ctx ctx = {r, a, supp_cache};
+    struct tensor_ctx ctx = {r, a, supp_cache, {{0}, 0}};
+    find_workspaces(&ctx);
     r->tensor_pass = calloc(1, sizeof *r->tensor_pass);
     r->tensors = calloc(1, sizeof *r->tensors);
     if (!r->tensor_pass || !r->tensors)

@@ -11,9 +11,13 @@
 #include "size_parse.h"
 #include "units.h"
 
+/* A raw stack, under its call site: its canonical stack and the origin of
+ * its tensors (one site made by two origins, such as a Python line whose
+ * operation also took cuBLAS's workspace, is two rows). */
 struct ref {
     uint64_t canon;
     uint32_t raw;
+    uint8_t origin;
     long suppression; /* -1: none */
 };
 
@@ -22,6 +26,8 @@ static int ref_cmp(const void *pa, const void *pb)
     const struct ref *a = pa, *b = pb;
     if (a->canon != b->canon)
         return a->canon < b->canon ? -1 : 1;
+    if (a->origin != b->origin)
+        return a->origin < b->origin ? -1 : 1;
     return a->raw < b->raw ? -1 : a->raw > b->raw;
 }
 
@@ -41,6 +47,8 @@ static int alive_cmp(const void *pa, const void *pb)
     const struct cmt_tensor_site_row *a = pa, *b = pb;
     if (a->leak != b->leak)
         return a->leak ? -1 : 1;
+    if (a->leak && a->kept_bytes != b->kept_bytes)
+        return a->kept_bytes < b->kept_bytes ? 1 : -1;
     if (a->live_bytes != b->live_bytes)
         return a->live_bytes < b->live_bytes ? 1 : -1;
     if (a->stack != b->stack)
@@ -114,13 +122,15 @@ static int build_sites(struct cmt_tensors_report *t, const struct cmt_tensors_re
     size_t k = 0;
     for (size_t s = 0; s < p->n_sites; s++)
         if (p->sites[s].allocs)
-            refs[k++] = (struct ref){cmt_frames_canonical(in->frames, s), (uint32_t)s,
-                                     in->suppression && p->sites[s].live_count ? in->suppression(in->ctx, s) : -1};
+            refs[k++] = (struct ref){cmt_frames_canonical(in->frames, s), (uint32_t)s, p->sites[s].origin,
+                                     in->suppression && (p->sites[s].live_count || p->sites[s].work_count)
+                                         ? in->suppression(in->ctx, s)
+                                         : -1};
     qsort(refs, n, sizeof *refs, ref_cmp);
     for (size_t i = 0, end; i < n; i = end) {
         struct cmt_tensor_site_row row = {.stack = refs[i].canon, .origin = p->sites[refs[i].raw].origin};
         struct cmt_tensor_site_row set_aside = row;
-        for (end = i; end < n && refs[end].canon == refs[i].canon; end++) {
+        for (end = i; end < n && refs[end].canon == refs[i].canon && refs[end].origin == refs[i].origin; end++) {
             const struct cmt_tensor_site *s = &p->sites[refs[end].raw];
             row.allocs += s->allocs;
             row.frees += s->frees;
@@ -130,6 +140,8 @@ static int build_sites(struct cmt_tensors_report *t, const struct cmt_tensors_re
             to->live_bytes += s->live_bytes;
             to->live_count += s->live_count;
             to->live_requested += s->live_requested;
+            to->kept_bytes += s->work_bytes;
+            to->kept_count += s->work_count;
         }
         judge(p, refs + i, end - i, row.allocs, &row);
         set_aside.allocs = row.allocs;
@@ -139,23 +151,23 @@ static int build_sites(struct cmt_tensors_report *t, const struct cmt_tensors_re
         set_aside.growing = row.growing;
         if (row.growing)
             t->growth[t->n_growth++] = row;
-        if (row.live_count) {
-            row.leak = row.growing;
+        row.leak = row.growing && row.kept_count;
+        if (row.live_count || row.leak) {
             t->alive[t->n_alive++] = row;
             t->alive_bytes += row.live_bytes;
             t->alive_count += row.live_count;
             if (row.leak) {
-                t->leak_bytes += row.live_bytes;
-                t->leak_count += row.live_count;
+                t->leak_bytes += row.kept_bytes;
+                t->leak_count += row.kept_count;
             }
         }
-        if (set_aside.live_count) {
+        if (set_aside.live_count || (set_aside.growing && set_aside.kept_count)) {
             t->alive[t->n_alive++] = set_aside;
             t->alive_bytes += set_aside.live_bytes;
             t->alive_count += set_aside.live_count;
             if (set_aside.growing) {
-                t->suppressed_bytes += set_aside.live_bytes;
-                t->suppressed_count += set_aside.live_count;
+                t->suppressed_bytes += set_aside.kept_bytes;
+                t->suppressed_count += set_aside.kept_count;
             }
         }
     }
@@ -194,7 +206,7 @@ static int canon_cmp(const void *key, const void *elem)
     return k < c ? -1 : k > c;
 }
 
-/* The origin of a call site (canonical): that of its first raw stack. */
+/* The origin of a call site (canonical): the first of its raw stacks' (in origin order). */
 static enum cmt_tensor_origin origin_of_site(const struct cmt_tensors_report_input *in, const struct origin_map *map,
                                              uint64_t canon)
 {
@@ -326,7 +338,7 @@ static void build_advice(struct cmt_tensors_report *t, const struct cmt_tensors_
     uint64_t kept = 0, rate = 0, kept_stack = 0;
     for (size_t i = 0; i < t->n_alive; i++)
         if (t->alive[i].leak && t->alive[i].per_step) {
-            kept += t->alive[i].live_bytes;
+            kept += t->alive[i].kept_bytes;
             if (!kept_stack) {
                 kept_stack = t->alive[i].stack;
                 rate = t->alive[i].verdict.rate > 0 ? (uint64_t)(t->alive[i].verdict.rate + 0.5) : 0;
@@ -339,7 +351,7 @@ static void build_advice(struct cmt_tensors_report *t, const struct cmt_tensors_
         cmt_format_size(kept, s3, sizeof s3);
         advise(t, v->ordinal, CMT_CAT_OTHER, o, total, kept_stack,
                "the rest: %s, %.0f%% of the memory at the peak, holds tensors kept step after step (+%s a step%s; "
-               "%s alive at exit): keep Python numbers (loss.item()) or CPU copies instead of the tensors, or "
+               "%s held when the work ended): keep Python numbers (loss.item()) or CPU copies instead of the tensors, or "
                "release them after use",
                s1, SHARE(o), s2, site_words(in->frames, kept_stack, where, sizeof where), s3);
     }
@@ -396,6 +408,7 @@ int cmt_tensors_report_build(struct cmt_tensors_report *t, const struct cmt_tens
     }
     t->step_source = p->step_source;
     t->steps = p->steps;
+    t->work_end_ts = p->work_end_ts;
     t->n_samples = p->n_samples;
     t->sample_step = p->sample_step;
     t->sample_total = p->sample_total;

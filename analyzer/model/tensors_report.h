@@ -18,24 +18,28 @@
  * figures it acts on. Built from the tensor pass (tensor_pass.h); other
  * models (the check, `whatif`) read it through the functions below.
  *
- * The leak rule for tensors (docs/check.md, "Tensors"): a tensor alive at
- * exit is a leak when its call site kept tensors step after step: its
- * live bytes at step ends keep rising (growth.h's test over the step ends,
- * with at least CMT_GROWTH_MIN_SAMPLES of them), or, with fewer steps or
- * none, over the run's time intervals. Every other tensor alive at exit
- * (parameters, buffers, optimizer state, a loader's tensors, workspaces:
- * what a script keeps in module globals, which CPython does not free at
- * exit) is "alive at exit", listed, not a leak. */
+ * The leak rule for tensors (docs/check.md, "Tensors"): a call site leaks
+ * when it kept tensors step after step (its live bytes at step ends keep
+ * rising: growth.h's test over the step ends, with at least
+ * CMT_GROWTH_MIN_SAMPLES of them, or, with fewer steps or none, over the
+ * run's time intervals up to the work's end) and still held them when the
+ * program's work ended (its last tensor allocation; what is freed after it
+ * is the teardown: CPython's finalization frees module globals, a leaking
+ * list among them, so exit decides nothing for a script). Its figures are
+ * the tensors then (kept_bytes) and the rate. Every tensor alive at exit
+ * that is no leak (parameters, buffers, optimizer state, a loader's
+ * tensors, workspaces) is listed as alive at exit, not a leak. */
 
 struct cmt_tensor_site_row {
     uint64_t stack;        /* canonical */
     uint8_t origin;        /* enum cmt_tensor_origin, of its first tensor */
     uint64_t live_bytes, live_count, live_requested; /* alive at exit */
+    uint64_t kept_bytes, kept_count; /* live when the program's work ended */
     uint64_t allocs, frees;
     struct cmt_growth_verdict verdict; /* over step ends (per_step) or intervals */
     bool per_step;         /* verdict.rate is bytes per step, else bytes per second */
     bool growing;          /* verdict.candidate */
-    bool leak;             /* growing and alive at exit, and no suppression matched */
+    bool leak;             /* growing, held when the work ended, and no suppression matched */
     uint32_t suppression;  /* index + 1 into the report's suppressions of the one that set it aside */
 };
 
@@ -79,13 +83,15 @@ struct cmt_tensors_report {
      * else over time), fastest first. */
     struct cmt_tensor_site_row *growth;
     size_t n_growth;
-    /* Alive at exit, by call site, largest first: leaks first (kept step
-     * after step), then the rest. */
+    /* The leaks (kept step after step and held when the work ended, by
+     * kept_bytes), then the other call sites alive at exit (by live_bytes),
+     * largest first. A suppressed leak is in the second part. */
     struct cmt_tensor_site_row *alive;
     size_t n_alive;
-    uint64_t leak_bytes, leak_count;       /* kept step after step, not suppressed */
+    uint64_t leak_bytes, leak_count;       /* the leaks' kept figures */
     uint64_t suppressed_bytes, suppressed_count; /* kept but a suppression matched */
     uint64_t alive_bytes, alive_count;     /* every tensor alive at exit */
+    uint64_t work_end_ts;                  /* the program's last tensor allocation */
     struct cmt_tensor_advice advice[CMT_TENSOR_ADVICE_MAX];
     size_t n_advice;
     const char *step_rule; /* how steps were found, in words */

@@ -95,6 +95,8 @@ static void site(const struct cmt_report *r, struct cmt_json *j, const struct cm
     key_uint(j, "live_bytes", s->live_bytes);
     key_uint(j, "live_count", s->live_count);
     key_uint(j, "live_requested_bytes", s->live_requested);
+    key_uint(j, "kept_bytes", s->kept_bytes);
+    key_uint(j, "kept_count", s->kept_count);
     key_uint(j, "allocations", s->allocs);
     key_uint(j, "frees", s->frees);
     cmt_json_key(j, "per_step");
@@ -174,18 +176,29 @@ void cmt_tensors_render_json(const struct cmt_report *r, struct cmt_json *j)
     for (size_t i = 0; i < t->n_growth; i++)
         site(r, j, &t->growth[i]);
     cmt_json_end_array(j);
-    cmt_json_key(j, "alive_at_exit");
+    cmt_json_key(j, "leaks");
     cmt_json_begin_object(j);
-    key_uint(j, "bytes", t->alive_bytes);
-    key_uint(j, "count", t->alive_count);
-    key_uint(j, "leak_bytes", t->leak_bytes);
-    key_uint(j, "leak_count", t->leak_count);
+    key_uint(j, "work_end_time_ns", t->work_end_ts ? cmt_report_rel_ns(r, t->work_end_ts) : 0);
+    key_uint(j, "bytes", t->leak_bytes);
+    key_uint(j, "count", t->leak_count);
     key_uint(j, "suppressed_bytes", t->suppressed_bytes);
     key_uint(j, "suppressed_count", t->suppressed_count);
     cmt_json_key(j, "sites");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < t->n_alive; i++)
-        site(r, j, &t->alive[i]);
+        if (t->alive[i].leak && !t->alive[i].suppression)
+            site(r, j, &t->alive[i]);
+    cmt_json_end_array(j);
+    cmt_json_end_object(j);
+    cmt_json_key(j, "alive_at_exit");
+    cmt_json_begin_object(j);
+    key_uint(j, "bytes", t->alive_bytes);
+    key_uint(j, "count", t->alive_count);
+    cmt_json_key(j, "sites");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < t->n_alive; i++)
+        if ((!t->alive[i].leak || t->alive[i].suppression) && t->alive[i].live_count)
+            site(r, j, &t->alive[i]);
     cmt_json_end_array(j);
     cmt_json_end_object(j);
     cmt_json_key(j, "advice");

@@ -186,17 +186,42 @@ static void print_growth(const struct cmt_report *r, FILE *out)
         const struct cmt_tensor_site_row *g = &t->growth[i];
         fprintf(out, "    ");
         print_rate(out, g);
-        fprintf(out, "; %s in %" PRIu64 " %s alive %s; the site allocated %" PRIu64 " times, freed %" PRIu64 "\n",
-                cmt_size_exact_str(g->live_bytes, b1, sizeof b1), g->live_count,
-                cmt_plural(g->live_count, "tensor", "tensors"), r->at ? "then" : "at exit", g->allocs, g->frees);
+        fprintf(out, "; %s in %" PRIu64 " %s held when the work ended, %s alive %s; the site allocated %" PRIu64
+                     " times, freed %" PRIu64 "\n",
+                cmt_size_exact_str(g->kept_bytes, b1, sizeof b1), g->kept_count,
+                cmt_plural(g->kept_count, "tensor", "tensors"), cmt_size_exact_str(g->live_bytes, b2, sizeof b2),
+                r->at ? "then" : "at exit", g->allocs, g->frees);
         cmt_render_text_frames(r, out, g->stack, "        ");
+    }
+}
+
+static void print_leaks(const struct cmt_report *r, FILE *out)
+{
+    const struct cmt_tensors_report *t = r->tensors;
+    char b1[64], b2[64];
+    if (!t->leak_count)
+        return;
+    fprintf(out, "  leaks (tensors kept step after step and held when the work ended, at the last tensor allocation, "
+                 "%s): %s in %" PRIu64 " %s\n",
+            CMT_DURATION(cmt_report_rel_ns(r, t->work_end_ts)), cmt_size_exact_str(t->leak_bytes, b1, sizeof b1),
+            t->leak_count, cmt_plural(t->leak_count, "tensor", "tensors"));
+    for (size_t i = 0; i < t->n_alive; i++) {
+        const struct cmt_tensor_site_row *a = &t->alive[i];
+        if (!a->leak || a->suppression)
+            continue;
+        fprintf(out, "    %s in %" PRIu64 " %s, ", cmt_size_exact_str(a->kept_bytes, b1, sizeof b1), a->kept_count,
+                cmt_plural(a->kept_count, "tensor", "tensors"));
+        print_rate(out, a);
+        fprintf(out, "; %s alive %s; the site allocated %" PRIu64 " times, freed %" PRIu64 "\n",
+                cmt_size_exact_str(a->live_bytes, b2, sizeof b2), r->at ? "then" : "at exit", a->allocs, a->frees);
+        cmt_render_text_frames(r, out, a->stack, "        ");
     }
 }
 
 static void print_alive(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_tensors_report *t = r->tensors;
-    char b1[64], b2[64];
+    char b1[64];
     if (!t->alive_count) {
         fprintf(out, "  tensors alive %s: none\n", r->at ? "then (--at)" : "at exit");
         return;
@@ -210,35 +235,24 @@ static void print_alive(const struct cmt_report *r, FILE *out)
             t->alive_count, cmt_plural(t->alive_count, "tensor", "tensors"));
     category_list(r, out, &all, false);
     fprintf(out, ")\n");
-    if (t->leak_count) {
-        fprintf(out, "    kept step after step (leaks): %s in %" PRIu64 " %s\n",
-                cmt_size_exact_str(t->leak_bytes, b1, sizeof b1), t->leak_count,
-                cmt_plural(t->leak_count, "tensor", "tensors"));
-        for (size_t i = 0; i < t->n_alive; i++) {
-            const struct cmt_tensor_site_row *a = &t->alive[i];
-            if (!a->leak || a->suppression)
-                continue;
-            fprintf(out, "      %s in %" PRIu64 " %s, ", cmt_size_exact_str(a->live_bytes, b1, sizeof b1),
-                    a->live_count, cmt_plural(a->live_count, "tensor", "tensors"));
-            print_rate(out, a);
-            fprintf(out, "; the site allocated %" PRIu64 " times, freed %" PRIu64 "\n", a->allocs, a->frees);
-            cmt_render_text_frames(r, out, a->stack, "          ");
-        }
-    }
-    uint64_t rest = t->alive_bytes - t->leak_bytes, rest_count = t->alive_count - t->leak_count;
-    if (!rest_count)
-        return;
+    uint64_t rest = 0, rest_count = 0;
     size_t sites = 0;
     for (size_t i = 0; i < t->n_alive; i++)
-        sites += !t->alive[i].leak || t->alive[i].suppression;
-    fprintf(out, "    not kept step after step (made once or a bounded number of times and held: parameters, "
-                 "optimizer state, module globals at exit; not leaks): %s in %" PRIu64 " %s at %zu call %s\n",
+        if ((!t->alive[i].leak || t->alive[i].suppression) && t->alive[i].live_count) {
+            rest += t->alive[i].live_bytes;
+            rest_count += t->alive[i].live_count;
+            sites++;
+        }
+    if (!rest_count)
+        return;
+    fprintf(out, "    not leaks (made once or a bounded number of times and held: parameters, optimizer state, "
+                 "module globals): %s in %" PRIu64 " %s at %zu call %s\n",
             cmt_size_exact_str(rest, b1, sizeof b1), rest_count, cmt_plural(rest_count, "tensor", "tensors"), sites,
             cmt_plural(sites, "site", "sites"));
     size_t limit = r->opt->top ? r->opt->top : SIZE_MAX, shown = 0;
     for (size_t i = 0; i < t->n_alive && shown < limit; i++) {
         const struct cmt_tensor_site_row *a = &t->alive[i];
-        if (a->leak && !a->suppression)
+        if ((a->leak && !a->suppression) || !a->live_count)
             continue;
         shown++;
         fprintf(out, "      %s in %" PRIu64 " %s made by %s", cmt_size_exact_str(a->live_bytes, b1, sizeof b1),
@@ -254,7 +268,6 @@ static void print_alive(const struct cmt_report *r, FILE *out)
     }
     if (shown < sites)
         fprintf(out, "      ... %zu more %s (--top)\n", sites - shown, cmt_plural(sites - shown, "site", "sites"));
-    (void)b2;
 }
 
 void cmt_tensors_render_text(const struct cmt_report *r, FILE *out)
@@ -278,6 +291,7 @@ void cmt_tensors_render_text(const struct cmt_report *r, FILE *out)
     for (size_t i = 0; i < t->n_devices; i++)
         print_device(r, out, &t->devices[i]);
     print_growth(r, out);
+    print_leaks(r, out);
     print_alive(r, out);
     if (b->inconsistencies)
         fprintf(out, "  warning: %" PRIu64 " block %s inconsistent with the segments (first: %s at 0x%" PRIx64 ")\n",

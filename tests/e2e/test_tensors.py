@@ -111,24 +111,27 @@ def test_leak_recognised():
        ("recognised", True, 67108864), "the tensors' growth per step")
     eq([(site_line(g), g["rate_bytes_per_step"], g["live_count"]) for g in t["growth"]],
        [(f"Block.forward {TRAIN}:14", 67108864, 12)], "the growing call site")
-    a = t["alive_at_exit"]
-    eq((a["count"], a["bytes"], a["leak_count"], a["leak_bytes"]), (24, 2304 * MiB, 12, 768 * MiB), "alive at exit")
+    a, lk = t["alive_at_exit"], t["leaks"]
+    eq((a["count"], a["bytes"], lk["count"], lk["bytes"]), (24, 2304 * MiB, 12, 768 * MiB), "alive at exit, leaks")
+    eq([(site_line(x), x["kept_bytes"], x["kept_count"], x["live_count"]) for x in lk["sites"]],
+       [(f"Block.forward {TRAIN}:14", 768 * MiB, 12, 12)], "held when the work ended")
     eq([(site_line(x), x["leak"], x["origin"]) for x in a["sites"]],
-       [(f"Block.forward {TRAIN}:14", True, "program"), (f"train_step {TRAIN}:37", False, "optimizer"),
-        (f"<module> {TRAIN}:20", False, "parameter")], "leaks first, then the rest")
+       [(f"train_step {TRAIN}:37", False, "optimizer"), (f"<module> {TRAIN}:20", False, "parameter")],
+       "the rest alive at exit")
     eq(rep["growth"]["candidates"], [], "no segment of PyTorch's cache among the device's growing sites")
     p = cmtest.cli("check", out)
     eq(p.returncode, 1, f"check: {p.stdout}")
     eq(findings(p), [f"{TRAIN}:14: error: leaked 768.0 MiB in 12 tensors kept step after step: +64.0 MiB (67108864 B) "
-                     "per step over 11 steps (PyTorch's block layer) [leak]"], "one leak, at its line")
+                     "per step over 11 steps, held when the work ended (PyTorch's block layer) [leak]"], "one leak, at its line")
     check(f"#1 train_step at {TRAIN}:32" in p.stdout, p.stdout)
     check("note: 1.5 GiB in 12 tensors alive at exit were not kept step after step" in p.stdout, p.stdout)
     text = cmtest.cli("report", "--chart-width", "0", out).stdout
     check("  growth per step: the tensors' bytes at step ends rose 64.0 MiB (67108864 B) per step over 11 steps"
           in text, text)
-    check("    kept step after step (leaks): 768.0 MiB (805306368 B) in 12 tensors\n" in text, text)
+    check("  leaks (tensors kept step after step and held when the work ended, at the last tensor allocation, "
+          in text and "): 768.0 MiB (805306368 B) in 12 tensors\n" in text, text)
     check("holds tensors kept step after step (+64.0 MiB a step, most made in Block.forward at "
-          f"{TRAIN}:14; 768.0 MiB alive at exit)" in text, text)
+          f"{TRAIN}:14; 768.0 MiB held when the work ended)" in text, text)
     s.done()
 
 
@@ -256,7 +259,7 @@ def test_inference():
     p = cmtest.cli("check", out)
     eq(p.returncode, 1, f"check: {p.stdout}")
     eq(len(findings(p)), 1, p.stdout)
-    check("kept step after step: +" in findings(p)[0] and "/s (PyTorch's block layer)" in findings(p)[0], p.stdout)
+    check("kept step after step: +" in findings(p)[0] and "/s, held when the work ended (PyTorch's block layer)" in findings(p)[0], p.stdout)
     s.done()
 
 
@@ -346,7 +349,7 @@ def test_h200_anywhere():
     eq(pk["allocated_bytes"], 8831542784, "max_memory_allocated()")
     eq(pk["categories"]["parameters"], 1611104256, "12 blocks of 2048 x 8192 weights and biases")
     eq(pk["categories"]["optimizer_state"], 2 * 1611104256, "AdamW: two tensors per parameter")
-    eq(t["alive_at_exit"]["leak_count"], 0, "nothing kept step after step")
+    eq(t["leaks"]["count"], 0, "nothing kept step after step")
     rep = cmtest.report(os.path.join(DATA, "h200_train_mlp_oom.bin"))
     eq((rep["format_version"], rep["tensors"]["steps"]["source"]), ("2.3", "none"), "format 2.3")
 

@@ -310,7 +310,8 @@ function inked(page) {
       check(tz.charts === 1, 'a stacked chart of the categories over time');
       check(tz.phases.length === 4 && tz.phases.map(r => r[0]).join(',') === 'setup,forward,backward,optimizer',
         'each phase\'s peak: ' + tz.phases.map(r => r[0]).join(','));
-      check(tz.alive.length === 3 && tz.alive.every(r => r[3] === 'alive at exit, not a leak'),
+      check(tz.alive.length === 4 && tz.alive.every(r => r[3] === 'alive at exit, not a leak') &&
+        tz.alive.filter(r => r[2] === 'cublas').length === 2,
         'the tensors alive at exit, none a leak: ' + tz.alive.map(r => r.join('|')).join('; '));
     }
     check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));

@@ -177,9 +177,9 @@
         {'tensors-peak-bytes': d.peak.allocated_bytes, 'device': d.device}));
     });
     if (r.tensors) {
-      var ta = r.tensors.alive_at_exit;
-      row.appendChild(card(ta.leak_bytes ? 'leak' : 'good', 'Tensors kept step after step', human(ta.leak_bytes),
-        exact(ta.leak_bytes) + ' in ' + ta.leak_count + ' tensors (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': ta.leak_bytes}));
+      var tl = r.tensors.leaks, ta = r.tensors.alive_at_exit;
+      row.appendChild(card(tl.bytes ? 'leak' : 'good', 'Tensors kept step after step', human(tl.bytes),
+        exact(tl.bytes) + ' in ' + tl.count + ' tensors when the work ended (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': tl.bytes}));
     }
     var lk = r.leaks || {bytes: 0, count: 0};
     row.appendChild(card(lk.bytes ? 'leak' : 'good', 'Leaks (live at exit)', human(lk.bytes),
@@ -673,16 +673,16 @@
       var sec = section(parent, 'Device ' + d.device + ': PyTorch\'s tensors');
       sec.className = 'tensors';
       sec.setAttribute('data-device', String(d.device));
-      var a = ts.alive_at_exit;
+      var a = ts.alive_at_exit, lk = ts.leaks;
       var g = steps.growth;
       sec.appendChild(el('div', {cls: 'cards'}, [
         card('peak', 'tensors at their peak (' + p.phase + ')', human(p.allocated_bytes), exact(p.allocated_bytes) + ' at ' + secs(p.time_ns),
           {'peak-allocated-bytes': p.allocated_bytes}),
         card('', 'the cache\'s reserve beside them', human(p.categories.reserve), 'reserved ' + both(p.reserved_bytes),
           {'reserve-bytes': p.categories.reserve}),
-        card(a.leak_bytes ? 'leak' : 'good', 'kept step after step (leaks)', human(a.leak_bytes),
-          exact(a.leak_bytes) + ' in ' + a.leak_count + ' tensors; ' + human(a.bytes) + ' alive at exit in all',
-          {'leak-bytes': a.leak_bytes}),
+        card(lk.bytes ? 'leak' : 'good', 'kept step after step (leaks)', human(lk.bytes),
+          exact(lk.bytes) + ' in ' + lk.count + ' tensors when the work ended; ' + human(a.bytes) + ' alive at exit in all',
+          {'leak-bytes': lk.bytes}),
         card(g.growing ? 'leak' : 'good', 'growth per step', g.growing ? '+' + human(g.rate_bytes_per_step) : (g.samples ? 'none' : '-'),
           steps.count + ' steps, ' + steps.source, {'step-rate-bytes': g.growing ? g.rate_bytes_per_step : 0})]));
       sec.appendChild(el('div', {cls: 'muted', text: 'Steps: ' + steps.rule + '.'}));
@@ -718,28 +718,37 @@
         adv.forEach(function (x) { ul.appendChild(el('li', {'data-category': x.category, 'data-bytes': x.bytes, text: x.text})); });
       }
     });
-    var gsec = section(parent, 'PyTorch\'s tensors: growth and what was alive at exit');
+    var gsec = section(parent, 'PyTorch\'s tensors: growth, leaks and what was alive at exit');
     gsec.className = 'tensors-exit';
     var grow = ts.growth || [];
     gsec.appendChild(el('h4', {text: 'Growing tensor call sites'}));
     if (!grow.length) gsec.appendChild(el('div', {cls: 'tensors-growth', text: 'none'}));
     else {
-      var gt = gsec.appendChild(table([{name: 'rate', num: 1}, {name: 'alive at exit', num: 1}, {name: 'allocations', num: 1}, {name: 'frees', num: 1}, {name: 'call site'}],
+      var gt = gsec.appendChild(table([{name: 'rate', num: 1}, {name: 'held when the work ended', num: 1}, {name: 'alive at exit', num: 1},
+        {name: 'allocations', num: 1}, {name: 'frees', num: 1}, {name: 'call site'}],
         grow, function (x) {
           return [x.per_step ? '+' + both(x.rate_bytes_per_step) + ' per step' : '+' + human(x.rate_bytes_per_second) + '/s',
-            both(x.live_bytes), x.allocations, x.frees, siteCell(x.frames, x.site_frame)];
+            both(x.kept_bytes), both(x.live_bytes), x.allocations, x.frees, siteCell(x.frames, x.site_frame)];
         }));
       gt.className = 'tensors-growth';
     }
+    var leaks = ts.leaks;
+    gsec.appendChild(el('h4', {text: 'Leaks (kept step after step and held when the work ended, ' + secs(leaks.work_end_time_ns) + '): ' +
+      both(leaks.bytes) + ' in ' + leaks.count + ' tensors'}));
+    var lt = gsec.appendChild(table([{name: 'held when the work ended', num: 1}, {name: 'tensors', num: 1}, {name: 'rate', num: 1},
+      {name: 'alive at exit', num: 1}, {name: 'call site'}],
+      leaks.sites || [], function (x) {
+        return [both(x.kept_bytes), x.kept_count,
+          el('span', {cls: 'verdict', text: x.per_step ? '+' + human(x.rate_bytes_per_step) + ' per step' : '+' + human(x.rate_bytes_per_second) + '/s'}),
+          both(x.live_bytes), siteCell(x.frames, x.site_frame)];
+      }));
+    lt.className = 'tensors-leaks';
     var alive = ts.alive_at_exit;
-    gsec.appendChild(el('h4', {text: 'Tensors alive at exit: ' + both(alive.bytes) + ' in ' + alive.count + ' tensors; kept step after step (leaks) ' +
-      both(alive.leak_bytes)}));
+    gsec.appendChild(el('h4', {text: 'Tensors alive at exit: ' + both(alive.bytes) + ' in ' + alive.count + ' tensors'}));
     var at = gsec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'made by'}, {name: 'verdict'}, {name: 'call site'}],
       alive.sites || [], function (x) {
         return [both(x.live_bytes), x.live_count, x.origin,
-          x.leak ? el('span', {cls: 'verdict', text: 'kept step after step' + (x.per_step ? ': +' + human(x.rate_bytes_per_step) + ' per step' : '')})
-                 : (x.suppression ? suppressionText(x.suppression) : 'alive at exit, not a leak'),
-          siteCell(x.frames, x.site_frame)];
+          x.suppression ? suppressionText(x.suppression) : 'alive at exit, not a leak', siteCell(x.frames, x.site_frame)];
       }));
     at.className = 'tensors-alive';
   }
