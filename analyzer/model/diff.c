@@ -41,7 +41,8 @@ bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s)
            s->side[0].suppressed_count != s->side[1].suppressed_count;
 }
 
-/* The site's identity: its frames shown, one per line. */
+/* The site's identity: its frames shown, one per line; a frame without a
+ * name by its module and offset only (the address differs from run to run). */
 static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(frames, stack);
@@ -56,7 +57,11 @@ static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines
     key[0] = 0;
     char buf[1024];
     for (size_t i = 0; i < sf->n; i++) {
-        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
+        const struct cmt_frame *fr = &sf->frames[i];
+        if (!fr->function && fr->module && *fr->module)
+            snprintf(buf, sizeof buf, "%s+0x%" PRIx64, cmt_basename(fr->module), fr->module_offset);
+        else
+            cmt_frame_describe(fr, buf, sizeof buf);
         size_t need = len + strlen(buf) + 2;
         if (need > cap) {
             while (cap < need)

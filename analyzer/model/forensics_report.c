@@ -73,7 +73,9 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr, con
         v->stack = cmt_frames_canonical(r->frames, c->stack);
         v->allocator = cmt_allocator_family_of(r->frames, c->stack);
         v->allocator_name = cmt_allocator_family_name(v->allocator);
-        v->allocator_remedy = cmt_allocator_family_remedy(v->allocator);
+        v->allocator_remedy = v->allocator == CMT_ALLOCATOR_PYTORCH && r->blocks && r->blocks->expandable
+                                  ? cmt_allocator_family_remedy_expandable()
+                                  : cmt_allocator_family_remedy(v->allocator);
         v->block_oom = block_oom_of(r, f, i);
         if (v->block_oom) {
             /* the cache's own record knows more: it decides (R11, R12) */

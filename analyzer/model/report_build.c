@@ -790,6 +790,8 @@ static int build_blocks(struct cmt_report *r, const struct cmt_analysis *a)
                  cmt_model_string(&a->model, al->alloc_conf_id));
         snprintf(r->blocks->cuda_alloc_conf, sizeof r->blocks->cuda_alloc_conf, "%s",
                  cmt_model_string(&a->model, al->cuda_alloc_conf_id));
+        r->blocks->expandable = strstr(r->blocks->cuda_alloc_conf, "expandable_segments:True") ||
+                                strstr(r->blocks->alloc_conf, "expandable_segments:True");
     }
     return 0;
 }
@@ -878,8 +880,7 @@ static int build_tensors(struct cmt_report *r, const struct cmt_analysis *a, lon
     if (cmt_tensor_pass_run(r->tensor_pass, &in) != 0)
         return -1;
     const struct cmt_blocks_report *b = r->blocks;
-    bool expandable = b && (strstr(b->cuda_alloc_conf, "expandable_segments:True") ||
-                            strstr(b->alloc_conf, "expandable_segments:True"));
+    bool expandable = b && b->expandable;
     struct cmt_tensors_report_input tin = {.pass = r->tensor_pass,
                                            .blocks = b,
                                            .frames = r->frames,

@@ -20,6 +20,17 @@ GEN = cmtest.program("gen_tensor_trace")
 GiB = 1024 * MiB
 TRAIN = "/home/u/proj/train.py"
 DATA = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "blocks")
+# H100 runs of samples/gpu/torch_workloads.py (run_tensor_validation.sh,
+# torch 2.11.0+cu130): each h100_NAME.bin beside the script's own figures,
+# h100_NAME.json (torch.cuda.memory_allocated() after each step,
+# max_memory_allocated(), the parameters' and the optimizer state's bytes).
+H100 = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "tensors")
+WORKLOADS = "/work/main/samples/gpu/torch_workloads.py"
+
+
+def h100(name):
+    with open(os.path.join(H100, f"h100_{name}.json")) as f:
+        return os.path.join(H100, f"h100_{name}.bin"), json.load(f)
 
 
 class Scratch:
@@ -352,6 +363,143 @@ def test_h200_anywhere():
     eq(t["leaks"]["count"], 0, "nothing kept step after step")
     rep = cmtest.report(os.path.join(DATA, "h200_train_mlp_oom.bin"))
     eq((rep["format_version"], rep["tensors"]["steps"]["source"]), ("2.3", "none"), "format 2.3")
+
+
+def test_h100_leak():
+    """history.append(out.detach()) every step, no NVTX marks (train_leak):
+    the steps are recognised, the tensors at each step's end are exactly
+    torch.cuda.memory_allocated() after each step, their growth is the
+    64 MiB output a step, and check fails at the line that makes it
+    (Block.forward's residual, line 98, under train_step's model(x), line
+    113), with the 12 tensors held when the work ended: CPython's
+    finalization freed the list before exit, so exit would show none."""
+    trace, torch = h100("train_leak")
+    rep = cmtest.report(trace)
+    t = rep["tensors"]
+    eq((t["steps"]["source"], t["steps"]["count"]), ("recognised", 12), "steps without marks")
+    eq([e["tensor_bytes"] for e in t["steps"]["at_step_ends"]], [s["memory_allocated"] for s in torch["per_step"]][:11],
+       "the tensors at each recognised step's end: PyTorch's memory_allocated() (the last step is not sampled)")
+    eq((t["steps"]["growth"]["growing"], t["steps"]["growth"]["rate_bytes_per_step"]), (True, 67108864), "growth")
+    pk = t["devices"][0]["peak"]
+    eq(pk["allocated_bytes"], torch["max_memory_allocated"], "max_memory_allocated()")
+    eq(pk["reserved_bytes"], torch["max_memory_reserved"], "max_memory_reserved()")
+    lk = t["leaks"]
+    eq([(site_line(x), x["rate_bytes_per_step"], x["kept_bytes"], x["kept_count"], x["live_count"]) for x in lk["sites"]],
+       [(f"Block.forward {WORKLOADS}:98", 67108864, 12 * 64 * MiB, torch["kept_tensors"], 0)],
+       "the leak: held when the work ended, freed by the interpreter's finalization")
+    check(any(f["line"] == 113 and f["function"] == "train_step" for f in lk["sites"][0]["frames"]), "under model(x)")
+    eq(t["alive_at_exit"]["bytes"], 65 * MiB, "alive at exit: cuBLAS's two workspaces and 1 MiB of line 96")
+    p = cmtest.cli("check", trace)
+    eq(p.returncode, 1, p.stdout)
+    eq(findings(p), [f"{WORKLOADS}:98: error: leaked 768.0 MiB in 12 tensors kept step after step: +64.0 MiB "
+                     "(67108864 B) per step over 11 steps, held when the work ended (PyTorch's block layer) [leak]"],
+       "one finding, at the allocating line")
+
+
+def test_h100_leak_marked():
+    """The same with NVTX steps (train_leak_nvtx) and with expandable
+    segments (train_leak_exp): 12 marked steps; each range closes inside
+    train_step, whose batch and loss (64 MiB + 512 B) are still alive then,
+    so each step's end is PyTorch's figure after the step plus those; the
+    same leak, the same line, 12 steps sampled."""
+    for name in ("train_leak_nvtx", "train_leak_exp"):
+        trace, torch = h100(name)
+        t = cmtest.report(trace)["tensors"]
+        eq((t["steps"]["source"], t["steps"]["count"]), ("marked", 12), f"{name}: steps")
+        eq([e["tensor_bytes"] - s["memory_allocated"] for e, s in zip(t["steps"]["at_step_ends"], torch["per_step"])],
+           [64 * MiB + 512] * 12, f"{name}: each step's end, PyTorch's figure and the step's locals")
+        eq(t["devices"][0]["peak"]["allocated_bytes"], torch["max_memory_allocated"], f"{name}: the peak")
+        eq([(site_line(x), x["rate_bytes_per_step"], x["kept_count"]) for x in t["leaks"]["sites"]],
+           [(f"Block.forward {WORKLOADS}:98", 67108864, 12)], f"{name}: the leak")
+        p = cmtest.cli("check", "--format", "json", trace)
+        tr = json.loads(p.stdout)["traces"][0]
+        eq((p.returncode, [(f["rule"], f["bytes"], f["count"]) for f in tr["findings"]]),
+           (1, [("leak", 768 * MiB, 12)]), f"{name}: check")
+
+
+def test_h100_clean():
+    """The same script without the leak (train_clean, _nvtx, _exp) passes
+    check; its categories at the peak are the script's own figures:
+    parameters and AdamW's state exactly, gradients exactly the parameters'
+    (cuBLAS's workspace of autograd's thread found without PyTorch's
+    symbols, not counted as a gradient); --tensors-alive-at-exit fails on
+    what was still alive at exit (the workspaces)."""
+    for name in ("train_clean", "train_clean_nvtx", "train_clean_exp"):
+        trace, torch = h100(name)
+        p = cmtest.cli("check", trace)
+        eq(p.returncode, 0, f"{name}: {p.stdout}")
+        rep = cmtest.report(trace)
+        t = rep["tensors"]
+        pk = t["devices"][0]["peak"]
+        eq((pk["allocated_bytes"], pk["phase"]), (torch["max_memory_allocated"], "optimizer"), f"{name}: the peak")
+        c = torch["categories"]
+        eq((pk["requested"]["parameters"], pk["requested"]["gradients"], pk["requested"]["optimizer_state"]),
+           (c["parameter_bytes"], c["parameter_bytes"], c["optimizer_state_bytes"]), f"{name}: the script's figures")
+        eq(pk["requested"]["cublas"], 2 * 32 * MiB, f"{name}: cuBLAS's workspaces, one per thread")
+        eq(pk["requested"]["temporaries"], c["parameter_bytes"], f"{name}: AdamW's foreach temporaries")
+        eq((t["leaks"]["count"], t["steps"]["growth"]["growing"]), (0, False), f"{name}: nothing kept")
+    trace, _ = h100("train_clean")
+    eq(cmtest.cli("check", "--tensors-alive-at-exit", trace).returncode, 1, "every tensor alive at exit")
+
+
+def test_h100_categories():
+    """cats_mlp and cats_gpt (a GPT-style model, AdamW, NVTX steps):
+    parameters, gradients and optimizer state at the peak are the script's
+    own parameter, .grad and optimizer.state figures to the byte, read from
+    Python frames and thread names alone; advice names the category it acts
+    on with its bytes."""
+    for name in ("cats_mlp", "cats_gpt"):
+        trace, torch = h100(name)
+        t = cmtest.report(trace)["tensors"]
+        pk = t["devices"][0]["peak"]
+        c = torch["categories"]
+        eq(pk["allocated_bytes"], torch["max_memory_allocated"], f"{name}: the peak")
+        eq((pk["requested"]["parameters"], pk["requested"]["gradients"], pk["requested"]["optimizer_state"]),
+           (c["parameter_bytes"], c["gradient_bytes"], c["optimizer_state_bytes"]), f"{name}: the script's figures")
+        eq(pk["phase"], "backward", f"{name}: the peak in the backward pass")
+        acts = [a for a in t["advice"] if a["category"] == "activations"]
+        eq([a["bytes"] for a in acts], [pk["categories"]["activations"]], f"{name}: advice on the activations")
+
+
+def test_h100_oom():
+    """One verdict per failure, the layer that knows more deciding: the
+    fragmented cache (frag_oom: R11, expandable segments would have served
+    it) and the full one (capacity_oom: R12), each with PyTorch's own retry
+    of the same cudaMalloc as part of it; under expandable segments
+    (frag_oom_exp) the first cuMemCreate's CUDA_ERROR_NOT_PERMITTED is a
+    probe shown apart, and the advice knows the setting is on already."""
+    for name, verdict, rule in (("frag_oom", "fragmentation", "R11"), ("capacity_oom", "capacity", "R12")):
+        trace, torch = h100(name)
+        rep = cmtest.report(trace)
+        check(torch["oom"]["message"].startswith("CUDA out of memory"), f"{name}: PyTorch raised")
+        eq([(c["verdict"], c["rule"], c["allocator_retries"]) for c in rep["oom"]["cases"]], [(verdict, rule, 1)],
+           f"{name}: one case")
+        eq([(f["verdict"], f["count"], f["allocator_retries"]) for f in rep["failed"]], [(verdict, 2, 1)],
+           f"{name}: one failure of two calls")
+        eq([f["verdict"] for f in rep["blocks"]["devices"][0]["failures"]], [verdict], f"{name}: the block layer")
+        eq(rep["tensors"]["devices"][0]["peak"]["allocated_bytes"], torch["max_memory_allocated"], f"{name}: peak")
+    trace, torch = h100("frag_oom_exp")
+    rep = cmtest.report(trace)
+    eq(torch["oom"], None, "PyTorch recovered")
+    eq([(p["api"], p["error"]) for p in rep["oom"]["probes"]], [("cuMemCreate", "CUDA_ERROR_NOT_PERMITTED")], "probe")
+    eq([(f["probe"], f["error"]) for f in rep["failed"]],
+       [(True, "CUDA_ERROR_NOT_PERMITTED"), (False, "CUDA_ERROR_OUT_OF_MEMORY")], "the probe apart")
+    case = rep["oom"]["cases"][0]
+    check("is on already" in case["what_to_try"] and "check the call" not in case["what_to_try"], case["what_to_try"])
+
+
+def test_h100_diff():
+    """diff of the clean and the leaking run: the one call site whose tensors
+    changed, kept step after step; autograd's stacks (no Python frame)
+    match by module and offset, not by address."""
+    clean, _ = h100("train_clean")
+    leak, _ = h100("train_leak")
+    p = cmtest.cli("diff", "--format", "json", clean, leak)
+    d = json.loads(p.stdout)
+    changed = [x for x in d["sites"] if x["tensor_peak_bytes"]["old"] != x["tensor_peak_bytes"]["new"]
+               or x["tensor_kept_bytes"]["old"] != x["tensor_kept_bytes"]["new"]]
+    eq([(x["frames"][0], x["tensor_kept_bytes"]["new"]) for x in changed],
+       [(f"Block.forward at {WORKLOADS}:98", 768 * MiB)], "the leaking site alone")
 
 
 if __name__ == "__main__":
