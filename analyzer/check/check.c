@@ -301,7 +301,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         char size[32];
         cmt_format_size(bytes, size, sizeof size);
         add_note(t, "%s in %" PRIu64 " %s alive at exit were not kept step after step (a model, its optimizer "
-                    "state, workspaces: what module globals hold when Python exits): not leaks "
+                    "state, workspaces: what the program still held at exit): not leaks "
                     "(--tensors-alive-at-exit checks them)",
                  size, n, n == 1 ? "tensor" : "tensors");
     }

@@ -182,7 +182,7 @@ def test_clean_passes():
         eq(p.returncode, 0, f"check {options}: {p.stdout}")
         check("PASS" in p.stdout and "no leaks (64.0 MiB in 1 allocation suppressed)" in p.stdout, p.stdout)
         check("note: 1.5 GiB in 12 tensors alive at exit were not kept step after step (a model, its optimizer "
-              "state, workspaces: what module globals hold when Python exits): not leaks (--tensors-alive-at-exit "
+              "state, workspaces: what the program still held at exit): not leaks (--tensors-alive-at-exit "
               "checks them)" in p.stdout, p.stdout)
         p = cmtest.cli("check", "--tensors-alive-at-exit", out)
         eq(p.returncode, 1, f"check --tensors-alive-at-exit {options}")
