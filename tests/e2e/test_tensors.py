@@ -502,5 +502,33 @@ def test_h100_diff():
        [(f"Block.forward at {WORKLOADS}:98", 768 * MiB)], "the leaking site alone")
 
 
+def test_h100_hf_varlen():
+    """A Hugging Face GPT-2 fine-tuning step (m_hf_default) and a
+    transformer layer fed sequences of random lengths (m_varlen_default,
+    SGD without momentum), no marks: the steps are recognised and their
+    ends are memory_allocated() after each step to the byte, whatever the
+    lengths; nothing grows, check passes; the parameters are the script's
+    figure (the layer's: 12596224 floats)."""
+    trace, torch = h100("m_hf_default")
+    t = cmtest.report(trace)["tensors"]
+    pk = t["devices"][0]["peak"]
+    c = torch["categories"]
+    eq((pk["allocated_bytes"], pk["requested"]["parameters"], pk["requested"]["optimizer_state"]),
+       (torch["max_memory_allocated"], c["parameter_bytes"], c["optimizer_state_bytes"]), "hf: the script's figures")
+    eq([e["tensor_bytes"] for e in t["steps"]["at_step_ends"]],
+       [s["memory_allocated"] for s in torch["per_step"]][:len(t["steps"]["at_step_ends"])], "hf: step ends")
+    trace, torch = h100("m_varlen_default")
+    t = cmtest.report(trace)["tensors"]
+    eq((t["steps"]["source"], t["steps"]["count"]), ("recognised", 24), "varlen: steps")
+    ends = [e["tensor_bytes"] for e in t["steps"]["at_step_ends"]]
+    eq(ends, [s["memory_allocated"] for s in torch["per_step"]][:23], "varlen: each step's end, lengths varying")
+    check(len(set(ends)) > 10, "the lengths vary")
+    pk = t["devices"][0]["peak"]
+    eq((pk["allocated_bytes"], pk["requested"]["parameters"], pk["requested"]["optimizer_state"]),
+       (torch["max_memory_allocated"], 12596224 * 4, 0), "varlen: the layer's parameters, SGD keeps no state")
+    eq((t["growth"], t["leaks"]["count"]), ([], 0), "nothing grows")
+    eq(cmtest.cli("check", trace).returncode, 0, "check passes")
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
