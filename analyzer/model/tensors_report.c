@@ -449,3 +449,12 @@ uint64_t cmt_tensors_peak_bytes(const struct cmt_tensors_report *t, int32_t devi
     const struct cmt_tensor_instant *pk = cmt_tensors_peak(t, device);
     return pk && c < CMT_CAT_COUNT ? pk->cats.bytes[c] : 0;
 }
+
+const struct cmt_tensor_instant *cmt_tensors_phase_peak(const struct cmt_tensors_report *t, int32_t device,
+                                                        enum cmt_tensor_phase phase)
+{
+    for (size_t i = 0; t && phase < CMT_TPHASE_COUNT && i < t->n_devices; i++)
+        if (t->devices[i].ordinal == device)
+            return t->devices[i].pass->phase_peak[phase].seen ? &t->devices[i].pass->phase_peak[phase] : NULL;
+    return NULL;
+}

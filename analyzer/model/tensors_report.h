@@ -123,5 +123,9 @@ void cmt_tensors_report_free(struct cmt_tensors_report *t);
 const struct cmt_tensor_instant *cmt_tensors_peak(const struct cmt_tensors_report *t, int32_t device);
 /* The bytes of one category at a device's tensor peak (0: none). */
 uint64_t cmt_tensors_peak_bytes(const struct cmt_tensors_report *t, int32_t device, enum cmt_tensor_category c);
+/* A phase's own peak of tensors on a device, by category (NULL: no such
+ * device or the phase was never reached there). */
+const struct cmt_tensor_instant *cmt_tensors_phase_peak(const struct cmt_tensors_report *t, int32_t device,
+                                                        enum cmt_tensor_phase phase);
 
 #endif

@@ -16,7 +16,7 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace] = process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -53,6 +53,9 @@ execFileSync(cumemtrace, ['report', '--format', 'html', '--suppressions', supp, 
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', blocksHtml, blocksTrace]);
 const expandableHtml = path.join(dir, 'expandable.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, expandableTrace]);
+// an H100 run keeping one 64 MiB output a step (tests/data/tensors)
+const leakHtml = path.join(dir, 'tensor_leak.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', leakHtml, leakTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -325,6 +328,22 @@ function inked(page) {
       !/TiB[^\n]* free between live allocations/.test(exText),
       'expandable.html: address space reserved and between allocations said apart, no TiB of holes');
     check(ex.problems.length === 0, 'expandable.html: no console error, no request: ' + ex.problems.join('; '));
+    // the leak in tensors: the card, the leaks' table at the allocating line
+    // with what it held when the work ended and the bytes per step
+    const lk = await open(browser, leakHtml);
+    const lz = await lk.page.evaluate(() => {
+      const rows = sel => Array.from(document.querySelectorAll(sel + ' tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      const c = document.querySelector('section.tensors .card[data-leak-bytes]');
+      return {card: c && c.getAttribute('data-leak-bytes'), leaks: rows('.tensors-leaks'), alive: rows('.tensors-alive'),
+        overview: (document.querySelector('.card[data-tensor-leak-bytes]') || {getAttribute: () => null}).getAttribute('data-tensor-leak-bytes')};
+    });
+    check(lz.card === '805306368' && lz.overview === '805306368', 'tensor_leak.html: 768 MiB kept step after step: ' + lz.card);
+    check(lz.leaks.length === 1 && lz.leaks[0][0] === '768.0 MiB (805306368 B)' && lz.leaks[0][1] === '12' &&
+      lz.leaks[0][2].startsWith('+64.0 MiB per step') && /Block\.forward\s+torch_workloads\.py:98/.test(lz.leaks[0][4]),
+      'tensor_leak.html: the leak at its line: ' + lz.leaks.map(r => r.join('|')).join('; '));
+    check(lz.alive.length === 3 && lz.alive.every(r => r[3] === 'alive at exit, not a leak'),
+      'tensor_leak.html: what was alive at exit, no leak: ' + lz.alive.map(r => r.join('|')).join('; '));
+    check(lk.problems.length === 0, 'tensor_leak.html: no console error, no request: ' + lk.problems.join('; '));
     const oom = await open(browser, oomHtml);
     const oomRow = await oom.page.evaluate(() => Array.from(document.querySelectorAll('section.blocks .blocks-failures tbody tr'))
       .map(tr => Array.from(tr.cells).map(c => c.innerText)));
