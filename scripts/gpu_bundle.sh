@@ -41,6 +41,12 @@ if [ -d "$build/tests/sim" ]; then
   mkdir -p .gpu/build/tests/sim
   find "$build/tests/sim" -maxdepth 1 \( -type f -o -type l \) -name 'lib*.so*' -exec cp -P {} .gpu/build/tests/sim/ \;
 fi
+# The Python wheel, when scripts/wheel.sh built one: what
+# samples/gpu/run_pytest_validation.sh installs with pip on the GPU machine.
+if ls build/wheel/cumemtrace-*.whl >/dev/null 2>&1; then
+  mkdir -p .gpu/wheel
+  cp build/wheel/cumemtrace-*.whl .gpu/wheel/
+fi
 # Which source the bundled shim is: bench/gpu/run_overhead_bench.sh prints it
 # (the commit, "-dirty" when tracked files had uncommitted changes; the build
 # is assumed to be of the tree as it is now).

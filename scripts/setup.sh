@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils
   cmake   # cmake: the ctest recipe of docs/check.md is tried by the tests
-  man-db) # man: the install tests render the man pages (man --warnings -l)
+  man-db  # man: the install tests render the man pages (man --warnings -l)
+  python3-pytest python3-venv    # the pytest plugin's tests, the wheel's virtual environment
+  python3-mesonpy patchelf)      # scripts/wheel.sh (the wheel is built and tested by the suite)
 read -r -a extra <<<"${CMT_SETUP_EXTRA:-}"
 packages+=("${extra[@]}")
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up cumemtrace and runs every test: the suite on the simulated CUDA
-# device (with the Debian packages built and tested, suite `package`), its
+# device (with the Debian packages built and tested, suite `package`, and
+# the Python wheel, suite `wheel`), its
 # shim and CLI tests again under valgrind, then everything under
 # AddressSanitizer+UndefinedBehaviorSanitizer.
 set -euo pipefail
@@ -10,6 +11,8 @@ CMT_SETUP_EXTRA="clang valgrind ${CMT_SETUP_EXTRA:-}" scripts/setup.sh
 # must run: without them it fails instead of skipping.
 scripts/package.sh --deps --lintian
 export CMT_PACKAGE_REQUIRED=1
+# The wheel's tools come with setup.sh: its test must run too.
+export CMT_WHEEL_REQUIRED=1
 
 jobs="$(nproc)"
 echo "test: default build"

@@ -39,6 +39,15 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             return -1;
         }
     }
+    if (opt && opt->whatif) {
+        a->whatif = malloc(sizeof *a->whatif);
+        if (!a->whatif ||
+            cmt_whatif_init(a->whatif, opt->whatif_settings, opt->n_whatif_settings, opt->whatif_capacity) != 0 ||
+            cmt_whatif_attach(a->whatif, &a->replay, a->phases) != 0) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+    }
     if (opt && opt->usage) {
         a->site_calls = calloc(1, sizeof *a->site_calls);
         a->thread_use = calloc(1, sizeof *a->thread_use);
@@ -153,6 +162,10 @@ void cmt_analysis_free(struct cmt_analysis *a)
     a->forensics = NULL;
     cmt_phases_free(a->phases);
     a->phases = NULL;
+    if (a->whatif)
+        cmt_whatif_free(a->whatif);
+    free(a->whatif);
+    a->whatif = NULL;
     if (a->blocks)
         cmt_block_layer_free(a->blocks);
     free(a->blocks);

@@ -13,6 +13,7 @@
 #include "replay.h"
 #include "site_calls.h"
 #include "thread_use.h"
+#include "whatif.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 
@@ -34,6 +35,7 @@ struct cmt_analysis {
     struct cmt_block_layer *blocks;  /* PyTorch's block layer (block_layer.h); always followed */
     struct cmt_site_calls *site_calls; /* NULL when not asked for (usage) */
     struct cmt_thread_use *thread_use; /* NULL when not asked for (usage) */
+    struct cmt_whatif *whatif;         /* NULL when not asked for (what-if replays) */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };
@@ -49,6 +51,14 @@ struct cmt_analysis_options {
      * (site_calls.h) and device memory per allocating thread (thread_use.h):
      * the report's usage views. */
     bool usage;
+    /* Replay PyTorch's tensor requests through models of its caching
+     * allocator (whatif.h) under the recorded settings and these, on a
+     * device of whatif_capacity bytes (0: each device's own). Attached after
+     * the phases, so that failures find theirs. */
+    bool whatif;
+    const struct cmt_ta_settings *whatif_settings;
+    size_t n_whatif_settings;
+    uint64_t whatif_capacity;
     /* More analyses, observers of the replay (replay.h), attached after
      * those above in this order: a new analysis is a file of analyses/ and
      * one line in the command that asks for it. Their results are theirs;

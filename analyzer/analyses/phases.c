@@ -892,6 +892,14 @@ bool cmt_phases_at_failure(const struct cmt_phases *p, size_t i, struct cmt_phas
     return true;
 }
 
+bool cmt_phases_where_now(struct cmt_phases *p, uint32_t tid, struct cmt_phase_where *w)
+{
+    if (!p->n_active && !p->global.n)
+        return false;
+    *w = where_of(p, tid);
+    return true;
+}
+
 uint64_t cmt_phases_marks(const struct cmt_phases *p)
 {
     return p->marks;

@@ -103,6 +103,10 @@ const struct cmt_phase_step *cmt_phases_steps(const struct cmt_phases *p, size_t
 bool cmt_phases_at_peak(const struct cmt_phases *p, int32_t device, struct cmt_phase_where *w);
 /* Where the replay's failure number i (replay.h, failures[i]) happened. */
 bool cmt_phases_at_failure(const struct cmt_phases *p, size_t i, struct cmt_phase_where *w);
+/* Where thread tid is now, during the replay (an observer attached after
+ * this one asks it about the record it is given); false when no phase,
+ * step or range is open. */
+bool cmt_phases_where_now(struct cmt_phases *p, uint32_t tid, struct cmt_phase_where *w);
 /* Marks, and records the model could not place (a pop with nothing open, an
  * end of an unknown range). */
 uint64_t cmt_phases_marks(const struct cmt_phases *p);

@@ -18,17 +18,26 @@ enum cmt_exit {
 };
 
 int cmt_cmd_report(int argc, char **argv);
+/* `cumemtrace report ARGS` (argv[0] "report") with the report written to
+ * out instead of stdout or -o: what the command runs, and what the
+ * analysis library's cumemtrace_report_json calls. */
+int cmt_report_command(int argc, char **argv, FILE *out);
 int cmt_cmd_run(int argc, char **argv);
 int cmt_cmd_timeline(int argc, char **argv);
 int cmt_cmd_check(int argc, char **argv);
 int cmt_cmd_frag(int argc, char **argv);
 int cmt_cmd_diff(int argc, char **argv);
 int cmt_cmd_export(int argc, char **argv);
+int cmt_cmd_whatif(int argc, char **argv);
 
 /* "cumemtrace: " + message on stderr. With cmt_cli_verdict the only way the
  * command prints a diagnostic: tests/messages finds every format passed here
  * and fails unless docs/messages.md has it, with what to do. */
 void cmt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Diagnostics (the functions below) go to to instead of stderr on the
+ * calling thread until called again with NULL: the analysis library
+ * (analyzer/lib/) returns them to its caller. */
+void cmt_cli_capture(FILE *to);
 /* "cumemtrace CMD: " + message on stderr: the last line of `run --check`,
  * saying which exit status applies and why (docs/check.md). */
 void cmt_cli_verdict(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

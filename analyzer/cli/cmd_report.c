@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "progress.h"
 #include "report.h"
+#include "whatif_report.h"
 #include "report_set.h"
 #include "size_parse.h"
 #include "suppressions.h"
@@ -67,6 +68,8 @@ static void report_usage(FILE *out)
           "                         in the job view (default 10ms; one host shares one clock)\n"
           "  --no-forensics         skip the out-of-memory, fragmentation, waste, churn, pool\n"
           "                         and device-sample sections (about 15% faster on huge traces)\n"
+          "  --no-whatif            skip the replay of PyTorch's tensors under other allocator\n"
+          "                         settings (the \"What if\" section)\n"
           "\n"
           "Exit status: 0 report printed; 2 bad options, or a file that is not a trace, is\n"
           "of a newer format, or is truncated or damaged (the report then covers the\n"
@@ -87,9 +90,13 @@ static int parse_percent(const char *s, double *out)
 struct report_cli {
     struct cmt_cli_format format;
     const char *output; /* -o FILE; NULL: stdout */
+    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
     struct cmt_report_options opt;
     struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
+    bool no_whatif;    /* --no-whatif */
+    struct cmt_ta_settings whatif[8]; /* the candidates replayed (whatif_report.h) */
+    size_t n_whatif;
     uint64_t clock_tolerance_ns; /* --clock-tolerance */
     const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
     size_t n_suppression_files;
@@ -102,7 +109,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 {
     enum {
         OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
-        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS
+        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
+        OPT_NO_WHATIF
     };
     static const struct option own[] = {
         {"json", no_argument, NULL, 'j'},
@@ -117,6 +125,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
         {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
         {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
+        {"no-whatif", no_argument, NULL, OPT_NO_WHATIF},
         {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
         {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
         {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
@@ -192,6 +201,9 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         case OPT_NO_FORENSICS:
             cli->no_forensics = true;
             break;
+        case OPT_NO_WHATIF:
+            cli->no_whatif = true;
+            break;
         case OPT_CLOCK_TOLERANCE:
             if (cmt_parse_time_arg(optarg, &cli->clock_tolerance_ns) != 0) {
                 cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", optarg);
@@ -229,6 +241,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         return -1;
     }
     cmt_frames_args_apply(&cli->symbols, &opt->frames);
+    cli->n_whatif = cmt_whatif_candidates(cli->whatif, sizeof cli->whatif / sizeof cli->whatif[0]);
     return optind;
 }
 
@@ -247,7 +260,12 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
     if (member)
         cmt_job_member_failed(path, member);
     b->built = false;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics, .phases = true, .usage = true};
+    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics,
+                                        .phases = true,
+                                        .usage = true,
+                                        .whatif = !cli->no_whatif,
+                                        .whatif_settings = cli->whatif,
+                                        .n_whatif_settings = cli->n_whatif};
     if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
@@ -341,6 +359,8 @@ static void set_done(void *ctx, size_t i)
  * file cannot be created. */
 static FILE *open_output(const struct report_cli *cli)
 {
+    if (cli->stream)
+        return cli->stream;
     if (!cli->output)
         return stdout;
     FILE *out = fopen(cli->output, "w");
@@ -353,7 +373,7 @@ static FILE *open_output(const struct report_cli *cli)
  * failed. */
 static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
-    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
+    if (fflush(out) != 0 || ferror(out) || (out != stdout && out != cli->stream && fclose(out) != 0)) {
         cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
                       cli->output ? cli->output : "standard output");
         return CMT_EXIT_USAGE;
@@ -441,11 +461,17 @@ static int report_main(int argc, char **argv, struct report_cli *cli, int first)
 
 int cmt_cmd_report(int argc, char **argv)
 {
+    return cmt_report_command(argc, argv, NULL);
+}
+
+int cmt_report_command(int argc, char **argv, FILE *stream)
+{
     struct report_cli cli = {0};
     int status;
     int first = parse_options(argc, argv, &cli, &status);
     if (first < 0)
         return status;
+    cli.stream = stream;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
     if (load_suppressions(&cli, &sup) != 0) {

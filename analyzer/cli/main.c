@@ -9,61 +9,6 @@
 #include "cli.h"
 #include "cmt_version.h"
 
-void cmt_cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("cumemtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-void cmt_cli_verdict(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "cumemtrace %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-void cmt_cli_try_help(const char *cmd)
-{
-    if (cmd)
-        fprintf(stderr, "try `cumemtrace %s --help`\n", cmd);
-    else
-        fputs("try `cumemtrace help`\n", stderr);
-}
-
-void cmt_cli_option_error(const char *cmd, int value, char *const *argv)
-{
-    const char *arg = argv[optind - 1];
-    if (value == ':')
-        cmt_cli_error("%s: option '%s' needs a value", cmd, arg);
-    else if (optopt && optopt != '?')
-        cmt_cli_error("%s: unknown option '-%c'", cmd, optopt);
-    else
-        cmt_cli_error("%s: unknown option '%s'", cmd, arg);
-}
-
-int cmt_cli_damage_status(const char *path, const struct cmt_analysis *a, const char *what)
-{
-    if (a->damaged) {
-        cmt_cli_error("%s: %s; the %s covers the events before it (the file changed after it was written: copy it "
-                      "again from where it was recorded, or record again)", path, a->message, what);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_reader_truncated(a->reader)) {
-        cmt_cli_error("%s: trace is truncated: the file ends at offset %llu; the %s covers the events before "
-                      "the cut (copy the whole file to see the rest)",
-                      path, (unsigned long long)a->info.file_size, what);
-        return CMT_EXIT_USAGE;
-    }
-    return CMT_EXIT_OK;
-}
-
 static void usage(FILE *out)
 {
     fputs("usage: cumemtrace COMMAND [OPTIONS] ...\n"
@@ -78,6 +23,8 @@ static void usage(FILE *out)
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
+          "  whatif [--set VALUE] [--compare] TRACE     PyTorch's cache replayed under other settings\n"
+          "                                             and device sizes: reserve, out of memory or not\n"
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
@@ -98,6 +45,7 @@ static const struct command {
     {"frag", cmt_cmd_frag},
     {"diff", cmt_cmd_diff},
     {"export", cmt_cmd_export},
+    {"whatif", cmt_cmd_whatif},
 };
 
 static const struct command *find_command(const char *name)
@@ -141,14 +89,4 @@ int main(int argc, char **argv)
     cmt_cli_error("unknown command '%s'", cmd);
     cmt_cli_try_help(NULL);
     return CMT_EXIT_USAGE;
-}
-
-int cmt_cli_parse_count(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (!*s || *end || s[0] == '-' || v > 1000000)
-        return -1;
-    *out = (size_t)v;
-    return 0;
 }

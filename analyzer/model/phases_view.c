@@ -2,6 +2,8 @@
 /* The phases view of the report model (phases_view.h). */
 #include "phases_view.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,3 +143,111 @@ void cmt_phases_view_free(struct cmt_phases_view *v)
     free(v->growth);
     free(v);
 }
+
+/* ---- names, as every output words them -------------------------------------- */
+
+static void append(char *buf, size_t len, size_t *pos, const char *s)
+{
+    size_t n = strlen(s);
+    if (*pos + 1 >= len)
+        return;
+    if (n > len - 1 - *pos)
+        n = len - 1 - *pos;
+    memcpy(buf + *pos, s, n);
+    *pos += n;
+    buf[*pos] = '\0';
+}
+
+/* A step's name: its range's, or "step N" for cumemtrace_step. */
+void cmt_phases_view_step_name(const struct cmt_phases_view *pv, uint32_t step, char *buf, size_t len)
+{
+    if (!step || step > pv->n_steps) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    const char *name = pv->step_name[step - 1];
+    if (!name)
+        snprintf(buf, len, "step %" PRIu64, pv->steps[step - 1].number);
+    else
+        snprintf(buf, len, "%s", name);
+}
+
+static void node_name(const struct cmt_phases_view *pv, uint32_t node, uint32_t step, char *buf, size_t len)
+{
+    const struct cmt_phase_node *n = &pv->nodes[node];
+    if (n->name == CMT_PHASE_STEP_NAME) {
+        if (step)
+            cmt_phases_view_step_name(pv, step, buf, len);
+        else
+            snprintf(buf, len, "<step>");
+    } else if (n->name == 0) {
+        snprintf(buf, len, "(unnamed)");
+    } else {
+        snprintf(buf, len, "%s", pv->node_name[node]);
+    }
+    if (pv->node_domain[node]) {
+        size_t pos = strlen(buf);
+        append(buf, len, &pos, " [");
+        append(buf, len, &pos, pv->node_domain[node]);
+        append(buf, len, &pos, "]");
+    }
+}
+
+/* The path of node, root first; step names the step marker (0: "<step>"). */
+void cmt_phases_view_node_path(const struct cmt_phases_view *pv, uint32_t node, uint32_t step, char *buf, size_t len)
+{
+    size_t n_nodes = pv->n_nodes;
+    const struct cmt_phase_node *nodes = pv->nodes;
+    uint32_t chain[64];
+    size_t depth = 0;
+    bool cut = false;
+    for (uint32_t k = node; k != CMT_PHASE_NONE && k < n_nodes; k = nodes[k].parent) {
+        if (depth == 64) {
+            cut = true;
+            break;
+        }
+        chain[depth++] = k;
+    }
+    size_t pos = 0;
+    buf[0] = '\0';
+    if (cut)
+        append(buf, len, &pos, "... > ");
+    for (size_t i = depth; i-- > 0;) {
+        char name[256];
+        node_name(pv, chain[i], step, name, sizeof name);
+        append(buf, len, &pos, name);
+        if (i)
+            append(buf, len, &pos, " > ");
+    }
+}
+
+void cmt_phases_view_where_text(const struct cmt_phases_view *pv, const struct cmt_phase_where *w, char *buf, size_t len)
+{
+    size_t n_nodes = pv->n_nodes;
+    const struct cmt_phase_node *nodes = pv->nodes;
+    buf[0] = '\0';
+    size_t pos = 0;
+    bool step_in_path = false;
+    for (uint32_t k = w->node; k != CMT_PHASE_NONE && k < n_nodes; k = nodes[k].parent)
+        step_in_path = step_in_path || nodes[k].name == CMT_PHASE_STEP_NAME;
+    if (w->step && !step_in_path) {
+        char s[256];
+        cmt_phases_view_step_name(pv, w->step, s, sizeof s);
+        append(buf, len, &pos, s);
+    }
+    if (w->node != CMT_PHASE_NONE) {
+        char path[1024];
+        cmt_phases_view_node_path(pv, w->node, w->step, path, sizeof path);
+        if (pos)
+            append(buf, len, &pos, " > ");
+        append(buf, len, &pos, path);
+    }
+    if (w->global != CMT_PHASE_NONE) {
+        char g[256];
+        node_name(pv, w->global, 0, g, sizeof g);
+        append(buf, len, &pos, pos ? " (in range " : "(in range ");
+        append(buf, len, &pos, g);
+        append(buf, len, &pos, ")");
+    }
+}
+

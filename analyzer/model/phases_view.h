@@ -59,4 +59,14 @@ struct cmt_phases_view {
 int cmt_phases_view_build(struct cmt_phases_view **out, const struct cmt_analysis *a, struct cmt_frames *frames);
 void cmt_phases_view_free(struct cmt_phases_view *v);
 
+/* "step 41 > forward > layer 7" for where something happened; "" when
+ * nowhere. */
+void cmt_phases_view_where_text(const struct cmt_phases_view *pv, const struct cmt_phase_where *w, char *buf,
+                                size_t len);
+/* The path of a node, root first ("forward > layer 7"); step names the
+ * step node (0: "<step>"). */
+void cmt_phases_view_node_path(const struct cmt_phases_view *pv, uint32_t node, uint32_t step, char *buf, size_t len);
+/* A step's name: its range's, or "step N" for cumemtrace_step. */
+void cmt_phases_view_step_name(const struct cmt_phases_view *pv, uint32_t step, char *buf, size_t len);
+
 #endif

@@ -20,6 +20,7 @@
 #include "tensors_report.h"
 #include "timeline_model.h"
 #include "usage_views.h"
+#include "whatif_report.h"
 
 /* The report model: what the replay found, grouped by call site and sorted,
  * ready for any renderer (text, JSON, and later exports). */
@@ -269,6 +270,10 @@ struct cmt_report {
      * pass's results and the view of them; NULL without the block layer. */
     struct cmt_tensor_pass *tensor_pass;
     struct cmt_tensors_report *tensors;
+    /* PyTorch's tensors replayed under the usual settings (whatif_report.h),
+     * when the analysis followed them and there were tensors; NULL else. */
+    struct cmt_whatif_report *whatif;
+    struct cmt_whatif *whatif_uncached; /* the engine of a cache-off trace's replay (owned) */
     struct cmt_ipc_report ipc;              /* memory shared with other processes (ipc_report.h) */
     struct cmt_report_trace trace;
     /* The holders' names (memory_holder.h), for the renderers. */

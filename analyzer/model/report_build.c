@@ -10,6 +10,7 @@
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
+#include "whatif_uncached.h"
 #include "size_parse.h"
 #include "allocator_family.h"
 #include "oom_verdict.h"
@@ -1029,6 +1030,23 @@ static int build_trace_facts(struct cmt_report *r, const struct cmt_analysis *a)
     return 0;
 }
 
+/* What if: the analysis's engine, or a cache-off trace's second reading,
+ * under the settings the analysis was asked to replay. */
+static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    const struct cmt_whatif *engine = a->whatif;
+    if (engine->source == CMT_WHATIF_NONE) {
+        if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, &engine->asked[0], engine->n_asked,
+                                    engine->capacity) != 0)
+            return -1;
+        if (!r->whatif_uncached)
+            return 0;
+        engine = r->whatif_uncached;
+    }
+    r->whatif = calloc(1, sizeof *r->whatif);
+    return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;
+}
+
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt)
 {
     memset(r, 0, sizeof *r);
@@ -1098,6 +1116,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
             r->phases->at_peak[acc->device])
             r->accounts[i].peak_phase = &r->phases->peak[acc->device];
     }
+    if (a->whatif && build_whatif(r, a) != 0)
+        return -1;
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
@@ -1151,6 +1171,10 @@ void cmt_report_free(struct cmt_report *r)
     if (r->tensor_pass)
         cmt_tensor_pass_free(r->tensor_pass);
     free(r->tensor_pass);
+    if (r->whatif)
+        cmt_whatif_report_free(r->whatif);
+    free(r->whatif);
+    cmt_whatif_uncached_free(r->whatif_uncached);
     cmt_calls_view_free(&r->calls);
     cmt_threads_view_free(&r->threads);
     for (size_t i = 0; i < r->n_warnings; i++)

@@ -27,7 +27,18 @@ struct cursor {
     uint64_t prev_addr;
     int32_t prev_device; /* clamped to int32 when decoded */
     uint32_t tid;
+    bool final; /* follow mode: the chunk will not grow (its thread moved on, the trace ended) */
     struct cmt_event_in next;
+};
+
+/* Follow mode: a metadata chunk being read while the writer appends to it. */
+struct meta_cursor {
+    uint64_t off;
+    const uint8_t *pos;
+    const uint8_t *end;
+    uint32_t chain;
+    bool past_commit;
+    bool final;
 };
 
 /* The merge heap holds the key of each open chunk's next event next to it:
@@ -71,6 +82,17 @@ struct cmt_reader {
     char warnings[CMT_READER_MAX_WARNINGS][CMT_READER_MESSAGE_MAX];
     size_t n_warnings;
     uint64_t frames[READER_MAX_FRAMES];
+    /* Follow mode (cmt_reader_open_follow): the file is mapped once with
+     * room to grow, and each poll reads what was committed since. */
+    bool follow;
+    int fd;
+    size_t reserved_size;
+    struct cursor **pending; /* event chunks read up to their commit word */
+    size_t n_pending, cap_pending;
+    struct meta_cursor *metas;
+    size_t n_metas, cap_metas;
+    uint64_t follow_ts; /* the latest timestamp delivered */
+    uint64_t late_events; /* events committed after a later one was delivered */
 };
 
 static void set_error(struct cmt_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -348,14 +370,23 @@ void cmt_reader_close(struct cmt_reader *r)
     for (size_t i = 0; i < r->heap_len; i++)
         free(r->heap[i].c);
     free(r->heap);
-    if (r->mapped && r->data)
+    for (size_t i = 0; i < r->n_pending; i++)
+        free(r->pending[i]);
+    free(r->pending);
+    free(r->metas);
+    if (r->follow) {
+        munmap((void *)r->data, r->reserved_size);
+        close(r->fd);
+    } else if (r->mapped && r->data) {
         munmap((void *)r->data, r->size);
+    }
     free(r);
 }
 
 /* ---- event records ---------------------------------------------------------- */
 
-enum decode_result { DECODE_EVENT = 1, DECODE_END = 0, DECODE_DAMAGED = -1 };
+/* DECODE_PENDING: follow mode, at the commit word of a chunk that may grow. */
+enum decode_result { DECODE_PENDING = 2, DECODE_EVENT = 1, DECODE_END = 0, DECODE_DAMAGED = -1 };
 
 static enum decode_result cursor_damaged(struct cmt_reader *r, struct cursor *c, const uint8_t *rec)
 {
@@ -495,6 +526,8 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         const uint8_t *rec = c->pos;
         if (rec == c->commit_end && cursor_at_commit(r, c) != DECODE_EVENT)
             return DECODE_DAMAGED;
+        if (rec == c->commit_end && r->follow && !c->final)
+            return DECODE_PENDING;
         if (rec >= c->end)
             return DECODE_END;
         if (rec[0] == CMT_REC_NONE || (rec >= c->commit_end && c->past_commit)) {
@@ -942,11 +975,16 @@ struct chunk_view {
 
 #define META_PARTIAL_MAX (CMT_MAX_META_RECORD + 4u + 10u + CMT_RECORD_CHECK_SIZE)
 
-static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
+/* Reads a metadata chunk's records from *pos (the chain's state there in
+ * *chain). Returns 0 at its end, -1 on damage, and in follow mode, for a
+ * chunk that may grow (!final), 1 at its commit word: *pos, *chain and
+ * *past_commit then say where the next poll goes on. */
+static int read_meta_records(struct cmt_reader *r, const struct chunk_view *v, const uint8_t **pos, uint32_t *chain_io,
+                             bool *past_commit_io, bool final)
 {
-    const uint8_t *p = v->body, *end = v->end;
-    uint32_t chain = v->chain;
-    bool past_commit = false;
+    const uint8_t *p = *pos, *end = v->end;
+    uint32_t chain = *chain_io;
+    bool past_commit = *past_commit_io;
     for (;;) {
         if (p == v->commit_end && chain != v->commit_state) {
             set_error(r,
@@ -954,6 +992,12 @@ static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
                       "chunk's commit checksum",
                       (unsigned long long)v->off, (unsigned long long)(v->commit_end - r->data));
             return -1;
+        }
+        if (p == v->commit_end && !final) {
+            *pos = p;
+            *chain_io = chain;
+            *past_commit_io = past_commit;
+            return 1;
         }
         if (p >= end)
             return 0;
@@ -1010,6 +1054,14 @@ static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
         r->stats.meta_records++;
         p = next;
     }
+}
+
+static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
+{
+    const uint8_t *p = v->body;
+    uint32_t chain = v->chain;
+    bool past_commit = false;
+    return read_meta_records(r, v, &p, &chain, &past_commit, true);
 }
 
 /* ---- chunks ------------------------------------------------------------------ */
@@ -1297,4 +1349,307 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
     }
     finish_checks(r);
     return r->error[0] ? -1 : 0;
+}
+
+/* ---- follow mode: a trace still being written ------------------------------- */
+
+/* The file is mapped once with this much room: pages past its end become
+ * readable as the writer's posix_fallocate grows it, and the cursors'
+ * pointers stay valid. Address space only (MAP_NORESERVE, read-only). Where
+ * that much cannot be had (valgrind's address space, a `ulimit -v`), a
+ * quarter of it, and so on down to FOLLOW_RESERVE_MIN. */
+#define FOLLOW_RESERVE (64ull << 30)
+#define FOLLOW_RESERVE_MIN (64ull << 20)
+
+int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot open: %s; check the path", strerror(e));
+        return -e;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "not a regular file: give the path of a trace file");
+        return -EINVAL;
+    }
+    size_t reserve = FOLLOW_RESERVE;
+    void *data = mmap(NULL, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    while (data == MAP_FAILED && reserve / 4 >= FOLLOW_RESERVE_MIN && reserve / 4 >= (size_t)st.st_size) {
+        reserve /= 4;
+        data = mmap(NULL, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    }
+    if (data == MAP_FAILED) {
+        int e = errno;
+        close(fd);
+        snprintf(err, errlen, "cannot map it into memory: %s; check `ulimit -v`", strerror(e));
+        return -e;
+    }
+    int rc = cmt_reader_open_memory(data, (size_t)st.st_size, out, err, errlen);
+    if (rc != 0) {
+        munmap(data, reserve);
+        close(fd);
+        return rc;
+    }
+    struct cmt_reader *r = *out;
+    r->follow = true;
+    r->fd = fd;
+    r->reserved_size = reserve;
+    r->mapped = true;
+    r->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+    return 0;
+}
+
+static uint64_t load_word(const struct cmt_reader *r, uint64_t off)
+{
+    return __atomic_load_n((const uint64_t *)(const void *)(r->data + off), __ATOMIC_ACQUIRE);
+}
+
+/* The file's size and the header's changing words, as they are now. */
+static void follow_refresh(struct cmt_reader *r)
+{
+    struct stat st;
+    if (fstat(r->fd, &st) == 0) {
+        size_t size = (size_t)st.st_size;
+        if (size > r->reserved_size) {
+            size = r->reserved_size;
+            add_warning(r, "the trace grew past %llu MiB: it is followed up to there",
+                        (unsigned long long)(r->reserved_size >> 20));
+        }
+        if (size >= r->header.header_size)
+            r->size = size;
+        r->info.file_size = r->size;
+    }
+    uint64_t claimed = load_word(r, offsetof(struct cmt_file_header, claimed_end));
+    if (cmt_checked_word(claimed, CMT_HEADER_CLAIMED_END_OFFSET) == claimed)
+        r->header.claimed_end = r->info.claimed_end = claimed & CMT_CHECKED_VALUE_MASK;
+    uint32_t flags = __atomic_load_n((const uint32_t *)(const void *)(r->data + offsetof(struct cmt_file_header, flags)),
+                                     __ATOMIC_ACQUIRE);
+    if (cmt_checked_flags(flags) == flags)
+        r->header.flags = r->info.flags = flags & CMT_CHECKED_FLAGS_MASK;
+}
+
+/* A chunk's commit word now: where its committed records end and the
+ * chain's state there. Returns -1 (damage said) when it is not one. */
+static int follow_commit(struct cmt_reader *r, uint64_t off, uint32_t size, const uint8_t **commit_end,
+                         uint32_t *state)
+{
+    uint64_t w = load_word(r, off + offsetof(struct cmt_chunk_header, commit));
+    uint32_t end = (uint32_t)w;
+    if (end < CMT_CHUNK_HEADER_SIZE || end > size) {
+        set_error(r, "damaged chunk header at offset %llu: its commit word (offset %llu) says %u bytes of %u",
+                  (unsigned long long)off, (unsigned long long)(off + offsetof(struct cmt_chunk_header, commit)),
+                  end, size);
+        return -1;
+    }
+    *commit_end = r->data + off + end;
+    *state = (uint32_t)(w >> 32);
+    return 0;
+}
+
+static int pending_add(struct cmt_reader *r, struct cursor *c)
+{
+    if (r->n_pending == r->cap_pending) {
+        size_t cap = r->cap_pending ? r->cap_pending * 2 : 16;
+        struct cursor **p = realloc(r->pending, cap * sizeof *p);
+        if (!p)
+            return -1;
+        r->pending = p;
+        r->cap_pending = cap;
+    }
+    r->pending[r->n_pending++] = c;
+    return 0;
+}
+
+/* Opens the chunks claimed since the last poll, up to the first whose
+ * magic is not stored yet. A thread claims a new chunk only when its
+ * current one is full, and the metadata stream likewise: a new chunk makes
+ * its predecessor final. */
+static int follow_open_chunks(struct cmt_reader *r)
+{
+    for (;;) {
+        uint64_t off = r->next_chunk;
+        if (off + CMT_CHUNK_HEADER_SIZE > r->size)
+            return 0;
+        uint32_t magic = __atomic_load_n((const uint32_t *)(const void *)(r->data + off), __ATOMIC_ACQUIRE);
+        if (magic == 0)
+            return 0;
+        struct cmt_chunk_header h;
+        memcpy(&h, r->data + off, sizeof h);
+        h.magic = magic;
+        bool known = h.magic == CMT_CHUNK_MAGIC_EVENTS || h.magic == CMT_CHUNK_MAGIC_META ||
+                     h.magic == CMT_CHUNK_MAGIC_PAD;
+        if (!known || !chunk_header_ok(r, off, &h)) {
+            set_error(r, "damaged chunk header at offset %llu: %s", (unsigned long long)off,
+                      known ? "its checksum does not match" : "unknown magic");
+            return -1;
+        }
+        if (h.size < CMT_CHUNK_HEADER_SIZE || h.size % CMT_CHUNK_ALIGN ||
+            (h.magic != CMT_CHUNK_MAGIC_PAD && h.size > CMT_CHUNK_MAX_SIZE)) {
+            set_error(r, "damaged chunk header at offset %llu: size %u", (unsigned long long)off, h.size);
+            return -1;
+        }
+        if (off + h.size > r->size)
+            return 0; /* the file grows before a chunk is claimed: seen at the next poll */
+        r->next_chunk = off + h.size;
+        if (h.magic == CMT_CHUNK_MAGIC_PAD)
+            continue;
+        r->chunks_seen++;
+        if (h.claim_ns < r->last_claim_ns)
+            add_warning(r, "chunk claim times go backwards at offset %llu", (unsigned long long)off);
+        r->last_claim_ns = h.claim_ns;
+        const uint8_t *body = r->data + off + CMT_CHUNK_HEADER_SIZE, *end = r->data + off + h.size;
+        if (h.magic == CMT_CHUNK_MAGIC_META) {
+            r->stats.meta_chunks++;
+            for (size_t i = 0; i < r->n_metas; i++)
+                r->metas[i].final = true;
+            if (r->n_metas == r->cap_metas) {
+                size_t cap = r->cap_metas ? r->cap_metas * 2 : 4;
+                struct meta_cursor *m = realloc(r->metas, cap * sizeof *m);
+                if (!m) {
+                    set_error(r, "out of memory");
+                    return -1;
+                }
+                r->metas = m;
+                r->cap_metas = cap;
+            }
+            r->metas[r->n_metas++] = (struct meta_cursor){off, body, end, h.header_check, false, false};
+            continue;
+        }
+        r->stats.event_chunks++;
+        for (size_t i = 0; i < r->n_pending; i++)
+            if (r->pending[i]->tid == h.tid)
+                r->pending[i]->final = true;
+        struct cursor *c = calloc(1, sizeof *c);
+        if (!c || pending_add(r, c) != 0) {
+            free(c);
+            set_error(r, "out of memory");
+            return -1;
+        }
+        c->pos = body;
+        c->end = end;
+        c->commit_end = body;
+        c->chain = h.header_check;
+        c->commit_state = h.header_check;
+        c->chunk_off = off;
+        c->prev_ts = h.claim_ns;
+        c->prev_addr = h.base_addr;
+        c->tid = h.tid;
+    }
+}
+
+/* The metadata committed so far, read after the event chunks' commit words
+ * were taken: a record an event refers to is committed before the event,
+ * so every stack, string and module those events name is read first. */
+static int follow_read_metas(struct cmt_reader *r)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < r->n_metas; i++) {
+        struct meta_cursor *m = &r->metas[i];
+        uint32_t size = (uint32_t)(m->end - (r->data + m->off));
+        struct chunk_view v = {.off = m->off, .body = r->data + m->off + CMT_CHUNK_HEADER_SIZE, .end = m->end};
+        if (follow_commit(r, m->off, size, &v.commit_end, &v.commit_state) != 0)
+            return -1;
+        bool final = m->final || r->end_seen;
+        int rc = read_meta_records(r, &v, &m->pos, &m->chain, &m->past_commit, final);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            release_range(r, m->off, (uint64_t)(m->end - r->data));
+        else
+            r->metas[keep++] = *m;
+    }
+    r->n_metas = keep;
+    return 0;
+}
+
+int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_default_kinds);
+    if (!r->follow)
+        return -1; /* the caller's error: cmt_reader_open_follow opens readers that poll */
+    r->cb = cb;
+    r->ctx = ctx;
+    if (r->error[0])
+        return -1;
+    if (r->finished)
+        return 0;
+    follow_refresh(r);
+    if (follow_open_chunks(r) != 0)
+        return -1;
+    for (size_t i = 0; i < r->n_pending; i++) {
+        struct cursor *c = r->pending[i];
+        if (follow_commit(r, c->chunk_off, (uint32_t)(c->end - (r->data + c->chunk_off)), &c->commit_end,
+                          &c->commit_state) != 0)
+            return -1;
+    }
+    if (follow_read_metas(r) != 0)
+        return -1;
+    /* The END record just read: the metadata chunks are final too, read to
+     * their ends (the tail checks of a whole read). */
+    if (r->end_seen && r->n_metas && follow_read_metas(r) != 0)
+        return -1;
+    /* Every event chunk's commit word was taken before the metadata: once
+     * the END record is read, nothing more is written anywhere. */
+    size_t n = r->n_pending;
+    r->n_pending = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct cursor *c = r->pending[i];
+        c->final = c->final || r->end_seen;
+        enum decode_result d = cursor_decode(r, c);
+        if (d == DECODE_EVENT) {
+            if (heap_push(r, c) != 0) {
+                free(c);
+                set_error(r, "out of memory");
+            }
+        } else if (d == DECODE_PENDING) {
+            r->pending[r->n_pending++] = c;
+        } else {
+            cursor_done(r, c);
+        }
+    }
+    /* Merged by time, as far as each chunk is committed. A record committed
+     * after a later one of another thread was delivered (its writer took
+     * the time, then was preempted before the commit) comes at the next
+     * poll; it is delivered with the latest time delivered, so the replay
+     * never goes back in time. */
+    while (r->heap_len) {
+        struct cursor *c = r->heap[0].c;
+        struct cmt_event_in e = c->next;
+        if (e.ts < r->follow_ts) {
+            e.ts = r->follow_ts;
+            r->late_events++;
+        }
+        r->follow_ts = e.ts;
+        r->stats.events++;
+        if (cb->on_event)
+            cb->on_event(ctx, &e);
+        enum decode_result d = cursor_decode(r, c);
+        if (d == DECODE_EVENT) {
+            heap_sift_down(r, 0, (struct heap_entry){c->next.ts, c->chunk_off, c});
+            continue;
+        }
+        struct heap_entry top = r->heap[--r->heap_len];
+        if (r->heap_len)
+            heap_sift_down(r, 0, top);
+        if (d == DECODE_PENDING && pending_add(r, c) == 0)
+            continue;
+        cursor_done(r, c);
+    }
+    if (r->end_seen && r->n_pending == 0 && r->n_metas == 0 && !r->error[0])
+        finish_checks(r);
+    return r->error[0] ? -1 : 0;
+}
+
+bool cmt_reader_follow_ended(const struct cmt_reader *r)
+{
+    return r->finished;
+}
+
+uint64_t cmt_reader_late_events(const struct cmt_reader *r)
+{
+    return r->late_events;
 }

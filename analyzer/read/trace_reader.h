@@ -187,4 +187,20 @@ const struct cmt_reader_stats *cmt_reader_stats(const struct cmt_reader *r);
 
 void cmt_reader_close(struct cmt_reader *r);
 
+/* Follow mode: a trace its process is still writing (the pytest plugin,
+ * docs/python.md). The file is mapped once with room to grow; each poll
+ * delivers what was committed since the last one: new metadata first, then
+ * the events, merged by time as far as each thread's chunk is committed.
+ * An event committed after a later one of another thread was delivered
+ * comes at the next poll with the latest time delivered
+ * (cmt_reader_late_events counts them), so times never go back. Damage
+ * stops it like cmt_reader_run. */
+int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err, size_t errlen);
+/* Returns 0 (nothing more committed now), -1 on damage (cmt_reader_error).
+ * on_event's return value is ignored. */
+int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx);
+/* True once the END record and every chunk were read: the process exited. */
+bool cmt_reader_follow_ended(const struct cmt_reader *r);
+uint64_t cmt_reader_late_events(const struct cmt_reader *r);
+
 #endif

@@ -12,110 +12,21 @@
 #include "units.h"
 
 
-static void append(char *buf, size_t len, size_t *pos, const char *s)
-{
-    size_t n = strlen(s);
-    if (*pos + 1 >= len)
-        return;
-    if (n > len - 1 - *pos)
-        n = len - 1 - *pos;
-    memcpy(buf + *pos, s, n);
-    *pos += n;
-    buf[*pos] = '\0';
-}
-
-/* A step's name: its range's, or "step N" for cumemtrace_step. */
+/* The names are the model's (phases_view.c), so that models built on the
+ * phases (what-if's failures) word them the same way. */
 static void step_name(const struct cmt_report *r, uint32_t step, char *buf, size_t len)
 {
-    const struct cmt_phases_view *pv = r->phases;
-    if (!step || step > pv->n_steps) {
-        snprintf(buf, len, "?");
-        return;
-    }
-    const char *name = pv->step_name[step - 1];
-    if (!name)
-        snprintf(buf, len, "step %" PRIu64, pv->steps[step - 1].number);
-    else
-        snprintf(buf, len, "%s", name);
+    cmt_phases_view_step_name(r->phases, step, buf, len);
 }
 
-static void node_name(const struct cmt_report *r, uint32_t node, uint32_t step, char *buf, size_t len)
-{
-    const struct cmt_phase_node *n = &r->phases->nodes[node];
-    if (n->name == CMT_PHASE_STEP_NAME) {
-        if (step)
-            step_name(r, step, buf, len);
-        else
-            snprintf(buf, len, "<step>");
-    } else if (n->name == 0) {
-        snprintf(buf, len, "(unnamed)");
-    } else {
-        snprintf(buf, len, "%s", r->phases->node_name[node]);
-    }
-    if (r->phases->node_domain[node]) {
-        size_t pos = strlen(buf);
-        append(buf, len, &pos, " [");
-        append(buf, len, &pos, r->phases->node_domain[node]);
-        append(buf, len, &pos, "]");
-    }
-}
-
-/* The path of node, root first; step names the step marker (0: "<step>"). */
 static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, char *buf, size_t len)
 {
-    size_t n_nodes = r->phases->n_nodes;
-    const struct cmt_phase_node *nodes = r->phases->nodes;
-    uint32_t chain[64];
-    size_t depth = 0;
-    bool cut = false;
-    for (uint32_t k = node; k != CMT_PHASE_NONE && k < n_nodes; k = nodes[k].parent) {
-        if (depth == 64) {
-            cut = true;
-            break;
-        }
-        chain[depth++] = k;
-    }
-    size_t pos = 0;
-    buf[0] = '\0';
-    if (cut)
-        append(buf, len, &pos, "... > ");
-    for (size_t i = depth; i-- > 0;) {
-        char name[256];
-        node_name(r, chain[i], step, name, sizeof name);
-        append(buf, len, &pos, name);
-        if (i)
-            append(buf, len, &pos, " > ");
-    }
+    cmt_phases_view_node_path(r->phases, node, step, buf, len);
 }
 
 void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_where *w, char *buf, size_t len)
 {
-    size_t n_nodes = r->phases->n_nodes;
-    const struct cmt_phase_node *nodes = r->phases->nodes;
-    buf[0] = '\0';
-    size_t pos = 0;
-    bool step_in_path = false;
-    for (uint32_t k = w->node; k != CMT_PHASE_NONE && k < n_nodes; k = nodes[k].parent)
-        step_in_path = step_in_path || nodes[k].name == CMT_PHASE_STEP_NAME;
-    if (w->step && !step_in_path) {
-        char s[256];
-        step_name(r, w->step, s, sizeof s);
-        append(buf, len, &pos, s);
-    }
-    if (w->node != CMT_PHASE_NONE) {
-        char path[1024];
-        node_path(r, w->node, w->step, path, sizeof path);
-        if (pos)
-            append(buf, len, &pos, " > ");
-        append(buf, len, &pos, path);
-    }
-    if (w->global != CMT_PHASE_NONE) {
-        char g[256];
-        node_name(r, w->global, 0, g, sizeof g);
-        append(buf, len, &pos, pos ? " (in range " : "(in range ");
-        append(buf, len, &pos, g);
-        append(buf, len, &pos, ")");
-    }
+    cmt_phases_view_where_text(r->phases, w, buf, len);
 }
 
 /* ---- peaks and failures -------------------------------------------------------------- */

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "report_set.h"
 #include "timeline_report.h"
+#include "whatif_report.h"
 
 /* The renderers of renderers.c's table, and the pieces they share. Nothing
  * outside render/ calls these: commands go through cmt_renderer_find. */
@@ -81,6 +82,13 @@ void cmt_frag_render_json(const struct cmt_report *r, FILE *out);
  * model's top; JSON: every site that changed). */
 void cmt_diff_render_text(const struct cmt_diff *d, FILE *out);
 void cmt_diff_render_json(const struct cmt_diff *d, FILE *out);
+/* `cumemtrace whatif` (whatif_text.c, whatif_json.c) and the report's
+ * "whatif" member (a value inside a document being written). */
+void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out);
+void cmt_whatif_render_json(const struct cmt_whatif_report *w, FILE *out);
+void cmt_whatif_render_json_value(const struct cmt_whatif_report *w, struct cmt_json *j);
+/* The report's "What if" section: each device's table and what fits best. */
+void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);

@@ -700,6 +700,11 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_usage_render_json(r, j);
     json_failures(r, j);
     cmt_blocks_render_json(r, j);
+    cmt_json_key(j, "whatif");
+    if (r->whatif)
+        cmt_whatif_render_json_value(r->whatif, j);
+    else
+        cmt_json_null(j);
     cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");

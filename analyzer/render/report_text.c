@@ -738,6 +738,8 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     cmt_phases_render_text(r, out);
     print_failures(r, out);
     cmt_blocks_render_text(r, out);
+    if (r->whatif)
+        cmt_whatif_render_section(r->whatif, out);
     cmt_forensics_render_text(r, out, false);
     if (r->n_warnings) {
         fprintf(out, "\nWarnings:\n");

@@ -124,6 +124,12 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
                 o->on_mark_read(o->ctx, f->model, &mark);
         }
         e = &mark;
+    } else if (e->type == CMT_REC_BLOCK) {
+        for (unsigned i = 0; i < f->replay->n_observers; i++) {
+            const struct cmt_replay_observer *o = f->replay->observers[i];
+            if (o->on_block_read)
+                o->on_block_read(o->ctx, f->model, e);
+        }
     }
     /* a record's two entries stay in one batch */
     if (run->fill->n + entries > run->batch_size && publish(run) != 0)

@@ -985,7 +985,8 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
     if (cmt_replay_is_record(e->type)) {
         in.aux0 = e->aux[0];
         struct cmt_replay_record rec;
-        record_of(&rec, &in, &e->aux[1]);
+        const uint64_t more[3] = {e->aux[1], e->aux[2], cmt_replay_record_aux3(e)};
+        record_of(&rec, &in, more);
         return replay_record(r, &rec);
     }
     int rc = replay_one(r, &in);

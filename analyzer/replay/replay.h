@@ -222,6 +222,13 @@ struct cmt_replay_observer {
      * observer may note in e->aux[3] what it needs of them later (the phases
      * name steps). On the reader's thread (feed.h). */
     void (*on_mark_read)(void *ctx, const struct cmt_trace_model *m, struct cmt_event_in *e);
+    /* A BLOCK record (PyTorch's block layer) as the reader meets it, with
+     * the metadata read so far: the ALLOCATOR record and the device's DEVICE
+     * record come before the layer's first record (their metadata chunks
+     * were claimed earlier). On the reader's thread (feed.h): what the
+     * observer notes here for later, it writes once, before the record is
+     * handed over, and reads on the replay's side only after it. */
+    void (*on_block_read)(void *ctx, const struct cmt_trace_model *m, const struct cmt_event_in *e);
     /* Once the replay ended at end_ts (after cmt_replay_finish). */
     int (*on_finish)(void *ctx, const struct cmt_replay *r, uint64_t end_ts);
 };
@@ -357,13 +364,22 @@ static inline size_t cmt_replay_in_entries(const struct cmt_event_in *e, bool ob
 }
 
 /* Packs e into o (room for cmt_replay_in_entries entries). */
+/* A BLOCK record leaves aux3 unused (format.h): in the replay's records it
+ * carries the block's stream instead, which an entry has no room for. */
+#define CMT_BLOCK_RECORD_STREAM 3
+
+static inline uint64_t cmt_replay_record_aux3(const struct cmt_event_in *e)
+{
+    return e->type == CMT_REC_BLOCK ? e->stream : e->aux[3];
+}
+
 static inline void cmt_replay_in_pack(struct cmt_replay_in *o, const struct cmt_event_in *e,
                                       uint32_t stack_id_limit)
 {
     cmt_replay_in_from(o, e, stack_id_limit);
     if (cmt_replay_is_record(e->type)) {
         o[0].aux0 = e->aux[0];
-        o[1] = (struct cmt_replay_in){.ts = e->aux[1], .addr = e->aux[2], .size = e->aux[3]};
+        o[1] = (struct cmt_replay_in){.ts = e->aux[1], .addr = e->aux[2], .size = cmt_replay_record_aux3(e)};
     }
 }
 

@@ -33,6 +33,7 @@ struct cmt_frames {
     size_t n_op_names, cap_op_names;
     struct category_slot *categories; /* what the rules said of a frame, by its strings */
     size_t categories_cap, categories_count;
+    uint32_t modules_added; /* the model's modules the symbolizer knows: 1 .. modules_added - 1 */
 };
 
 /* The rules' verdict on a frame depends on its function, file and module
@@ -67,6 +68,27 @@ void cmt_frames_args_apply(const struct cmt_frames_args *a, struct cmt_frames_op
     o->no_symbols = a->no_symbols;
 }
 
+/* The model's modules recorded since the last call, to the symbolizer. */
+static void add_new_modules(struct cmt_frames *f)
+{
+    const struct cmt_trace_model *model = f->model;
+    for (uint32_t id = f->modules_added ? f->modules_added : 1; id < model->n_modules; id++) {
+        const struct cmt_module_def *m = &model->modules[id];
+        struct cmt_module_info info = {
+            .id = id,
+            .path = cmt_model_string(model, m->path_id),
+            .bias = m->bias,
+            .lo = m->lo,
+            .hi = m->hi,
+            .build_id = m->build_id,
+            .build_id_len = m->build_id_len,
+        };
+        cmt_symbolizer_add_module(f->sym, &info);
+    }
+    if (model->n_modules > f->modules_added)
+        f->modules_added = model->n_modules;
+}
+
 struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt)
 {
     struct cmt_frames *f = calloc(1, sizeof *f);
@@ -87,19 +109,7 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
         cmt_fold_rules_add(f->fold, opt->fold_patterns[i]);
     for (size_t i = 0; i < opt->n_keep_patterns; i++)
         cmt_fold_rules_keep(f->fold, opt->keep_patterns[i]);
-    for (uint32_t id = 1; id < model->n_modules; id++) {
-        const struct cmt_module_def *m = &model->modules[id];
-        struct cmt_module_info info = {
-            .id = id,
-            .path = cmt_model_string(model, m->path_id),
-            .bias = m->bias,
-            .lo = m->lo,
-            .hi = m->hi,
-            .build_id = m->build_id,
-            .build_id_len = m->build_id_len,
-        };
-        cmt_symbolizer_add_module(f->sym, &info);
-    }
+    add_new_modules(f);
     f->cache_cap = model->n_stacks ? model->n_stacks : 1;
     f->cache = calloc(f->cache_cap, sizeof *f->cache);
     f->canonical = calloc(f->cache_cap, sizeof *f->canonical);
@@ -438,6 +448,73 @@ uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id)
             return f->canon_ids[i];
         }
     }
+}
+
+static int grow_zeroed(void *pp, size_t old_n, size_t new_n, size_t size)
+{
+    void **p = pp;
+    if (!*p)
+        return 0; /* allocated on first use, at the new size */
+    void *q = realloc(*p, new_n * size);
+    if (!q)
+        return -1;
+    memset((char *)q + old_n * size, 0, (new_n - old_n) * size);
+    *p = q;
+    return 0;
+}
+
+int cmt_frames_update(struct cmt_frames *f)
+{
+    if (!f->no_symbols)
+        add_new_modules(f);
+    else if (f->model->n_modules > f->modules_added) {
+        struct cmt_module_index *mi = cmt_module_index_new(f->model);
+        if (!mi)
+            return -1;
+        cmt_module_index_free(f->modules);
+        f->modules = mi;
+        f->modules_added = f->model->n_modules;
+    }
+    size_t need = f->model->n_stacks;
+    if (need <= f->cache_cap)
+        return 0;
+    size_t cap = f->cache_cap;
+    while (cap < need)
+        cap *= 2;
+    if (grow_zeroed(&f->cache, f->cache_cap, cap, sizeof *f->cache) != 0 ||
+        grow_zeroed(&f->unfolded_cache, f->cache_cap, cap, sizeof *f->unfolded_cache) != 0 ||
+        grow_zeroed(&f->canonical, f->cache_cap, cap, sizeof *f->canonical) != 0)
+        return -1;
+    f->cache_cap = cap;
+    if (f->canon_cap >= cap * 2)
+        return 0;
+    /* The canonical table, rehashed at twice the stacks it may hold. */
+    size_t ccap = f->canon_cap;
+    while (ccap < cap * 2)
+        ccap *= 2;
+    uint64_t *keys = calloc(ccap, sizeof *keys), *ids = calloc(ccap, sizeof *ids);
+    if (!keys || !ids) {
+        free(keys);
+        free(ids);
+        return -1;
+    }
+    unsigned shift = 64 - cmt_log2_pow2(ccap);
+    for (size_t i = 0; i < f->canon_cap; i++) {
+        if (!f->canon_keys[i])
+            continue;
+        size_t j = (size_t)((f->canon_keys[i] * f->canon_mult) >> shift);
+        while (keys[j])
+            j = (j + 1) & (ccap - 1);
+        keys[j] = f->canon_keys[i];
+        ids[j] = f->canon_ids[i];
+    }
+    free(f->canon_keys);
+    free(f->canon_ids);
+    f->canon_keys = keys;
+    f->canon_ids = ids;
+    f->canon_cap = ccap;
+    f->canon_shift = shift;
+    return 0;
 }
 
 size_t cmt_frames_warning_count(const struct cmt_frames *f)

@@ -64,6 +64,10 @@ static inline const struct cmt_frame *cmt_stack_site(const struct cmt_stack_fram
 struct cmt_frames;
 
 struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const struct cmt_frames_options *opt);
+/* After the model grew (a trace followed while it is written): the modules
+ * and stacks recorded since are known from then on; what was resolved
+ * stays. Returns 0, or -1 when out of memory. */
+int cmt_frames_update(struct cmt_frames *f);
 /* The display frames of a stack id (n == 0 for "no stack"). */
 const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t stack_id);
 /* Every frame of a stack id, nothing folded (suppressions match these: a

@@ -7,6 +7,7 @@
  *   cumemtrace_phase_push("forward");  ...  cumemtrace_phase_pop();
  *   cumemtrace_step(41);      step 41 starts here (the previous one ends)
  *   cumemtrace_mark("checkpoint saved");
+ *   cumemtrace_trace_path(buf, sizeof buf);   where the trace is written
  *
  * No link dependency: each function is a static inline wrapper that looks
  * the shim's implementation up once, with dlsym(RTLD_DEFAULT), and calls it
@@ -111,6 +112,20 @@ static inline void cumemtrace_step(uint64_t n)
         return;
     memcpy(&fn, &p, sizeof fn);
     fn(n);
+}
+
+/* The path of the trace this process writes, copied into buf (with its NUL)
+ * when it fits; returns its length, 0 without the shim, before the first
+ * CUDA call or phase created the trace, or when recording is off. */
+static inline size_t cumemtrace_trace_path(char *buf, size_t len)
+{
+    static void *cache;
+    void *p = cumemtrace_resolve_(&cache, "cumemtrace_trace_path");
+    size_t (*fn)(char *, size_t);
+    if (!p)
+        return 0;
+    memcpy(&fn, &p, sizeof fn);
+    return fn(buf, len);
 }
 
 #ifdef __cplusplus

@@ -131,8 +131,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.frames.no_symbols = true;
     struct cmt_analysis a;
     uint64_t half_way = 0;
-    /* With the phases observer, as `report` runs it. */
-    const struct cmt_analysis_options aopt = {.phases = true};
+    /* With the phases observer and the what-if replays of the candidate
+     * settings, as `report` runs them. */
+    static struct cmt_ta_settings candidates[8];
+    static size_t n_candidates;
+    if (!n_candidates)
+        n_candidates = cmt_whatif_candidates(candidates, 8);
+    const struct cmt_analysis_options aopt = {
+        .phases = true, .whatif = true, .whatif_settings = candidates, .n_whatif_settings = n_candidates};
     if (cmt_analysis_run_memory_with(&a, data, size, "fuzz-input", 0, &aopt) == 0) {
         render(&a, &opt, true);
         timeline_views(&a);

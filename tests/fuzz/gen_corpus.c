@@ -619,6 +619,76 @@ static void scenario_ipc(void)
 }
 
 /* Created and closed with nothing in it. */
+/* An ALLOCATOR record (format 2.4: the settings). */
+static void meta_allocator(struct writer *w, const char *cuda_conf)
+{
+    uint32_t version = meta_string(w, "2.11.0+cu130"), backend = meta_string(w, "native"),
+             conf = meta_string(w, cuda_conf);
+    struct cmt_payload b;
+    if (!meta_begin(w, &b, 64))
+        return;
+    cmt_payload_varint(&b, cmt_now_ns());
+    cmt_payload_varint(&b, CMT_FRAMEWORK_PYTORCH);
+    cmt_payload_varint(&b, version);
+    cmt_payload_varint(&b, CMT_BLOCKS_ON);
+    cmt_payload_varint(&b, backend);
+    cmt_payload_varint(&b, 0);
+    cmt_payload_varint(&b, conf);
+    meta_commit(w, &b, CMT_META_ALLOCATOR);
+}
+
+static void block(struct thread_stream *t, uint8_t api, int32_t device, uint64_t addr, uint64_t size, uint64_t stream,
+                  uint32_t stack, uint64_t pool)
+{
+    bool tensor = api == CMT_API_TORCH_ALLOC || api == CMT_API_TORCH_FREE_REQUESTED ||
+                  api == CMT_API_TORCH_FREE_COMPLETED || api == CMT_API_TORCH_OOM;
+    emit(t, (struct cmt_event){.type = CMT_REC_BLOCK, .api = api,
+                               .kind = tensor ? CMT_KIND_TORCH_BLOCK : CMT_KIND_TORCH_SEGMENT, .has_device = true,
+                               .device = device, .addr = addr, .size = size, .stream = stream, .stack = stack,
+                               .aux = {pool, pool ? 1 : 0, api == CMT_API_TORCH_OOM ? 1ull << 30 : 0}});
+}
+
+/* PyTorch's block layer (format 2.1, the settings of 2.4): segments and
+ * tensors on two streams and two devices, a private pool, a release
+ * completed later, empty_cache's releases, an expandable segment's mapping
+ * and unmapping, a failed cudaMalloc and PyTorch's OOM record: what the
+ * block layer and the what-if replays read. */
+static void scenario_blocks(void)
+{
+    struct writer w;
+    writer_open(&w, "blocks", 0, 0);
+    uint32_t st[4];
+    common_metadata(&w, 0, st, 4);
+    meta_allocator(&w, "max_split_size_mb:64,roundup_power2_divisions:[64:8,>:2]");
+    struct thread_stream a = {.s = {.tid = 31}, .w = &w};
+    emit(&a, (struct cmt_event){.type = CMT_REC_SAMPLE, .api = CMT_API_SAMPLE_START, .has_device = true,
+                                .aux = {140ull << 30, 150ull << 30}});
+    const uint64_t mib = 1ull << 20, s1 = 0x10, s2 = 0x20;
+    alloc(&a, CMT_API_CUDA_MALLOC, 0, DEV0, 20 * mib, st[0]);
+    block(&a, CMT_API_TORCH_SEGMENT_ALLOC, 0, DEV0, 20 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_ALLOC, 0, DEV0, 5 * mib, s1, st[1], 0);
+    block(&a, CMT_API_TORCH_ALLOC, 0, DEV0 + 5 * mib, 1000, s1, st[2], 0);
+    alloc(&a, CMT_API_CUDA_MALLOC, 0, DEV0 + 64 * mib, 100 * mib, st[0]);
+    block(&a, CMT_API_TORCH_SEGMENT_ALLOC, 0, DEV0 + 64 * mib, 100 * mib, s2, 0, 0);
+    block(&a, CMT_API_TORCH_ALLOC, 0, DEV0 + 64 * mib, 99 * mib, s2, st[3], 0);
+    block(&a, CMT_API_TORCH_ALLOC, 0, DEV0 + 200 * mib, 3 * mib, s1, st[1], 7); /* a private pool */
+    block(&a, CMT_API_TORCH_FREE_REQUESTED, 0, DEV0, 5 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_FREE_REQUESTED, 0, DEV0 + 64 * mib, 99 * mib, s2, 0, 0);
+    block(&a, CMT_API_TORCH_FREE_COMPLETED, 0, DEV0 + 64 * mib, 99 * mib, s2, 0, 0);
+    block(&a, CMT_API_TORCH_SEGMENT_FREE, 0, DEV0 + 64 * mib, 100 * mib, s2, 0, 0); /* empty_cache() */
+    release(&a, CMT_API_CUDA_FREE, DEV0 + 64 * mib, 0);
+    block(&a, CMT_API_TORCH_FREE_COMPLETED, 0, DEV0, 5 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_SEGMENT_MAP, 1, DEV1, 40 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_ALLOC, 1, DEV1, 30 * mib, s1, st[2], 0);
+    block(&a, CMT_API_TORCH_FREE_REQUESTED, 1, DEV1, 30 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_FREE_COMPLETED, 1, DEV1, 30 * mib, s1, 0, 0);
+    block(&a, CMT_API_TORCH_SEGMENT_UNMAP, 1, DEV1 + 20 * mib, 20 * mib, s1, 0, 0);
+    emit(&a, (struct cmt_event){.type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC, .kind = CMT_KIND_DEVICE,
+                                .has_device = true, .size = 200ull << 30, .stack = st[3], .result = 2});
+    block(&a, CMT_API_TORCH_OOM, 0, 0, 200ull << 30, s1, st[3], 0);
+    writer_close(&w, true);
+}
+
 static void scenario_empty(void)
 {
     struct writer w;
@@ -751,7 +821,9 @@ int main(int argc, char **argv)
     scenario_forked();
     scenario_empty();
     scenario_ipc();
-    static const char *const names[] = {"every_api", "threads", "size_limit", "crashed", "forked_child", "empty", "ipc"};
+    scenario_blocks();
+    static const char *const names[] = {"every_api", "threads", "size_limit", "crashed", "forked_child", "empty", "ipc",
+                                        "blocks"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         emit_compacted(names[i]);
         char path[4200];

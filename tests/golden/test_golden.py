@@ -50,6 +50,9 @@ CASES = {
     "frag_stdin.txt": (["frag", "-"], 0, "frag.bin"),
     "export_folded_stdin.txt": (["export", "--format", "folded", "-"], 0, "mixed.bin"),
     "help_report.txt": (["help", "report"], 0),
+    "help_whatif.txt": (["help", "whatif"], 0),
+    # no block layer and no PyTorch without its cache: what-if says what it needs
+    "whatif_none.txt": (["whatif", "mixed.bin"], 0),
     # Option errors (.err: stderr is compared, stdout must be empty): the
     # option named, not its value; getopt's complaints in our words; one line
     # saying where the help is instead of the whole usage.
@@ -68,6 +71,8 @@ CASES = {
     "err_no_command.err": ([], 2),
     "err_unknown_command.err": (["bogus"], 2),
     "err_help_unknown.err": (["help", "bogus"], 2),
+    "err_whatif_set.err": (["whatif", "--set", "max_split_size_mb:10", "mixed.bin"], 2),
+    "err_whatif_no_trace.err": (["whatif"], 2),
 }
 
 # The trace on the standard input where the output is too large for a golden

@@ -317,6 +317,28 @@ function inked(page) {
         tz.alive.filter(r => r[2] === 'cublas').length === 2,
         'the tensors alive at exit, none a leak: ' + tz.alive.map(r => r.join('|')).join('; '));
     }
+    // its tensors replayed under the usual settings (report --json's "whatif")
+    const wi = await bl.page.evaluate(() => {
+      const s = document.querySelector('section.whatif[data-device="0"]');
+      if (!s) return null;
+      return {title: s.querySelector('h3').textContent,
+        recorded: s.querySelector('.card[data-recorded-reserved-bytes]').getAttribute('data-recorded-reserved-bytes'),
+        recordedText: s.querySelector('.card.whatif-recorded').textContent,
+        best: s.querySelector('.card.whatif-best').textContent,
+        rows: Array.from(s.querySelectorAll('.whatif-settings tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText))};
+    });
+    check(wi !== null, 'blocks.html: a what-if section for device 0');
+    if (wi) {
+      check(wi.title === 'Device 0: what if (PyTorch\'s caching allocator replayed)', 'what-if title: ' + wi.title);
+      check(wi.recorded === '10687086592' && wi.recordedText.includes('replayed to the byte'),
+        'recorded reserve 10687086592 B, replayed to the byte: ' + wi.recordedText);
+      check(wi.best.includes('expandable_segments:True') && wi.best.includes('-1.7 GiB against the recorded run'),
+        'expandable segments fit with the least reserve: ' + wi.best);
+      check(wi.rows.length === 6 && wi.rows[0][0] === 'the defaults (recorded)' && wi.rows[0][1] === '10.0 GiB (10687086592 B)' &&
+        wi.rows[1][0] === 'expandable_segments:True' && wi.rows[1][1] === '8.3 GiB (8900313088 B)' && wi.rows[1][5] === '121 mappings' &&
+        wi.rows[5][6].startsWith('no (garbage collection inert'),
+        'the settings replayed: ' + wi.rows.map(x => x.slice(0, 2).join(' ')).join('; '));
+    }
     check(bl.problems.length === 0, 'blocks.html: no console error, no request: ' + bl.problems.join('; '));
     await bl.page.screenshot({path: path.join(outDir, 'html_report_blocks.png'), fullPage: true});
     // expandable_segments on the H200: its reservations and the 127 TiB

@@ -22,7 +22,7 @@ def tree(tmp, files):
         with open(os.path.join(root, path), "w") as f:
             f.write(text)
     libs = []
-    for layer in ["base", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]:
+    for layer in ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "render", "launch", "cli"]:
         d = os.path.join(root, layer)
         os.makedirs(d, exist_ok=True)
         objs = []

@@ -753,6 +753,49 @@
     at.className = 'tensors-alive';
   }
 
+  /* What if (docs/report.md, "What if"): the recorded tensors replayed
+   * through PyTorch's caching allocator under the usual settings, per device */
+  function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
+  function whatifSections(parent, r) {
+    var w = r.whatif;
+    if (!w || !w.devices) return;
+    w.devices.forEach(function (d) {
+      var sec = section(parent, 'Device ' + d.ordinal + ': what if (PyTorch\'s caching allocator replayed)');
+      sec.className = 'whatif';
+      sec.setAttribute('data-device', String(d.ordinal));
+      var rows = d.settings || [];
+      var best = rows.filter(function (x) { return x.setting === d.best; })[0];
+      var rec = rows.filter(function (x) { return x.recorded; })[0];
+      sec.appendChild(el('div', {cls: 'cards'}, [
+        card('whatif-recorded', 'recorded reserved peak', human(d.recorded.peak_reserved_bytes), exact(d.recorded.peak_reserved_bytes) +
+          (d.replays_exactly ? ', replayed to the byte' : ''), {'recorded-reserved-bytes': d.recorded.peak_reserved_bytes}),
+        card('whatif-best', 'fits with the least reserve', best ? best.label : 'none of these',
+          best ? human(best.peak_reserved_bytes) + ' reserved, ' + signedHuman(best.vs_recorded_bytes) + ' against the recorded run' :
+            'every setting runs out of memory', best ? {'best-reserved-bytes': best.peak_reserved_bytes} : null),
+        card('whatif-room', 'room for PyTorch\'s cache', d.min_room_bytes === null ? 'unknown' : human(d.min_room_bytes),
+          d.capacity_bytes === null ? 'the device\'s size is unknown' : 'of ' + human(d.capacity_bytes) + '; the context and other libraries took up to ' +
+            human(d.outside_cache_max_bytes))]));
+      var how = w.source === 'uncached' ? 'PyTorch ran with its cache off; its ' + d.tensor_requests + ' tensors replayed with the cache' :
+        d.tensor_requests + ' tensor requests replayed';
+      var settings = w.recorded_settings.known ? (w.recorded_settings.variable ? w.recorded_settings.variable + '=' + w.recorded_settings.value : 'the defaults') :
+        (rec ? rec.label : 'the defaults') + (w.recorded_settings.inferred ? ' (inferred: this trace did not record them)' : ' (assumed)');
+      sec.appendChild(el('div', {text: how + '; recorded settings: ' + settings + '.'}));
+      var t = sec.appendChild(table([{name: 'setting'}, {name: 'reserved peak', num: 1}, {name: 'vs recorded', num: 1},
+        {name: 'allocated peak', num: 1}, {name: 'cache at the peak', num: 1}, {name: 'segments', num: 1}, {name: 'out of memory'}], rows,
+        function (x) {
+          var f = x.first_failure;
+          var oom = !x.out_of_memory ? (x.garbage_collection_inert ? 'no (garbage collection inert without a memory fraction)' : 'no') :
+            el('div', null, [el('span', {cls: 'verdict', text: f.verdict}),
+              el('div', {cls: 'muted', text: 'at ' + secs(f.time_ns) + ': ' + both(f.requested_bytes) + (f.site ? ' at ' + f.site : '') +
+                (f.phase ? ', in ' + f.phase : '') + (f.short_by_bytes ? '; the peak must be ' + human(f.short_by_bytes) + ' smaller' : '')})]);
+          return [x.label + (x.recorded ? ' (recorded)' : ''), both(x.peak_reserved_bytes), signedHuman(x.vs_recorded_bytes),
+            both(x.peak_allocated_bytes), human(x.unallocated_at_peak.total),
+            x.maps ? x.maps + ' mappings' : String(x.segments_made), oom];
+        }));
+      t.className = 'whatif-settings';
+    });
+  }
+
   /* "default.supp:20 (cuBLAS handle state)", as the text report words it */
   function suppressionText(x) {
     if (!x) return '';
@@ -791,6 +834,7 @@
     });
 
     blocksSections(s, r);
+    whatifSections(s, r);
 
     var lk = r.leaks;
     var ls = section(s, 'Leaks: live at exit');
