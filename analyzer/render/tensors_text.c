@@ -83,13 +83,15 @@ static void print_peak_sites(const struct cmt_report *r, FILE *out, int32_t ordi
                     cmt_plural(site->blocks, "tensor", "tensors"));
             cmt_render_text_frames(r, out, site->stack, "          ");
         }
+        bool header = false;
         for (unsigned c = 0; c < CMT_BL_CLASS_COUNT; c++) {
             const struct cmt_bl_class_state *cs = &d->peak.classes[c];
             char b1[32], b2[32], b3[32];
             if (!cs->segments)
                 continue;
-            if (c == 0)
+            if (!header)
                 fprintf(out, "    the cache's segments at the peak:\n");
+            header = true;
             fprintf(out, "      %-48s %" PRIu64 " %s, reserved %s, unallocated %s, largest free %s\n",
                     d->peak.class_name[c], cs->segments, cmt_plural(cs->segments, "segment", "segments"),
                     cmt_size_str(cs->reserved, b1, sizeof b1), cmt_size_str(cs->reserved - cs->allocated, b2, sizeof b2),

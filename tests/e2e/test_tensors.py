@@ -478,6 +478,9 @@ def test_h100_oom():
            f"{name}: one failure of two calls")
         eq([f["verdict"] for f in rep["blocks"]["devices"][0]["failures"]], [verdict], f"{name}: the block layer")
         eq(rep["tensors"]["devices"][0]["peak"]["allocated_bytes"], torch["max_memory_allocated"], f"{name}: peak")
+        text = cmtest.cli("report", "--chart-width", "0", trace).stdout
+        check("    the cache's segments at the peak:\n      huge (one segment per tensor" in text, text)
+        check(f"    out of memory at " in text and (verdict + " inside the cache" in text or "capacity" in text), text)
     trace, torch = h100("frag_oom_exp")
     rep = cmtest.report(trace)
     eq(torch["oom"], None, "PyTorch recovered")
