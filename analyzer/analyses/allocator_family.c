@@ -58,3 +58,10 @@ const char *cmt_allocator_family_remedy(enum cmt_allocator_family a)
         return "";
     }
 }
+
+const char *cmt_allocator_family_remedy_expandable(void)
+{
+    return "expandable_segments:True is on already (PyTorch's cache unmaps its free pages when a request fails and "
+           "asks again): add garbage_collection_threshold:0.8 to PYTORCH_CUDA_ALLOC_CONF so that the cache gives "
+           "back what it does not use before the device fills, or call torch.cuda.empty_cache() between phases";
+}

@@ -27,5 +27,8 @@ const char *cmt_allocator_family_name(enum cmt_allocator_family a); /* "PyTorch"
 /* What to try when this allocator holds memory it does not use (one
  * sentence, no trailing period). */
 const char *cmt_allocator_family_remedy(enum cmt_allocator_family a);
+/* The same for PyTorch's cache when its recorded settings have
+ * expandable_segments:True already. */
+const char *cmt_allocator_family_remedy_expandable(void);
 
 #endif

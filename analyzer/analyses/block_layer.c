@@ -176,7 +176,19 @@ static bool site_add(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint64
     }
     d->sites[j].bytes += (uint64_t)bytes;
     d->sites[j].blocks += (uint64_t)blocks;
+    d->sites[j].made += blocks > 0 ? (uint64_t)blocks : 0;
     return true;
+}
+
+const struct cmt_bl_site *cmt_bl_site_find(const struct cmt_bl_device *d, uint64_t stack)
+{
+    if (!d->cap_sites)
+        return NULL;
+    uint64_t key = stack + 1;
+    size_t j = (size_t)(key * 0x9e3779b97f4a7c15ull >> 20) & (d->cap_sites - 1);
+    while (d->sites[j].stack && d->sites[j].stack != key)
+        j = (j + 1) & (d->cap_sites - 1);
+    return d->sites[j].stack ? &d->sites[j] : NULL;
 }
 
 static int by_bytes_desc(const void *a, const void *b)
@@ -281,16 +293,20 @@ static void on_alloc(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint8_
         return;
     }
     memmove(&d->blocks[j + 1], &d->blocks[j], (d->n_blocks - j) * sizeof *d->blocks);
-    d->blocks[j] = (struct cmt_bl_block){addr, size, request, stack, ts, true};
+    d->blocks[j] = (struct cmt_bl_block){.addr = addr, .size = size, .requested = request, .stack = stack, .ts = ts,
+                                         .seq = ++d->allocs, .tid = bl->event_tid, .allocated = true};
     d->n_blocks++;
     d->allocated += size;
     d->requested += request;
+    d->last_alloc_ts = ts;
     site_add(bl, d, stack, (int64_t)size, 1);
     if (d->allocated > d->peak_allocated) {
         d->peak_allocated = d->allocated;
         d->peak_pending = true;
         d->peak.ts = ts;
     }
+    if (bl->listener.on_tensor)
+        bl->listener.on_tensor(bl->listener.ctx, d, &d->blocks[j], true, ts);
 }
 
 static void on_free_requested(struct cmt_block_layer *bl, struct cmt_bl_device *d, uint8_t api, uint64_t ts,
@@ -303,6 +319,8 @@ static void on_free_requested(struct cmt_block_layer *bl, struct cmt_bl_device *
     }
     settle_peak(bl, d, ts);
     struct cmt_bl_block *k = &d->blocks[j];
+    if (bl->listener.on_tensor)
+        bl->listener.on_tensor(bl->listener.ctx, d, k, false, ts);
     k->allocated = false;
     d->allocated -= k->size;
     d->requested -= k->requested;
@@ -515,6 +533,11 @@ void cmt_block_layer_event(struct cmt_block_layer *bl, uint8_t api, int32_t devi
     add_point(bl, d, ts);
 }
 
+void cmt_block_layer_listen(struct cmt_block_layer *bl, const struct cmt_bl_listener *l)
+{
+    bl->listener = l ? *l : (struct cmt_bl_listener){0};
+}
+
 void cmt_block_layer_finish(struct cmt_block_layer *bl)
 {
     for (size_t i = 0; i < bl->n_devices; i++)
@@ -552,4 +575,17 @@ size_t cmt_bl_leaks(const struct cmt_bl_device *d, struct cmt_bl_site **sites, u
         qsort(out, n, sizeof *out, by_bytes_desc);
     *sites = out;
     return n;
+}
+
+bool cmt_bl_segment_at(const struct cmt_block_layer *bl, int32_t device, uint64_t addr)
+{
+    for (size_t i = 0; i < bl->n_devices; i++) {
+        const struct cmt_bl_device *d = &bl->devices[i];
+        if (d->ordinal != device)
+            continue;
+        bool in;
+        size_t at = segment_index(d, addr, &in);
+        return in && d->segments[at - 1].addr == addr;
+    }
+    return false;
 }

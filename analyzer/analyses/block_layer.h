@@ -33,6 +33,9 @@ struct cmt_bl_block {
     uint64_t requested; /* the tensor's */
     uint64_t stack;
     uint64_t ts;
+    uint64_t seq;       /* the device's allocations numbered from 1, in order */
+    uint64_t tag;       /* the listener's own (cmt_block_layer_listen), 0 otherwise */
+    uint32_t tid;       /* the thread of its ALLOC record */
     bool allocated;     /* false between FREE_REQUESTED and FREE_COMPLETED */
 };
 
@@ -46,6 +49,7 @@ struct cmt_bl_site {
     uint64_t stack;
     uint64_t bytes;
     uint64_t blocks;
+    uint64_t made; /* tensors the stack allocated so far (the device's site table only) */
 };
 
 struct cmt_bl_class_state {
@@ -106,6 +110,17 @@ struct cmt_bl_device {
     uint64_t events;
     struct cmt_bl_point *points; /* in time order */
     size_t n_points, cap_points;
+    uint64_t allocs; /* tensors allocated so far (the last block's seq) */
+    uint64_t last_alloc_ts; /* of the latest tensor allocated */
+};
+
+/* Told of every tensor as it is allocated (after its block is placed and
+ * counted) and as its free is requested (before it is uncounted): the
+ * tensor pass (tensor_pass.h) follows the tensors' categories this way. The
+ * block may move once the call returns; tag is the listener's to keep. */
+struct cmt_bl_listener {
+    void *ctx;
+    void (*on_tensor)(void *ctx, const struct cmt_bl_device *d, struct cmt_bl_block *b, bool allocated, uint64_t ts);
 };
 
 struct cmt_bl_inconsistency {
@@ -126,6 +141,7 @@ struct cmt_block_layer {
     struct cmt_bl_inconsistency first_inconsistency;
     bool out_of_memory;
     uint32_t event_tid; /* the thread of the record being applied (block_observer.c sets it) */
+    struct cmt_bl_listener listener; /* on_tensor NULL: none */
     struct cmt_replay_observer observer; /* cmt_block_layer_attach */
 };
 
@@ -134,6 +150,8 @@ void cmt_block_layer_free(struct cmt_block_layer *bl);
 /* One BLOCK record, in time order. */
 void cmt_block_layer_event(struct cmt_block_layer *bl, uint8_t api, int32_t device, uint64_t ts, uint64_t addr,
                            uint64_t size, uint64_t stack, const uint64_t aux[CMT_AUX_COUNT]);
+/* Tells l of every tensor from now on (one listener; NULL on_tensor: none). */
+void cmt_block_layer_listen(struct cmt_block_layer *bl, const struct cmt_bl_listener *l);
 /* The end of the trace: a peak not yet followed by a decrease is taken. */
 void cmt_block_layer_finish(struct cmt_block_layer *bl);
 /* Follows the replay's BLOCK records (block_observer.c). Returns 0, or -1
@@ -147,9 +165,18 @@ const char *cmt_bl_verdict_name(enum cmt_bl_verdict v);
 /* The allocator's rounding of a request (round_size). */
 uint64_t cmt_bl_round(uint64_t request);
 
+/* Whether a live segment of device starts at addr (at the end of the
+ * replay: the segments PyTorch's cache still held). */
+bool cmt_bl_segment_at(const struct cmt_block_layer *bl, int32_t device, uint64_t addr);
+
 /* Tensors never released (allocated at the end), largest site first; the
  * caller frees *sites. Returns the number of sites, or (size_t)-1 when out
  * of memory. */
+/* A stack's row of the device's site table (live bytes and tensors, and
+ * how many it made; its stack field holds the stack + 1), or NULL when it
+ * allocated none there. */
+const struct cmt_bl_site *cmt_bl_site_find(const struct cmt_bl_device *d, uint64_t stack);
+
 size_t cmt_bl_leaks(const struct cmt_bl_device *d, struct cmt_bl_site **sites, uint64_t *blocks, uint64_t *bytes);
 
 #endif

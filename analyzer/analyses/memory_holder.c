@@ -85,6 +85,13 @@ static enum cmt_holder cache_of_frame(const struct cmt_frame *fr)
     return CMT_HOLDER_OTHER;
 }
 
+/* The CUDA runtime and driver, and the profiler: the frames between the
+ * API call and its caller. */
+static bool cuda_plumbing(const char *mod)
+{
+    return !mod || starts(mod, "libcudart") || starts(mod, "libcuda.so") || starts(mod, "libcumemtrace");
+}
+
 enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(f, stack);
@@ -92,6 +99,25 @@ enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack)
         enum cmt_holder h = cache_of_frame(&sf->frames[i]);
         if (h != CMT_HOLDER_OTHER)
             return h;
+    }
+    /* Without PyTorch's symbols (a trace read on a machine that lacks its
+     * libraries) no frame has a name: the module of the call's own caller
+     * says it, as the trace recorded it. libc10_cuda.so calls the CUDA API
+     * for its device cache (and, with PYTORCH_NO_CUDA_MEMORY_CACHING=1, for
+     * every tensor: only its symbols or the block layer tell that apart);
+     * libtorch_cuda.so for its pinned host cache. */
+    for (size_t i = 0; i < sf->n; i++) {
+        const struct cmt_frame *fr = &sf->frames[i];
+        const char *mod = fr->module && *fr->module ? cmt_basename(fr->module) : NULL;
+        if (cuda_plumbing(mod))
+            continue;
+        if (fr->function)
+            break;
+        if (starts(mod, "libc10_cuda"))
+            return CMT_HOLDER_PYTORCH;
+        if (starts(mod, "libtorch_cuda"))
+            return CMT_HOLDER_PYTORCH_HOST;
+        break;
     }
     return CMT_HOLDER_OTHER;
 }

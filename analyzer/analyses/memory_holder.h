@@ -46,7 +46,11 @@ enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack);
  * allocation PyTorch made without its cache (PYTORCH_NO_CUDA_MEMORY_CACHING=1)
  * holds one tensor and is not a cache. Pinned host memory that PyTorch's
  * CachingHostAllocator took with cudaHostAlloc is its host cache
- * (CMT_HOLDER_PYTORCH_HOST): it keeps freed blocks for reuse until exit. */
+ * (CMT_HOLDER_PYTORCH_HOST): it keeps freed blocks for reuse until exit.
+ * Recognised by function names, else (no symbols) by the module of the
+ * frame that called the CUDA API: libc10_cuda.so (PyTorch's device cache),
+ * libtorch_cuda.so (its host cache); the caller decides by the memory's
+ * kind which of the two applies. */
 enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack);
 
 #endif

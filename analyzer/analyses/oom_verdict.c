@@ -51,6 +51,23 @@ void cmt_oom_decide(const struct cmt_oom_figures *f, struct cmt_verdict_result *
     }
 }
 
+void cmt_oom_decide_in_cache(const struct cmt_oom_figures *f, const struct cmt_cache_oom_figures *c,
+                             struct cmt_verdict_result *out)
+{
+    cmt_oom_decide(f, out);
+    uint64_t room = c->cache_free + c->device_free;
+    out->excess = 0;
+    out->no_setting_fits = false;
+    if (room >= c->request) {
+        out->verdict = CMT_VERDICT_FRAGMENTATION;
+        out->rule = CMT_VRULE_CACHE_FRAGMENTED;
+    } else if (out->verdict != CMT_VERDICT_OTHER_CONSUMERS) {
+        out->verdict = CMT_VERDICT_CAPACITY;
+        out->rule = CMT_VRULE_CACHE_FULL;
+        out->excess = c->request - room;
+    }
+}
+
 const char *cmt_verdict_name(enum cmt_verdict v)
 {
     static const char *const names[CMT_VERDICT_COUNT] = {"not-out-of-memory", "capacity", "fragmentation",
@@ -60,6 +77,7 @@ const char *cmt_verdict_name(enum cmt_verdict v)
 
 const char *cmt_verdict_rule_id(enum cmt_verdict_rule r)
 {
-    static const char *const ids[CMT_VRULE_COUNT] = {"R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10"};
+    static const char *const ids[CMT_VRULE_COUNT] = {"R0", "R1", "R2", "R3", "R4", "R5", "R6",
+                                                     "R7", "R8", "R9", "R10", "R11", "R12"};
     return r < CMT_VRULE_COUNT ? ids[r] : "?";
 }

@@ -32,6 +32,11 @@ enum cmt_verdict_rule {
     CMT_VRULE_OWN_POOL,                /* R8: the request's own pool held enough unused bytes */
     CMT_VRULE_POOLS_AND_OTHERS,        /* R9: none alone; the larger share names it */
     CMT_VRULE_ENOUGH_FREE,             /* R10: the device had the bytes, not in one range */
+    /* A caching allocator's own record of the failure (PyTorch's block
+     * layer: its OOM record) knows its cache, which the figures above see
+     * only as live segments; it decides (cmt_oom_decide_in_cache). */
+    CMT_VRULE_CACHE_FRAGMENTED,        /* R11: its free bytes (with the device's) covered the request, in no range */
+    CMT_VRULE_CACHE_FULL,              /* R12: its free bytes and the device's fall short: the tensors fill it */
     CMT_VRULE_COUNT
 };
 
@@ -77,6 +82,23 @@ struct cmt_verdict_result {
 };
 
 void cmt_oom_decide(const struct cmt_oom_figures *f, struct cmt_verdict_result *out);
+
+/* The cache's own view of a failure (PyTorch's OOM record, block_layer.h):
+ * the request as the allocator rounds it, its reserved but unallocated
+ * bytes then, and the device's free bytes as CUDA reported them. */
+struct cmt_cache_oom_figures {
+    uint64_t request, cache_free, device_free;
+};
+
+/* The verdict of a failure the cache recorded itself: cmt_oom_decide's
+ * figures (used, shortfall, others, ...), then R11 when the cache's free
+ * bytes and the device's would have served the request (fragmentation
+ * inside the cache: expandable segments serve it), else R12 (capacity: the
+ * tensors fill the device; excess is what was missing), unless the
+ * figures name other consumers (R7, R9): memory outside this process is
+ * what the driver's view knows and the cache's does not. */
+void cmt_oom_decide_in_cache(const struct cmt_oom_figures *f, const struct cmt_cache_oom_figures *c,
+                             struct cmt_verdict_result *out);
 
 const char *cmt_verdict_name(enum cmt_verdict v);  /* "capacity", "other-consumers"... */
 const char *cmt_verdict_rule_id(enum cmt_verdict_rule r); /* "R5" */

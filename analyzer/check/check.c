@@ -169,8 +169,9 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 
 /* ---- judging ------------------------------------------------------------ */
 
-/* One finding per call site of tensors never released (block layer). */
-static void judge_tensor_leaks(struct cmt_check_trace *t, const struct cmt_blocks_report *bl, bool over)
+/* One finding per call site of tensors never released (block layer): with
+ * --tensors-alive-at-exit, or when the tensors could not be followed. */
+static void judge_tensors_never_released(struct cmt_check_trace *t, const struct cmt_blocks_report *bl, bool over)
 {
     const struct cmt_report *r = &t->report;
     for (size_t d = 0; bl && d < bl->n_devices; d++) {
@@ -204,6 +205,43 @@ static void judge_tensor_leaks(struct cmt_check_trace *t, const struct cmt_block
     }
 }
 
+/* One finding per call site of tensors kept step after step (the leak rule
+ * for tensors, tensors_report.h). */
+static void judge_tensors_kept(struct cmt_check_trace *t, const struct cmt_tensors_report *tr, bool over)
+{
+    const struct cmt_report *r = &t->report;
+    for (size_t i = 0; i < tr->n_alive; i++) {
+        const struct cmt_tensor_site_row *s = &tr->alive[i];
+        if (!s->leak || s->suppression)
+            continue;
+        struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_LEAK, over ? CMT_LEVEL_ERROR : CMT_LEVEL_WARNING);
+        if (!f)
+            return;
+        char size[32], rate[64];
+        cmt_format_size(s->kept_bytes, size, sizeof size);
+        uint64_t per = s->verdict.rate > 0 ? (uint64_t)(s->verdict.rate + 0.5) : 0;
+        if (s->per_step)
+            snprintf(rate, sizeof rate, "+%s per step over %zu steps", cmt_size_exact_str(per, (char[64]){""}, 64),
+                     s->verdict.n);
+        else
+            snprintf(rate, sizeof rate, "+%s/s", cmt_size_str(per, (char[32]){""}, 32));
+        snprintf(f->message, sizeof f->message,
+                 "leaked %s in %" PRIu64 " %s kept step after step: %s, held when the work ended (PyTorch's "
+                 "block layer)%s",
+                 size, s->kept_count, s->kept_count == 1 ? "tensor" : "tensors", rate,
+                 over ? "" : ", within the leak limits");
+        f->site = true;
+        f->stack = s->stack;
+        f->bytes = s->kept_bytes;
+        f->count = s->kept_count;
+        f->api = CMT_API_TORCH_ALLOC;
+        f->kind = CMT_KIND_TORCH_BLOCK;
+        char *key = cmt_check_site_key(cmt_frames_get(r->frames, s->stack), CMT_KIND_TORCH_BLOCK, false);
+        f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
+        free(key);
+    }
+}
+
 static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_check_options *o = c->opt;
@@ -221,16 +259,52 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         max_bytes = o->has_max_leak_bytes ? o->max_leak_bytes : o->has_max_leak_count ? UNLIMITED : 0;
         max_count = o->has_max_leak_count ? o->max_leak_count : o->has_max_leak_bytes ? UNLIMITED : 0;
     }
-    /* Tensors PyTorch's block layer saw never released are leaks too, with
-     * the cache on (docs/check.md). */
+    /* PyTorch's tensors, with the cache on (docs/check.md, "Tensors"): those
+     * kept step after step are leaks, or with --tensors-alive-at-exit every
+     * one never released (also when they could not be followed). */
     const struct cmt_blocks_report *bl = r->blocks && r->blocks->on ? r->blocks : NULL;
-    uint64_t tensor_bytes = bl ? bl->leak_bytes : 0, tensor_count = bl ? bl->leak_blocks : 0;
+    const struct cmt_tensors_report *tr = bl && r->tensors && r->tensors->on ? r->tensors : NULL;
+    bool every_tensor = bl && (o->tensors_alive_at_exit || !tr);
+    uint64_t tensor_bytes = 0, tensor_count = 0;
+    if (every_tensor) {
+        tensor_bytes = bl->leak_bytes;
+        tensor_count = bl->leak_blocks;
+        t->tensor_suppressed_bytes = bl->suppressed_bytes;
+        t->tensor_suppressed_count = bl->suppressed_blocks;
+        credit(c, r, true);
+    } else if (tr) {
+        tensor_bytes = tr->leak_bytes;
+        tensor_count = tr->leak_count;
+        t->tensor_suppressed_bytes = tr->suppressed_bytes;
+        t->tensor_suppressed_count = tr->suppressed_count;
+        for (size_t i = 0; i < tr->n_alive; i++) {
+            const struct cmt_tensor_site_row *s = &tr->alive[i];
+            if (s->suppression && s->growing && s->suppression <= c->suppressions.n) {
+                c->suppressions.items[s->suppression - 1].allocations += s->kept_count;
+                c->suppressions.items[s->suppression - 1].bytes += s->kept_bytes;
+            }
+        }
+    }
     t->tensor_leak_bytes = tensor_bytes;
     t->tensor_leak_count = tensor_count;
-    t->tensor_suppressed_bytes = bl ? bl->suppressed_bytes : 0;
-    t->tensor_suppressed_count = bl ? bl->suppressed_blocks : 0;
-    if (bl)
-        credit(c, r, true);
+    t->tensor_alive_bytes = tr ? tr->alive_bytes : bl ? bl->leak_bytes + bl->suppressed_bytes : 0;
+    t->tensor_alive_count = tr ? tr->alive_count : bl ? bl->leak_blocks + bl->suppressed_blocks : 0;
+    uint64_t n = 0, bytes = 0;
+    for (size_t i = 0; tr && !every_tensor && i < tr->n_alive; i++) {
+        const struct cmt_tensor_site_row *s = &tr->alive[i];
+        if (!s->leak && !(s->suppression && s->growing)) {
+            n += s->live_count;
+            bytes += s->live_bytes;
+        }
+    }
+    if (n) {
+        char size[32];
+        cmt_format_size(bytes, size, sizeof size);
+        add_note(t, "%s in %" PRIu64 " %s alive at exit were not kept step after step (a model, its optimizer "
+                    "state, workspaces: what the program still held at exit): not leaks "
+                    "(--tensors-alive-at-exit checks them)",
+                 size, n, n == 1 ? "tensor" : "tensors");
+    }
     bool over = r->leak_bytes + tensor_bytes > max_bytes || r->leak_count + tensor_count > max_count;
     uint64_t virtual_rows = 0;
     for (size_t i = 0; i < r->n_leaks; i++)
@@ -325,7 +399,10 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         f->fingerprint = cmt_check_hash(key ? key : "", CMT_RULE_LEAK);
         free(key);
     }
-    judge_tensor_leaks(t, bl, over);
+    if (every_tensor)
+        judge_tensors_never_released(t, bl, over);
+    else if (tr)
+        judge_tensors_kept(t, tr, over);
 }
 
 /* Mappings of another process's memory never closed: a leak of a mapping,
@@ -487,7 +564,12 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
 static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_report *r = &t->report;
-    uint64_t failed = t->analysis.replay.failed_allocs;
+    uint64_t probing = r->failed_calls_probing, retrying = r->failed_calls_retrying;
+    uint64_t failed = t->analysis.replay.failed_allocs - probing - retrying;
+    if (probing)
+        add_note(t, "%" PRIu64 " allocation %s of a caching allocator failed by design and %s asked again at once "
+                    "and served (allocator probes): not failures",
+                 probing, probing == 1 ? "call" : "calls", probing == 1 ? "was" : "were");
     if (failed == 0)
         return;
     if (!c->opt->no_failed_allocations) {
@@ -497,6 +579,8 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
     }
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count)
+            continue;
         struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_FAILED_ALLOCATION, CMT_LEVEL_ERROR);
         if (!f)
             return;
@@ -656,7 +740,9 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
     t->path = strdup(path);
     if (!t->path)
         return -1;
-    if (cmt_analysis_run(&t->analysis, t->path, 0) != 0) {
+    /* phases: the steps the program marked decide which tensors were kept step after step */
+    struct cmt_analysis_options aopt = {.phases = true};
+    if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0) {
         snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
         cmt_analysis_free(&t->analysis);
         t->status = CMT_TRACE_ERROR;

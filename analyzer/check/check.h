@@ -45,6 +45,9 @@ struct cmt_check_options {
     size_t max_frames;
     struct cmt_frames_args symbols; /* --fold, --unfold, --full-stacks, --debuginfo-path, --sysroot */
     bool include_cached; /* --include-cached: memory caching allocators hold at exit is checked as leaks */
+    /* --tensors-alive-at-exit: every tensor of PyTorch's block layer alive at
+     * exit is a leak, not only those kept step after step (tensors_report.h) */
+    bool tensors_alive_at_exit;
     /* `run --check` only */
     bool keep_traces;
     bool require_trace;
@@ -105,11 +108,14 @@ struct cmt_check_trace {
     char error[800]; /* why the trace is in error (empty when it is not) */
     bool complete;   /* exited normally, read to the end, nothing dropped */
     bool leaks_checked;
-    /* PyTorch's block layer: tensors never released that no suppression
-     * matched, and those a suppression did (the check's figures; the
-     * report's blocks model has them all). */
+    /* PyTorch's block layer: tensors checked as leaks (kept step after
+     * step, or with --tensors-alive-at-exit every one alive at exit) that
+     * no suppression matched, those a suppression did, and every tensor
+     * alive at exit (the check's figures; the report's tensors and blocks
+     * models have them all). */
     uint64_t tensor_leak_bytes, tensor_leak_count;
     uint64_t tensor_suppressed_bytes, tensor_suppressed_count;
+    uint64_t tensor_alive_bytes, tensor_alive_count;
     /* Mappings of another process's memory never closed that a suppression
      * matched (the report's ipc model has them all). */
     uint64_t mapping_suppressed_bytes, mapping_suppressed_count;

@@ -28,6 +28,7 @@ enum {
     OPT_KEEP_TRACES,
     OPT_REQUIRE_TRACE,
     OPT_INCLUDE_CACHED,
+    OPT_TENSORS_ALIVE_AT_EXIT,
     OPT_LAST
 };
 
@@ -50,6 +51,7 @@ const struct option cmt_check_longopts[] = {
     {"keep-traces", no_argument, NULL, OPT_KEEP_TRACES},
     {"require-trace", no_argument, NULL, OPT_REQUIRE_TRACE},
     {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
+    {"tensors-alive-at-exit", no_argument, NULL, OPT_TENSORS_ALIVE_AT_EXIT},
     {NULL, 0, NULL, 0},
 };
 
@@ -215,6 +217,9 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
     case OPT_INCLUDE_CACHED:
         o->include_cached = true;
         return 0;
+    case OPT_TENSORS_ALIVE_AT_EXIT:
+        o->tensors_alive_at_exit = true;
+        return 0;
     case OPT_REQUIRE_TRACE:
         o->require_trace = true;
         return 0;
@@ -249,6 +254,10 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "                            pinned host caches, CuPy, XLA, RMM) still holds at\n"
           "                            exit as leaks (by default it is listed as held by the\n"
           "                            allocator, not checked)\n"
+          "  --tensors-alive-at-exit   with PyTorch's block layer, check every tensor alive at\n"
+          "                            exit as a leak (by default only those kept step after\n"
+          "                            step are: a model, its optimizer state and other module\n"
+          "                            globals are alive when Python exits)\n"
           "  --max-peak [DEV=]SIZE     peak of device-resident memory per device; DEV=SIZE for\n"
           "                            one device (repeatable); sizes take KiB, MiB, GiB\n"
           "  --no-failed-allocations   fail when an allocation call failed\n"

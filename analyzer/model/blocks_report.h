@@ -100,6 +100,7 @@ struct cmt_blocks_report {
      * settings_known false for an older trace, which did not record them. */
     bool settings_known;
     char alloc_conf[256], cuda_alloc_conf[256];
+    bool expandable; /* either has expandable_segments:True */
     uint64_t events;
     uint64_t inconsistencies;
     struct cmt_bl_inconsistency first_inconsistency;

@@ -2,6 +2,8 @@
 #include "diff.h"
 #include "text_escape.h"
 
+#include "blocks_report.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,8 @@ int64_t cmt_diff_delta(uint64_t old_v, uint64_t new_v)
 bool cmt_diff_site_changed(const struct cmt_diff_site *s)
 {
     return s->side[0].peak != s->side[1].peak || s->side[0].leak != s->side[1].leak ||
-           s->side[0].calls != s->side[1].calls;
+           s->side[0].calls != s->side[1].calls || s->side[0].tensor_peak != s->side[1].tensor_peak ||
+           s->side[0].tensor_kept != s->side[1].tensor_kept;
 }
 
 bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s)
@@ -41,7 +44,8 @@ bool cmt_diff_site_suppressed_changed(const struct cmt_diff_site *s)
 
 /* The site's identity: its frames shown, one per line, each with its
  * control characters escaped (text_escape.h), so that a name from the trace
- * holding a newline stays one frame, and one line. */
+ * holding a newline stays one frame, and one line; a frame without a name by
+ * its module and offset only (the address differs from run to run). */
 static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines)
 {
     const struct cmt_stack_frames *sf = cmt_frames_get(frames, stack);
@@ -56,7 +60,11 @@ static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines
     key[0] = 0;
     char raw[1024], buf[1024];
     for (size_t i = 0; i < sf->n; i++) {
-        cmt_frame_describe(&sf->frames[i], raw, sizeof raw);
+        const struct cmt_frame *fr = &sf->frames[i];
+        if (!fr->function && fr->module && *fr->module)
+            snprintf(raw, sizeof raw, "%s+0x%" PRIx64, cmt_basename(fr->module), fr->module_offset);
+        else
+            cmt_frame_describe(fr, raw, sizeof raw);
         cmt_escape_into(raw, buf, sizeof buf);
         size_t need = len + strlen(buf) + 2;
         if (need > cap) {
@@ -131,16 +139,65 @@ static void describe_run(struct cmt_diff_run *run, const struct cmt_report *r, c
     cmt_summary_from_report(r, a, trace, &run->summary);
 }
 
+/* PyTorch's tensors: the run's figures and each tensor site's. */
+static int add_tensors(struct cmt_diff *d, int which, const struct cmt_report *r)
+{
+    const struct cmt_tensors_report *t = r->tensors;
+    struct cmt_diff_tensors *x = &d->run[which].tensors;
+    if (!t || !t->on)
+        return 0;
+    x->on = true;
+    for (unsigned c = 0; c < CMT_CAT_COUNT; c++) {
+        d->category_name[c] = t->category_name[c];
+        d->category_key[c] = t->category_key[c];
+    }
+    for (size_t i = 0; i < t->n_devices; i++) {
+        const struct cmt_tensor_instant *p = &t->devices[i].pass->peak;
+        x->peak += p->allocated;
+        for (unsigned c = 0; c < CMT_CAT_COUNT; c++)
+            x->cats[c] += p->cats.bytes[c];
+    }
+    x->kept_bytes = t->leak_bytes;
+    x->kept_count = t->leak_count;
+    x->alive_bytes = t->alive_bytes;
+    x->alive_count = t->alive_count;
+    x->steps = t->steps;
+    x->rate_per_step = t->total_growth.candidate && t->total_growth.rate > 0 ? (uint64_t)(t->total_growth.rate + 0.5) : 0;
+    for (size_t i = 0; r->blocks && i < r->blocks->n_devices; i++) {
+        const struct cmt_blocks_view *v = &r->blocks->devices[i].peak;
+        for (size_t k = 0; k < v->n_sites; k++) {
+            struct cmt_diff_site *s = site_for(d, r->frames, v->sites[k].stack, CMT_API_TORCH_ALLOC);
+            if (!s)
+                return -1;
+            s->side[which].tensor_peak += v->sites[k].bytes;
+        }
+    }
+    for (size_t k = 0; k < t->n_alive; k++) {
+        const struct cmt_tensor_site_row *a = &t->alive[k];
+        if (!a->leak || a->suppression)
+            continue;
+        struct cmt_diff_site *s = site_for(d, r->frames, a->stack, CMT_API_TORCH_ALLOC);
+        if (!s)
+            return -1;
+        s->side[which].tensor_kept += a->kept_bytes;
+    }
+    return 0;
+}
+
 int cmt_diff_add(struct cmt_diff *d, int which, const struct cmt_report *r, const struct cmt_analysis *a, const char *trace)
 {
     const struct cmt_replay *rp = &a->replay;
     describe_run(&d->run[which], r, a, trace);
+    if (add_tensors(d, which, r) != 0)
+        return -1;
     for (size_t i = 0; i < r->n_accounts; i++) {
         const struct cmt_account_view *v = &r->accounts[i];
         if (v->account->cls != CMT_CLASS_DEVICE)
             continue;
         for (size_t k = 0; k < v->peak.n_rows; k++) {
             const struct cmt_site_row *row = &v->peak.rows[k];
+            if (row->holder == CMT_HOLDER_PYTORCH)
+                continue; /* its segments: counted as the tensors in them */
             struct cmt_diff_site *s = site_for(d, r->frames, row->stack, row->api);
             if (!s)
                 return -1;
@@ -198,6 +255,14 @@ static int by_change(const void *pa, const void *pb)
              al = mag(cmt_diff_delta(a->side[0].leak, a->side[1].leak));
     uint64_t bb = mag(cmt_diff_delta(b->side[0].peak, b->side[1].peak)),
              bl = mag(cmt_diff_delta(b->side[0].leak, b->side[1].leak));
+    uint64_t at = mag(cmt_diff_delta(a->side[0].tensor_peak, a->side[1].tensor_peak)),
+             ak = mag(cmt_diff_delta(a->side[0].tensor_kept, a->side[1].tensor_kept));
+    uint64_t bt = mag(cmt_diff_delta(b->side[0].tensor_peak, b->side[1].tensor_peak)),
+             bk = mag(cmt_diff_delta(b->side[0].tensor_kept, b->side[1].tensor_kept));
+    ab = ab > at ? ab : at;
+    al = al > ak ? al : ak;
+    bb = bb > bt ? bb : bt;
+    bl = bl > bk ? bl : bk;
     uint64_t am = ab > al ? ab : al, bm = bb > bl ? bb : bl;
     if (am != bm)
         return am > bm ? -1 : 1;

@@ -22,9 +22,22 @@
  *   leak:  its bytes live at exit (the report's leaks);
  *   calls: its successful allocation calls over the run;
  *   suppressed: its bytes live at exit that a leak suppression set aside
- *          (the report's suppressed leaks, not in leak). */
+ *          (the report's suppressed leaks, not in leak);
+ *   tensor_peak, tensor_kept: with PyTorch's block layer, its tensors' bytes
+ *          live at the tensors' peak and kept step after step at exit (the
+ *          report's "PyTorch's tensors"); PyTorch's segments are then left
+ *          out of peak, counted once, as tensors. */
 
 #define CMT_DIFF_FRAMES_SHOWN 8
+
+/* A run's tensors (PyTorch's block layer), every device together. */
+struct cmt_diff_tensors {
+    bool on;
+    uint64_t peak;                 /* the tensors' bytes at their peak */
+    uint64_t cats[CMT_CAT_COUNT];  /* by category then (the cache's reserve last) */
+    uint64_t kept_bytes, kept_count, alive_bytes, alive_count;
+    uint64_t steps, rate_per_step; /* rate: the tensors' growth per step, 0 when not growing */
+};
 
 struct cmt_diff_run {
     char trace[512];
@@ -35,12 +48,15 @@ struct cmt_diff_run {
     struct cmt_process_summary summary; /* peaks per device, leaks, events */
     uint64_t calls;      /* successful allocation calls */
     uint64_t suppressed_bytes, suppressed_count; /* the report's suppressed leaks (memory) */
+    struct cmt_diff_tensors tensors;
 };
 
 struct cmt_diff_side {
     uint64_t peak, leak, leak_count, calls;
     uint64_t suppressed, suppressed_count; /* leaked but suppressed */
+    uint64_t tensor_peak, tensor_kept;
 };
+
 
 struct cmt_diff_site {
     char *key;      /* frames shown, one per line (the site's identity) */
@@ -62,6 +78,8 @@ struct cmt_diff {
     size_t n_suppressions;
     /* Call sites the text lists (--top; 0 = all); JSON has every one. */
     size_t top;
+    /* Category names for the renderers (tensor_pass.h). */
+    const char *category_name[CMT_CAT_COUNT], *category_key[CMT_CAT_COUNT];
 };
 
 void cmt_diff_init(struct cmt_diff *d);

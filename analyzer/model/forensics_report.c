@@ -73,10 +73,35 @@ static void build_oom(struct cmt_report *r, struct cmt_forensics_report *fr, con
         v->stack = cmt_frames_canonical(r->frames, c->stack);
         v->allocator = cmt_allocator_family_of(r->frames, c->stack);
         v->allocator_name = cmt_allocator_family_name(v->allocator);
-        v->allocator_remedy = cmt_allocator_family_remedy(v->allocator);
+        v->allocator_remedy = v->allocator == CMT_ALLOCATOR_PYTORCH && r->blocks && r->blocks->expandable
+                                  ? cmt_allocator_family_remedy_expandable()
+                                  : cmt_allocator_family_remedy(v->allocator);
         v->block_oom = block_oom_of(r, f, i);
-        v->cache_cannot_serve = v->block_oom && v->block_oom->verdict == CMT_BL_VERDICT_CAPACITY &&
-                                !v->block_oom->expandable_would_serve;
+        if (v->block_oom) {
+            /* the cache's own record knows more: it decides (R11, R12) */
+            const struct cmt_blocks_oom *bo = v->block_oom;
+            struct cmt_cache_oom_figures cf = {bo->rounded, bo->cache_free, bo->device_free};
+            cmt_oom_decide_in_cache(&v->fig, &cf, &v->verdict);
+            v->verdict_name = cmt_verdict_name(v->verdict.verdict);
+            v->rule_id = cmt_verdict_rule_id(v->verdict.rule);
+        }
+        v->cache_cannot_serve = v->block_oom && v->verdict.rule == CMT_VRULE_CACHE_FULL;
+        uint8_t flags = c->failure_index < CMT_MAX_FAILURES_KEPT && r->failure_flags ? r->failure_flags[c->failure_index] : 0;
+        v->probe = flags & CMT_FAILURE_PROBE;
+        v->retry_of = SIZE_MAX;
+        if (flags & CMT_FAILURE_RETRY)
+            for (size_t k = i; k-- > 0;)
+                if (f->cases[k].tid == c->tid) {
+                    /* the failure it repeats, itself perhaps a retry */
+                    v->retry_of = fr->oom[k].retry_of != SIZE_MAX ? fr->oom[k].retry_of : k;
+                    fr->oom[v->retry_of].retries++;
+                    fr->oom[v->retry_of].last_retry_ts = c->ts;
+                    break;
+                }
+        if (v->probe)
+            fr->n_probes++;
+        else if (v->retry_of == SIZE_MAX)
+            fr->n_failures++;
         /* The raw sites, merged by call site. */
         size_t n = 0;
         for (size_t k = 0; k < c->n_top; k++) {

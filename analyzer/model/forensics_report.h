@@ -45,6 +45,14 @@ struct cmt_oom_view {
     /* block_oom says capacity and that expandable segments would not have
      * served it: no allocator setting frees enough, none is suggested. */
     bool cache_cannot_serve;
+    /* One verdict per failure: a caching allocator's probe (failed by
+     * design, asked again at once and served) is no failure and is shown
+     * apart; its retry of a failure (report.h, CMT_FAILURE_RETRY) is that
+     * failure's: retry_of the case it repeats (SIZE_MAX: none), whose
+     * retries count them and last_retry_ts says when the last one was. */
+    bool probe;
+    size_t retry_of;
+    uint64_t retries, last_retry_ts;
     struct cmt_live_site top[CMT_OOM_TOP_SITES];
     size_t n_top;
 };
@@ -88,8 +96,9 @@ struct cmt_forensics_report {
     const struct cmt_pool_info *pools;
     size_t n_pools;
     uint64_t allowance;
-    struct cmt_oom_view *oom;
+    struct cmt_oom_view *oom; /* every case examined, in order (probes and retries too: see each view) */
     size_t n_oom;
+    size_t n_failures, n_probes; /* cases that are a failure of their own (neither probe nor retry); probes */
     struct cmt_churn_view *churn;
     size_t n_churn;
     struct cmt_waste_view *waste;

@@ -22,6 +22,7 @@ struct cmt_step_growth_row {
     uint64_t stack; /* canonical */
     struct cmt_growth_verdict verdict;
     uint64_t live_bytes, allocs, frees;
+    bool tensors; /* measured in PyTorch's tensors (its block layer), not device bytes */
 };
 
 struct cmt_phases_view {
@@ -45,6 +46,10 @@ struct cmt_phases_view {
     struct cmt_step_growth_row *growth;
     size_t n_growth;
     bool growth_built;
+    /* With PyTorch's block layer: the total is its tensors' bytes at step
+     * ends, its segments' rows are left out and its tensors' rows added
+     * (report_build.c, tensor_step_growth). */
+    bool growth_in_tensors;
     uint64_t marks;     /* cumemtrace marks */
     uint64_t unmatched; /* range ends with no open range to close */
 };

@@ -16,6 +16,8 @@
 #include "phases_view.h"
 #include "report_events.h"
 #include "site_floors.h"
+#include "tensor_pass.h"
+#include "tensors_report.h"
 #include "timeline_model.h"
 #include "usage_views.h"
 #include "whatif_report.h"
@@ -33,7 +35,9 @@ struct cmt_site_row {
     /* Leak rows: what the call site did over the whole run. */
     uint64_t site_allocs, site_frees;
     bool growing; /* the call site is also a growth candidate */
-    uint8_t holder; /* held rows: enum cmt_holder of the cache */
+    uint8_t holder; /* held rows: enum cmt_holder of the cache; a device's snapshot rows:
+                     * CMT_HOLDER_PYTORCH for PyTorch's segments when its block layer shows
+                     * their tensors (left out of the call tree) */
     uint32_t suppression; /* suppressed rows: index + 1 into the report's suppressions */
 };
 
@@ -123,7 +127,16 @@ struct cmt_failure_group {
     uint64_t first_ts;
     uint64_t live_device_bytes; /* at the first failure */
     size_t first_index;         /* of the first failure, in the replay's failures */
+    /* Of count: a caching allocator's own retries of a failure before them
+     * (PyTorch asking again after releasing its cache: the same failure),
+     * and its probes (failed by design, asked again at once and served:
+     * no failure). */
+    uint64_t retries, probes;
 };
+
+/* What a kept failure of the replay is (cmt_report's failure_flags). */
+#define CMT_FAILURE_PROBE 1u /* a caching allocator's probe: not a failure */
+#define CMT_FAILURE_RETRY 2u /* a caching allocator's retry of the failure before it: the same failure */
 
 struct cmt_report_options {
     size_t top;        /* call sites per list (default 10) */
@@ -262,11 +275,20 @@ struct cmt_report {
     size_t n_stack_slots;
     struct cmt_failure_group *failures;
     size_t n_failures;
+    /* Per failure the replay kept: CMT_FAILURE_PROBE, CMT_FAILURE_RETRY
+     * (decided from what the thread asked next and the allocator the stack
+     * goes through, by module: no symbols needed). */
+    uint8_t *failure_flags;
+    uint64_t failed_calls_probing, failed_calls_retrying; /* of trace.failed_allocs (the kept ones) */
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */
     struct cmt_phases_view *phases;         /* NULL when the trace names no phase, mark or step */
     struct cmt_blocks_report *blocks;       /* PyTorch's block layer (blocks_report.h); NULL without one */
+    /* Its tensors followed through the run (tensors_report.h): the tensor
+     * pass's results and the view of them; NULL without the block layer. */
+    struct cmt_tensor_pass *tensor_pass;
+    struct cmt_tensors_report *tensors;
     /* PyTorch's tensors replayed under the usual settings (whatif_report.h),
      * when the analysis followed them and there were tensors; NULL else. */
     struct cmt_whatif_report *whatif;
@@ -316,6 +338,8 @@ enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack);
 /* What to do to see the tensors or arrays inside a holder's cache (one
  * sentence, no trailing period); "" for holders that are no cache. */
 const char *cmt_holder_cache_advice(enum cmt_holder h);
+/* The same when PyTorch's block layer recorded its tensors. */
+const char *cmt_holder_tensors_advice(void);
 
 /* Shared by the renderers. */
 const char *cmt_class_name(unsigned cls);

@@ -12,6 +12,8 @@
 #include "holder_peaks.h"
 #include "whatif_uncached.h"
 #include "size_parse.h"
+#include "allocator_family.h"
+#include "oom_verdict.h"
 
 const char *cmt_class_name(unsigned cls)
 {
@@ -75,6 +77,8 @@ static int row_key_cmp(const void *pa, const void *pb)
         return (int)a->kind - (int)b->kind;
     if (a->suppression != b->suppression)
         return a->suppression < b->suppression ? -1 : 1;
+    if (a->holder != b->holder)
+        return (int)a->holder - (int)b->holder;
     if (a->first_ts != b->first_ts)
         return a->first_ts < b->first_ts ? -1 : 1;
     return (int)a->api - (int)b->api;
@@ -102,7 +106,7 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (out && rows[out - 1].stack == rows[i].stack && rows[out - 1].kind == rows[i].kind &&
-            rows[out - 1].suppression == rows[i].suppression) {
+            rows[out - 1].suppression == rows[i].suppression && rows[out - 1].holder == rows[i].holder) {
             rows[out - 1].bytes += rows[i].bytes;
             rows[out - 1].count += rows[i].count;
             if (rows[i].first_ts < rows[out - 1].first_ts) {
@@ -172,12 +176,22 @@ const char *cmt_holder_cache_advice(enum cmt_holder h)
     }
 }
 
+const char *cmt_holder_tensors_advice(void)
+{
+    return "the tensors inside these segments were recorded too (PyTorch's block layer): \"PyTorch's tensors\" "
+           "shows them, and tensors kept step after step are leaks there";
+}
+
 /* Rows and call tree of what an account held: its peak cells, or (at_peak
  * false) those live now. by_holder, when given, gets the bytes of each
  * holder. */
 static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_account *acc, bool at_peak,
                           struct cmt_snapshot *snap, uint64_t *by_holder)
 {
+    /* With PyTorch's block layer its segments are shown by their tensors
+     * ("PyTorch's tensors"): their rows are marked and kept out of the
+     * call tree, so the device's view counts them once, as its cache. */
+    bool cache_apart = a->blocks && a->blocks->seen && acc->cls == CMT_CLASS_DEVICE;
     const struct cmt_replay *rp = &a->replay;
     /* Rows for the cells that held something then, counted first: most of
      * an account's sites hold nothing at its peak. */
@@ -196,14 +210,16 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, co
         if (s < 0 || !cell->count)
             continue;
         const struct cmt_site_stats *st = (size_t)s < rp->sites_cap ? &rp->sites[s] : NULL;
+        enum cmt_holder holder = cmt_report_holder(r, (uint64_t)s);
         if (by_holder)
-            by_holder[cmt_report_holder(r, (uint64_t)s)] += cell->bytes;
+            by_holder[holder] += cell->bytes;
         snap->rows[k++] = (struct cmt_site_row){
             .stack = (uint64_t)s,
             .bytes = cell->bytes,
             .count = cell->count,
             .api = st ? st->api : 0,
             .first_ts = st ? rp->site_extra[s].first_ts : 0,
+            .holder = cache_apart && holder == CMT_HOLDER_PYTORCH ? CMT_HOLDER_PYTORCH : CMT_HOLDER_OTHER,
         };
     }
     /* In stack id order: the call tree keeps siblings of equal bytes in the
@@ -212,7 +228,8 @@ static int build_snapshot(struct cmt_report *r, const struct cmt_analysis *a, co
         qsort(snap->rows, k, sizeof *snap->rows, row_key_cmp);
     for (size_t i = 0; i < k; i++) {
         struct cmt_site_row *row = &snap->rows[i];
-        if (cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, row->stack), row->bytes, row->count) != 0)
+        if (row->holder == CMT_HOLDER_OTHER &&
+            cmt_call_tree_add(&snap->tree, cmt_frames_get(r->frames, row->stack), row->bytes, row->count) != 0)
             return -1;
         row->stack = cmt_frames_canonical(r->frames, row->stack);
     }
@@ -380,6 +397,10 @@ static int build_growth(struct cmt_report *r, const struct cmt_analysis *a, cons
         cmt_growth_evaluate(values, times, n, t->allocs, &v);
         if (!v.candidate)
             continue;
+        /* PyTorch's segments grow as its tensors do: with its block layer
+         * those are measured in tensors (r->tensors), not twice */
+        if (a->blocks && a->blocks->seen && cmt_report_holder(r, refs[i].canon) == CMT_HOLDER_PYTORCH)
+            continue;
         if (r->n_growth == growth_cap) {
             struct cmt_growth_row *more = realloc(r->growth, growth_cap * 2 * sizeof *more);
             if (!more)
@@ -523,6 +544,32 @@ static int suppress_tensors(struct cmt_report *r, long *cache)
     return 0;
 }
 
+/* The trace has PyTorch's block layer (or said it was attached). */
+static bool blocks_on(const struct cmt_analysis *a)
+{
+    return a->blocks && (a->blocks->seen || (a->model.has_allocator && a->model.allocator.state == CMT_BLOCKS_ON));
+}
+
+/* Whose cache a live allocation is. With PyTorch's block layer what the
+ * trace holds decides for PyTorch, not symbols (the same answer on a
+ * machine without its libraries): an allocation made by libc10_cuda.so is
+ * its cache when it is a segment the block layer saw (its address), or a
+ * VMM allocation of expandable segments; else it held one tensor
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1). The memory's kind tells PyTorch's
+ * device cache from its pinned host cache. */
+static enum cmt_holder cache_of_allocation(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_live *l)
+{
+    enum cmt_holder c = cmt_report_cache(r, l->stack);
+    bool pinned = l->kind == CMT_KIND_HOST_PINNED;
+    if (blocks_on(a) && !pinned && cmt_report_holder(r, l->stack) == CMT_HOLDER_PYTORCH) {
+        bool segment = l->kind != CMT_KIND_DEVICE || cmt_bl_segment_at(a->blocks, l->device, l->addr);
+        return segment ? CMT_HOLDER_PYTORCH : CMT_HOLDER_OTHER;
+    }
+    if ((c == CMT_HOLDER_PYTORCH && pinned) || (c == CMT_HOLDER_PYTORCH_HOST && !pinned))
+        return CMT_HOLDER_OTHER;
+    return c;
+}
+
 static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const struct site_totals *totals,
                        long *supp_cache)
 {
@@ -566,7 +613,7 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
             .first_ts = l->ts,
         };
         bool holds = cmt_kind_holds_memory(l->kind);
-        enum cmt_holder cache = r->opt->include_cached ? CMT_HOLDER_OTHER : cmt_report_cache(r, l->stack);
+        enum cmt_holder cache = r->opt->include_cached ? CMT_HOLDER_OTHER : cache_of_allocation(r, a, l);
         if (cache != CMT_HOLDER_OTHER) {
             row.holder = (uint8_t)cache;
             held[n_held++] = row;
@@ -639,11 +686,45 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
     return 0;
 }
 
+/* A caching allocator's probes and retries among the failures (report.h):
+ * a probe failed not for lack of memory and the thread asked again at once
+ * for the same size, and was served (PyTorch's expandable segments ask for
+ * a shareable handle type the driver may refuse); a retry is the same
+ * request failing again right after a failure (PyTorch releases its cache
+ * and asks again before it raises). Both only through a caching allocator
+ * (allocator_family.h, by module when symbols are missing). */
+static int classify_failures(struct cmt_report *r, const struct cmt_replay *rp)
+{
+    r->failure_flags = calloc(rp->n_failures ? rp->n_failures : 1, 1);
+    if (!r->failure_flags)
+        return -1;
+    for (size_t i = 0; i < rp->n_failures; i++) {
+        const struct cmt_failure *f = &rp->failures[i];
+        if (cmt_allocator_family_of(r->frames, f->stack) == CMT_ALLOCATOR_NONE)
+            continue;
+        if (f->result != CMT_CUDA_OUT_OF_MEMORY && f->next == CMT_NEXT_SAME_SERVED) {
+            r->failure_flags[i] |= CMT_FAILURE_PROBE;
+            r->failed_calls_probing++;
+            continue;
+        }
+        for (size_t k = i; k-- > 0;) {
+            if (rp->failures[k].tid != f->tid)
+                continue;
+            if (rp->failures[k].next == CMT_NEXT_SAME_FAILED && rp->failures[k].size == f->size) {
+                r->failure_flags[i] |= CMT_FAILURE_RETRY;
+                r->failed_calls_retrying++;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
 static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_replay *rp = &a->replay;
     r->failures = calloc(rp->n_failures ? rp->n_failures : 1, sizeof *r->failures);
-    if (!r->failures)
+    if (!r->failures || classify_failures(r, rp) != 0)
         return -1;
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
@@ -669,6 +750,8 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
             };
         }
         g->count++;
+        g->probes += (r->failure_flags[i] & CMT_FAILURE_PROBE) != 0;
+        g->retries += (r->failure_flags[i] & CMT_FAILURE_RETRY) != 0;
         if (f->size < g->min_size)
             g->min_size = f->size;
         if (f->size > g->max_size)
@@ -750,7 +833,141 @@ static int build_blocks(struct cmt_report *r, const struct cmt_analysis *a)
                  cmt_model_string(&a->model, al->alloc_conf_id));
         snprintf(r->blocks->cuda_alloc_conf, sizeof r->blocks->cuda_alloc_conf, "%s",
                  cmt_model_string(&a->model, al->cuda_alloc_conf_id));
+        r->blocks->expandable = strstr(r->blocks->cuda_alloc_conf, "expandable_segments:True") ||
+                                strstr(r->blocks->alloc_conf, "expandable_segments:True");
     }
+    return 0;
+}
+
+/* ---- tensors ------------------------------------------------------------------------------------ */
+
+struct tensor_ctx {
+    struct cmt_report *r;
+    const struct cmt_analysis *a;
+    long *supp_cache;
+    struct cmt_workspace_calls workspaces; /* cuBLAS's, found without symbols (tensor_origin.h) */
+};
+
+static const char *thread_name(const struct cmt_trace_model *m, uint32_t tid)
+{
+    for (size_t i = 0; i < m->n_threads; i++)
+        if (m->threads[i].tid == tid)
+            return cmt_model_string(m, m->threads[i].name_id);
+    return NULL;
+}
+
+static enum cmt_tensor_origin tensor_origin(void *ctx, uint64_t stack, uint32_t tid)
+{
+    struct tensor_ctx *t = ctx;
+    enum cmt_tensor_origin o = cmt_tensor_origin_of(t->r->frames, stack, thread_name(&t->a->model, tid));
+    if ((o == CMT_ORIGIN_PROGRAM || o == CMT_ORIGIN_BACKWARD) &&
+        cmt_tensor_workspace_call(t->r->frames, stack, &t->workspaces))
+        return CMT_ORIGIN_CUBLAS;
+    return o;
+}
+
+/* cuBLAS's workspaces on autograd's threads, from the first reading's
+ * tensors live at the end: where PyTorch asks the cache for them. */
+static void find_workspaces(struct tensor_ctx *t)
+{
+    const struct cmt_block_layer *bl = t->a->blocks;
+    for (size_t i = 0; bl && i < bl->n_devices; i++) {
+        const struct cmt_bl_device *d = &bl->devices[i];
+        for (size_t k = 0; k < d->n_blocks; k++) {
+            const struct cmt_bl_block *b = &d->blocks[k];
+            const struct cmt_bl_site *s = b->allocated ? cmt_bl_site_find(d, b->stack) : NULL;
+            if (s)
+                cmt_tensor_workspace_anchor(t->r->frames, b->stack, thread_name(&t->a->model, b->tid), b->requested,
+                                            s->made, true, &t->workspaces);
+        }
+    }
+}
+
+/* Device memory outside the block layer: PyTorch's segments are counted
+ * by the block layer (tensors and reserve); libraries' own memory by its
+ * holder (memory_holder.h, by module without symbols). */
+static enum cmt_tensor_category tensor_outside(void *ctx, uint64_t stack)
+{
+    struct tensor_ctx *t = ctx;
+    switch (cmt_report_holder(t->r, stack)) {
+    case CMT_HOLDER_PYTORCH:
+        return CMT_CAT_RESERVE;
+    case CMT_HOLDER_CUBLAS:
+        return CMT_CAT_CUBLAS;
+    case CMT_HOLDER_CUDNN:
+        return CMT_CAT_CUDNN;
+    case CMT_HOLDER_NCCL:
+        return CMT_CAT_NCCL;
+    default:
+        return CMT_CAT_OTHER;
+    }
+}
+
+static long tensor_suppression(void *ctx, uint64_t stack)
+{
+    struct tensor_ctx *t = ctx;
+    return t->r->at ? -1 : suppression_of(t->r, t->supp_cache, stack);
+}
+
+/* PyTorch's tensors through the run (tensor_pass.h): a second reading of
+ * the trace, then the view the report leads with. */
+static int build_tensors(struct cmt_report *r, const struct cmt_analysis *a, long *supp_cache)
+{
+    struct tensor_ctx ctx = {r, a, supp_cache, {{0}, 0}};
+    find_workspaces(&ctx);
+    r->tensor_pass = calloc(1, sizeof *r->tensor_pass);
+    r->tensors = calloc(1, sizeof *r->tensors);
+    if (!r->tensor_pass || !r->tensors)
+        return -1;
+    struct cmt_tensor_pass_input in = {.analysis = a, .ctx = &ctx, .origin = tensor_origin, .outside = tensor_outside};
+    if (cmt_tensor_pass_run(r->tensor_pass, &in) != 0)
+        return -1;
+    const struct cmt_blocks_report *b = r->blocks;
+    bool expandable = b && b->expandable;
+    struct cmt_tensors_report_input tin = {.pass = r->tensor_pass,
+                                           .blocks = b,
+                                           .frames = r->frames,
+                                           .expandable = expandable,
+                                           .suppression = tensor_suppression,
+                                           .ctx = &ctx};
+    return cmt_tensors_report_build(r->tensors, &tin);
+}
+
+/* With PyTorch's block layer the growth per step is measured in tensors:
+ * its segments' rows go (they grow as the tensors do), the tensors' rows
+ * growing per step come in, and the total is the tensors' (docs/report.md,
+ * "Phases and steps"). */
+static int tensor_step_growth(struct cmt_report *r, const struct cmt_analysis *a)
+{
+    struct cmt_phases_view *v = r->phases;
+    const struct cmt_tensors_report *t = r->tensors;
+    if (!v || !t || !t->on || !a->blocks || !a->blocks->seen)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; v->growth && i < v->n_growth; i++)
+        if (cmt_report_holder(r, v->growth[i].stack) != CMT_HOLDER_PYTORCH)
+            v->growth[n++] = v->growth[i];
+    v->n_growth = n;
+    size_t extra = 0;
+    for (size_t i = 0; i < t->n_growth; i++)
+        extra += t->growth[i].per_step;
+    if (extra) {
+        struct cmt_step_growth_row *rows = realloc(v->growth, (n + extra) * sizeof *rows);
+        if (!rows)
+            return -1;
+        v->growth = rows;
+        v->growth_built = true;
+        for (size_t i = 0; i < t->n_growth; i++) {
+            const struct cmt_tensor_site_row *g = &t->growth[i];
+            if (g->per_step)
+                rows[v->n_growth++] = (struct cmt_step_growth_row){
+                    .stack = g->stack, .verdict = g->verdict, .live_bytes = g->live_bytes, .allocs = g->allocs,
+                    .frees = g->frees, .tensors = true};
+        }
+    }
+    if (t->n_samples)
+        v->total_growth = t->total_growth;
+    v->growth_in_tensors = true;
     return 0;
 }
 
@@ -923,6 +1140,8 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     free(totals);
     if (rc == 0 && a->blocks && (a->blocks->seen || a->model.has_allocator))
         rc = build_blocks(r, a) == 0 && (r->at || suppress_tensors(r, supp_cache) == 0) ? 0 : -1;
+    if (rc == 0 && a->blocks && a->blocks->seen)
+        rc = build_tensors(r, a, supp_cache);
     free(supp_cache);
     if (rc != 0)
         return -1;
@@ -939,7 +1158,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
         if (!r->forensics)
             return -1;
     }
-    if (cmt_phases_view_build(&r->phases, a, r->frames) != 0)
+    if (cmt_phases_view_build(&r->phases, a, r->frames) != 0 || tensor_step_growth(r, a) != 0)
         return -1;
     for (size_t i = 0; r->phases && i < r->n_accounts; i++) {
         const struct cmt_account *acc = r->accounts[i].account;
@@ -990,11 +1209,18 @@ void cmt_report_free(struct cmt_report *r)
     free(r->holder_by_stack);
     free(r->cache_by_stack);
     free(r->failures);
+    free(r->failure_flags);
     cmt_forensics_report_free(r->forensics);
     cmt_phases_view_free(r->phases);
     if (r->blocks)
         cmt_blocks_report_free(r->blocks);
     free(r->blocks);
+    if (r->tensors)
+        cmt_tensors_report_free(r->tensors);
+    free(r->tensors);
+    if (r->tensor_pass)
+        cmt_tensor_pass_free(r->tensor_pass);
+    free(r->tensor_pass);
     if (r->whatif)
         cmt_whatif_report_free(r->whatif);
     free(r->whatif);

@@ -44,6 +44,8 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out)
     const struct cmt_blocks_report *b = r->blocks;
     if (!b || !b->on || !b->n_devices)
         return; /* PYTORCH_NO_CUDA_MEMORY_CACHING=1: the allocator reports no blocks */
+    if (r->tensors && r->tensors->on)
+        return; /* "PyTorch's tensors" (tensors_text.c) says all of it */
     char b1[64], b2[64], b3[64], b4[64];
     fprintf(out, "\nInside PyTorch's cache%s%s (block layer, %" PRIu64 " allocator events)\n",
             b->version[0] ? " " : "", cmt_esc(b->version), b->events);

@@ -136,6 +136,10 @@ static void json_trace(const struct cmt_check *c, const struct cmt_check_trace *
         cmt_json_uint(j, t->tensor_suppressed_bytes);
         cmt_json_key(j, "tensor_suppressed_count");
         cmt_json_uint(j, t->tensor_suppressed_count);
+        cmt_json_key(j, "tensor_alive_bytes");
+        cmt_json_uint(j, t->tensor_alive_bytes);
+        cmt_json_key(j, "tensor_alive_count");
+        cmt_json_uint(j, t->tensor_alive_count);
         cmt_json_key(j, "suppressed_bytes");
         cmt_json_uint(j, r->suppressed_bytes);
         cmt_json_key(j, "suppressed_count");

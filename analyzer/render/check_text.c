@@ -97,8 +97,10 @@ void cmt_check_trace_result_line(const struct cmt_check *c, const struct cmt_che
                        cmt_plural(r->leak_count, "allocation", "allocations"));
         if (t->tensor_leak_count) {
             cmt_format_size(t->tensor_leak_bytes, size, sizeof size);
-            u = append(buf, len, u, "%s%s in %" PRIu64 " %s never released", r->leak_count ? ", " : "leaked ", size,
-                       t->tensor_leak_count, cmt_plural(t->tensor_leak_count, "tensor", "tensors"));
+            u = append(buf, len, u, "%s%s in %" PRIu64 " %s %s", r->leak_count ? ", " : "leaked ", size,
+                       t->tensor_leak_count, cmt_plural(t->tensor_leak_count, "tensor", "tensors"),
+                       c->opt->tensors_alive_at_exit || !(r->tensors && r->tensors->on) ? "never released"
+                                                                                        : "kept step after step");
         } else if (!r->leak_count) {
             u = append(buf, len, u, "no leaks");
         }

@@ -63,9 +63,10 @@ static void change_json(struct cmt_json *j, const char *const *names, const uint
 
 static void side_json(const struct cmt_diff_side *o, const struct cmt_diff_side *n, struct cmt_json *j)
 {
-    static const char *const names[] = {"peak_bytes", "leak_bytes", "calls"};
-    uint64_t ov[] = {o->peak, o->leak, o->calls}, nv[] = {n->peak, n->leak, n->calls};
-    change_json(j, names, ov, nv, 3);
+    static const char *const names[] = {"peak_bytes", "leak_bytes", "calls", "tensor_peak_bytes", "tensor_kept_bytes"};
+    uint64_t ov[] = {o->peak, o->leak, o->calls, o->tensor_peak, o->tensor_kept},
+             nv[] = {n->peak, n->leak, n->calls, n->tensor_peak, n->tensor_kept};
+    change_json(j, names, ov, nv, 5);
 }
 
 static void frames_json(const struct cmt_diff_site *s, struct cmt_json *j)
@@ -102,6 +103,28 @@ static void suppressed_json(const struct cmt_diff *d, const struct cmt_diff_site
     cmt_json_end_object(j);
 }
 
+/* PyTorch's tensors of the two runs (null when neither has the block layer). */
+static void tensors_json(const struct cmt_diff *d, struct cmt_json *j)
+{
+    const struct cmt_diff_tensors *o = &d->run[0].tensors, *n = &d->run[1].tensors;
+    cmt_json_key(j, "tensors");
+    if (!o->on && !n->on) {
+        cmt_json_null(j);
+        return;
+    }
+    cmt_json_begin_object(j);
+    static const char *const names[] = {"peak_bytes", "kept_bytes", "kept_count", "alive_bytes", "alive_count",
+                                        "rate_bytes_per_step", "steps"};
+    uint64_t ov[] = {o->peak, o->kept_bytes, o->kept_count, o->alive_bytes, o->alive_count, o->rate_per_step, o->steps},
+             nv[] = {n->peak, n->kept_bytes, n->kept_count, n->alive_bytes, n->alive_count, n->rate_per_step, n->steps};
+    change_json(j, names, ov, nv, 7);
+    cmt_json_key(j, "categories_at_peak");
+    cmt_json_begin_object(j);
+    change_json(j, d->category_key, o->cats, n->cats, CMT_CAT_COUNT);
+    cmt_json_end_object(j);
+    cmt_json_end_object(j);
+}
+
 static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
 {
     cmt_json_begin_object(j);
@@ -111,6 +134,7 @@ static void diff_json(const struct cmt_diff *d, struct cmt_json *j)
     run_json(&d->run[1], j);
     cmt_json_key(j, "different_program");
     cmt_json_bool(j, d->different_program);
+    tensors_json(d, j);
     cmt_json_key(j, "sites_total");
     cmt_json_uint(j, d->n_sites);
     cmt_json_key(j, "sites");

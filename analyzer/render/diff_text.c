@@ -81,12 +81,39 @@ static void print_totals(const struct cmt_diff *d, FILE *out)
     fputc('\n', out);
 }
 
+/* PyTorch's tensors of either run (its block layer): what the report
+ * leads with, before the device's figures. */
+static void print_tensors(const struct cmt_diff *d, FILE *out)
+{
+    const struct cmt_diff_tensors *o = &d->run[0].tensors, *n = &d->run[1].tensors;
+    if (!o->on && !n->on)
+        return;
+    fprintf(out, "  PyTorch's tensors:\n    peak:              ");
+    print_bytes_change(o->peak, n->peak, out);
+    for (unsigned c = 0; c < CMT_CAT_COUNT; c++) {
+        if (!o->cats[c] && !n->cats[c])
+            continue;
+        fprintf(out, "\n      %-21s ", d->category_name[c]);
+        print_bytes_change(o->cats[c], n->cats[c], out);
+    }
+    fprintf(out, "\n    kept step after step (leaks): ");
+    print_bytes_change(o->kept_bytes, n->kept_bytes, out);
+    fprintf(out, "\n    alive at exit:     ");
+    print_bytes_change(o->alive_bytes, n->alive_bytes, out);
+    fprintf(out, "\n    growth per step:   ");
+    print_bytes_change(o->rate_per_step, n->rate_per_step, out);
+    fprintf(out, " (steps ");
+    print_count_change(o->steps, n->steps, out);
+    fprintf(out, ")\n");
+}
+
 static void print_frames(const struct cmt_diff_site *s, FILE *out);
 
 static void print_site(const struct cmt_diff_site *s, FILE *out)
 {
     const struct cmt_diff_side *o = &s->side[0], *n = &s->side[1];
-    bool only_old = !n->peak && !n->leak && !n->calls, only_new = !o->peak && !o->leak && !o->calls;
+    bool only_old = !n->peak && !n->leak && !n->calls && !n->tensor_peak && !n->tensor_kept,
+         only_new = !o->peak && !o->leak && !o->calls && !o->tensor_peak && !o->tensor_kept;
     const char *sep = "    ";
     if (o->peak != n->peak) {
         fprintf(out, "%speak ", sep);
@@ -96,6 +123,16 @@ static void print_site(const struct cmt_diff_site *s, FILE *out)
     if (o->leak != n->leak) {
         fprintf(out, "%sleaked ", sep);
         print_bytes_change(o->leak, n->leak, out);
+        sep = "; ";
+    }
+    if (o->tensor_peak != n->tensor_peak) {
+        fprintf(out, "%stensors at the peak ", sep);
+        print_bytes_change(o->tensor_peak, n->tensor_peak, out);
+        sep = "; ";
+    }
+    if (o->tensor_kept != n->tensor_kept) {
+        fprintf(out, "%skept step after step ", sep);
+        print_bytes_change(o->tensor_kept, n->tensor_kept, out);
         sep = "; ";
     }
     if (o->calls != n->calls) {
@@ -159,6 +196,7 @@ void cmt_diff_render_text(const struct cmt_diff *d, FILE *out)
                 "and may not correspond\n",
                 cmt_esc(d->run[0].exe), cmt_esc(d->run[1].exe));
     fputc('\n', out);
+    print_tensors(d, out);
     print_totals(d, out);
     size_t changed = 0, suppressed = 0;
     for (size_t i = 0; i < d->n_sites; i++) {

@@ -92,6 +92,8 @@ static void json_oom_case(const struct cmt_report *r, struct cmt_json *j, const 
     cmt_oom_remedy(v, text, sizeof text);
     key_string(j, "what_to_try", text);
     key_string(j, "allocator", v->allocator_name);
+    /* the allocator's own retries of this failure: the same failure */
+    key_uint(j, "allocator_retries", v->retries);
     /* PyTorch's own OOM of this failure (its block layer), or null. */
     cmt_json_key(j, "allocator_oom");
     if (v->block_oom) {
@@ -195,12 +197,35 @@ static void json_oom(const struct cmt_report *r, struct cmt_json *j, const struc
     cmt_json_key(j, "oom");
     cmt_json_begin_object(j);
     key_uint(j, "failures", fr->failures_seen);
-    key_uint(j, "examined", fr->n_oom);
+    key_uint(j, "examined", fr->n_failures);
     key_uint(j, "context_allowance", fr->allowance);
+    /* one case per failure: a caching allocator's retries are its failure's
+     * (allocator_retries), its probes are listed apart */
     cmt_json_key(j, "cases");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < fr->n_oom; i++)
-        json_oom_case(r, j, &fr->oom[i], full);
+        if (!fr->oom[i].probe && fr->oom[i].retry_of == SIZE_MAX)
+            json_oom_case(r, j, &fr->oom[i], full);
+    cmt_json_end_array(j);
+    cmt_json_key(j, "probes");
+    cmt_json_begin_array(j);
+    for (size_t i = 0; i < fr->n_oom; i++) {
+        const struct cmt_oom_view *v = &fr->oom[i];
+        if (!v->probe)
+            continue;
+        cmt_json_begin_object(j);
+        key_string(j, "api", cmt_api_name(v->c->api));
+        key_uint(j, "size", v->c->size);
+        cmt_json_key(j, "device");
+        cmt_json_int(j, v->c->device);
+        key_time(j, r, "time_ns", v->c->ts);
+        key_string(j, "error", cmt_cuda_error_name(v->c->result, cmt_api_is_driver(v->c->api)));
+        cmt_json_key(j, "error_code");
+        cmt_json_int(j, v->c->result);
+        key_string(j, "allocator", v->allocator_name);
+        json_site_frames(r, j, v->stack);
+        cmt_json_end_object(j);
+    }
     cmt_json_end_array(j);
     cmt_json_end_object(j);
 }

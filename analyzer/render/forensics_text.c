@@ -155,6 +155,25 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  SZ(a, f->free), SZ(b, f->request), v->c->span.count, cmt_plural(v->c->span.count, "hole", "holes"),
                  SZ(c, f->span_free), SZ(d, f->largest_hole));
         break;
+    case CMT_VRULE_CACHE_FRAGMENTED: {
+        const struct cmt_blocks_oom *o = v->block_oom;
+        snprintf(buf, len,
+                 "fragmentation inside PyTorch's cache (its own record of the failure, the block layer): it held "
+                 "%s reserved but unallocated and the device %s free, enough for the %s asked, but no free range "
+                 "that large; its reserve counts as live memory in the device's figures (%s live)",
+                 SZ(a, o->cache_free), SZ(b, o->device_free), SZ(c, o->rounded), SZ(d, f->live));
+        break;
+    }
+    case CMT_VRULE_CACHE_FULL: {
+        const struct cmt_blocks_oom *o = v->block_oom;
+        snprintf(buf, len,
+                 "capacity, by PyTorch's cache's own record of the failure (the block layer): its tensors held %s, "
+                 "it had %s reserved but unallocated and the device %s free, %s short of the %s asked: the data "
+                 "does not fit",
+                 SZ(a, o->at.allocated), SZ(b, o->cache_free), SZ(c, o->device_free), SZ(d, x->excess),
+                 SZ(e, o->rounded));
+        break;
+    }
     default:
         snprintf(buf, len, "no rule applied");
     }
@@ -200,6 +219,14 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
                  extra);
         return;
     case CMT_VERDICT_FRAGMENTATION:
+        if (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED) {
+            snprintf(buf, len,
+                     "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments then grow in place and the "
+                     "cache's free bytes serve a request of any size (PyTorch's own record says it would have "
+                     "served this one); or max_split_size_mb to keep large blocks from being split, or "
+                     "torch.cuda.empty_cache() before the large request");
+            return;
+        }
         snprintf(buf, len,
                  "allocate long-lived buffers first and together, reuse fixed-size buffers or round sizes to a few "
                  "classes, or allocate from a stream-ordered pool (cudaMallocAsync) whose memory the driver maps "
@@ -291,7 +318,12 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         if (c->trims_after)
             fprintf(out, " trimmed pools %" PRIu64 " %s, giving back %s", c->trims_after,
                     cmt_plural(c->trims_after, "time", "times"), SZ(b, c->trimmed_bytes));
-        if (c->retried)
+        if (c->retried && v->retries)
+            fprintf(out, "%s asked for the same size again: failed again, %" PRIu64 " %s (%s's own retry, the last at "
+                         "%s: the same failure)\n",
+                    c->releases_after || c->trims_after ? " and" : "", v->retries, cmt_plural(v->retries, "time", "times"),
+                    *v->allocator_name ? v->allocator_name : "the allocator", AT(r, v->last_retry_ts));
+        else if (c->retried)
             fprintf(out, "%s asked for the same size again: %s\n", c->releases_after || c->trims_after ? " and" : "",
                     c->retry_result == 0 ? "success" : "failed again");
         else
@@ -315,22 +347,54 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
     print_frames(r, out, v->stack, "          ", full ? r->opt->max_frames : 3);
 }
 
+/* A caching allocator's probes: failed by design, asked again and served. */
+static void print_probes(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out)
+{
+    char a[32];
+    if (!fr->n_probes)
+        return;
+    fprintf(out, "  allocator probes (not failures: each was asked again at once and served): %zu\n", fr->n_probes);
+    for (size_t i = 0; i < fr->n_oom; i++) {
+        const struct cmt_oom_view *v = &fr->oom[i];
+        if (!v->probe)
+            continue;
+        fprintf(out, "    %s of %s by %s's caching allocator at %s: %s (%d), then served\n", cmt_api_name(v->c->api),
+                SZ(a, v->c->size), v->allocator_name, AT(r, v->c->ts),
+                cmt_cuda_error_name(v->c->result, cmt_api_is_driver(v->c->api)), v->c->result);
+    }
+}
+
 static void print_oom(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
     if (fr->n_oom == 0)
         return;
     char a[32];
-    fprintf(out, "\nOut-of-memory forensics: %zu of %" PRIu64 " failed %s examined (context allowance %s)\n",
-            fr->n_oom, fr->failures_seen, cmt_plural(fr->failures_seen, "allocation", "allocations"),
-            SZ(a, fr->allowance));
-    size_t n = full ? fr->n_oom : (fr->n_oom < 10 ? fr->n_oom : 10);
-    for (size_t i = 0; i < n; i++)
-        print_oom_case(r, &fr->oom[i], out, full);
-    if (n < fr->n_oom)
-        fprintf(out, "  ... %zu more (cumemtrace frag or --json shows every one)\n", fr->n_oom - n);
+    uint64_t calls = fr->failures_seen;
+    if (fr->n_failures)
+        fprintf(out, "\nOut-of-memory forensics: %zu %s examined of %" PRIu64 " failed allocation %s (context allowance "
+                     "%s)\n",
+                fr->n_failures, cmt_plural(fr->n_failures, "failure", "failures"), calls,
+                cmt_plural(calls, "call", "calls"), SZ(a, fr->allowance));
+    else
+        fprintf(out, "\nOut-of-memory forensics: no failure; %" PRIu64 " failed allocation %s\n", calls,
+                cmt_plural(calls, "call", "calls"));
+    size_t limit = full ? SIZE_MAX : 10, n = 0;
+    for (size_t i = 0; i < fr->n_oom; i++) {
+        const struct cmt_oom_view *v = &fr->oom[i];
+        if (v->probe || v->retry_of != SIZE_MAX)
+            continue;
+        if (n++ < limit)
+            print_oom_case(r, v, out, full);
+    }
+    if (n > limit)
+        fprintf(out, "  ... %zu more (cumemtrace frag or --json shows every one)\n", n - limit);
+    print_probes(r, fr, out);
+    if (!fr->n_failures)
+        return;
     unsigned counts[CMT_VERDICT_COUNT] = {0};
     for (size_t i = 0; i < fr->n_oom; i++)
-        counts[fr->oom[i].verdict.verdict]++;
+        if (!fr->oom[i].probe && fr->oom[i].retry_of == SIZE_MAX)
+            counts[fr->oom[i].verdict.verdict]++;
     fprintf(out, "  verdicts:");
     bool first = true;
     for (int v = 0; v < CMT_VERDICT_COUNT; v++)

@@ -225,15 +225,16 @@ static void print_steps(const struct cmt_report *r, FILE *out)
     }
     const struct cmt_growth_verdict total = r->phases->total_growth;
     char rate[32];
+    const char *what = r->phases->growth_in_tensors ? "PyTorch's tensors' bytes" : "live bytes";
     if (total.candidate) {
         cmt_format_size(total.rate > 0 ? (uint64_t)(total.rate + 0.5) : 0, rate, sizeof rate);
-        fprintf(out, "  live bytes at step ends grow: +%s per step (trend %.2f over %zu step ends)\n", rate,
+        fprintf(out, "  %s at step ends grow: +%s per step (trend %.2f over %zu step ends)\n", what, rate,
                 total.trend, total.n);
     } else if (total.n < CMT_GROWTH_MIN_SAMPLES) {
         fprintf(out, "  growth per step: %zu step %s, too few to judge (%d needed)\n", total.n,
                 total.n == 1 ? "end" : "ends", CMT_GROWTH_MIN_SAMPLES);
     } else {
-        fprintf(out, "  live bytes at step ends do not keep rising (%zu step ends)\n", total.n);
+        fprintf(out, "  %s at step ends do not keep rising (%zu step ends)\n", what, total.n);
     }
     if (!r->phases->growth_built)
         return;
@@ -245,9 +246,10 @@ static void print_steps(const struct cmt_report *r, FILE *out)
         for (size_t i = 0; i < shown; i++) {
             const struct cmt_step_growth_row *g = &rows[i];
             cmt_format_size(g->verdict.rate > 0 ? (uint64_t)(g->verdict.rate + 0.5) : 0, rate, sizeof rate);
-            fprintf(out, "    +%s per step: %s live at the end; the site allocated %" PRIu64 " times, freed %" PRIu64
+            fprintf(out, "    +%s per step%s: %s live at the end; the site allocated %" PRIu64 " times, freed %" PRIu64
                          " (trend %.2f over %zu step ends)\n",
-                    rate, cmt_size_str(g->live_bytes, b1, sizeof b1), g->allocs, g->frees, g->verdict.trend, g->verdict.n);
+                    rate, g->tensors ? " in tensors" : "", cmt_size_str(g->live_bytes, b1, sizeof b1), g->allocs,
+                    g->frees, g->verdict.trend, g->verdict.n);
             print_frames_short(r, out, g->stack, "        ");
         }
     }
@@ -389,6 +391,8 @@ static void json_step_growth(const struct cmt_report *r, struct cmt_json *j)
     const struct cmt_growth_verdict total = r->phases->total_growth;
     cmt_json_key(j, "step_growth");
     cmt_json_begin_object(j);
+    cmt_json_key(j, "measure");
+    cmt_json_string(j, r->phases->growth_in_tensors ? "tensors" : "device");
     json_growth_verdict(j, &total);
     size_t n_rows = r->phases->n_growth;
     const struct cmt_step_growth_row *rows = r->phases->growth;
@@ -397,6 +401,8 @@ static void json_step_growth(const struct cmt_report *r, struct cmt_json *j)
     for (size_t i = 0; rows && i < n_rows; i++) {
         const struct cmt_step_growth_row *g = &rows[i];
         cmt_json_begin_object(j);
+        cmt_json_key(j, "measure");
+        cmt_json_string(j, g->tensors ? "tensors" : "device");
         json_growth_verdict(j, &g->verdict);
         cmt_json_key(j, "live_bytes");
         cmt_json_uint(j, g->live_bytes);

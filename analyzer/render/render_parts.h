@@ -32,6 +32,11 @@ void cmt_json_frame(struct cmt_json *j, const struct cmt_frame *f);
 /* PyTorch's block layer (blocks_text.c, blocks_json.c): the report's
  * section and its "blocks" key (null without a block layer). */
 void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
+/* Its tensors through the run (tensors_text.c, tensors_json.c): the section
+ * the report leads with, and its "tensors" key (null without the block
+ * layer). */
+void cmt_tensors_render_text(const struct cmt_report *r, FILE *out);
+void cmt_tensors_render_json(const struct cmt_report *r, struct cmt_json *j);
 void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
 /* A stack's display frames as text lines under indent (report_text.c). */
 /* Memory shared with other processes (ipc_text.c, ipc_json.c). */

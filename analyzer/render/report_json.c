@@ -442,10 +442,7 @@ static void json_held(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "tensors_recorded");
         cmt_json_bool(j, tensors);
         cmt_json_key(j, "advice");
-        cmt_json_string(j, tensors ? "the tensors inside these segments were recorded too (PyTorch's block layer): "
-                                     "\"Inside PyTorch's cache\" shows what lived in them, and tensors never "
-                                     "released are leaks there"
-                                   : cmt_holder_cache_advice(h));
+        cmt_json_string(j, tensors ? cmt_holder_tensors_advice() : cmt_holder_cache_advice(h));
         cmt_json_key(j, "sites");
         cmt_json_begin_array(j);
         for (size_t i = 0; i < r->n_held; i++)
@@ -564,6 +561,10 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
 {
     cmt_json_key(j, "failed_count");
     cmt_json_uint(j, r->trace.failed_allocs);
+    cmt_json_key(j, "failed_calls_probing");
+    cmt_json_uint(j, r->failed_calls_probing);
+    cmt_json_key(j, "failed_calls_retrying");
+    cmt_json_uint(j, r->failed_calls_retrying);
     cmt_json_key(j, "failed");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < r->n_failures; i++) {
@@ -588,8 +589,15 @@ static void json_failures(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_key(j, "live_device_bytes");
         cmt_json_uint(j, g->live_device_bytes);
         const struct cmt_oom_view *v = cmt_forensics_report_failure(r->forensics, g->first_index);
+        /* a caching allocator's own retries (the same failure) and probes (no failure) */
+        cmt_json_key(j, "allocator_retries");
+        cmt_json_uint(j, g->retries);
+        cmt_json_key(j, "probe");
+        cmt_json_bool(j, g->probes == g->count);
         cmt_json_key(j, "verdict");
-        if (v)
+        if (g->probes == g->count)
+            cmt_json_string(j, "allocator-probe");
+        else if (v)
             cmt_json_string(j, v->verdict_name);
         else
             cmt_json_null(j);
@@ -686,6 +694,7 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_key(j, "unmatched_frees");
     cmt_json_uint(j, t->unmatched_frees);
     json_notes(r, j);
+    cmt_tensors_render_json(r, j);
     json_accounts(r, j, CMT_CLASS_DEVICE, "devices");
     json_accounts(r, j, CMT_CLASS_MANAGED, "managed");
     json_accounts(r, j, CMT_CLASS_HOST, "pinned_host");

@@ -151,20 +151,46 @@ static void print_sites(const struct cmt_report *r, FILE *out, const struct cmt_
     char b1[64];
     if (snap->n_top == 0)
         return;
-    fprintf(out, "  call sites live %s", when);
-    if (snap->n_rows > snap->n_top)
-        fprintf(out, " (top %zu of %zu)", snap->n_top, snap->n_rows);
+    /* PyTorch's segments, when its tensors are shown: one line */
+    uint64_t cache_bytes = 0, cache_count = 0;
+    size_t others = 0;
+    for (size_t i = 0; i < snap->n_rows; i++) {
+        if (snap->rows[i].holder == CMT_HOLDER_PYTORCH) {
+            cache_bytes += snap->rows[i].bytes;
+            cache_count += snap->rows[i].count;
+        } else {
+            others++;
+        }
+    }
+    if (cache_count)
+        fprintf(out, "  PyTorch's cache %s: %s in %" PRIu64 " %s (its tensors: \"PyTorch's tensors\" above)\n", when,
+                cmt_size_exact_str(cache_bytes, b1, sizeof b1), cache_count,
+                cmt_plural(cache_count, "segment", "segments"));
+    size_t top = snap->n_top < others ? snap->n_top : others;
+    if (!top)
+        return;
+    fprintf(out, "  call sites live %s%s", when, cache_count ? ", outside PyTorch's cache" : "");
+    if (others > top)
+        fprintf(out, " (top %zu of %zu)", top, others);
     fprintf(out, ":\n");
-    size_t *twins = CMT_TWINS_FIND(r, snap->rows, snap->n_top);
-    for (size_t i = 0; i < snap->n_top; i++) {
-        const struct cmt_site_row *s = &snap->rows[i];
+    /* the rows shown, PyTorch's segments left out */
+    struct cmt_site_row *rows = malloc(top * sizeof *rows);
+    if (!rows)
+        return;
+    for (size_t i = 0, k = 0; i < snap->n_rows && k < top; i++)
+        if (snap->rows[i].holder != CMT_HOLDER_PYTORCH)
+            rows[k++] = snap->rows[i];
+    size_t *twins = CMT_TWINS_FIND(r, rows, top);
+    for (size_t i = 0; i < top; i++) {
+        const struct cmt_site_row *s = &rows[i];
         fprintf(out, "    %s in %" PRIu64 " %s (%s%s)\n", cmt_size_exact_str(s->bytes, b1, sizeof b1), s->count,
                 cmt_plural(s->count, "allocation", "allocations"), cmt_api_name(s->api),
                 cmt_ipc_exported(&r->ipc, s->stack) ? "; exported to another process" : "");
         print_frames(r, out, s->stack, "        ");
-        CMT_PRINT_TWIN_NOTE(r, out, twins, snap->rows, i, "        ");
+        CMT_PRINT_TWIN_NOTE(r, out, twins, rows, i, "        ");
     }
     free(twins);
+    free(rows);
 }
 
 /* ---- the call tree ------------------------------------------------------------ */
@@ -295,14 +321,17 @@ static void print_tree(const struct cmt_report *r, FILE *out, const struct cmt_s
     const struct cmt_call_tree *t = &snap->tree;
     if (t->n == 0 || t->nodes[0].inclusive == 0)
         return;
+    bool cache_apart = false;
+    for (size_t i = 0; i < snap->n_rows && !cache_apart; i++)
+        cache_apart = snap->rows[i].holder == CMT_HOLDER_PYTORCH;
     struct tree_printer p = {.r = r, .out = out, .tree = t, .total = t->nodes[0].inclusive};
     double pct = r->opt->tree_min_percent;
     p.threshold = pct > 0 ? (uint64_t)((double)p.total * pct / 100.0) : 0;
     if (p.threshold == 0)
         p.threshold = 1;
-    fprintf(out, "  call tree %s (bytes held below each frame, their share, and bytes allocated in the frame "
+    fprintf(out, "  call tree %s%s (bytes held below each frame, their share, and bytes allocated in the frame "
                  "itself):\n",
-            when);
+            when, cache_apart ? ", outside PyTorch's cache" : "");
     fprintf(out, "    %10s %6s %10s  %s\n", "inclusive", "share", "self", "frame");
     tree_children(&p, &t->nodes[0]);
 }
@@ -514,11 +543,11 @@ static void print_held(const struct cmt_report *r, FILE *out)
                      "%" PRIu64 " %s\n",
                 name, when, cmt_size_exact_str(r->held_bytes[h], b1, sizeof b1), r->held_count[h],
                 cmt_plural(r->held_count[h], "segment", "segments"));
-        if (h == CMT_HOLDER_PYTORCH && r->blocks && r->blocks->on)
-            fprintf(out, "  the tensors inside these segments were recorded too (PyTorch's block layer): \"Inside "
-                         "PyTorch's cache\" shows what lived in them, and tensors never released are leaks "
-                         "there.\n");
-        else
+        if (h == CMT_HOLDER_PYTORCH && r->blocks && r->blocks->on) {
+            fprintf(out, "  %s.\n", cmt_holder_tensors_advice());
+            if (r->tensors && r->tensors->on)
+                continue; /* the tensors say what the segments held: their creators add nothing */
+        } else
             fprintf(out, "  cumemtrace sees the segments %s reserved from CUDA, not what lives in them: memory your "
                          "program keeps alive by mistake inside a cached segment (a tensor held in a list) looks "
                          "the same as free cache. To tell them apart, %s.\n",
@@ -674,9 +703,20 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     if (t->failed_allocs == 0)
         return;
     char b1[64], b2[64], b3[160];
-    fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s\n", colour(out, SGR_FAIL), t->failed_allocs, colour(out, SGR_OFF));
+    uint64_t probing = r->failed_calls_probing, retrying = r->failed_calls_retrying;
+    uint64_t failures = t->failed_allocs - probing - retrying;
+    if (failures) {
+        fprintf(out, "\n%sFailed allocations: %" PRIu64 "%s", colour(out, SGR_FAIL), failures, colour(out, SGR_OFF));
+        if (retrying)
+            fprintf(out, " (%" PRIu64 " calls: %" PRIu64 " of them a caching allocator asking again after a failure, "
+                         "the same failure)",
+                    failures + retrying, retrying);
+        fprintf(out, "\n");
+    }
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count)
+            continue; /* below, apart */
         const char *err = cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api));
         if (g->count == 1 || g->min_size == g->max_size)
             snprintf(b3, sizeof b3, "%s", cmt_size_exact_str(g->min_size, b1, sizeof b1));
@@ -691,6 +731,8 @@ static void print_failures(const struct cmt_report *r, FILE *out)
         fprintf(out, " failed with %s (%d)", err, g->result);
         if (g->count > 1)
             fprintf(out, ", %" PRIu64 " times", g->count);
+        if (g->retries)
+            fprintf(out, " (%" PRIu64 " of them the allocator's own retry)", g->retries);
         fprintf(out, "; this process had %s live on the device then, at %s\n",
                 cmt_size_exact_str(g->live_device_bytes, b1, sizeof b1), CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
         cmt_phases_text_failure(r, g->first_index, "      ", out);
@@ -698,11 +740,25 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     }
     if (t->failed_allocs > CMT_MAX_FAILURES_KEPT)
         fprintf(out, "  (details kept for the first %d failures)\n", CMT_MAX_FAILURES_KEPT);
+    if (!probing)
+        return;
+    fprintf(out, "\nAllocator probes (failed by design and asked again at once, served: not failures): %" PRIu64 "\n",
+            probing);
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes != g->count)
+            continue;
+        fprintf(out, "  %s of %s failed with %s (%d)%s, then served; at %s\n", cmt_api_name(g->api),
+                cmt_size_exact_str(g->min_size, b1, sizeof b1), cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)),
+                g->result, g->count > 1 ? " each time" : "", CMT_DURATION(cmt_report_rel_ns(r, g->first_ts)));
+        print_frames(r, out, g->stack, "      ");
+    }
 }
 
 void cmt_report_render_text(const struct cmt_report *r, FILE *out)
 {
     print_header(r, out);
+    cmt_tensors_render_text(r, out);
     for (size_t i = 0; i < r->n_accounts; i++)
         print_account(r, &r->accounts[i], out);
     print_virtual(r, out);

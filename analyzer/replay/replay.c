@@ -742,8 +742,37 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
     }
 }
 
+/* The thread's next allocation call after a kept failure: what it says of
+ * that failure (enum cmt_failure_next). Cold: only while a watch is open. */
+static void failure_followed(struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    for (size_t i = 0; i < r->n_failure_watches; i++) {
+        if (r->failure_watch_tid[i] != e->tid)
+            continue;
+        struct cmt_failure *f = &r->failures[r->failure_watch[i]];
+        f->next = e->size != f->size ? CMT_NEXT_OTHER : e->result ? CMT_NEXT_SAME_FAILED : CMT_NEXT_SAME_SERVED;
+        r->n_failure_watches--;
+        r->failure_watch_tid[i] = r->failure_watch_tid[r->n_failure_watches];
+        r->failure_watch[i] = r->failure_watch[r->n_failure_watches];
+        return;
+    }
+}
+
+static void watch_failure(struct cmt_replay *r, uint32_t tid, size_t index)
+{
+    if (r->n_failure_watches == 8) {
+        memmove(r->failure_watch_tid, r->failure_watch_tid + 1, 7 * sizeof *r->failure_watch_tid);
+        memmove(r->failure_watch, r->failure_watch + 1, 7 * sizeof *r->failure_watch);
+        r->n_failure_watches--;
+    }
+    r->failure_watch_tid[r->n_failure_watches] = tid;
+    r->failure_watch[r->n_failure_watches++] = (uint32_t)index;
+}
+
 static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
+    if (r->n_failure_watches)
+        failure_followed(r, e);
     if (notify_failure(r, e) != 0)
         return -1;
     r->failed_allocs++;
@@ -762,6 +791,7 @@ static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uin
         .stack = stack,
         .live_device_bytes = a ? a->live : 0,
     };
+    watch_failure(r, e->tid, r->n_failures - 1);
     return 0;
 }
 
@@ -778,6 +808,8 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
         return 0;
     }
     r->allocs++;
+    if (__builtin_expect(r->n_failure_watches != 0, 0))
+        failure_followed(r, e);
     if (e->device >= 0)
         r->device_mask |= 1ull << e->device;
     else

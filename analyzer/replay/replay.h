@@ -152,6 +152,18 @@ struct cmt_failure {
     uint64_t ts;
     uint32_t stack;
     uint64_t live_device_bytes; /* this process's device-resident bytes then */
+    /* What the thread asked for next (an allocation call): an allocator
+     * that asks again for the same size right after a failure is retrying
+     * (PyTorch after releasing its cache) or probing (its expandable
+     * segments' first cuMemCreate). */
+    uint8_t next; /* enum cmt_failure_next */
+};
+
+enum cmt_failure_next {
+    CMT_NEXT_UNSEEN = 0,       /* the thread allocated nothing more (or the watch was full) */
+    CMT_NEXT_SAME_SERVED,      /* the same size, served */
+    CMT_NEXT_SAME_FAILED,      /* the same size, failed again (the next failure in the list) */
+    CMT_NEXT_OTHER             /* another size */
 };
 
 /* VMM per device (index device + 1; -1 is host-located physical memory):
@@ -255,6 +267,11 @@ struct cmt_replay {
     bool host_seen;
     struct cmt_failure failures[CMT_MAX_FAILURES_KEPT];
     size_t n_failures;
+    /* threads whose last call was a kept failure, and its index (at most 8
+     * at once: the oldest is dropped) */
+    uint32_t failure_watch_tid[8];
+    uint32_t failure_watch[8];
+    size_t n_failure_watches;
     bool out_of_memory;
 };
 

@@ -106,6 +106,11 @@ static const struct {
     { "pybind11::*", FOLD_FUNCTION, FOLD },
     { "torch::*", FOLD_FUNCTION, FRAMEWORK },
     { "libtorch*.so*", FOLD_MODULE, FRAMEWORK },
+    /* The caching allocator and CUDA plumbing: the frames c10::* folds by
+     * name, folded by module when the analysing machine lacks PyTorch's
+     * symbols, so that the same frame names the site either way (a tensor
+     * of autograd's thread: the libtorch_cuda frame that asked the cache). */
+    { "libc10_cuda.so*", FOLD_MODULE, FOLD },
     { "libc10*.so*", FOLD_MODULE, FRAMEWORK },
     { "libshm.so*", FOLD_MODULE, FRAMEWORK },
 

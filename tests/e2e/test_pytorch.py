@@ -376,11 +376,12 @@ def oom_outputs(out):
 
 
 def test_oom_block_capacity():
-    """A tensor request fails at capacity (R5) and PyTorch's block layer
-    recorded its own OOM for it: the cache held only 544 KiB reserved but
-    unallocated and expandable segments would not have served it, so no
-    allocator setting is suggested, and the figure says why; both driver
-    failures (the first and PyTorch's retry) are that OOM's."""
+    """A tensor request fails at capacity and PyTorch's block layer recorded
+    its own OOM for it: the cache held only 544 KiB reserved but unallocated
+    and expandable segments would not have served it. One failure, one
+    verdict: PyTorch's record decides (R12, capacity, the cache's figures),
+    its retry after releasing the cache is the same failure (not a second
+    case), and no allocator setting is suggested."""
     d, out = oom_trace("--oom-capacity")
     text, cases, html = oom_outputs(out)
     # The allocator's settings as the trace recorded them (format 2.4).
@@ -390,14 +391,22 @@ def test_oom_block_capacity():
        (True, None, "garbage_collection_threshold:0.8"), "recorded settings")
     remedy = ("PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so no allocator "
               "setting frees enough: " + CAPACITY_REMEDY)
-    check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)
-    eq(text.count("    what to try: " + remedy + "\n"), 2, "the retry's case too")
+    check("Out-of-memory forensics: 1 failure examined of 2 failed allocation calls" in text, text)
+    check("    verdict: capacity (rule R12): capacity, by PyTorch's cache's own record of the failure (the block "
+          "layer): its tensors held 60.0 GiB, it had 544.0 KiB reserved but unallocated and the device 19.0 GiB "
+          "free, 11.0 GiB short of the 30.0 GiB asked: the data does not fit\n" in text, text)
+    eq(text.count("    what to try: " + remedy + "\n"), 1, "one case, the retry folded in")
+    check("asked for the same size again: failed again, 1 time (PyTorch's own retry, the last at 2.1 ms: the same "
+          "failure)" in text, text)
     check("expandable_segments" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
-    eq([(c["verdict"], c["rule"], c["time_ns"], c["what_to_try"]) for c in cases],
-       [("capacity", "R5", 2000000, remedy), ("capacity", "R5", 2100000, remedy)], "JSON what_to_try")
+    eq([(c["verdict"], c["rule"], c["time_ns"], c["what_to_try"], c["allocator_retries"]) for c in cases],
+       [("capacity", "R12", 2000000, remedy, 1)], "JSON: one case")
     own = {"time_ns": 2200000, "verdict": "capacity", "unallocated": 544 * 1024,
            "expandable_segments_would_serve": False}
-    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
+    eq([c["allocator_oom"] for c in cases], [own], "PyTorch's own OOM")
+    rep = cmtest.report(out)
+    eq([(f["verdict"], f["count"], f["allocator_retries"], f["probe"]) for f in rep["failed"]],
+       [("capacity", 2, 1, False)], "the failed calls, one failure")
     check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
     check(json.dumps(SETTINGS)[1:-1] not in html, "no setting in the HTML page")
     d.done()
@@ -406,17 +415,26 @@ def test_oom_block_capacity():
 def test_oom_block_fragments():
     """The same failure, but the cache held 20 GiB free in fragments (with
     the device's 19 GiB enough for the tensor: PyTorch's verdict is
-    fragmentation): the allocator's settings are still suggested."""
+    fragmentation): every section says fragmentation (R11) and suggests
+    expandable segments."""
     d, out = oom_trace("--oom-fragments")
     text, cases, html = oom_outputs(out)
-    remedy = "need less memory at once: " + CAPACITY_REMEDY + "; " + SETTINGS
-    check(FAILED_AT_2.format(live="60.0 GiB", context="1.0 GiB", remedy=remedy) in text, text)
+    remedy = ("set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments then grow in place and the cache's "
+              "free bytes serve a request of any size (PyTorch's own record says it would have served this one); "
+              "or max_split_size_mb to keep large blocks from being split, or torch.cuda.empty_cache() before the "
+              "large request")
+    check("    verdict: fragmentation (rule R11): fragmentation inside PyTorch's cache (its own record of the "
+          "failure, the block layer): it held 20.0 GiB reserved but unallocated and the device 19.0 GiB free, "
+          "enough for the 30.0 GiB asked, but no free range that large" in text, text)
+    check("    what to try: " + remedy + "\n" in text, text)
     check("expandable_segments:True would have served it" in text, text)
-    eq([(c["verdict"], c["rule"], c["what_to_try"]) for c in cases],
-       [("capacity", "R5", remedy), ("capacity", "R5", remedy)], "JSON what_to_try")
+    check("capacity" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
+    eq([(c["verdict"], c["rule"], c["what_to_try"], c["allocator_retries"]) for c in cases],
+       [("fragmentation", "R11", remedy, 1)], "JSON")
     own = {"time_ns": 2200000, "verdict": "fragmentation", "unallocated": 20 * GiB,
            "expandable_segments_would_serve": True}
-    eq([c["allocator_oom"] for c in cases], [own, own], "PyTorch's own OOM of both")
+    eq([c["allocator_oom"] for c in cases], [own], "PyTorch's own OOM")
+    eq([f["verdict"] for f in cmtest.report(out)["failed"]], ["fragmentation"], "failed[].verdict")
     check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
     check("reserved but unallocated (its block layer)" not in html, "the HTML page")
     d.done()
@@ -425,12 +443,13 @@ def test_oom_block_fragments():
 
 def test_oom_block_late():
     """PyTorch's OOM record after the thread's next allocation is not the
-    driver failures' own: the settings are suggested, no allocator_oom."""
+    driver failures' own: the driver's figures decide (R5), the settings are
+    suggested, no allocator_oom; the retry is still the same failure."""
     d, out = oom_trace("--oom-late")
     text, cases, html = oom_outputs(out)
     remedy = "need less memory at once: " + CAPACITY_REMEDY + "; " + SETTINGS
     check(FAILED_AT_2.format(live="60.0 GiB", context="1022.0 MiB", remedy=remedy) in text, text)
-    eq([(c["what_to_try"], c["allocator_oom"]) for c in cases], [(remedy, None), (remedy, None)], "JSON")
+    eq([(c["what_to_try"], c["allocator_oom"], c["allocator_retries"]) for c in cases], [(remedy, None, 1)], "JSON")
     d.done()
 
 # ---- a caching allocator under the shim ------------------------------------

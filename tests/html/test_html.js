@@ -16,7 +16,7 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace] = process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -53,6 +53,9 @@ execFileSync(cumemtrace, ['report', '--format', 'html', '--suppressions', supp, 
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', blocksHtml, blocksTrace]);
 const expandableHtml = path.join(dir, 'expandable.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, expandableTrace]);
+// an H100 run keeping one 64 MiB output a step (tests/data/tensors)
+const leakHtml = path.join(dir, 'tensor_leak.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', leakHtml, leakTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -284,6 +287,37 @@ function inked(page) {
         '33.0 MiB (34603008 B) 2, 32.0 MiB (33554432 B) 1, 4.0 MiB (4194304 B) 4', 'the tensors never released by site: ' + blk.leaks.map(l => l[0] + ' ' + l[1]).join(', '));
       check(blk.failures === 'none', 'no failed allocation in this run');
     }
+    // the tensors first (issue 27): the categories at the tensors' peak, a
+    // stacked chart of them, each phase's peak, what was alive at exit
+    const tz = await bl.page.evaluate(() => {
+      const s = document.querySelector('section.tensors[data-device="0"]');
+      if (!s) return null;
+      const rows = sel => Array.from(document.querySelectorAll(sel + ' tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      const all = Array.from(document.querySelectorAll('section h3')).map(h => h.textContent);
+      return {title: s.querySelector('h3').textContent, first: all.indexOf('Device 0: PyTorch\'s tensors') < all.indexOf('Device 0: what was live at the peak'),
+        peak: s.querySelector('.card[data-peak-allocated-bytes]').getAttribute('data-peak-allocated-bytes'),
+        reserve: s.querySelector('.card[data-reserve-bytes]').getAttribute('data-reserve-bytes'),
+        leak: s.querySelector('.card[data-leak-bytes]').getAttribute('data-leak-bytes'),
+        cats: rows('section.tensors .tensors-categories'), phases: rows('section.tensors .tensors-phases'),
+        alive: rows('.tensors-alive'), charts: s.querySelectorAll('.chart-box .uplot').length,
+        overview: document.querySelector('.card[data-tensors-peak-bytes]').getAttribute('data-tensors-peak-bytes')};
+    });
+    check(tz !== null, 'blocks.html: a section of PyTorch\'s tensors for device 0');
+    if (tz) {
+      check(tz.first, 'the tensors come before the driver\'s view of the device');
+      check(tz.peak === '8831542784' && tz.overview === '8831542784', 'the tensors\' peak: max_memory_allocated(), 8831542784 B');
+      check(tz.reserve === '1717131776', 'the cache\'s reserve beside them: 1717131776 B');
+      check(tz.leak === '0', 'nothing kept step after step');
+      const cat = name => (tz.cats.find(r => r[0].trim() === name) || [])[1];
+      check(cat('parameters') === '1.5 GiB (1611104256 B)' && cat('optimizer state') === '3.0 GiB (3222208512 B)',
+        'parameters and AdamW\'s state at the peak: ' + tz.cats.map(r => r.join('|')).join('; '));
+      check(tz.charts === 1, 'a stacked chart of the categories over time');
+      check(tz.phases.length === 4 && tz.phases.map(r => r[0]).join(',') === 'setup,forward,backward,optimizer',
+        'each phase\'s peak: ' + tz.phases.map(r => r[0]).join(','));
+      check(tz.alive.length === 4 && tz.alive.every(r => r[3] === 'alive at exit, not a leak') &&
+        tz.alive.filter(r => r[2] === 'cublas').length === 2,
+        'the tensors alive at exit, none a leak: ' + tz.alive.map(r => r.join('|')).join('; '));
+    }
     // its tensors replayed under the usual settings (report --json's "whatif")
     const wi = await bl.page.evaluate(() => {
       const s = document.querySelector('section.whatif[data-device="0"]');
@@ -317,6 +351,22 @@ function inked(page) {
       !/TiB[^\n]* free between live allocations/.test(exText),
       'expandable.html: address space reserved and between allocations said apart, no TiB of holes');
     check(ex.problems.length === 0, 'expandable.html: no console error, no request: ' + ex.problems.join('; '));
+    // the leak in tensors: the card, the leaks' table at the allocating line
+    // with what it held when the work ended and the bytes per step
+    const lk = await open(browser, leakHtml);
+    const lz = await lk.page.evaluate(() => {
+      const rows = sel => Array.from(document.querySelectorAll(sel + ' tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText));
+      const c = document.querySelector('section.tensors .card[data-leak-bytes]');
+      return {card: c && c.getAttribute('data-leak-bytes'), leaks: rows('.tensors-leaks'), alive: rows('.tensors-alive'),
+        overview: (document.querySelector('.card[data-tensor-leak-bytes]') || {getAttribute: () => null}).getAttribute('data-tensor-leak-bytes')};
+    });
+    check(lz.card === '805306368' && lz.overview === '805306368', 'tensor_leak.html: 768 MiB kept step after step: ' + lz.card);
+    check(lz.leaks.length === 1 && lz.leaks[0][0] === '768.0 MiB (805306368 B)' && lz.leaks[0][1] === '12' &&
+      lz.leaks[0][2].startsWith('+64.0 MiB per step') && /Block\.forward\s+torch_workloads\.py:98/.test(lz.leaks[0][4]),
+      'tensor_leak.html: the leak at its line: ' + lz.leaks.map(r => r.join('|')).join('; '));
+    check(lz.alive.length === 3 && lz.alive.every(r => r[3] === 'alive at exit, not a leak'),
+      'tensor_leak.html: what was alive at exit, no leak: ' + lz.alive.map(r => r.join('|')).join('; '));
+    check(lk.problems.length === 0, 'tensor_leak.html: no console error, no request: ' + lk.problems.join('; '));
     const oom = await open(browser, oomHtml);
     const oomRow = await oom.page.evaluate(() => Array.from(document.querySelectorAll('section.blocks .blocks-failures tbody tr'))
       .map(tr => Array.from(tr.cells).map(c => c.innerText)));

@@ -171,15 +171,28 @@
     (r.pinned_host || []).forEach(function (d) {
       if (d.peak_bytes) row.appendChild(card('', 'Pinned host peak', human(d.peak_bytes), exact(d.peak_bytes)));
     });
+    (r.tensors && r.tensors.devices || []).forEach(function (d) {
+      if (d.peak) row.appendChild(card('peak', 'Device ' + d.device + ' tensors\' peak', human(d.peak.allocated_bytes),
+        exact(d.peak.allocated_bytes) + ', the cache\'s reserve ' + human(d.peak.categories.reserve) + ' beside them',
+        {'tensors-peak-bytes': d.peak.allocated_bytes, 'device': d.device}));
+    });
+    if (r.tensors) {
+      var tl = r.tensors.leaks, ta = r.tensors.alive_at_exit;
+      row.appendChild(card(tl.bytes ? 'leak' : 'good', 'Tensors kept step after step', human(tl.bytes),
+        exact(tl.bytes) + ' in ' + tl.count + ' tensors when the work ended (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': tl.bytes}));
+    }
     var lk = r.leaks || {bytes: 0, count: 0};
     row.appendChild(card(lk.bytes ? 'leak' : 'good', 'Leaks (live at exit)', human(lk.bytes),
       exact(lk.bytes) + ' in ' + lk.count + ' allocations', {'leak-bytes': lk.bytes, 'trace': ti}));
     (r.held_at_exit || []).forEach(function (h) {
       row.appendChild(card('', 'Held by ' + h.holder + ' at exit', human(h.bytes), h.segments + ' segments, not a leak'));
     });
-    row.appendChild(card(r.failed_count ? 'fail' : 'good', 'Failed allocations', String(r.failed_count),
-      r.failed_count ? (r.failed || []).map(function (f) { return f.verdict || f.error; }).filter(function (v, i, a) { return a.indexOf(v) === i; }).join(', ') : 'none',
-      {'failed-count': r.failed_count}));
+    /* one per failure: a caching allocator's own retries and probes are not failures of their own */
+    var failures = r.failed_count - (r.failed_calls_probing || 0) - (r.failed_calls_retrying || 0);
+    row.appendChild(card(failures ? 'fail' : 'good', 'Failed allocations', String(failures),
+      failures ? (r.failed || []).filter(function (f) { return !f.probe; }).map(function (f) { return f.verdict || f.error; })
+        .filter(function (v, i, a) { return a.indexOf(v) === i; }).join(', ') : (r.failed_count ? 'none; ' + r.failed_count + ' allocator probes' : 'none'),
+      {'failed-count': failures}));
     var g = (r.growth && r.growth.candidates) || [];
     row.appendChild(card(g.length ? 'leak' : 'good', 'Growing call sites', String(g.length),
       g.length ? 'fastest ' + human(Math.round(g[0].rate_bytes_per_second)) + '/s' : 'none'));
@@ -605,6 +618,141 @@
     });
   }
 
+  /* PyTorch's tensors (docs/report.md, "Tensors"): what the page leads a
+   * trace with when it has the block layer: the categories at the tensors'
+   * peak with the cache's reserve beside them, a stacked chart of them over
+   * time, each phase's peak, the tensors at the peak by call site, growth
+   * per step, the tensors alive at exit with the leak rule's answer, and
+   * advice with the bytes it acts on. */
+  var CATEGORY_NAMES = {parameters: 'parameters', gradients: 'gradients', optimizer_state: 'optimizer state',
+    activations: 'activations (saved for backward)', temporaries: 'temporaries', cublas: 'cuBLAS workspaces',
+    cudnn: 'cuDNN workspaces', nccl: 'NCCL buffers', other: 'the rest', reserve: 'the cache\'s reserve'};
+  var CATEGORY_COLORS = {parameters: '#1c7ed6', gradients: '#e8590c', optimizer_state: '#7048e8', activations: '#2b8a3e',
+    temporaries: '#fab005', cublas: '#0c8599', cudnn: '#15aabf', nccl: '#99e9f2', other: '#c2255c', reserve: '#ced4da'};
+  function categoryText(cats) {
+    var parts = [];
+    for (var k in cats) if (cats[k]) parts.push(CATEGORY_NAMES[k] + ' ' + human(cats[k]));
+    return parts.join(', ') || 'none';
+  }
+  function stackedChart(box, t, d) {
+    var c = d.chart;
+    if (!c || !c.buckets) return;
+    var keys = Object.keys(c.bytes).filter(function (k) { return c.bytes[k].some(function (v) { return v > 0; }); });
+    var xs = c.time_ns.map(function (ns) { return axisS(t, ns); });
+    /* cumulative sums, the last category on top: each series is filled
+     * down to the axis and drawn over the ones above it */
+    var cum = [], acc = xs.map(function () { return 0; });
+    keys.forEach(function (k) {
+      acc = acc.map(function (v, i) { return v + c.bytes[k][i]; });
+      cum.push(acc.slice());
+    });
+    var data = [xs], series = [{label: 'time', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }}];
+    for (var i = keys.length - 1; i >= 0; i--) {
+      (function (k) {
+        data.push(cum[keys.indexOf(k)]);
+        series.push({label: CATEGORY_NAMES[k], stroke: CATEGORY_COLORS[k], fill: CATEGORY_COLORS[k], width: 1,
+          value: function (u, v, si, idx) { return idx === null || idx === undefined ? '-' : both(c.bytes[k][idx]); }});
+      })(keys[i]);
+    }
+    var plot = el('div');
+    box.appendChild(plot);
+    var u = new uPlot({width: Math.max(400, (box.clientWidth || 800) - 16), height: 240, scales: {x: {time: false}},
+      cursor: {sync: {key: 'cmt'}},
+      axes: [{label: 'seconds since the trace started'}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: series}, data, plot);
+    u.cmtTrace = -1;
+    charts.push(u);
+  }
+  function tensorsSections(parent, t, r) {
+    var ts = r.tensors;
+    if (!ts) return;
+    var steps = ts.steps;
+    (ts.devices || []).forEach(function (d) {
+      var p = d.peak;
+      if (!p) return;
+      var sec = section(parent, 'Device ' + d.device + ': PyTorch\'s tensors');
+      sec.className = 'tensors';
+      sec.setAttribute('data-device', String(d.device));
+      var a = ts.alive_at_exit, lk = ts.leaks;
+      var g = steps.growth;
+      sec.appendChild(el('div', {cls: 'cards'}, [
+        card('peak', 'tensors at their peak (' + p.phase + ')', human(p.allocated_bytes), exact(p.allocated_bytes) + ' at ' + secs(p.time_ns),
+          {'peak-allocated-bytes': p.allocated_bytes}),
+        card('', 'the cache\'s reserve beside them', human(p.categories.reserve), 'reserved ' + both(p.reserved_bytes),
+          {'reserve-bytes': p.categories.reserve}),
+        card(lk.bytes ? 'leak' : 'good', 'kept step after step (leaks)', human(lk.bytes),
+          exact(lk.bytes) + ' in ' + lk.count + ' tensors when the work ended; ' + human(a.bytes) + ' alive at exit in all',
+          {'leak-bytes': lk.bytes}),
+        card(g.growing ? 'leak' : 'good', 'growth per step', g.growing ? '+' + human(g.rate_bytes_per_step) : (g.samples ? 'none' : '-'),
+          steps.count + ' steps, ' + steps.source, {'step-rate-bytes': g.growing ? g.rate_bytes_per_step : 0})]));
+      sec.appendChild(el('div', {cls: 'muted', text: 'Steps: ' + steps.rule + '.'}));
+      sec.appendChild(el('h4', {text: 'By category at the peak (each tensor as what it turned out to be)'}));
+      var rows = [];
+      for (var k in p.categories) if (p.categories[k]) rows.push(k);
+      var ct = sec.appendChild(table([{name: 'category'}, {name: 'bytes', num: 1}, {name: 'share of the device memory then', num: 1}], rows,
+        function (k) {
+          return [el('span', null, [el('span', {cls: 'legend-key', style: 'background:' + CATEGORY_COLORS[k]}), CATEGORY_NAMES[k]]),
+            both(p.categories[k]), (100 * p.categories[k] / p.device_bytes).toFixed(1) + '%'];
+        }));
+      ct.className = 'tensors-categories';
+      var box = el('div', {cls: 'chart-box'}, [el('div', {cls: 'chart-head'}, [el('span', {cls: 'name', text: 'Categories over time, stacked'}),
+        el('span', {cls: 'muted', text: 'each column the highest instant of its span of time'})])]);
+      sec.appendChild(box);
+      stackedChart(box, t, d);
+      var ph = [];
+      for (var n in d.phases) if (d.phases[n]) ph.push([n, d.phases[n]]);
+      var pt = sec.appendChild(table([{name: 'phase'}, {name: 'its peak of tensors', num: 1}, {name: 'when', num: 1}, {name: 'by category'}], ph,
+        function (x) { return [x[0], both(x[1].allocated_bytes), secs(x[1].time_ns), categoryText(x[1].categories)]; }));
+      pt.className = 'tensors-phases';
+      var bd = r.blocks && (r.blocks.devices || []).filter(function (b) { return b.ordinal === d.device; })[0];
+      if (bd && bd.at_peak && bd.at_peak.sites) {
+        sec.appendChild(el('h4', {text: 'Tensors live at the peak, by call site'}));
+        var st = sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'call site'}], bd.at_peak.sites,
+          function (x) { return [both(x.bytes), x.blocks, siteCell(x.frames, x.site_frame)]; }));
+        st.className = 'tensors-sites';
+      }
+      var adv = (ts.advice || []).filter(function (x) { return x.device === d.device; });
+      if (adv.length) {
+        sec.appendChild(el('h4', {text: 'What to try, with the bytes each acts on at the peak'}));
+        var ul = sec.appendChild(el('ul', {cls: 'tensors-advice'}));
+        adv.forEach(function (x) { ul.appendChild(el('li', {'data-category': x.category, 'data-bytes': x.bytes, text: x.text})); });
+      }
+    });
+    var gsec = section(parent, 'PyTorch\'s tensors: growth, leaks and what was alive at exit');
+    gsec.className = 'tensors-exit';
+    var grow = ts.growth || [];
+    gsec.appendChild(el('h4', {text: 'Growing tensor call sites'}));
+    if (!grow.length) gsec.appendChild(el('div', {cls: 'tensors-growth', text: 'none'}));
+    else {
+      var gt = gsec.appendChild(table([{name: 'rate', num: 1}, {name: 'held when the work ended', num: 1}, {name: 'alive at exit', num: 1},
+        {name: 'allocations', num: 1}, {name: 'frees', num: 1}, {name: 'call site'}],
+        grow, function (x) {
+          return [x.per_step ? '+' + both(x.rate_bytes_per_step) + ' per step' : '+' + human(x.rate_bytes_per_second) + '/s',
+            both(x.kept_bytes), both(x.live_bytes), x.allocations, x.frees, siteCell(x.frames, x.site_frame)];
+        }));
+      gt.className = 'tensors-growth';
+    }
+    var leaks = ts.leaks;
+    gsec.appendChild(el('h4', {text: 'Leaks (kept step after step and held when the work ended, ' + secs(leaks.work_end_time_ns) + '): ' +
+      both(leaks.bytes) + ' in ' + leaks.count + ' tensors'}));
+    var lt = gsec.appendChild(table([{name: 'held when the work ended', num: 1}, {name: 'tensors', num: 1}, {name: 'rate', num: 1},
+      {name: 'alive at exit', num: 1}, {name: 'call site'}],
+      leaks.sites || [], function (x) {
+        return [both(x.kept_bytes), x.kept_count,
+          el('span', {cls: 'verdict', text: x.per_step ? '+' + human(x.rate_bytes_per_step) + ' per step' : '+' + human(x.rate_bytes_per_second) + '/s'}),
+          both(x.live_bytes), siteCell(x.frames, x.site_frame)];
+      }));
+    lt.className = 'tensors-leaks';
+    var alive = ts.alive_at_exit;
+    gsec.appendChild(el('h4', {text: 'Tensors alive at exit: ' + both(alive.bytes) + ' in ' + alive.count + ' tensors'}));
+    var at = gsec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'made by'}, {name: 'verdict'}, {name: 'call site'}],
+      alive.sites || [], function (x) {
+        return [both(x.live_bytes), x.live_count, x.origin,
+          x.suppression ? suppressionText(x.suppression) : 'alive at exit, not a leak', siteCell(x.frames, x.site_frame)];
+      }));
+    at.className = 'tensors-alive';
+  }
+
   /* What if (docs/report.md, "What if"): the recorded tensors replayed
    * through PyTorch's caching allocator under the usual settings, per device */
   function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
@@ -662,6 +810,8 @@
     var p = r.process || {};
     s.appendChild(el('div', {cls: 'muted mono', text: (p.argv || []).join(' ')}));
     if (r.damage) s.appendChild(el('div', {cls: 'warn', text: r.damage}));
+
+    tensorsSections(s, t, r);
 
     (r.devices || []).forEach(function (d) {
       var sec = section(s, 'Device ' + d.ordinal + ': what was live at the peak');
@@ -751,9 +901,11 @@
               el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''})]),
               siteCell(c.frames, c.site_frame)];
           }));
-      fs.appendChild(table([{name: 'first', num: 1}, {name: 'count', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
+      fs.appendChild(table([{name: 'first', num: 1}, {name: 'calls', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
         r.failed || [], function (f) {
-          return [secs(f.time_ns), f.count, f.api, both(f.size), f.error, f.verdict || '-', both(f.live_device_bytes), siteCell(f.frames, f.site_frame)];
+          return [secs(f.time_ns), f.count + (f.allocator_retries ? ' (' + f.allocator_retries + ' the allocator\'s own retry)' : ''), f.api,
+            both(f.size), f.error, f.probe ? 'allocator probe: asked again and served, not a failure' : f.verdict || '-',
+            both(f.live_device_bytes), siteCell(f.frames, f.site_frame)];
         }));
     }
 

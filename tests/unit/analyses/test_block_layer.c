@@ -164,8 +164,49 @@ static void test_inconsistencies(void)
     cmt_block_layer_free(&bl);
 }
 
+/* A listener sees each tensor allocated (placed, counted, numbered, its
+ * thread) and each free requested (still counted), and keeps a tag. */
+static uint64_t told_alloc, told_free, told_allocated_then;
+
+static void on_tensor(void *ctx, const struct cmt_bl_device *d, struct cmt_bl_block *b, bool allocated, uint64_t ts)
+{
+    (void)ctx;
+    (void)ts;
+    if (allocated) {
+        told_alloc++;
+        CHECK_EQ_U64(b->seq, d->allocs);
+        CHECK_EQ_U64(b->tid, 77);
+        b->tag = 1000 + b->seq;
+    } else {
+        told_free++;
+        CHECK_EQ_U64(b->tag, 1000 + b->seq);
+        told_allocated_then = d->allocated;
+    }
+}
+
+static void test_listener(void)
+{
+    struct cmt_block_layer bl;
+    cmt_block_layer_init(&bl);
+    cmt_block_layer_listen(&bl, &(struct cmt_bl_listener){.on_tensor = on_tensor});
+    bl.event_tid = 77;
+    ev(&bl, CMT_API_TORCH_SEGMENT_ALLOC, 0, 20 * MiB, 0);
+    ev(&bl, CMT_API_TORCH_ALLOC, 0, 4 * MiB, 1);
+    ev(&bl, CMT_API_TORCH_ALLOC, 4 * MiB, 8 * MiB, 2);
+    ev(&bl, CMT_API_TORCH_FREE_REQUESTED, 0, 4 * MiB, 0);
+    CHECK_EQ_U64(told_alloc, 2);
+    CHECK_EQ_U64(told_free, 1);
+    CHECK_EQ_U64(told_allocated_then, 12 * MiB); /* told before it is uncounted */
+    CHECK_EQ_U64(bl.devices[0].allocated, 8 * MiB);
+    CHECK(cmt_bl_segment_at(&bl, 0, BASE));
+    CHECK(!cmt_bl_segment_at(&bl, 0, BASE + 4 * MiB));
+    CHECK(!cmt_bl_segment_at(&bl, 1, BASE));
+    cmt_block_layer_free(&bl);
+}
+
 int main(void)
 {
+    test_listener();
     CHECK_EQ_U64(cmt_bl_round(1), 512);
     CHECK_EQ_U64(cmt_bl_round(512), 512);
     CHECK_EQ_U64(cmt_bl_round(513), 1024);

@@ -686,6 +686,39 @@ static void test_verdicts(void)
     CHECK_STR(cmt_verdict_rule_id(CMT_VRULE_ENOUGH_FREE), "R10");
 }
 
+/* R11, R12: the cache's own record decides, except for other consumers. */
+static void test_verdicts_in_cache(void)
+{
+    struct cmt_oom_figures f = base(); /* 16 GiB device, 8 free, 8 live */
+    struct cmt_verdict_result r;
+    f.request = 8 * GiB + 1;           /* R5 by the device's figures */
+    /* 7 GiB free in the cache's segments and 1 GiB on the device: enough in
+     * bytes, so fragmentation inside the cache, whatever R5 says */
+    struct cmt_cache_oom_figures c = {.request = 8 * GiB, .cache_free = 7 * GiB, .device_free = GiB};
+    cmt_oom_decide_in_cache(&f, &c, &r);
+    CHECK_EQ_U64(r.verdict, CMT_VERDICT_FRAGMENTATION);
+    CHECK_EQ_U64(r.rule, CMT_VRULE_CACHE_FRAGMENTED);
+    CHECK_EQ_U64(r.excess, 0);
+    CHECK_EQ_U64(r.shortfall, 1); /* the device's figures are kept for the words */
+    c.device_free = GiB - 1; /* one byte short: the tensors fill it */
+    cmt_oom_decide_in_cache(&f, &c, &r);
+    CHECK_EQ_U64(r.verdict, CMT_VERDICT_CAPACITY);
+    CHECK_EQ_U64(r.rule, CMT_VRULE_CACHE_FULL);
+    CHECK_EQ_U64(r.excess, 1);
+    CHECK(!r.no_setting_fits);
+    /* other consumers by the device's figures: the cache cannot see them */
+    f = base();
+    f.live = 2 * GiB;
+    f.free = 4 * GiB;
+    f.request = 6 * GiB; /* R7 */
+    c = (struct cmt_cache_oom_figures){.request = 6 * GiB, .cache_free = 0, .device_free = 4 * GiB};
+    cmt_oom_decide_in_cache(&f, &c, &r);
+    CHECK_EQ_U64(r.verdict, CMT_VERDICT_OTHER_CONSUMERS);
+    CHECK_EQ_U64(r.rule, CMT_VRULE_OTHERS_COVER);
+    CHECK_STR(cmt_verdict_rule_id(CMT_VRULE_CACHE_FRAGMENTED), "R11");
+    CHECK_STR(cmt_verdict_rule_id(CMT_VRULE_CACHE_FULL), "R12");
+}
+
 static uint64_t ev_ts = 1000;
 
 static void ev(struct cmt_replay *r, uint8_t type, uint8_t api, uint64_t addr, uint64_t size, uint32_t stack)
@@ -771,6 +804,7 @@ int main(void)
     test_churn_ranking();
     test_series();
     test_verdicts();
+    test_verdicts_in_cache();
     test_hole_ipc_mapping();
     printf("forensics: all checks passed\n");
     return 0;

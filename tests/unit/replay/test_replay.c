@@ -301,6 +301,28 @@ static void test_ipc_handle_imported_twice(void)
     cmt_replay_free(&r);
 }
 
+/* What each failure's thread asked next: the same size served (an
+ * allocator's probe), the same size failing again (its retry), another
+ * size, or nothing. */
+static void test_failure_next(void)
+{
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CU_MEM_CREATE, 0, 0, 1 << 20, 1, 800) == 0);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CU_MEM_CREATE, 0, 0x10, 1 << 20, 1, 0) == 0); /* served */
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0, 1 << 30, 2, 2) == 0);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0, 1 << 30, 2, 2) == 0);      /* failed again */
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0x100000, 1 << 20, 3, 0) == 0); /* another size */
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0, 1 << 30, 2, 2) == 0);      /* nothing after */
+    cmt_replay_finish(&r, now);
+    CHECK_EQ_U64(r.n_failures, 4);
+    CHECK_EQ_U64(r.failures[0].next, CMT_NEXT_SAME_SERVED);
+    CHECK_EQ_U64(r.failures[1].next, CMT_NEXT_SAME_FAILED);
+    CHECK_EQ_U64(r.failures[2].next, CMT_NEXT_OTHER);
+    CHECK_EQ_U64(r.failures[3].next, CMT_NEXT_UNSEEN);
+    cmt_replay_free(&r);
+}
+
 int main(void)
 {
     test_accounts_and_peaks();
@@ -308,6 +330,7 @@ int main(void)
     test_observer_limit_and_failure();
     test_ipc();
     test_ipc_handle_imported_twice();
+    test_failure_next();
     printf("replay: ok\n");
     return 0;
 }
