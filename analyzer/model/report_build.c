@@ -583,7 +583,9 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
     for (size_t i = 0; i < live->cap; i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
-        if (!r->opt->include_cached && cmt_report_cache(r, entry.stack) != CMT_HOLDER_OTHER)
+        /* the same classification as the fill below: a count made one way
+         * and a fill made another overran these lists */
+        if (!r->opt->include_cached && cache_of_allocation(r, a, &entry) != CMT_HOLDER_OTHER)
             n_held_max++;
         else if (!r->at && suppression_of(r, supp_cache, entry.stack) >= 0)
             n_aside_max++;
