@@ -83,7 +83,7 @@ int cmt_cmd_check(int argc, char **argv)
     struct cmt_cli_command command = {
         .name = "check",
         .view = CMT_VIEW_CHECK,
-        .takes = 0,
+        .takes = CMT_TAKES_OUTPUT,
         .own = own,
         .n_own = cmt_check_all_longopts(own),
         .own_option = check_option,

@@ -23,6 +23,7 @@ static void diff_usage(FILE *out)
           "\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
           "  --json                 --format json\n"
+          "  -o, --output FILE      write the comparison to FILE instead of standard output\n"
           "  --top N                call sites listed in text (default 10, 0 = all)\n"
           "  --include-cached       count what caching allocators hold at exit as leaked\n"
           "  --suppressions FILE    leak:PATTERN lines, as for report and check (repeatable;\n"
@@ -51,7 +52,7 @@ struct diff_cli {
 static const struct cmt_cli_command diff_command = {
     .name = "diff",
     .view = CMT_VIEW_DIFF,
-    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
              CMT_TAKES_INCLUDE_CACHED | CMT_TAKES_SUPPRESSIONS,
     .usage = diff_usage,
 };

@@ -22,6 +22,7 @@ static void frag_usage(FILE *out)
           "\n"
           "  --format FORMAT            text (default) or json: one object (docs/fragmentation.md)\n"
           "  --json                     --format json\n"
+          "  -o, --output FILE          write the output to FILE instead of standard output\n"
           "  --top N                    call sites listed per list (default 10)\n"
           "  --max-frames N             frames shown per call site in text (default 8, 0 = all)\n"
           "  --context-allowance SIZE   device memory the CUDA context may use before the\n"
@@ -44,7 +45,7 @@ static void frag_usage(FILE *out)
 static const struct cmt_cli_command frag_command = {
     .name = "frag",
     .view = CMT_VIEW_FRAG,
-    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
              CMT_TAKES_MAX_FRAMES | CMT_TAKES_ALLOWANCE,
     .usage = frag_usage,
 };

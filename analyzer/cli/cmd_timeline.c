@@ -24,6 +24,7 @@ static void timeline_usage(FILE *out)
           "  --format FORMAT        text (default); csv: one row per time bucket\n"
           "                         (docs/report.md lists the columns); json: one object\n"
           "  --csv, --json          --format csv, --format json\n"
+          "  -o, --output FILE      write the timeline to FILE instead of standard output\n"
           "  --buckets N            at most N time buckets (default: all kept, up to 1024)\n"
           "  --at TIME              stop the replay at TIME after the start (2, 1.5s, 250ms...)\n"
           "  --chart-width N        columns of the text charts (default 72)\n"
@@ -63,7 +64,7 @@ static int timeline_option(void *ctx, int value, const char *arg, const char *op
 static const struct cmt_cli_command timeline_command = {
     .name = "timeline",
     .view = CMT_VIEW_TIMELINE,
-    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_CSV | CMT_TAKES_AT |
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_CSV | CMT_TAKES_AT |
              CMT_TAKES_MAX_MEMORY,
     .own = timeline_options,
     .n_own = sizeof timeline_options / sizeof timeline_options[0],

@@ -40,6 +40,7 @@ static void whatif_usage(FILE *out)
           "                         context, other libraries) still takes its share\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
           "  --json                 --format json\n"
+          "  -o, --output FILE      write the output to FILE instead of standard output\n"
           "  --full-stacks          keep every frame when naming call sites\n"
           "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"
           "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
@@ -164,7 +165,7 @@ static int whatif_option(void *ctx, int value, const char *arg, const char *opti
 static const struct cmt_cli_command whatif_command = {
     .name = "whatif",
     .view = CMT_VIEW_WHATIF,
-    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_SYMBOLS,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS,
     .own = whatif_options,
     .n_own = sizeof whatif_options / sizeof whatif_options[0],
     .own_option = whatif_option,
