@@ -89,7 +89,7 @@ static int parse_percent(const char *s, double *out)
 
 struct report_cli {
     struct cmt_cli_options common; /* the shared options (command_options.h) */
-    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
+    FILE *stream; /* set by cmt_report_command's caller: the report goes there */
     struct cmt_report_options opt;
     bool no_forensics; /* --no-forensics */
     bool no_whatif;    /* --no-whatif */
@@ -98,7 +98,14 @@ struct report_cli {
     uint64_t clock_tolerance_ns; /* --clock-tolerance */
 };
 
-enum { OPT_TREE_MIN = CMT_CLI_OWN_FIRST, OPT_CHART_W, OPT_CHART_H, OPT_NO_FORENSICS, OPT_CLOCK_TOLERANCE, OPT_NO_WHATIF };
+enum {
+    OPT_TREE_MIN = CMT_CLI_OWN_FIRST,
+    OPT_CHART_W,
+    OPT_CHART_H,
+    OPT_NO_FORENSICS,
+    OPT_CLOCK_TOLERANCE,
+    OPT_NO_WHATIF
+};
 
 static const struct option report_options[] = {
     {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
