@@ -12,7 +12,7 @@
 #include "meta_stream.h"
 #include "real_symbols.h"
 #include "recorder.h"
-#include "torch/bridge_abi.h"
+#include "bridge_abi.h"
 
 enum blocks_state {
     BLOCKS_UNSEEN = 0,    /* libc10_cuda.so not loaded (yet) */
