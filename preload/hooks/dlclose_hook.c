@@ -13,34 +13,7 @@
 #include <stddef.h>
 
 #include "real_symbols.h"
-#include "recorder.h"
-#include "stack_cache.h"
 #include "stacks.h"
-
-typedef int (*dlclose_fn)(void *);
-
-static dlclose_fn real_dlclose(void)
-{
-    static dlclose_fn real;
-    dlclose_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        /* As for dlsym (real_symbols.c): glibc >= 2.34 has it in libc, older
-         * ones in libdl under the architecture's base version. */
-        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
-        for (size_t i = 0; !fn && i < sizeof versions / sizeof versions[0]; i++)
-            fn = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", versions[i]);
-        if (!fn)
-            return NULL;
-        __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
-    }
-    return fn;
-}
-
-int cmt_real_dlclose(void *handle)
-{
-    dlclose_fn fn = real_dlclose();
-    return fn ? fn(handle) : -1; /* not glibc: nothing was unloaded */
-}
 
 CMT_EXPORT int dlclose(void *handle)
 {

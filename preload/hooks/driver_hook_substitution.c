@@ -50,6 +50,8 @@ static void resolve_proc(struct cmt_driver_hook *e, const struct cmt_proc_resolv
                                   : resolver->v1(e->symbol, &p, e->abi_version, e->stream_flags);
         resolving = false;
         __atomic_store_n(&e->proc_real, r == CUDA_SUCCESS ? p : NULL, __ATOMIC_RELEASE);
+        if (r == CUDA_SUCCESS)
+            cmt_real_symbols_note_driver(p);
         __atomic_store_n(&e->proc_state, CMT_RESOLVE_DONE, __ATOMIC_RELEASE);
         return;
     }
@@ -137,6 +139,7 @@ static void *named_real(struct cmt_driver_hook *e)
     void *expected = NULL;
     if (!__atomic_compare_exchange_n(e->named_real, &expected, p, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return expected;
+    cmt_real_symbols_note_driver(p);
     return p;
 }
 

@@ -790,7 +790,7 @@ static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUde
     CMT_REAL_SLOT(name);                                                                                  \
     CMT_EXPORT CUresult name params                                                                       \
     {                                                                                                     \
-        return impl(CMT_REAL(name), __VA_ARGS__);                                                         \
+        return impl(CMT_REAL_DRIVER(name), __VA_ARGS__);                                                  \
     }                                                                                                     \
     static CUresult cmt_proc_##name params                                                                \
     {                                                                                                     \

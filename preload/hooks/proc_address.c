@@ -47,7 +47,7 @@ static CUresult get_proc_address_v2(PFN_cuGetProcAddress_v12000 real, const char
 
 CMT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)cmt_real_get(
+    PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)cmt_real_get_driver(
         &cmt_get_proc_address_v1_named_real, "cuGetProcAddress", __builtin_return_address(0));
     return get_proc_address_v1(real, symbol, pfn, cudaVersion, flags);
 }
@@ -55,7 +55,7 @@ CMT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVer
 CMT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *symbolStatus)
 {
-    PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)cmt_real_get(
+    PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)cmt_real_get_driver(
         &cmt_get_proc_address_v2_named_real, "cuGetProcAddress_v2", __builtin_return_address(0));
     return get_proc_address_v2(real, symbol, pfn, cudaVersion, flags, symbolStatus);
 }

@@ -366,7 +366,7 @@ static bool preloaded(void)
     bool found = real && main_program &&
                  real(main_program, "InitializeInjectionNvtx2") == (void *)InitializeInjectionNvtx2;
     if (main_program)
-        dlclose(main_program);
+        cmt_real_dlclose(main_program); /* the main program: unloads nothing, forgets no stack */
     return found;
 }
 

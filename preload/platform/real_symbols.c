@@ -39,6 +39,51 @@ void *cmt_real_dlsym(void *handle, const char *name)
     return fn ? fn(handle, name) : NULL;
 }
 
+typedef int (*dlclose_fn)(void *);
+
+int cmt_real_dlclose(void *handle)
+{
+    static dlclose_fn real;
+    dlclose_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        /* As for dlsym: glibc >= 2.34 has it in libc, older ones in libdl
+         * under the architecture's base version. */
+        static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+        for (size_t i = 0; !fn && i < sizeof versions / sizeof versions[0]; i++)
+            fn = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", versions[i]);
+        if (!fn)
+            return -1; /* not glibc: nothing was unloaded */
+        __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+    }
+    return fn(handle);
+}
+
+/* A function of the CUDA driver the hooks forward to (atomic; the first
+ * one learnt is kept). */
+static void *driver_function;
+
+void cmt_real_symbols_note_driver(const void *fn)
+{
+    void *expected = NULL;
+    if (fn)
+        __atomic_compare_exchange_n(&driver_function, &expected, (void *)fn, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE);
+}
+
+void *cmt_real_symbols_driver_handle(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        return h;
+    /* Loaded under another name (a full path): the object of a driver
+     * function a hook forwards to tells which. */
+    void *p = __atomic_load_n(&driver_function, __ATOMIC_ACQUIRE);
+    Dl_info info;
+    if (p && dladdr(p, &info) && info.dli_fname)
+        return dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    return NULL;
+}
+
 int cmt_is_own_address(const void *addr)
 {
     Dl_info self, other;

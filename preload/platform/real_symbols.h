@@ -26,10 +26,19 @@
  * relative to the shim. */
 void *cmt_real_dlsym(void *handle, const char *name);
 
-/* glibc's dlclose, never the shim's (dlclose_hook.c): the shim's own
+/* glibc's dlclose, never the shim's (hooks/dlclose_hook.c): the shim's own
  * RTLD_NOLOAD handles unload nothing, so they must not make it forget its
  * stacks. */
 int cmt_real_dlclose(void *handle);
+
+/* The CUDA driver the hooks forward to. The driver hooks tell each real
+ * driver function they learn (cmt_real_get_driver does for the named ones);
+ * the sampler asks for the driver's handle: libcuda.so.1 if loaded, else the
+ * object of a function told (a driver loaded by full path). RTLD_NOLOAD:
+ * never loads it; NULL while no driver is known. The handle's reference
+ * keeps the driver mapped. */
+void cmt_real_symbols_note_driver(const void *fn);
+void *cmt_real_symbols_driver_handle(void);
 
 /* glibc's dlsym function itself (void * to keep <dlfcn.h> out), found on
  * first use; NULL when the C library is not glibc. */
@@ -64,8 +73,22 @@ static inline void *cmt_real_get(void **slot, const char *name, const void *call
     return p;
 }
 
+/* cmt_real_get for a driver function: the first time, it tells the driver
+ * (cmt_real_symbols_note_driver). */
+static inline void *cmt_real_get_driver(void **slot, const char *name, const void *caller)
+{
+    void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(p != 0, 1))
+        return p;
+    p = cmt_real_get(slot, name, caller);
+    cmt_real_symbols_note_driver(p);
+    return p;
+}
+
 #define CMT_REAL_SLOT(fn) static __typeof__(fn) *real_##fn
 #define CMT_REAL(fn) ((__typeof__(fn) *)cmt_real_get((void **)&real_##fn, CMT_STR(fn), __builtin_return_address(0)))
+#define CMT_REAL_DRIVER(fn) \
+    ((__typeof__(fn) *)cmt_real_get_driver((void **)&real_##fn, CMT_STR(fn), __builtin_return_address(0)))
 
 /* True when addr lies in the shim's own text. */
 int cmt_is_own_address(const void *addr);

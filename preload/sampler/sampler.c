@@ -7,7 +7,6 @@
 #include <pthread.h>
 
 #include "config.h"
-#include "driver_hooks.h"
 #include "pool_registry.h"
 #include "real_symbols.h"
 
@@ -37,27 +36,6 @@ static struct driver_queries queries;
 static int queries_state; /* atomic */
 static unsigned queries_attempts;
 
-/* libcuda's handle, if it is loaded (RTLD_NOLOAD: never loads it). The
- * handle is kept: the reference keeps libcuda mapped as long as we may call
- * into it, at exit included. */
-static void *libcuda_handle(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
-        return h;
-    /* Loaded under another name (a full path): the object our driver hooks
-     * forward to tells which. */
-    for (size_t i = 0; i < CMT_HOOK_COUNT; i++) {
-        void *p = cmt_driver_hook_proc_real((enum cmt_driver_hook_index)i);
-        if (!p && cmt_driver_hooks[i].named_real)
-            p = __atomic_load_n(cmt_driver_hooks[i].named_real, __ATOMIC_ACQUIRE);
-        Dl_info info;
-        if (p && dladdr(p, &info) && info.dli_fname && (h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
-            return h;
-    }
-    return NULL;
-}
-
 static const struct driver_queries *driver_queries(void)
 {
     int state = __atomic_load_n(&queries_state, __ATOMIC_ACQUIRE);
@@ -67,7 +45,7 @@ static const struct driver_queries *driver_queries(void)
         return NULL;
     pthread_mutex_lock(&queries_lock);
     if (queries_state == QUERIES_UNRESOLVED) {
-        void *h = libcuda_handle();
+        void *h = cmt_real_symbols_driver_handle();
         if (h) {
             queries.ctx_get_device = (PFN_cuCtxGetDevice_v2000)cmt_real_dlsym(h, "cuCtxGetDevice");
             queries.mem_get_info = (PFN_cuMemGetInfo_v3020)cmt_real_dlsym(h, "cuMemGetInfo_v2");
