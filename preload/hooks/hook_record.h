@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "recorder.h"
+#include "stacks.h"
 #include "sampler.h"
 
 /* What every allocation or release hook records, in one place. Inlined

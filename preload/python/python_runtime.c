@@ -34,7 +34,7 @@ enum { SCAN_LOOKING, SCAN_FOUND, SCAN_UNKNOWN };
 static int scan_state = SCAN_LOOKING; /* under the metadata lock */
 static char note_text[160];
 
-void cmt_python_runtime_trace_reset(void)
+static void trace_reset(void)
 {
     /* The interpreter stays what it was; only the note belongs to a trace. */
     if (scan_state == SCAN_UNKNOWN)
@@ -171,8 +171,9 @@ static void set_unknown(const char *why)
     __atomic_store_n(&cmt_python_note_due, 1, __ATOMIC_RELEASE);
 }
 
-void cmt_python_scan_module_locked(const struct dl_phdr_info *info)
+static void module_locked(const struct dl_phdr_info *info, const char *path, uint64_t lo, uint64_t hi)
 {
+    (void)path, (void)lo, (void)hi;
     if (scan_state != SCAN_LOOKING || !cmt_config.python_frames)
         return;
     struct cmt_elf_symbol runtime, version, tstate, eval, code_type, unicode_type;
@@ -258,3 +259,8 @@ void cmt_python_forget_if_unloaded_locked(void)
     __atomic_store_n(&cmt_python_active, NULL, __ATOMIC_RELEASE);
     scan_state = SCAN_LOOKING;
 }
+
+const struct cmt_module_listener cmt_python_module_listener = {
+    .trace_reset = trace_reset,
+    .module_locked = module_locked,
+};

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "modules.h"
+
 /* The CPython interpreter of the process, found at run time among the loaded
  * objects (the python executable or a libpython exporting _PyRuntime), and
  * the layout of its structures for the version it is: where the frame chain
@@ -58,13 +60,11 @@ static inline const struct cmt_python_layout *cmt_python_layout(void)
     return __atomic_load_n(&cmt_python_active, __ATOMIC_ACQUIRE);
 }
 
-/* A new trace: its note is written again if due. */
-void cmt_python_runtime_trace_reset(void);
-
-/* A module recorded for the first time in this trace (modules.c): if it is
- * the interpreter, read its version and layout. Caller holds the metadata
- * lock. */
-void cmt_python_scan_module_locked(const struct dl_phdr_info *info);
+/* What the module map tells the Python runtime (record/modules.h): a new
+ * trace (its note is written again if due); a module recorded for the first
+ * time in this trace (if it is the interpreter, read its version and
+ * layout; metadata lock held). */
+extern const struct cmt_module_listener cmt_python_module_listener;
 
 /* A library was unloaded: if it was the interpreter, its layout is dropped
  * (its addresses may hold other code now) and it is looked for again. Caller

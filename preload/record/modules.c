@@ -9,8 +9,6 @@
 
 #include "arena.h"
 #include "clock.h"
-#include "python_runtime.h"
-#include "torch_blocks.h"
 #include "recorder.h"
 
 #define CMT_MAX_MODULES 8192u
@@ -26,13 +24,24 @@ static struct module *modules;
 static uint32_t module_count;
 static unsigned long long seen_adds, seen_subs;
 
+static const struct cmt_module_listener *listeners[CMT_MAX_MODULE_LISTENERS];
+static unsigned listener_count;
+
+void cmt_modules_listen(const struct cmt_module_listener *listener)
+{
+    if (listener_count < CMT_MAX_MODULE_LISTENERS)
+        listeners[listener_count++] = listener;
+}
+
 void cmt_modules_reset(void)
 {
     /* In a forked child the parent's list is kept in memory but the new trace
      * has none of it: start over. */
     module_count = 0;
     seen_adds = seen_subs = 0;
-    cmt_python_runtime_trace_reset();
+    for (unsigned i = 0; i < listener_count; i++)
+        if (listeners[i]->trace_reset)
+            listeners[i]->trace_reset();
 }
 
 static size_t find_build_id(const struct dl_phdr_info *info, uint8_t *out)
@@ -128,8 +137,9 @@ static void record_module(const struct dl_phdr_info *info)
     modules[module_count++] = (struct module){bias, lo, hi, copy};
     /* The interpreter is found where it is loaded: at the trace's start for
      * the python executable, later for a libpython opened by a program. */
-    cmt_python_scan_module_locked(info);
-    cmt_torch_blocks_scan_module(copy, lo, hi);
+    for (unsigned i = 0; i < listener_count; i++)
+        if (listeners[i]->module_locked)
+            listeners[i]->module_locked(info, copy, lo, hi);
 }
 
 static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)
@@ -146,7 +156,9 @@ static int refresh_callback(struct dl_phdr_info *info, size_t size, void *data)
 void cmt_modules_refresh_locked(void)
 {
     dl_iterate_phdr(refresh_callback, NULL);
-    cmt_torch_blocks_after_scan_locked();
+    for (unsigned i = 0; i < listener_count; i++)
+        if (listeners[i]->scan_done_locked)
+            listeners[i]->scan_done_locked();
 }
 
 static int counters_callback(struct dl_phdr_info *info, size_t size, void *data)

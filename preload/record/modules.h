@@ -13,6 +13,26 @@
 
 void cmt_modules_reset(void);
 
+/* Who wants to hear of modules (the Python runtime, the PyTorch bridge):
+ * told in the order they listened. The module map names no feature. Each
+ * function may be NULL. */
+struct dl_phdr_info;
+struct cmt_module_listener {
+    /* A new trace: nothing of it recorded yet. */
+    void (*trace_reset)(void);
+    /* A module recorded for the first time in this trace; path is its
+     * arena copy, [lo, hi) its mapped range. Metadata lock held. */
+    void (*module_locked)(const struct dl_phdr_info *info, const char *path, uint64_t lo, uint64_t hi);
+    /* A scan of the loaded objects ended, outside dl_iterate_phdr.
+     * Metadata lock held. */
+    void (*scan_done_locked)(void);
+};
+
+/* At load, before any trace starts (shim/shim.c). At most
+ * CMT_MAX_MODULE_LISTENERS. */
+#define CMT_MAX_MODULE_LISTENERS 4
+void cmt_modules_listen(const struct cmt_module_listener *listener);
+
 /* Writes a MODULE record for every object not recorded yet. */
 void cmt_modules_refresh_locked(void);
 

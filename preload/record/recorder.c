@@ -16,15 +16,9 @@
 #include "config.h"
 #include "log.h"
 #include "modules.h"
-#include "page_populate.h"
 #include "job_identity.h"
 #include "path_template.h"
-#include "sampler.h"
 #include "shim.h"
-#include "stacks.h"
-#include "unwind_gate.h"
-#include "driver_hooks.h"
-#include "nvtx_injection.h"
 
 struct cmt_recorder cmt_recorder = {
     .start_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -278,8 +272,12 @@ static void append_manifest_failure(const char *what, const char *reason, const 
 
 /* ---- start, threads, shutdown --------------------------------------------- */
 
-static void enter_internal(void);
-static void leave_internal(void);
+static const struct cmt_recorder_stages *stages;
+
+void cmt_recorder_set_stages(const struct cmt_recorder_stages *s)
+{
+    stages = s;
+}
 
 /* Calls that re-entered the shim before this process's trace existed:
  * added to the header when it is created (cmt_recorder_count_nested). */
@@ -293,12 +291,12 @@ static void fold_nested_before_trace(void);
  * later (the runtime's included). */
 static void take_exit_sample(void)
 {
-    enter_internal();
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.start_lock);
-    if (cmt_recorder.state == CMT_RECORDER_ACTIVE)
-        cmt_sampler_exit();
+    if (cmt_recorder.state == CMT_RECORDER_ACTIVE && stages && stages->at_exit)
+        stages->at_exit();
     pthread_mutex_unlock(&cmt_recorder.start_lock);
-    leave_internal();
+    cmt_internal_leave();
 }
 
 bool cmt_recorder_start(void)
@@ -375,7 +373,8 @@ bool cmt_recorder_start(void)
     cmt_recorder.next_module_id = 0;
     string_table = NULL;
     string_cap = string_count = 0;
-    cmt_stacks_reset();
+    if (stages && stages->trace_reset)
+        stages->trace_reset();
     cmt_modules_reset();
 
     pthread_mutex_lock(&cmt_recorder.meta.lock);
@@ -398,8 +397,8 @@ bool cmt_recorder_start(void)
 out:
     pthread_mutex_unlock(&cmt_recorder.start_lock);
     /* Outside the start lock: a note takes the metadata lock. */
-    if (started)
-        cmt_nvtx_note_environment();
+    if (started && stages && stages->trace_started)
+        stages->trace_started();
     return ok;
 }
 
@@ -425,19 +424,6 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
     }
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     return true;
-}
-
-/* Code outside any hook that takes the recorder's locks (exit, fork) counts
- * as being inside one, so a signal handler that interrupts it and calls a
- * hook passes straight through instead of waiting for a lock this very
- * thread holds. */
-static void enter_internal(void)
-{
-    if (cmt_thread_state.depth++ == 0) {
-        __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        cmt_thread_state.outer_layer = CMT_LAYER_INTERNAL;
-    }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 /* Moves the calls counted before the trace existed into its header. Runs
@@ -480,17 +466,11 @@ void cmt_recorder_count_nested(void)
     }
 }
 
-static void leave_internal(void)
-{
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    cmt_thread_state.depth--;
-}
-
 void cmt_recorder_note(enum cmt_note_source source, const char *text)
 {
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
         return;
-    enter_internal();
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t text_id = intern_cstr_locked(text);
     uint8_t *payload = text_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 32) : NULL;
@@ -502,14 +482,14 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text)
         cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_NOTE, b.p);
     }
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
-    leave_internal();
+    cmt_internal_leave();
 }
 
 void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total, const uint8_t *uuid)
 {
     if (ordinal < 0 || __atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
         return;
-    enter_internal();
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t name_id = name && *name ? intern_cstr_locked(name) : 0;
     uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
@@ -525,7 +505,7 @@ void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total
         cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_DEVICE, b.p);
     }
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
-    leave_internal();
+    cmt_internal_leave();
 }
 
 void cmt_recorder_write_allocator(enum cmt_framework framework, const char *version, enum cmt_blocks_state state,
@@ -533,7 +513,7 @@ void cmt_recorder_write_allocator(enum cmt_framework framework, const char *vers
 {
     if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
         return;
-    enter_internal();
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t version_id = version && *version ? intern_cstr_locked(version) : 0;
     uint32_t backend_id = backend && *backend ? intern_cstr_locked(backend) : 0;
@@ -553,7 +533,7 @@ void cmt_recorder_write_allocator(enum cmt_framework framework, const char *vers
         cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_ALLOCATOR, b.p);
     }
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
-    leave_internal();
+    cmt_internal_leave();
 }
 
 /* The END record's time: from the event clock, as the events are, and not
@@ -573,7 +553,7 @@ static uint64_t end_time(void)
 
 void cmt_recorder_shutdown(void)
 {
-    enter_internal();
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE) {
         __atomic_store_n(&cmt_recorder.state, CMT_RECORDER_OFF, __ATOMIC_RELEASE);
@@ -589,44 +569,31 @@ void cmt_recorder_shutdown(void)
         cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
-    leave_internal();
+    cmt_internal_leave();
 }
 
-/* fork: hold every lock across the fork so the child never inherits one
+/* fork: every lock held across the fork so the child never inherits one
  * mid-update; the child then drops the parent's trace (its mapping is shared
  * with the parent: writing it would corrupt the parent's file). */
 void cmt_recorder_fork_prepare(void)
 {
-    enter_internal();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     pthread_mutex_lock(&cmt_recorder.tf.claim_lock);
-    cmt_sampler_fork_prepare();
-    /* Last: a thread still unwinding needs none of the locks above to
-     * finish, and none can start a new unwind until the fork is over. */
-    cmt_unwind_gate_fork_prepare();
 }
 
 void cmt_recorder_fork_parent(void)
 {
-    cmt_unwind_gate_fork_parent();
-    cmt_sampler_fork_parent();
     pthread_mutex_unlock(&cmt_recorder.tf.claim_lock);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     pthread_mutex_unlock(&cmt_recorder.start_lock);
-    leave_internal();
 }
 
 void cmt_recorder_fork_child(void)
 {
-    cmt_unwind_gate_fork_child();
-    cmt_driver_hooks_fork_child();
-    cmt_clock_fork_child();
-    cmt_populate_fork_child();
     pthread_mutex_init(&cmt_recorder.start_lock, NULL);
     pthread_mutex_init(&cmt_recorder.meta.lock, NULL);
     pthread_mutex_init(&cmt_recorder.tf.claim_lock, NULL);
-    cmt_sampler_fork_child();
     int state = cmt_recorder.state;
     if (state == CMT_RECORDER_ACTIVE)
         cmt_trace_abandon(&cmt_recorder.tf);
@@ -637,5 +604,4 @@ void cmt_recorder_fork_child(void)
     if (!cmt_config.follow_fork || cmt_config.disabled)
         next = CMT_RECORDER_OFF;
     __atomic_store_n(&cmt_recorder.state, next, __ATOMIC_RELEASE);
-    leave_internal();
 }

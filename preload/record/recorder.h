@@ -68,10 +68,29 @@ struct cmt_thread {
 
 extern __thread struct cmt_thread cmt_thread_state __attribute__((tls_model("initial-exec")));
 
-/* Slow paths, out of line. */
+/* What the shim's lifecycle owner (shim/stages.c) has run when a trace
+ * starts and when the process exits: the recorder names no feature. */
+struct cmt_recorder_stages {
+    /* Under the start lock, before the trace's first record: forget the ids
+     * of a previous trace (a forked child's parent's). */
+    void (*trace_reset)(void);
+    /* The trace is active; outside every lock. */
+    void (*trace_started)(void);
+    /* The exit handler, under the start lock while the trace is active (the
+     * driver still answers: see recorder.c, take_exit_sample). */
+    void (*at_exit)(void);
+};
+/* At load, before any hook can record. */
+void cmt_recorder_set_stages(const struct cmt_recorder_stages *stages);
+
+/* Slow paths, out of line. cmt_recorder_start first makes sure the shim is
+ * loaded (shim.h: the one call upward, a hook can come before the
+ * constructor). */
 bool cmt_recorder_start(void);
 bool cmt_recorder_thread_setup(struct cmt_thread *t);
 void cmt_recorder_shutdown(void);
+/* The recorder's part of fork (its locks, the child's fresh state), run by
+ * the lifecycle owner inside cmt_internal_enter/leave. */
 void cmt_recorder_fork_prepare(void);
 void cmt_recorder_fork_parent(void);
 void cmt_recorder_fork_child(void);
@@ -122,13 +141,13 @@ static inline bool cmt_recorder_ready(struct cmt_thread *t)
     return true;
 }
 
-/* Enters a hook. Returns whether this call is recorded; the hook must call
- * cmt_hook_leave on every path either way. Room for the record is reserved
- * here, before any timestamp is taken (format.h, W1). */
 /* Counts a call that re-entered the shim (cmt_layer): lock-free, safe in a
  * signal handler. Out of line: rare. */
 void cmt_recorder_count_nested(void);
 
+/* Enters a hook. Returns whether this call is recorded; the hook must call
+ * cmt_hook_leave on every path either way. Room for the record is reserved
+ * here, before any timestamp is taken (format.h, W1). */
 static inline bool cmt_hook_enter(struct cmt_hook *h, enum cmt_layer layer)
 {
     struct cmt_thread *t = &cmt_thread_state;
@@ -157,6 +176,26 @@ static inline void cmt_hook_leave(struct cmt_hook *h)
     h->thread->depth--;
 }
 
+/* The shim's own code outside any hook that takes the metadata lock or
+ * the recorder's (exit, fork, a thread's end, an unload) counts as being
+ * inside one, so that a signal handler interrupting it and calling a hook
+ * passes straight through instead of waiting for a lock this very thread
+ * holds. */
+static inline void cmt_internal_enter(void)
+{
+    if (cmt_thread_state.depth++ == 0) {
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        cmt_thread_state.outer_layer = CMT_LAYER_INTERNAL;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void cmt_internal_leave(void)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cmt_thread_state.depth--;
+}
+
 /* The timestamp of the thread's next record: CLOCK_MONOTONIC ns from the
  * event clock, never below the stream's previous timestamp (or its chunk's
  * claim time), so a thread's records never go back in time (format.h, W1 and
@@ -165,17 +204,6 @@ static CMT_ALWAYS_INLINE uint64_t cmt_event_ts(struct cmt_thread *t)
 {
     return cmt_clock_ns(t->stream.prev_ts);
 }
-
-/* Captures the caller's stack (innermost user frame first, the shim's own
- * frames dropped) and returns its interned id; 0 when stacks are off or the
- * stack could not be recorded. */
-uint64_t cmt_stack_capture(void);
-
-/* The return address of the program's call into the shim, read from the
- * shim's own frame records only (stacks.c); 0 when it cannot be told
- * (another architecture, a frame chain that does not lead out). Safe in any
- * hook: a driver hook reached through a tail call or a wrapper alike. */
-uint64_t cmt_stack_caller(void);
 
 /* Appends a finished event. ts must be set by the caller: before the real call
  * for releases, after it for allocations (format.h). */

@@ -1,36 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /* Load-time set-up of libcumemtrace.so. Kept minimal: the constructor runs in
  * every process the shim is preloaded into, CUDA or not, possibly before the
- * program's own initialisation. Nothing heavy happens until a hooked call. */
+ * program's own initialisation. Nothing heavy happens until a hooked call.
+ * What runs at each moment, and in which order, is stages.c's table. */
 #include <pthread.h>
 
-#include "clock.h"
-#include "config.h"
-#include "device_cache.h"
-#include "log.h"
-#include "phase_record.h"
-#include "python_frames.h"
-#include "real_symbols.h"
 #include "recorder.h"
 #include "shim.h"
-#include "stack_cache.h"
-#include "stacks.h"
+#include "stages.h"
+
+static void fork_prepare(void)
+{
+    cmt_internal_enter();
+    cmt_stages_run(CMT_AT_FORK_PREPARE);
+}
+
+static void fork_parent(void)
+{
+    cmt_stages_run(CMT_AT_FORK_PARENT);
+    cmt_internal_leave();
+}
+
+static void fork_child(void)
+{
+    cmt_stages_run(CMT_AT_FORK_CHILD);
+    cmt_internal_leave();
+}
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-    cmt_config_load();
-    /* Before any hook can record: the clock is read-only from here on. */
-    cmt_clock_init((enum cmt_clock_mode)cmt_config.clock);
-    cmt_clock_set_test_skew(cmt_config.clock_test_skew_ns);
-    cmt_stacks_init();
-    cmt_python_frames_init();
-    cmt_phase_record_init();
-    /* Found now rather than inside the first dlsym some other library's
-     * constructor makes (ours may run after theirs). */
-    cmt_glibc_dlsym();
-    pthread_atfork(cmt_recorder_fork_prepare, cmt_recorder_fork_parent, cmt_recorder_fork_child);
+    cmt_stages_run(CMT_AT_LOAD);
+    /* Last: the fork handlers read what loading set. */
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void cmt_shim_ensure_loaded(void)
@@ -48,22 +51,5 @@ __attribute__((constructor)) static void cmt_shim_load(void)
  * program's teardown are still recorded. */
 __attribute__((destructor)) static void cmt_shim_unload(void)
 {
-    cmt_recorder_shutdown();
-    if (cmt_config.stack_cache == CMT_STACK_CACHE_CHECK) {
-        struct cmt_stack_cache_stats s;
-        cmt_stack_cache_stats(&s);
-        cmt_log_info("stack cache check: %llu hits compared with a full unwind, %llu wrong; %llu stacks cached, "
-                     "%llu origins uncacheable (a wrong hit is a bug: report it, and set CUMEMTRACE_STACK_CACHE=0 "
-                     "meanwhile)",
-                     (unsigned long long)s.checked, (unsigned long long)s.wrong, (unsigned long long)s.fills,
-                     (unsigned long long)s.uncacheable);
-    }
-    if (cmt_config.device_cache == CMT_DEVICE_CACHE_CHECK) {
-        struct cmt_device_cache_stats d;
-        cmt_device_cache_stats(&d);
-        cmt_log_info("device cache check: %llu remembered devices compared, %llu wrong, %llu context switches "
-                     "unseen (a wrong one is a bug: report it, and set CUMEMTRACE_DEVICE_CACHE=0 meanwhile)",
-                     (unsigned long long)d.checked, (unsigned long long)d.wrong_device,
-                     (unsigned long long)d.unseen_switch);
-    }
+    cmt_stages_run(CMT_AT_UNLOAD);
 }

@@ -112,15 +112,13 @@ static void thread_exit(void *p)
     struct thread_cache *c = p;
     /* Counts as being inside a hook: a signal handler's hook passes through
      * rather than wait for the lock this thread holds. */
-    cmt_thread_state.depth++;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     c->next_free = free_caches;
     free_caches = c;
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     my_cache = NULL;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    cmt_thread_state.depth--;
+    cmt_internal_leave();
 }
 
 void cmt_stack_cache_init(void)

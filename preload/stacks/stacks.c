@@ -52,15 +52,13 @@ void cmt_stacks_forget_code(void)
     /* Under the metadata lock so that no intern in flight adds to the table
      * being dropped; counted as inside a hook so that a signal handler's
      * hook passes through instead of waiting for it. */
-    cmt_thread_state.depth++;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     __atomic_store_n(&stack_table, NULL, __ATOMIC_RELEASE);
     cmt_stack_cache_invalidate();
     cmt_python_forget_if_unloaded_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    cmt_thread_state.depth--;
+    cmt_internal_leave();
 }
 
 static uint64_t hash_frames(const uint64_t *f, unsigned n)

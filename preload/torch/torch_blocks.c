@@ -12,6 +12,7 @@
 #include "meta_stream.h"
 #include "real_symbols.h"
 #include "recorder.h"
+#include "stacks.h"
 #include "bridge_abi.h"
 
 enum blocks_state {
@@ -31,8 +32,9 @@ static bool load_pending; /* libc10_cuda.so found by the scan in progress */
 
 static void load_bridge(void);
 
-void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi)
+static void module_locked(const struct dl_phdr_info *info, const char *path, uint64_t lo, uint64_t hi)
 {
+    (void)info;
     if (__atomic_load_n(&cmt_torch_blocks_state, __ATOMIC_ACQUIRE) != BLOCKS_UNSEEN || !cmt_config.blocks)
         return;
     const char *base = strrchr(path, '/');
@@ -45,7 +47,7 @@ void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi)
     load_pending = true;
 }
 
-void cmt_torch_blocks_after_scan_locked(void)
+static void scan_done_locked(void)
 {
     if (!load_pending)
         return;
@@ -173,3 +175,8 @@ void cmt_torch_blocks_after_segment_call_slow(const void *caller)
         return;
     attach();
 }
+
+const struct cmt_module_listener cmt_torch_blocks_module_listener = {
+    .module_locked = module_locked,
+    .scan_done_locked = scan_done_locked,
+};

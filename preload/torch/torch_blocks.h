@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "modules.h"
+
 /* The block layer of PyTorch's CUDA caching allocator (docs/design.md,
  * "Block layer"): once libc10_cuda.so is loaded and its allocator made its
  * first segment, the shim loads its PyTorch bridge (libcumemtrace_torch.so,
@@ -14,14 +16,12 @@
  * in a process that loaded PyTorch's CUDA library. CUMEMTRACE_BLOCKS=0 keeps
  * it off. */
 
-/* A module recorded for the first time (modules.c): if it is
- * libc10_cuda.so, remember where its code is. Caller holds the metadata
- * lock. */
-void cmt_torch_blocks_scan_module(const char *path, uint64_t lo, uint64_t hi);
-/* After a scan of the loaded objects (modules.c), outside dl_iterate_phdr:
- * opens the bridge when the scan found libc10_cuda.so. Caller holds the
- * metadata lock. */
-void cmt_torch_blocks_after_scan_locked(void);
+/* What the module map tells the bridge (record/modules.h): a module
+ * recorded for the first time (if it is libc10_cuda.so, remember where its
+ * code is); the end of a scan of the loaded objects, outside
+ * dl_iterate_phdr (opens the bridge when the scan found libc10_cuda.so).
+ * Metadata lock held. */
+extern const struct cmt_module_listener cmt_torch_blocks_module_listener;
 
 /* Called by the segment-making hooks (cudaMalloc, cuMemCreate) after they
  * recorded their call, inside the hook: when the call came from
