@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Bytes of a CUDA array from its driver descriptor (preload/array_bytes.c),
+/* Bytes of a CUDA array from its driver descriptor (preload/hooks/array_bytes.c),
  * the size the driver hooks record for cuArrayCreate and cuArray3DCreate. */
 #include <cuda.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The event clock (preload/clock.h): the choice of clock, agreement of TSC
+/* The event clock (preload/platform/clock.h): the choice of clock, agreement of TSC
  * timestamps with clock_gettime(CLOCK_MONOTONIC), per-thread monotonicity,
  * the one conversion's window, its re-anchors (continuous, never back),
  * the order of timestamps handed between threads, and the forced monotonic
