@@ -503,7 +503,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
 
 /* The leak suppressions `check` applies, so that both say the same
  * (docs/report.md, "Suppressed"). */
-static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
+int cmt_report_load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
 {
     char err[800];
     if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
@@ -534,7 +534,7 @@ int cmt_cmd_summarize(int argc, char **argv)
         return status;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
-    if (load_suppressions(&cli, &sup) != 0) {
+    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
         cmt_suppressions_free(&sup);
         return CMT_EXIT_USAGE;
     }
@@ -553,7 +553,7 @@ int cmt_report_command(int argc, char **argv, FILE *stream)
     cli.stream = stream;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
-    if (load_suppressions(&cli, &sup) != 0) {
+    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
         cmt_suppressions_free(&sup);
         return CMT_EXIT_USAGE;
     }

@@ -43,6 +43,12 @@ struct report_cli {
     size_t jobs; /* summarize -j N: traces summarised at once (0: one per core) */
 };
 
+struct cmt_suppressions;
+/* Loads the leak suppressions cli names (and the built-in list, and
+ * CUMEMTRACE_SUPPRESSIONS's files) into s and attaches them to cli->opt.
+ * Returns 0, or -1 after saying why. */
+int cmt_report_load_suppressions(struct report_cli *cli, struct cmt_suppressions *s);
+
 /* The options' defaults (what parsing starts from). */
 void cmt_report_cli_defaults(struct report_cli *cli);
 

@@ -167,9 +167,12 @@ static int read_all(const struct input_list *l, struct cmt_process_summary *sums
             reference = path;
             snprintf(settings, settings_len, "%s", s->settings);
         } else if (strcmp(settings, s->settings) != 0) {
-            cmt_cli_error("report: %s was summarised with '%s', %s with '%s': their figures do not compare; "
+            char mine[sizeof s->settings + 2], theirs[sizeof s->settings + 2];
+            snprintf(mine, sizeof mine, settings[0] ? "'%s'" : "the defaults", settings);
+            snprintf(theirs, sizeof theirs, s->settings[0] ? "'%s'" : "the defaults", s->settings);
+            cmt_cli_error("report: %s was summarised with %s, %s with %s: their figures do not compare; "
                           "summarise every trace of the job with the same options",
-                          reference, settings, path, s->settings);
+                          reference, mine, path, theirs);
             free(s);
             return -1;
         }

@@ -226,7 +226,9 @@ static void fail_at(struct in_buf *b, size_t offset, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    snprintf(b->err, b->errlen, "offset %zu, field %s: %s", offset, b->field, what);
+    char *err = b->err;
+    size_t errlen = b->errlen;
+    snprintf(err, errlen, "offset %zu, field %s: %s", offset, b->field, what);
 }
 
 static void field(struct in_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
