@@ -98,6 +98,10 @@ void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);
+/* The job view from summaries (summary_set.c, html_report.c). */
+void cmt_summary_set_render_text(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_json(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_html(const struct cmt_summary_set *s, FILE *out);
 
 /* `cumemtrace export` (perfetto.c, folded.c; docs/export.md). */
 void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out);
