@@ -10,6 +10,7 @@
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
+#include "oom_replay.h"
 #include "whatif_uncached.h"
 #include "size_parse.h"
 #include "allocator_family.h"
@@ -1170,6 +1171,9 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     }
     if (a->whatif && build_whatif(r, a) != 0)
         return -1;
+    /* PyTorch's failures said with what the replay found (oom_replay.h) */
+    cmt_forensics_report_replay(r->forensics, r);
+    cmt_oom_replay_sentences(r);
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
