@@ -1092,9 +1092,13 @@ static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
         if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, &engine->asked[0], engine->n_asked,
                                     engine->capacity) != 0)
             return -1;
-        if (!r->whatif_uncached)
+        /* nothing to replay: said in the report where the trace shows
+         * PyTorch (its cache without the block layer), not for every
+         * program of its own cudaMalloc calls */
+        if (!r->whatif_uncached && !cmt_whatif_pytorch_seen(a, r->frames))
             return 0;
-        engine = r->whatif_uncached;
+        if (r->whatif_uncached)
+            engine = r->whatif_uncached;
     }
     r->whatif = calloc(1, sizeof *r->whatif);
     return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;

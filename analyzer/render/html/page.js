@@ -760,6 +760,12 @@
   function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
   function whatifSections(parent, r) {
     var w = r.whatif;
+    if (w && w.source === 'none') {
+      var none = section(parent, 'What if (PyTorch\'s caching allocator replayed)');
+      none.className = 'whatif';
+      none.appendChild(el('div', {cls: 'whatif-none', text: w.reason}));
+      return;
+    }
     if (!w || !w.devices) return;
     w.devices.forEach(function (d) {
       var sec = section(parent, 'Device ' + d.ordinal + ': what if (PyTorch\'s caching allocator replayed)');
@@ -782,6 +788,7 @@
       var settings = w.recorded_settings.known ? (w.recorded_settings.variable ? w.recorded_settings.variable + '=' + w.recorded_settings.value : 'the defaults') :
         (rec ? rec.label : 'the defaults') + (w.recorded_settings.inferred ? ' (inferred: this trace did not record them)' : ' (assumed)');
       sec.appendChild(el('div', {text: how + '; recorded settings: ' + settings + '.'}));
+      if (w.assumes) sec.appendChild(el('div', {cls: 'muted whatif-assumes', text: 'With PyTorch\'s cache these requests would reserve as below; this assumes ' + w.assumes + '.'}));
       var t = sec.appendChild(table([{name: 'setting'}, {name: 'reserved peak', num: 1}, {name: 'vs recorded', num: 1},
         {name: 'allocated peak', num: 1}, {name: 'cache at the peak', num: 1}, {name: 'segments', num: 1}, {name: 'out of memory'}], rows,
         function (x) {
