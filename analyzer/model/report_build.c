@@ -10,6 +10,7 @@
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
+#include "oom_replay.h"
 #include "whatif_uncached.h"
 #include "size_parse.h"
 #include "allocator_family.h"
@@ -1030,9 +1031,13 @@ static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
         if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, &engine->asked[0], engine->n_asked,
                                     engine->capacity) != 0)
             return -1;
-        if (!r->whatif_uncached)
+        /* nothing to replay: said in the report where the trace shows
+         * PyTorch (its cache without the block layer), not for every
+         * program of its own cudaMalloc calls */
+        if (!r->whatif_uncached && !cmt_whatif_pytorch_seen(a, r->frames))
             return 0;
-        engine = r->whatif_uncached;
+        if (r->whatif_uncached)
+            engine = r->whatif_uncached;
     }
     r->whatif = calloc(1, sizeof *r->whatif);
     return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;
@@ -1109,6 +1114,9 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     }
     if (a->whatif && build_whatif(r, a) != 0)
         return -1;
+    /* PyTorch's failures said with what the replay found (oom_replay.h) */
+    cmt_forensics_report_replay(r->forensics, r);
+    cmt_oom_replay_sentences(r);
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)
