@@ -113,27 +113,27 @@
 
 /* Every ABI of the calls that change a thread's current context. */
 #define CMT_CONTEXT_HOOKS(X)                                                                                       \
-    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, , CMT_LEGACY_STREAM, ctx_switch, (CUcontext ctx), ctx)                          \
-    X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, , CMT_LEGACY_STREAM, ctx_switch, (CUcontext ctx), ctx)                     \
-    X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, , CMT_LEGACY_STREAM, ctx_switch, (CUcontext ctx), ctx)                        \
-    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, , CMT_LEGACY_STREAM, ctx_pop, (CUcontext * pctx), pctx)                      \
-    X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, , CMT_LEGACY_STREAM, ctx_pop, (CUcontext * pctx), pctx)                         \
-    X(cuCtxCreate, cuCtxCreate, 2000, , CMT_LEGACY_STREAM, ctx_create_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), \
+    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext ctx), ctx)                          \
+    X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext ctx), ctx)                     \
+    X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext ctx), ctx)                        \
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext * pctx), pctx)                      \
+    X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext * pctx), pctx)                         \
+    X(cuCtxCreate, cuCtxCreate, 2000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD, (CUcontext * pctx, unsigned int flags, CUdevice dev), \
       pctx, flags, dev)                                                                                            \
-    X(cuCtxCreate_v2, cuCtxCreate, 3020, , CMT_LEGACY_STREAM, ctx_create_v2,                                                  \
+    X(cuCtxCreate_v2, cuCtxCreate, 3020, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD,                                                  \
       (CUcontext * pctx, unsigned int flags, CUdevice dev), pctx, flags, dev)                                      \
-    X(cuCtxCreate_v3, cuCtxCreate, 11040, , CMT_LEGACY_STREAM, ctx_create_v3,                                                 \
+    X(cuCtxCreate_v3, cuCtxCreate, 11040, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD,                                                 \
       (CUcontext * pctx, CUexecAffinityParam * paramsArray, int numParams, unsigned int flags, CUdevice dev),      \
       pctx, paramsArray, numParams, flags, dev)                                                                    \
-    X(cuCtxCreate_v4, cuCtxCreate, 12050, , CMT_LEGACY_STREAM, ctx_create_v4,                                                 \
+    X(cuCtxCreate_v4, cuCtxCreate, 12050, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_THREAD,                                                 \
       (CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev), pctx,             \
       ctxCreateParams, flags, dev)                                                                                 \
-    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, , CMT_LEGACY_STREAM, ctx_destroy, (CUcontext ctx), ctx)                            \
-    X(cuCtxDestroy, cuCtxDestroy, 2000, , CMT_LEGACY_STREAM, ctx_destroy, (CUcontext ctx), ctx)                               \
-    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, , CMT_LEGACY_STREAM, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, , CMT_LEGACY_STREAM, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, , CMT_LEGACY_STREAM, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, , CMT_LEGACY_STREAM, primary_ctx_gone, (CUdevice dev), dev)
+    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUcontext ctx), ctx)                            \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUcontext ctx), ctx)                               \
+    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUdevice dev), dev) \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, , CMT_LEGACY_STREAM, CMT_CONTEXT_FORGETS_ALL, (CUdevice dev), dev)
 
 /* Memory first, then the context calls. */
 #define CMT_DRIVER_HOOKS(X) CMT_DRIVER_MEMORY_HOOKS(X) CMT_CONTEXT_HOOKS(X)

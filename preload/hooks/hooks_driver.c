@@ -394,17 +394,7 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
 static void record_ipc(struct cmt_hook *h, uint8_t api, CUresult r, const void *real, uint64_t ts, uint64_t addr,
                        uint64_t size, uint64_t aux0, uint64_t aux1, uint64_t aux2, bool with_stack)
 {
-    struct cmt_ipc_record p = {
-        .api = api,
-        .result = (int32_t)r,
-        .device = cmt_driver_device(real),
-        .ts = ts ? ts : cmt_event_ts(h->thread),
-        .addr = addr,
-        .size = size,
-        .aux = {aux0, aux1, aux2},
-        .with_stack = with_stack,
-    };
-    cmt_record_ipc(h, &p);
+    cmt_record_ipc_call(h, api, (int32_t)r, cmt_driver_device(real), ts, addr, size, aux0, aux1, aux2, with_stack);
 }
 
 _Static_assert(sizeof(CUipcMemHandle) == 64, "a CUDA IPC handle is 64 bytes");
@@ -609,71 +599,22 @@ static CUresult mem_pool_import_pointer(PFN_cuMemPoolImportPointer_v11020 real, 
 /* --- context hooks: pass through, then forget the remembered device ------------
  * Nothing is recorded; device_cache.h says why these calls are hooked. */
 
-static CUresult ctx_switch(PFN_cuCtxSetCurrent_v4000 real, CUcontext ctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(ctx);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_pop(PFN_cuCtxPopCurrent_v4000 real, CUcontext *pctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v2(PFN_cuCtxCreate_v3020 real, CUcontext *pctx, unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v3(PFN_cuCtxCreate_v11040 real, CUcontext *pctx, CUexecAffinityParam *params,
-                              int nparams, unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, params, nparams, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v4(PFN_cuCtxCreate_v12050 real, CUcontext *pctx, CUctxCreateParams *params,
-                              unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, params, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-/* A context that other threads may have current is destroyed or reset. */
-static CUresult ctx_destroy(PFN_cuCtxDestroy_v4000 real, CUcontext ctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(ctx);
-    cmt_device_cache_forget_all();
-    return r;
-}
-
-static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(dev);
-    cmt_device_cache_forget_all();
-    return r;
-}
+/* Pass through, then forget the thread's remembered device (a switch, a push,
+ * a pop, a creation) or every thread's (a context that other threads may
+ * have current is destroyed, or a primary context released or reset). The
+ * rows of CMT_CONTEXT_HOOKS name one of the two as their implementation. */
+#define CMT_CONTEXT_CALL(forget, real, ...)                                     \
+    ({                                                                          \
+        __typeof__(real) ctx_real_ = (real);                                    \
+        CUresult ctx_r_ = CMT_CU_NO_REAL;                                       \
+        if (ctx_real_) {                                                        \
+            ctx_r_ = ctx_real_(__VA_ARGS__);                                    \
+            forget();                                                           \
+        }                                                                       \
+        ctx_r_;                                                                 \
+    })
+#define CMT_CONTEXT_FORGETS_THREAD(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_thread, real, __VA_ARGS__)
+#define CMT_CONTEXT_FORGETS_ALL(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_all, real, __VA_ARGS__)
 
 /* --- the two copies of each hook, and the table ------------------------------ */
 
