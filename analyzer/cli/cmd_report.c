@@ -199,7 +199,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             return -1;
         }
         if (c == OPT_AT || c == OPT_INCLUDE_CACHED || c == OPT_ALLOWANCE || c == OPT_SUPPRESSIONS ||
-            c == OPT_NO_DEFAULT_SUPPRESSIONS || cmt_symbol_is_option(c))
+            c == OPT_NO_DEFAULT_SUPPRESSIONS ||
+            (cmt_symbol_is_option(c) && strcmp(longopts[index].name, "max-memory") != 0))
             note_figure_option(cli, longopts[index].name, optarg);
         switch (c) {
         case OPT_JOBS:

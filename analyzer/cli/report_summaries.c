@@ -12,8 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memory_budget.h"
 #include "report_cli.h"
 #include "report_set.h"
+#include "size_parse.h"
 #include "summary_file.h"
 
 static bool is_dir(const char *path)
@@ -251,6 +253,21 @@ int cmt_report_from_summaries(char **paths, size_t n, const struct report_cli *c
     }
     struct input_list l = {0};
     if (expand_inputs(paths, n, &l) != 0) {
+        free_list(&l);
+        return CMT_EXIT_USAGE;
+    }
+    /* one member and one row per summary: refused up front when they would
+     * pass the memory budget (a directory of a million files) */
+    uint64_t need = (uint64_t)l.n * (sizeof(struct cmt_process_summary) + sizeof(struct cmt_job_member) +
+                                     sizeof(struct ordered));
+    uint64_t budget = cmt_memory_budget();
+    if (budget && need > budget) {
+        char need_s[32], budget_s[32];
+        cmt_format_size(need, need_s, sizeof need_s);
+        cmt_format_size(budget, budget_s, sizeof budget_s);
+        cmt_cli_error("report: %zu summaries need %s, over the memory budget of %s (--max-memory): give fewer at a "
+                      "time, or a larger --max-memory",
+                      l.n, need_s, budget_s);
         free_list(&l);
         return CMT_EXIT_USAGE;
     }

@@ -297,6 +297,15 @@ def test_mismatched_summaries():
     eq(p.returncode, 2, "--format to summarize")
     eq(p.stderr, "cumemtrace: summarize: --format shapes the report, not the summary: give it to `cumemtrace "
                  "report`\n", "the message")
+    # the memory budget: one member per summary, refused up front
+    p = cmtest.cli("report", "--max-memory", "16KiB", a)
+    eq(p.returncode, 2, "over the budget")
+    check(p.stderr.startswith("cumemtrace: report: 2 summaries need ") and
+          p.stderr.endswith(", over the memory budget of 16.0 KiB (--max-memory): give fewer at a time, or a larger "
+                            "--max-memory\n"), p.stderr)
+    cmtest.check_catalogued(p.stderr)
+    s, _ = report_json("--max-memory", "1GiB", a)
+    eq(len(s["jobs"][0]["ranks"]), 2, "--max-memory is report's own with summaries")
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
     p = cmtest.cli("report", empty)
