@@ -295,8 +295,8 @@ def test_mismatched_summaries():
                  "`cumemtrace summarize` where the traces lie\n", "the message")
     p = cmtest.cli("summarize", "--format", "json", traces[0])
     eq(p.returncode, 2, "--format to summarize")
-    eq(p.stderr, "cumemtrace: summarize: --format shapes the report, not the summary: give it to `cumemtrace "
-                 "report`\n", "the message")
+    eq(p.stderr, "cumemtrace: summarize: unknown option '--format'\ntry `cumemtrace summarize --help`\n",
+       "--format is report's")
     # the memory budget: one member per summary, refused up front
     p = cmtest.cli("report", "--max-memory", "16KiB", a)
     eq(p.returncode, 2, "over the budget")
