@@ -9,7 +9,7 @@
 #include "cli.h"
 #include "progress.h"
 #include "report.h"
-#include "report_build.h"
+#include "one_trace.h"
 #include "report_summaries.h"
 #include "whatif_report.h"
 #include "report_set.h"
@@ -270,7 +270,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
 }
 
 
-/* Analyses path and builds its report (report_build.h). */
+/* Analyses path and builds its report (one_trace.h). */
 static int build_one(const char *path, const struct report_cli *cli, struct cmt_built_report *b,
                      struct cmt_process_summary *summary, struct cmt_job_member *member)
 {

@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "cmt_version.h"
-#include "report_build.h"
+#include "one_trace.h"
 #include "size_parse.h"
 #include "summarize.h"
 #include "summary_file.h"

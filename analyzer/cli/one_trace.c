@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One trace analysed and reported (report_build.h). */
-#include "report_build.h"
+/* One trace analysed and reported (one_trace.h). */
+#include "one_trace.h"
 
 #include "cli.h"
 

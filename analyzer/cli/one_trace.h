@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef CUMEMTRACE_ANALYZER_REPORT_BUILD_H
-#define CUMEMTRACE_ANALYZER_REPORT_BUILD_H
+#ifndef CUMEMTRACE_ANALYZER_ONE_TRACE_H
+#define CUMEMTRACE_ANALYZER_ONE_TRACE_H
 
 /* One trace analysed and its report built, with what `report` keeps of it
  * for the comparison and the job view: what `report` does per trace and
