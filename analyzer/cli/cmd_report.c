@@ -109,19 +109,7 @@ struct report_cli {
     const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
     size_t n_suppression_files;
     bool no_default_suppressions;
-    /* The options given that shape a trace's figures, as given ("--at 2s
-     * --include-cached"): refused with summaries, which hold figures made
-     * where the traces lie (report_summaries.h). */
-    char figure_options[1024];
 };
-
-/* Notes one in cli->figure_options. */
-static void note_figure_option(struct report_cli *cli, const char *name, const char *arg)
-{
-    size_t len = strlen(cli->figure_options);
-    snprintf(cli->figure_options + len, sizeof cli->figure_options - len, "%s--%s%s%s", len ? " " : "", name,
-             arg ? " " : "", arg ? arg : "");
-}
 
 /* Parses options into cli; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
@@ -169,10 +157,6 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     int c, index = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
-        if (c == OPT_AT || c == OPT_INCLUDE_CACHED || c == OPT_ALLOWANCE || c == OPT_SUPPRESSIONS ||
-            c == OPT_NO_DEFAULT_SUPPRESSIONS ||
-            (cmt_symbol_is_option(c) && strcmp(longopts[index].name, "max-memory") != 0))
-            note_figure_option(cli, longopts[index].name, optarg);
         switch (c) {
         case 'o':
             cli->output = optarg;
@@ -468,10 +452,22 @@ int cmt_report_command(int argc, char **argv, FILE *stream)
  * nothing is written when they do not belong in one report. */
 static int report_summaries(char **paths, size_t n, const struct report_cli *cli)
 {
-    if (cli->figure_options[0]) {
+    /* the options given that shape figures (not the environment's files:
+     * they are the summaries' settings, said in the view) */
+    struct cmt_figure_options f = {.at_ns = cli->opt.at_set ? cli->opt.at_ns : 0,
+                                   .include_cached = cli->opt.include_cached,
+                                   .allowance_set = cli->opt.context_allowance_set,
+                                   .allowance = cli->opt.context_allowance,
+                                   .suppression_files = cli->suppression_files,
+                                   .n_suppression_files = cli->n_suppression_files,
+                                   .no_default_suppressions = cli->no_default_suppressions,
+                                   .symbols = &cli->symbols};
+    char given[1024];
+    cmt_figure_options_describe(&f, given, sizeof given);
+    if (given[0]) {
         cmt_cli_error("report: %s shapes figures that the summaries already hold: give it to `cumemtrace "
                       "summarize` where the traces lie",
-                      cli->figure_options);
+                      given);
         return CMT_EXIT_USAGE;
     }
     if (!cmt_renderer_find(CMT_VIEW_JOB, cli->format.format)) {

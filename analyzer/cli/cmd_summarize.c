@@ -91,12 +91,19 @@ int cmt_summarize_options_ready(struct cmt_summarize_options *o, const char *cmd
         cmt_cli_error("summarize: out of memory; give fewer traces at a time, or free memory");
         return -1;
     }
-    /* the suppression files of the environment change the leaks too */
+    /* what shapes the figures, recorded in each summary; the suppression
+     * files of the environment change the leaks too */
     const char *env = getenv("CUMEMTRACE_SUPPRESSIONS");
-    size_t used = strlen(o->settings);
-    if (env && *env && !o->no_default_suppressions)
-        snprintf(o->settings + used, sizeof o->settings - used, "%sCUMEMTRACE_SUPPRESSIONS=%s", used ? " " : "",
-                 env);
+    struct cmt_figure_options f = {.at_ns = o->opt.at_set ? o->opt.at_ns : 0,
+                                   .include_cached = o->opt.include_cached,
+                                   .allowance_set = o->opt.context_allowance_set,
+                                   .allowance = o->opt.context_allowance,
+                                   .suppression_files = o->suppression_files,
+                                   .n_suppression_files = o->n_suppression_files,
+                                   .no_default_suppressions = o->no_default_suppressions,
+                                   .symbols = &o->symbols,
+                                   .env_suppressions = o->no_default_suppressions ? NULL : env};
+    cmt_figure_options_describe(&f, o->settings, sizeof o->settings);
     return 0;
 }
 
@@ -309,14 +316,6 @@ static int summarize_main(char **traces, size_t n, const struct cmt_summarize_op
     return status;
 }
 
-/* Notes an option that shapes figures in o->settings, as given. */
-static void note_setting(struct cmt_summarize_options *o, const char *name, const char *arg)
-{
-    size_t len = strlen(o->settings);
-    snprintf(o->settings + len, sizeof o->settings - len, "%s--%s%s%s", len ? " " : "", name, arg ? " " : "",
-             arg ? arg : "");
-}
-
 /* Parses options into o; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
 static int parse_options(int argc, char **argv, struct cmt_summarize_options *o, int *status)
@@ -343,9 +342,6 @@ static int parse_options(int argc, char **argv, struct cmt_summarize_options *o,
     opterr = 0;
     int c, index = 0;
     while ((c = getopt_long(argc, argv, ":ho:j:", longopts, &index)) != -1) {
-        if ((c >= OPT_AT && c <= OPT_NO_DEFAULT_SUPPRESSIONS) ||
-            (cmt_symbol_is_option(c) && strcmp(longopts[index].name, "max-memory") != 0))
-            note_setting(o, longopts[index].name, optarg);
         switch (c) {
         case 'o':
             o->output = optarg;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "analysis.h"
+#include "frames.h"
 #include "compare.h"
 #include "job.h"
 #include "report.h"
@@ -38,5 +39,23 @@ struct cmt_built_report {
 int cmt_report_build_one(const char *path, const struct cmt_trace_build *how, struct cmt_built_report *b,
                          struct cmt_process_summary *summary, struct cmt_job_member *member);
 void cmt_report_free_one(struct cmt_built_report *b);
+
+/* The options that shape a trace's figures (as opposed to how a report
+ * shows them): a summary records them, and `report` refuses them with
+ * summaries, made where the traces lie. */
+struct cmt_figure_options {
+    uint64_t at_ns; /* --at; 0 none */
+    bool include_cached;
+    bool allowance_set;
+    uint64_t allowance; /* --context-allowance */
+    const char *const *suppression_files;
+    size_t n_suppression_files;
+    bool no_default_suppressions;
+    const struct cmt_frames_args *symbols;
+    const char *env_suppressions; /* CUMEMTRACE_SUPPRESSIONS when it applies, else NULL */
+};
+/* Them as options, canonical (times in ns, sizes in bytes, in one order):
+ * "" for the defaults; "--at 2000000000ns --include-cached" and so on. */
+void cmt_figure_options_describe(const struct cmt_figure_options *f, char *out, size_t len);
 
 #endif

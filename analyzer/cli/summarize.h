@@ -23,7 +23,7 @@ struct cmt_summarize_options {
     const char *suppression_files[CMT_SUMMARIZE_MAX_SUPPRESSION_FILES];
     size_t n_suppression_files;
     bool no_default_suppressions;
-    char settings[1024]; /* the options that shape figures, as given: recorded in each summary */
+    char settings[1024]; /* the options that shape figures (cmt_figure_options_describe): recorded in each summary */
     const char *output;  /* -o: a file (one trace) or a directory; NULL beside each trace */
     size_t jobs;         /* -j: traces at once; 0 one per core */
     struct cmt_suppressions suppressions;
