@@ -241,15 +241,24 @@ def test_failed_allocations():
     t = trace_of(d, [GATE, "oom"], "oom")
     c = check_cmd(t)
     eq(c.returncode, 0, "failures are not checked by default")
-    eq(c.stdout, f"{t}: note: 1 allocation call failed; not checked (--no-failed-allocations fails on them)\n"
-       + result("PASS", t, "gate oom", "no leaks; no device memory used"), "note")
+    # the time of the failure, as the report's forensics give it
+    case = json.loads(cmtest.cli("report", "--format", "json", t).stdout)["oom"]["cases"][0]
+    eq((case["verdict"], case["rule"]), ("capacity", "R4"), "the report's verdict")
+    when = next(line.split(" failed at ")[1].split(" with ")[0] for line in cmtest.cli("report", t).stdout.splitlines()
+                if " failed at " in line)
+    eq(c.stdout, f"{t}: note: the failure at {when} (cudaMalloc of 1.0 TiB on device 0): capacity (rule R4), the "
+       "verdict of the report's out-of-memory forensics (which says what to try)\n"
+       f"{t}: note: 1 allocation call failed; not checked (--no-failed-allocations fails on them)\n"
+       + result("PASS", t, "gate oom", "no leaks; no device memory used"), "note: the report's verdict, then the count")
     c = check_cmd("--no-failed-allocations", t)
     eq(c.returncode, 1, "--no-failed-allocations")
     line = gate_line("cudaMalloc(&p, (size_t)1 << 40)")
     eq(c.stdout, f"{REL}gate.c:{line}: error: cudaMalloc of 1.0 TiB failed with cudaErrorMemoryAllocation (2) on "
-       "device 0 [failed-allocation]\n"
+       "device 0: capacity (rule R4) [failed-allocation]\n"
        + stack(f"try_too_big at {REL}gate.c:{line}", f"run_action at {REL}gate.c:{gate_line('try_too_big();')}",
                f"main at {REL}gate.c:{gate_line('run_action(argv[i]);')}")
+       + f"{t}: note: the failure at {when} (cudaMalloc of 1.0 TiB on device 0): capacity (rule R4), the verdict of "
+       "the report's out-of-memory forensics (which says what to try)\n"
        + result("FAIL", t, "gate oom", "1 violation; no leaks; no device memory used"), "failure")
     d.cleanup()
 

@@ -600,7 +600,9 @@
           return [secs(f.cache.ts_ns), both(f.requested_bytes), both(f.rounded_bytes), both(f.device_free_bytes),
             el('span', {cls: 'verdict', text: f.verdict}),
             el('div', null, [el('div', {text: f.explanation}),
-              el('div', {cls: 'muted', text: f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''})]),
+              el('div', {cls: 'muted', text: f.replayed && f.replayed.what_to_try ? 'Try: ' + f.replayed.what_to_try :
+                f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''}),
+              f.replayed ? replayedList(f.replayed) : null]),
             siteCell(f.frames, f.site_frame)];
         }));
         ft.className = 'blocks-failures';
@@ -762,6 +764,12 @@
   function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
   function whatifSections(parent, r) {
     var w = r.whatif;
+    if (w && w.source === 'none') {
+      var none = section(parent, 'What if (PyTorch\'s caching allocator replayed)');
+      none.className = 'whatif';
+      none.appendChild(el('div', {cls: 'whatif-none', text: w.reason}));
+      return;
+    }
     if (!w || !w.devices) return;
     w.devices.forEach(function (d) {
       var sec = section(parent, 'Device ' + d.ordinal + ': what if (PyTorch\'s caching allocator replayed)');
@@ -784,6 +792,7 @@
       var settings = w.recorded_settings.known ? (w.recorded_settings.variable ? w.recorded_settings.variable + '=' + w.recorded_settings.value : 'the defaults') :
         (rec ? rec.label : 'the defaults') + (w.recorded_settings.inferred ? ' (inferred: this trace did not record them)' : ' (assumed)');
       sec.appendChild(el('div', {text: how + '; recorded settings: ' + settings + '.'}));
+      if (w.assumes) sec.appendChild(el('div', {cls: 'muted whatif-assumes', text: 'With PyTorch\'s cache these requests would reserve as below; this assumes ' + w.assumes + '.'}));
       var t = sec.appendChild(table([{name: 'setting'}, {name: 'reserved peak', num: 1}, {name: 'vs recorded', num: 1},
         {name: 'allocated peak', num: 1}, {name: 'cache at the peak', num: 1}, {name: 'segments', num: 1}, {name: 'out of memory'}], rows,
         function (x) {
@@ -798,6 +807,17 @@
         }));
       t.className = 'whatif-settings';
     });
+  }
+
+  /* A PyTorch failure's replay under the usual settings: each setting, whether it serves the request, the
+     reserve it reaches (docs/fragmentation.md, "What to try"). */
+  function replayedList(p) {
+    return el('ul', {cls: 'replayed'}, p.settings.map(function (x) {
+      return el('li', {text: x.label + (x.recorded ? ' (recorded)' : '') + ': ' +
+        (x.outcome === 'no-failure' ? 'no failure, reserved peak ' + human(x.peak_reserved_bytes) :
+          x.outcome === 'fails-later' ? 'serves it, runs out later (' + x.verdict + ')' :
+            'fails' + (x.outcome === 'fails-here' ? ' here' : ' before it') + ' (' + x.verdict + ')')});
+    }));
   }
 
   /* "default.supp:20 (cuBLAS handle state)", as the text report words it */
@@ -902,7 +922,8 @@
         fs.appendChild(table([{name: 'when', num: 1}, {name: 'device', num: 1}, {name: 'asked', num: 1}, {name: 'verdict'}, {name: 'why, and what to try'}, {name: 'call site'}],
           cases, function (c) {
             return [secs(c.time_ns), c.device, both(c.size), el('span', {cls: 'verdict', text: c.verdict || 'unknown'}),
-              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''})]),
+              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''}),
+                c.replayed ? replayedList(c.replayed) : null]),
               siteCell(c.frames, c.site_frame)];
           }));
       fs.appendChild(table([{name: 'first', num: 1}, {name: 'calls', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
