@@ -770,7 +770,7 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
             cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
             return -1;
     }
-    credit(c, &t->report, false);
+    cmt_check_credit(c, &t->report, false);
     if (cmt_analysis_check_budget(&t->analysis)) {
         /* Refused as a trace that could not be read, whatever it holds. */
         snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
