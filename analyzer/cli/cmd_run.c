@@ -31,10 +31,9 @@
 #include "env_splice.h"
 #include "manifest.h"
 #include "output_dir.h"
-#include "report_cli.h"
 #include "sanitizer_runtime.h"
+#include "summarize.h"
 #include "summary_file.h"
-#include "suppressions.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
@@ -355,15 +354,18 @@ static int summarize_manifest(const char *manifest_path)
         }
         k++;
     }
-    if (status == CMT_EXIT_OK && n) {
-        struct report_cli cli;
-        cmt_summarize_defaults(&cli);
-        struct cmt_suppressions sup;
-        cmt_suppressions_init(&sup);
-        status = cmt_report_load_suppressions(&cli, &sup) != 0
+    struct cmt_summarize_options *o = status == CMT_EXIT_OK && n ? malloc(sizeof *o) : NULL;
+    if (o) {
+        cmt_summarize_options_init(o);
+        status = cmt_summarize_options_ready(o, "run") != 0
                      ? CMT_EXIT_USAGE
-                     : cmt_summarize_traces(traces, (const char *const *)outs, n, &cli);
-        cmt_suppressions_free(&sup);
+                     : cmt_summarize_traces(traces, (const char *const *)outs, n, o);
+        cmt_summarize_options_free(o);
+        free(o);
+    } else if (status == CMT_EXIT_OK && n) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        status = CMT_EXIT_USAGE;
     }
     for (size_t i = 0; outs && i < k; i++)
         free(outs[i]);

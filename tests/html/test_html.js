@@ -220,10 +220,13 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+    // the job view drawn from the traces too, with the same figures
+    const traceRankPeaks = await job.page.$$eval('#job-0 [data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(traceRankPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job view from the traces: the peaks by rank: ' + traceRankPeaks.join(','));
     const fromSummaries = await open(browser, summaryHtml);
     const rankPeaks = await fromSummaries.page.$$eval('[data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
     check(rankPeaks.join(',') === '1619001344,2699034624,3779067904', 'from summaries: the peaks by rank: ' + rankPeaks.join(','));
-    const heatInk = await fromSummaries.page.$eval('#job-heat canvas', c => {
+    const heatInk = await fromSummaries.page.$eval('#job-0 canvas.job-heat', c => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       let n = 0;
       for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
