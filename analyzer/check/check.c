@@ -55,34 +55,6 @@ const char *cmt_rule_description(enum cmt_rule rule)
     return rule < CMT_RULE_COUNT ? rules[rule].description : "";
 }
 
-void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api)
-{
-    char size[32];
-    cmt_format_size(bytes, size, sizeof size);
-    snprintf(buf, len, "leaked %s in %" PRIu64 " %s (%s)", size, count, count == 1 ? "allocation" : "allocations",
-             cmt_api_name(api));
-}
-
-struct cmt_finding *cmt_check_add_finding(struct cmt_check_trace *t, enum cmt_rule rule, enum cmt_level level)
-{
-    if (t->n_findings == t->cap_findings) {
-        size_t cap = t->cap_findings ? t->cap_findings * 2 : 8;
-        struct cmt_finding *more = realloc(t->findings, cap * sizeof *more);
-        if (!more)
-            return NULL;
-        t->findings = more;
-        t->cap_findings = cap;
-    }
-    struct cmt_finding *f = &t->findings[t->n_findings++];
-    memset(f, 0, sizeof *f);
-    f->rule = rule;
-    f->level = level;
-    f->device = -1;
-    if (level == CMT_LEVEL_ERROR)
-        t->n_errors++;
-    return f;
-}
-
 static void add_note(struct cmt_check_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
 {
@@ -97,33 +69,6 @@ static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
     t->notes = more;
     if ((more[t->n_notes] = strdup(buf)))
         t->n_notes++;
-}
-
-/* ---- the report with the suppressions applied ---------------------------- */
-
-/* Credits the suppressions with what they set aside in r: the allocations
- * live at exit, and (tensors) the block layer's tensors never released. */
-static void credit(struct cmt_check *c, const struct cmt_report *r, bool tensors)
-{
-    for (size_t i = 0; i < r->n_suppressions && i < c->suppressions.n; i++) {
-        const struct cmt_suppression_use *u = &r->suppression_use[i];
-        struct cmt_suppression *x = &c->suppressions.items[i];
-        if (tensors) {
-            x->allocations += u->tensors;
-            x->bytes += u->tensor_bytes;
-        } else {
-            x->allocations += u->allocations;
-            x->bytes += u->bytes;
-        }
-    }
-}
-
-int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count)
-{
-    int rc = cmt_report_build(r, a, &c->report_opt);
-    if (rc == 0 && count)
-        credit(c, r, false);
-    return rc;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -273,7 +218,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         tensor_count = bl->leak_blocks;
         t->tensor_suppressed_bytes = bl->suppressed_bytes;
         t->tensor_suppressed_count = bl->suppressed_blocks;
-        credit(c, r, true);
+        cmt_check_credit(c, r, true);
     } else if (tr) {
         tensor_bytes = tr->leak_bytes;
         tensor_count = tr->leak_count;
@@ -825,7 +770,7 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
             cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
             return -1;
     }
-    credit(c, &t->report, false);
+    cmt_check_credit(c, &t->report, false);
     if (cmt_analysis_check_budget(&t->analysis)) {
         /* Refused as a trace that could not be read, whatever it holds. */
         snprintf(t->error, sizeof t->error, "%s", t->analysis.message);

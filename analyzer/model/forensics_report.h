@@ -128,9 +128,4 @@ void cmt_forensics_report_replay(struct cmt_forensics_report *fr, const struct c
  * NULL when it was not examined. */
 const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensics_report *fr, size_t failure_index);
 
-
-/* Plain words for a verdict and what to try (forensics_text.c; JSON too). */
-void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);
-void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len);
-
 #endif
