@@ -7,16 +7,19 @@
 // stack of a clicked flame-graph frame, and look like something.
 //
 // tests/data/blocks/h200_train_mlp.bin (a real H200 trace of PyTorch with
-// the block layer) must show its section "Inside PyTorch's cache".
+// the block layer) must show its section "Inside PyTorch's cache";
+// tests/data/tensors/h100_frag_oom.bin (an H100's fragmentation OOM) its
+// failure's advice from the replay of the usual settings.
 //
-//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE
+//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE EXPANDABLE LEAK FRAG_OOM
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace, fragOomTrace] =
+  process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -61,6 +64,8 @@ execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, ex
 // an H100 run keeping one 64 MiB output a step (tests/data/tensors)
 const leakHtml = path.join(dir, 'tensor_leak.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', leakHtml, leakTrace]);
+const fragOomHtml = path.join(dir, 'frag_oom.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragOomHtml, fragOomTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -395,6 +400,22 @@ function inked(page) {
       oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
       'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
     check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
+    // the H100's fragmentation OOM: the advice is what the replay found, each setting listed
+    const fo = await open(browser, fragOomHtml);
+    const fov = await fo.page.evaluate(() => {
+      const lists = Array.from(document.querySelectorAll('ul.replayed')).map(u => Array.from(u.children).map(li => li.textContent));
+      const cells = Array.from(document.querySelectorAll('td')).map(td => td.innerText);
+      return {lists, tries: cells.filter(t => /Try: set PYTORCH_CUDA_ALLOC_CONF/.test(t))};
+    });
+    const replayed = ['the defaults (recorded): fails here (fragmentation)', 'expandable_segments:True: no failure, reserved peak 77.9 GiB',
+      'max_split_size_mb:128: no failure, reserved peak 78.3 GiB', 'max_split_size_mb:512: no failure, reserved peak 78.3 GiB',
+      'roundup_power2_divisions:4: fails before it (capacity)', 'garbage_collection_threshold:0.6: fails here (fragmentation)'];
+    check(fov.lists.length === 2 && fov.lists.every(l => JSON.stringify(l) === JSON.stringify(replayed)),
+      'frag_oom.html: the forensics\' case and the block layer\'s failure list each setting replayed: ' + JSON.stringify(fov.lists));
+    check(fov.tries.length === 2 && fov.tries.every(t => t.includes('Try: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ' +
+      '(replayed: no failure, reserved peak 77.9 GiB (83592478720 B), +8.0 MiB against the recorded run)')),
+      'frag_oom.html: what to try, from the replay: ' + JSON.stringify(fov.tries));
+    check(fo.problems.length === 0, 'frag_oom.html: no console error, no request: ' + fo.problems.join('; '));
     const ip = await open(browser, ipcHtml);
     const ipv = await ip.page.evaluate(() => {
       const tot = document.querySelector('.ipc-total');
