@@ -108,7 +108,10 @@ static void print_header(const struct cmt_report *r, FILE *out)
                       : t->in_progress              ? "still being written (the process is running)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
+    char status[48] = "";
+    if (clean && r->exit_status >= 0 && !strcmp(how, "process exited normally"))
+        snprintf(status, sizeof status, " with status %d", (int)r->exit_status);
+    fprintf(out, "  recorded: %s, %s, %s%s\n", when, dur, how, status);
     fprintf(out, "  events:   %" PRIu64, t->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {

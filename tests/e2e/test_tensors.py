@@ -214,7 +214,7 @@ def test_expandable_probe():
     eq((rep["oom"]["examined"], rep["oom"]["cases"], [x["error_code"] for x in rep["oom"]["probes"]]),
        (0, [], [800]), "oom: no case, one probe")
     eq(rep["tensors"]["devices"][0]["peak"]["allocated_bytes"], 2564 * MiB, "the same tensors")
-    p = cmtest.cli("check", "--no-failed-allocations", out)
+    p = cmtest.cli("check", "--failed-allocations", "all", out)
     eq(p.returncode, 0, f"a probe fails nothing: {p.stdout}")
     check("1 allocation call of a caching allocator failed by design and was asked again at once and served "
           "(allocator probes): not failures" in p.stdout, p.stdout)
