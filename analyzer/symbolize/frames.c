@@ -356,6 +356,22 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct re
     /* Nothing of the user's and no operation: the framework's frames are
      * the best there is. */
     bool show_framework = !any_user && op < 0;
+    /* The frames the user reads of this stack (folded or not now: a stack
+     * resolved unfolded for a suppression is shown folded later) that lack
+     * a line: their modules' symbol problems matter (frame_fold.h). */
+    if (f->sym) {
+        const struct cmt_stack_def *st = NULL;
+        for (size_t i = 0; i < n_all; i++) {
+            const struct classified *c = &all[i];
+            bool read = f->full || c->category == CMT_FRAME_USER ||
+                        (show_framework && c->category == CMT_FRAME_FRAMEWORK);
+            if (!read || c->frame.file || c->python || (ptrdiff_t)i == op)
+                continue;
+            if (!st)
+                st = cmt_model_stack(f->model, id);
+            cmt_symbolizer_frame_shown(f->sym, &c->frame, st ? st->modules_known : 0);
+        }
+    }
     size_t n = 0;
     dst->site = SIZE_MAX;
     for (size_t i = 0; i < n_all; i++) {
