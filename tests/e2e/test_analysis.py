@@ -326,5 +326,35 @@ def test_live_at_exit_listed_once():
     check(leaks["by_kind"]["pinned-host"] > 0, "pinned buffers of the device cache's stacks are leaks")
 
 
+def test_diff_across_checkouts():
+    """The same source built in two directories (two checkouts, two CI
+    workspaces): diff matches each call site across them by function, file
+    name and line, the rule check --baseline uses, so nothing reads as "gone
+    from NEW" and "new in NEW" (issue 33 item 2)."""
+    d = tempfile.mkdtemp(prefix="cmt-e2e-")
+    try:
+        traces = []
+        for name in ("one", "two"):
+            src = os.path.join(d, name, "src")
+            os.makedirs(src)
+            shutil.copy2(os.path.join(SRC, "leak_peak.c"), src)
+            exe = os.path.join(d, name, "leak_peak")
+            p = subprocess.run(["cc", "-g", "-O0", "-fno-omit-frame-pointer", "-I", os.environ["CMT_CUDA_INCLUDE"],
+                                "-o", exe, os.path.join(src, "leak_peak.c"), "-L", cmtest.SIM_DIR, "-l:libcudart.so.13",
+                                f"-Wl,-rpath,{cmtest.SIM_DIR}"], capture_output=True, text=True, cwd=src)
+            eq(p.returncode, 0, p.stderr)
+            r = cmtest.run([exe])
+            eq(r.proc.returncode, 0, r.proc.stderr)
+            traces.append(r.trace)
+        diff = json.loads(cmtest.cli("diff", "--json", "--top", "0", *traces).stdout)
+        # leak_peak's five call sites, each matched with itself: none changed.
+        eq((diff["sites_total"], diff["sites"]), (5, []), "sites")
+        text = cmtest.cli("diff", *traces).stdout
+        check("gone from NEW" not in text and "new in NEW" not in text, text)
+        eq(cmtest.cli("check", "--baseline", traces[0], traces[1]).returncode, 0, "check --baseline agrees")
+    finally:
+        shutil.rmtree(d)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
