@@ -644,8 +644,13 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
+        /* With --at the run went on: "never freed" is unknown there. */
+        char when[48] = "";
+        if (r->at)
+            snprintf(when, sizeof when, " by %s", at);
         fprintf(out, "  allocated once (the call site allocated a single time%s): %s in %" PRIu64 " %s\n",
-                r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
+                r->at                                         ? when
+                : r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
                 : r->trace.live_basis == CMT_LIVE_IN_PROGRESS ? " so far"
                                                               : ": start-up buffers, never freed",
                 cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,
