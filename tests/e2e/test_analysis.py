@@ -356,5 +356,25 @@ def test_diff_across_checkouts():
         shutil.rmtree(d)
 
 
+def test_comparison_columns():
+    """The comparison of several traces keeps its columns under their
+    headings whatever the length of a process's name (issue 33 item 9):
+    "leak_peak (pid 12345)" is longer than the 16 characters the column had."""
+    runs = [cmtest.run([cmtest.program("leak_peak")]) for _ in range(2)]
+    for r in runs:
+        eq(r.proc.returncode, 0, r.proc.stderr)
+    text = cmtest.cli("report", "--chart-width", "0", *[r.trace for r in runs]).stdout
+    table = text[text.index("Comparison of 2 processes\n"):].splitlines()[1:4]
+    head = table[0]
+    for col in ("peak", "live at end", "events"):
+        end = head.index(" " + col + " " if col != "events" else " events") + len(col) + 1
+        for row in table[1:]:
+            check(row[end - 1] != " " and (end == len(row) or row[end] == " "), f"{col!r} column: {table}")
+    end = head.index(" peak ") + len(" peak")
+    eq([row[end - len("115.0 MiB"):end] for row in table[1:]], ["115.0 MiB"] * 2, f"the peaks under 'peak': {table}")
+    for r in runs:
+        cmtest.cleanup(r)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
