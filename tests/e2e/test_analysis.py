@@ -376,5 +376,37 @@ def test_comparison_columns():
         cmtest.cleanup(r)
 
 
+def test_usage_heuristics():
+    """The usage views know their case or stay quiet (issue 33 item 6),
+    on tests/e2e/programs/usage_cases.c: two buffers of one loop with the
+    same lifetimes are short-lived alike (19 of 20 each: the last is never
+    judged); stream-ordered allocations are never short-lived, and their
+    calls are not said to synchronize the device; four threads each of one
+    fixed size are no size churn; a buffer made once and released at
+    teardown is not short-lived."""
+    def case(name):
+        r = cmtest.run([cmtest.program("usage_cases"), name])
+        eq(r.proc.returncode, 0, r.proc.stderr)
+        rep = cmtest.report(r.trace)
+        text = cmtest.cli("report", "--chart-width", "0", r.trace).stdout
+        cmtest.cleanup(r)
+        return rep, text
+
+    rep, text = case("pair")
+    eq(sorted((cmtest.first_function(s), s["calls"], s["short_lived"], s["short_lived_bytes"])
+              for s in rep["allocation_calls"]["sites"]),
+       [("alloc_a", 20, 19, 19 * MiB), ("alloc_b", 20, 19, 19 * MiB)], "a loop's two buffers alike")
+    rep, text = case("async")
+    eq((rep["allocation_calls"]["calls"], rep["allocation_calls"]["short_lived"]), (20, 0), "async: a pool serves them")
+    check("\nMost allocation calls (stream-ordered: their pool serves them without synchronizing the device): 20 calls "
+          "at 1 call site" in text and "Short-lived" not in text and "synchronize the device" not in text, text)
+    rep, text = case("threads")
+    eq(rep["churn"], [], "four fixed sizes are no churn")
+    check("Size churn" not in text and "round sizes" not in text, text)
+    rep, text = case("teardown")
+    eq((rep["allocation_calls"]["calls"], rep["allocation_calls"]["short_lived"]), (1, 0), "teardown")
+    check("Short-lived" not in text, text)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
