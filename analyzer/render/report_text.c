@@ -492,10 +492,22 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 {
     char b1[64];
     size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
+    /* --top rows of the group, then what the others add up to: a trace of
+     * millions of events had a leaks section of 21,000 lines (issue 33);
+     * the JSON and check list every one. */
+    size_t shown = 0, rest = 0;
+    uint64_t rest_bytes = 0, rest_count = 0;
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
             continue;
+        if (shown == r->opt->top) {
+            rest++;
+            rest_bytes += s->bytes;
+            rest_count += s->count;
+            continue;
+        }
+        shown++;
         const char *one = "allocation", *many = "allocations";
         if (s->kind == CMT_KIND_VMM_RESERVE)
             one = "reserved range", many = "reserved ranges";
@@ -522,6 +534,11 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
     free(twins);
+    if (rest)
+        fprintf(out, "    ... %zu more call %s: %s in %" PRIu64 " %s (--top N lists more; the JSON and check list "
+                     "every one)\n",
+                rest, cmt_plural(rest, "site", "sites"), cmt_size_exact_str(rest_bytes, b1, sizeof b1), rest_count,
+                cmt_plural(rest_count, "allocation", "allocations"));
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless

@@ -408,5 +408,19 @@ def test_usage_heuristics():
     check("Short-lived" not in text, text)
 
 
+def test_leaks_listed_up_to_top():
+    """The leaks' groups list --top call sites each, then what the others
+    add up to (issue 33 item 7: a 10-million-event trace's report had a
+    leaks section of 21,000 lines); the JSON lists every one."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    eq(r.proc.returncode, 0, r.proc.stderr)
+    text = cmtest.cli("report", "--chart-width", "0", "--top", "1", r.trace).stdout
+    check("\n    ... 1 more call site: 2.0 MiB (2097152 B) in 2 allocations (--top N lists more; the JSON and check list "
+          "every one)\n\nGrowing call sites" in text, text)
+    eq(text.count("(device, cudaMalloc)"), 2, "one row per group")
+    eq(len(cmtest.report(r.trace, "--top", "1")["leaks"]["sites"]), 3, "the JSON: every site")
+    cmtest.cleanup(r)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
