@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Seed corpus for the trace fuzzer: real traces written by the writer library
- * (preload/trace_file.c, event_stream.c, meta_stream.c), covering every
+ * (preload/trace/trace_file.c, event_stream.c, meta_stream.c), covering every
  * record type, every API, every metadata type, several threads, a size limit,
  * a crash (no clean exit), a forked child, and cuts at every kind of place.
  *
