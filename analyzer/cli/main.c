@@ -23,6 +23,7 @@ static void usage(FILE *out)
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
           "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
+          "                                             the program did not survive\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
           "  whatif [--set VALUE] [--compare] TRACE     PyTorch's cache replayed under other settings\n"

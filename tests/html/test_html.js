@@ -261,8 +261,22 @@ function inked(page) {
       check(pool.device === 0 && pool.n === 123, `device 0, 123 samples: device ${pool.device}, ${pool.n}`);
       check(pool.reserved === 67108864 && pool.used === 33554432 && pool.lastReserved === 67108864 && pool.lastUsed === 0,
         `pool reserved at most 67108864 B, used 33554432 B, at the end 67108864 B and 0 B: ${pool.reserved}, ${pool.used}, ${pool.lastReserved}, ${pool.lastUsed}`);
-      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 0.0204 s') && pool.help.includes('32.0 MiB (33554432 B) in use at 0.0104 s'),
+      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 20.4 ms') && pool.help.includes('32.0 MiB (33554432 B) in use at 10.4 ms'),
         'the pool chart says its peaks: ' + pool.help);
+    }
+    // "Fragmentation over time" (issue 33 item 3): its checkpoints drawn as
+    // steps with their points, its time ticks by magnitude (distinct, with a
+    // unit), not 24 ticks of "0.001" on a run of a few milliseconds
+    const fc = await frag.page.evaluate(() => window.cmtReport.fragCharts.map(u => ({
+      ticks: (u.axes[0]._values || []).slice(), n: u.data[0].length,
+      steps: u.series.slice(1).map(x => !!(x.points && x.points.show) && x.paths === window.cmtReport.stepped),
+      span: u.data[0][u.data[0].length - 1] - u.data[0][0]})));
+    check(fc.length === 1 && fc[0].n >= 2, 'frag.bin: one fragmentation chart: ' + JSON.stringify(fc));
+    if (fc.length) {
+      const t = fc[0].ticks;
+      check(t.length >= 3 && new Set(t).size === t.length && t.every(x => /^(0|[0-9]+(\.[0-9]+)? (s|ms|us|ns))$/.test(x)),
+        'fragmentation chart: distinct ticks with a unit: ' + t.join(' | ') + ' over ' + fc[0].span + ' s');
+      check(fc[0].steps.every(x => x), 'fragmentation chart: steps with their checkpoints: ' + fc[0].steps);
     }
     const fragBefore = await frag.page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
     const fover = await frag.page.$('.u-over');
