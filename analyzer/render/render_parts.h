@@ -71,6 +71,11 @@ void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, b
 void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);
 void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len);
 
+/* A PyTorch failure's "replayed" member: null when the report replayed
+ * nothing on its device, else what the replay found (oom_replay_json.c). */
+struct cmt_oom_replay;
+void cmt_oom_replay_render_json(struct cmt_json *j, const struct cmt_oom_replay *p, bool capacity);
+
 /* The report's "Allocation calls", "Short-lived allocations" and "Device
  * memory by thread" sections (usage_text.c), and their JSON members
  * ("allocation_calls", "threads") inside the report's object
@@ -98,6 +103,10 @@ void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);
+/* The job view from summaries (summary_set.c, html_report.c). */
+void cmt_summary_set_render_text(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_json(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_html(const struct cmt_summary_set *s, FILE *out);
 
 /* `cumemtrace export` (perfetto.c, folded.c; docs/export.md). */
 void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out);
