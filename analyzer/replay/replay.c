@@ -399,6 +399,8 @@ static inline __attribute__((always_inline)) void account_change(struct cmt_repl
         a->live += bytes;
         a->live_count++;
         a->live_by_kind[kind & 7] += bytes;
+        if (a->live > a->high)
+            a->high = a->live;
         if (a->live > a->peak)
             account_new_peak(r, a, ts);
     } else {

@@ -50,6 +50,10 @@ struct cmt_account {
     uint64_t peak;
     uint64_t peak_ts;
     uint64_t peak_count;
+    /* The highest live since a reader last set it (to live): a live view's
+     * peak of a phase or a step (analyzer/top/), one compare per
+     * allocation. */
+    uint64_t high;
     uint64_t live_by_kind[8];
     uint64_t peak_by_kind[8];
     /* Its timeline series, found once: per kind, and its total (not for
