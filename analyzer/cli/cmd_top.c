@@ -87,7 +87,7 @@ static int once(struct cmt_top *t, const char *format, enum cmt_top_sort sort, s
     int status = CMT_EXIT_OK;
     for (size_t i = 0; i < n; i++)
         if (p[i]->state == CMT_TOP_DAMAGED) {
-            cmt_cli_error("top: %s: %s", p[i]->path, p[i]->how);
+            cmt_cli_error("top: %s", p[i]->how); /* the follower's words name the trace */
             status = CMT_EXIT_USAGE;
         }
     if (cmt_top_out_of_memory(t)) {

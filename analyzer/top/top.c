@@ -629,7 +629,10 @@ static uint64_t source_poll(struct source *s, uint64_t now, bool force)
     uint64_t before = r->events;
     char err[480];
     int rc = cmt_follow_poll(s->f, err, sizeof err);
-    if (rc == 0 && !cmt_follow_ended(s->f) && r->events == before && !cmt_follow_writer_running(s->f)) {
+    /* whether its writer is gone: asked when a poll brought nothing (a
+     * writer that writes runs), and at a forced poll (--once) */
+    if (rc == 0 && !cmt_follow_ended(s->f) && (r->events == before || force) &&
+        !cmt_follow_writer_running(s->f)) {
         /* gone: what it wrote before is all there (one more poll takes what
          * it committed since the last) */
         rc = cmt_follow_poll(s->f, err, sizeof err);
@@ -763,6 +766,12 @@ static void site_label(struct source *s, uint32_t stack, char *buf, size_t len)
 static void fill_process(struct source *s)
 {
     struct cmt_top_process *p = &s->proc;
+    /* how it ended, again: run --live may learn the wait status after the
+     * END record was read */
+    if (s->f && (s->state == CMT_TOP_EXITED || s->state == CMT_TOP_STOPPED))
+        source_ended(s);
+    else if (s->f && (s->state == CMT_TOP_KILLED || s->state == CMT_TOP_INCOMPLETE))
+        source_gone(s);
     snprintf(p->path, sizeof p->path, "%s", s->path);
     p->state = s->state;
     snprintf(p->how, sizeof p->how, "%s", s->how);
