@@ -459,6 +459,8 @@ int cmt_follow_open(const char *path, const struct cmt_follow_options *opt, stru
         return -1;
     }
     const struct cmt_trace_info *info = cmt_reader_info(f->reader);
+    if (opt && opt->live_only)
+        cmt_replay_live_only(&f->replay);
     cmt_replay_set_origin(&f->replay, info->start_monotonic_ns);
     f->observer = (struct cmt_replay_observer){.ctx = f, .on_change = on_change, .on_record = on_record};
     if (!f->no_windows)

@@ -35,6 +35,9 @@ struct cmt_follow_options {
      * follower adds no observer of its own to the replay, so an event costs
      * the reader and the replay only. */
     bool no_windows;
+    /* The replay keeps only what a live view reads: no timeline, no growth
+     * checkpoints (cmt_replay_live_only). */
+    bool live_only;
     /* Each MARK record (phase, step, mark), in its place among the events:
      * what came before it was replayed. May be NULL. */
     void (*on_mark)(void *ctx, const struct cmt_event_in *e);

@@ -277,9 +277,18 @@ struct cmt_replay {
     uint32_t failure_watch[8];
     size_t n_failure_watches;
     bool out_of_memory;
+    /* A live view's replay (cmt_replay_live_only): no timeline, no growth
+     * checkpoints; the accounts, sites and live set as always. */
+    bool live_only;
 };
 
 int cmt_replay_init(struct cmt_replay *r);
+/* Keeps only what a live view reads (analyzer/top/): the live set, the
+ * accounts and their peaks, the call sites' cells; neither the timeline
+ * nor the growth checkpoints (their work was about a tenth of the replay's
+ * instructions per event). Call before the first event and instead of
+ * cmt_replay_set_origin. */
+void cmt_replay_live_only(struct cmt_replay *r);
 /* A trace of trace_bytes bytes cannot define more stacks than fit in it; an
  * event naming a larger stack id names none. Keeps the tables by stack id in
  * proportion to the trace. Call before the first event. */

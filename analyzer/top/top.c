@@ -376,7 +376,7 @@ static void source_close(struct source *s)
 static int source_open(struct source *s)
 {
     char err[480];
-    struct cmt_follow_options fo = {.no_windows = true, .on_mark = on_mark, .mark_ctx = s,
+    struct cmt_follow_options fo = {.no_windows = true, .live_only = true, .on_mark = on_mark, .mark_ctx = s,
                                     .no_default_suppressions = true};
     if (cmt_follow_open(s->path, &fo, &s->f, err, sizeof err) != 0) {
         snprintf(s->how, sizeof s->how, "%s", err);

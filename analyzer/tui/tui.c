@@ -240,8 +240,9 @@ static void draw(struct view *v)
     snprintf(title, sizeof title, "cumemtrace top  %zu %s, %zu running  every %.2g s  sort: %s  view: %s%s", n,
              cmt_plural(n, "process", "processes"), running, v->o->interval_ms / 1000.0, cmt_top_sort_name(v->sort),
              cmt_top_view_name(v->kind), v->paused ? "  [paused]" : "");
-    mvhline(0, 0, ' ', COLS);
     mvaddnstr(0, 0, title, COLS);
+    for (int x = (int)strlen(title); x < COLS; x++)
+        addch(' '); /* the bar across the screen, in the title's colours */
     style_off(v, PAIR_TITLE, A_REVERSE);
 
     /* the table: one row per process and device */
@@ -282,9 +283,12 @@ static void draw(struct view *v)
                     signed_size(dev->growth_per_step, growth, sizeof growth);
                 snprintf(failed, sizeof failed, "%" PRIu64, dev->failed);
             }
-            if (sel)
+            if (sel) {
                 style_on(v, 0, A_REVERSE);
-            mvhline(y, 0, ' ', sel ? COLS : 0);
+                move(y, 0);
+                for (int x = 0; x < COLS; x++)
+                    addch(' '); /* the selected row across the screen */
+            }
             line_at(y, "%c %-5s %-8" PRIu64 " ", sel ? '>' : ' ', rank, p[i]->pid);
             int x = 2 + 5 + 1 + 8 + 1;
             style_on(v, sel ? 0 : state_pair(p[i]->state), 0);
@@ -342,12 +346,12 @@ static void draw(struct view *v)
         last_output_line(v->o->program_output, last, sizeof last);
         line_at(LINES - 2, "program output (in %s): %s", v->o->program_output, last);
     }
+    static const char keys_help[] = "q quit  space pause  l/p/c/g sort by live/peak/count/growth  s next sort  "
+                                    "tab/arrows process  d device  v view (1 sites 2 threads 3 phases)";
     style_on(v, 0, A_REVERSE);
-    mvhline(LINES - 1, 0, ' ', COLS);
-    mvaddnstr(LINES - 1, 0,
-              "q quit  space pause  l/p/c/g sort by live/peak/count/growth  s next sort  tab/arrows process  "
-              "d device  v view (1 sites 2 threads 3 phases)",
-              COLS);
+    mvaddnstr(LINES - 1, 0, keys_help, COLS);
+    for (int x = (int)sizeof keys_help - 1; x < COLS - 1; x++)
+        addch(' ');
     style_off(v, 0, A_REVERSE);
     refresh();
 }

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import shlex
-import signal
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,6 +36,9 @@ class Screen:
 
     def __init__(self, argv, env, width=160, height=48):
         global _sessions
+        if not shutil.which("tmux"):
+            print("skipped: no tmux (scripts/setup.sh installs it)")
+            sys.exit(77)
         _sessions += 1
         self.sock = f"cmt-top-{os.getpid()}-{_sessions}"
         self.env = dict(env)
