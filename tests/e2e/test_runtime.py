@@ -398,7 +398,7 @@ def test_output_option():
     r = cmtest.run([cmtest.program("leak_peak")])
     d = r.dir
     commands = [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
-                ("diff", [r.trace]), ("whatif", []), ("check", [])]
+                ("diff", [r.trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
     for cmd, opts in commands:
         plain = cmtest.cli(cmd, *opts, r.trace)
         # check fails the trace (leak_peak leaks 69 MiB, its peak is over no limit: only the leaks)
@@ -447,10 +447,14 @@ def test_output_option():
     os.unlink(b)
     p = cmtest.cli("check", "-o", a, "--report-file", b, r.trace)
     eq((p.returncode, os.path.exists(a), os.path.exists(b)), (1, False, True), "--report-file after -o")
+    # top writes a snapshot only with --once: the live view is a screen
+    p = cmtest.cli("top", "-o", a, r.trace)
+    eq((p.returncode, p.stdout, p.stderr, os.path.exists(a)),
+       (2, "", "cumemtrace: top: -o is for --once: the live view is a screen\n", False), "top -o without --once")
     # each command's --help says it
     for cmd, _ in commands:
         h = cmtest.cli(cmd, "--help")
-        check(re.search(r"^  -o, --output FILE +write ", h.stdout, re.M), f"{cmd} --help names -o: {h.stdout}")
+        check(re.search(r"^  -o, --output FILE +(with --once: )?write ", h.stdout, re.M), f"{cmd} --help names -o: {h.stdout}")
     cmtest.cleanup(r)
 
 
