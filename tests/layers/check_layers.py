@@ -26,7 +26,8 @@ import sys
 
 # Lowest first; cli is the command (the executable's main.c is in it), lib
 # the analysis library over it (analyzer/lib/).
-LAYERS = ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "follow", "render", "launch", "cli", "lib"]
+LAYERS = ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "follow", "top", "render", "tui",
+          "launch", "cli", "lib"]
 # Below the models, out of the renderers' reach (symbolize/ is not: the
 # report model hands out its frame tables, struct cmt_frames).
 RENDER_BARRED = ["read", "replay", "analyses"]
