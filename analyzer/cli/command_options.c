@@ -121,11 +121,13 @@ int cmt_cli_parse(const struct cmt_cli_command *c, int argc, char **argv, struct
         cmt_symbol_longopts(longopts, &n);
     longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
-    char shorts[8] = ":h";
+    char shorts[32] = ":h";
     if (c->takes & CMT_TAKES_JSON)
         strcat(shorts, "j");
     if (c->takes & CMT_TAKES_OUTPUT)
         strcat(shorts, "o:");
+    if (c->own_shorts && strlen(c->own_shorts) < sizeof shorts - strlen(shorts))
+        strcat(shorts, c->own_shorts);
     *status = CMT_EXIT_USAGE;
     optind = 1;
     opterr = 0;

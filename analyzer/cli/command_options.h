@@ -64,6 +64,9 @@ struct cmt_cli_command {
     const struct option *own;
     size_t n_own;
     int (*own_option)(void *ctx, int value, const char *arg, const char *option);
+    /* Its own short options, getopt's way ("j:"), each the value of one of
+     * own; NULL when none. */
+    const char *own_shorts;
     void (*usage)(FILE *out); /* --help, on standard output */
 };
 
