@@ -159,6 +159,9 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 /* Builds the report model of an analysed trace with the suppressions
  * applied; count credits the suppressions that match. */
 int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count);
+/* Credits the suppressions with what they set aside in r: the allocations
+ * live at exit, and (tensors) the block layer's tensors never released. */
+void cmt_check_credit(struct cmt_check *c, const struct cmt_report *r, bool tensors);
 /* Analyses and judges one trace. Returns 0, or -1 when out of memory. */
 int cmt_check_add_trace(struct cmt_check *c, const char *path);
 /* A trace the profiler could not create for process pid (`run --check`

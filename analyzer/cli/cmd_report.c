@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "progress.h"
 #include "report.h"
+#include "report_cli.h"
 #include "whatif_report.h"
 #include "report_set.h"
 #include "size_parse.h"
@@ -16,11 +17,12 @@
 #include "symbol_options.h"
 #include "time_arg.h"
 
-#define MAX_SUPPRESSION_FILES 64
+#define MAX_SUPPRESSION_FILES CMT_REPORT_MAX_SUPPRESSION_FILES
 
 static void report_usage(FILE *out)
 {
     fputs("usage: cumemtrace report [OPTIONS] TRACE...\n"
+          "       cumemtrace report [OPTIONS] SUMMARY...|DIR   (the job view from summaries)\n"
           "\n"
           "Explains a trace: per device the peak, its timeline, the call sites and the\n"
           "call tree live at the peak; leaks (live at exit) by call site, allocated once\n"
@@ -31,6 +33,10 @@ static void report_usage(FILE *out)
           "and a comparison table; the traces of a job (torchrun, mpirun, srun) also get\n"
           "a job view: per rank its peak, when and where, the imbalance, memory held on\n"
           "another rank's GPU, leaks, failures and a timeline side by side.\n"
+          "Summaries (`cumemtrace summarize`, `run --summary`; a directory stands for its\n"
+          "*.cmtsum files) give the comparison and the job view without the traces, with\n"
+          "the figures the traces give: --format, -o, --chart-width, --clock-tolerance and\n"
+          "--max-memory apply; the options that shape figures were given to summarize.\n"
           "\n"
           "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
           "                         (one self-contained page with charts, docs/html.md)\n"
@@ -88,33 +94,66 @@ static int parse_percent(const char *s, double *out)
     return 0;
 }
 
-struct report_cli {
-    struct cmt_cli_format format;
-    const char *output; /* -o FILE; NULL: stdout */
-    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
-    struct cmt_report_options opt;
-    struct cmt_frames_args symbols;
-    bool no_forensics; /* --no-forensics */
-    bool no_whatif;    /* --no-whatif */
-    struct cmt_ta_settings whatif[8]; /* the candidates replayed (whatif_report.h) */
-    size_t n_whatif;
-    uint64_t clock_tolerance_ns; /* --clock-tolerance */
-    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
-    size_t n_suppression_files;
-    bool no_default_suppressions;
-};
+/* Notes an option that shapes a trace's figures, as given, in
+ * cli->figure_options (report_cli.h). */
+static void note_figure_option(struct report_cli *cli, const char *name, const char *arg)
+{
+    size_t len = strlen(cli->figure_options);
+    snprintf(cli->figure_options + len, sizeof cli->figure_options - len, "%s--%s%s%s", len ? " " : "", name,
+             arg ? " " : "", arg ? arg : "");
+}
+
+static void summarize_usage(FILE *out)
+{
+    fputs("usage: cumemtrace summarize [OPTIONS] TRACE...\n"
+          "\n"
+          "Sums each trace up for the job view, where the trace lies: one small file per\n"
+          "trace (TRACE with .bin replaced by .cmtsum, beside it) holding what `report`\n"
+          "keeps of it for the comparison and the job view. `cumemtrace report` given the\n"
+          "summaries of a job (or their directory) shows them with the figures it gives\n"
+          "from the traces, without the traces on one machine. Several traces are\n"
+          "summarised in parallel, one per core.\n"
+          "\n"
+          "  -o, --output PATH      the summary's file (one trace), or the directory the\n"
+          "                         summaries go to (created if missing)\n"
+          "  -j, --jobs N           traces summarised at once (default: one per core)\n"
+          "  --at TIME              replay up to TIME after the start of the trace\n"
+          "  --include-cached       count what a caching allocator holds at exit as leaks\n"
+          "  --suppressions FILE    leak:PATTERN lines, as for check (repeatable)\n"
+          "  --no-default-suppressions  do not apply the built-in list\n"
+          "  --context-allowance SIZE  as for report\n"
+          "  --full-stacks, --fold PATTERN, --unfold PATTERN, --debuginfo-path DIR,\n"
+          "  --sysroot DIR, --no-symbols   how call sites are named, as for report\n"
+          CMT_MEMORY_OPTION_HELP
+          "\n"
+          "Exit status: 0 every trace summarised; 2 bad options, or a trace that could\n"
+          "not be read, is damaged or cut (its summary says so, and report exits 2), or\n"
+          "a summary that could not be written.\n",
+          out);
+}
+
+void cmt_report_cli_defaults(struct report_cli *cli)
+{
+    cli->opt = (struct cmt_report_options){
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
+        .holder_peaks = true};
+    cli->opt.frames.symbolizer.demangle = true;
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
+}
 
 /* Parses options into cli; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
+    const char *cmd = cli->summarize ? "summarize" : "report";
     enum {
         OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
         OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
-        OPT_NO_WHATIF
+        OPT_NO_WHATIF, OPT_JOBS, OPT_JSON
     };
     static const struct option own[] = {
-        {"json", no_argument, NULL, 'j'},
+        {"json", no_argument, NULL, OPT_JSON},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
@@ -133,38 +172,57 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    struct option longopts[sizeof own / sizeof own[0] + 1 + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
+    if (cli->summarize)
+        longopts[n_opts++] = (struct option){"jobs", required_argument, NULL, OPT_JOBS};
     cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
-    *opt = (struct cmt_report_options){
-        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
-        .holder_peaks = true};
-    opt->frames.symbolizer.demangle = true;
-    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
-    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
+    cmt_report_cli_defaults(cli);
     *status = CMT_EXIT_USAGE;
     optind = 1;
     int c, index = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
+    while ((c = getopt_long(argc, argv, cli->summarize ? ":hj:o:" : ":jho:", longopts, &index)) != -1) {
+        /* summarize takes the options that shape a summary's figures; what
+         * only shapes how a report looks is report's, and -j is its own */
+        if (cli->summarize && c == 'j')
+            c = OPT_JOBS;
+        bool shapes_report = c == OPT_FORMAT || c == OPT_JSON || c == OPT_TOP || c == OPT_MAX_FRAMES ||
+                             c == OPT_TREE_MIN || c == OPT_CHART_W || c == OPT_CHART_H || c == OPT_CLOCK_TOLERANCE ||
+                             c == OPT_NO_FORENSICS || c == OPT_NO_WHATIF;
+        if (cli->summarize && shapes_report) {
+            cmt_cli_error("summarize: --%s shapes the report, not the summary: give it to `cumemtrace report`",
+                          longopts[index].name);
+            return -1;
+        }
+        if (c == OPT_AT || c == OPT_INCLUDE_CACHED || c == OPT_ALLOWANCE || c == OPT_SUPPRESSIONS ||
+            c == OPT_NO_DEFAULT_SUPPRESSIONS || cmt_symbol_is_option(c))
+            note_figure_option(cli, longopts[index].name, optarg);
         switch (c) {
+        case OPT_JOBS:
+            if (cmt_cli_parse_count(optarg, &cli->jobs) != 0 || cli->jobs == 0 || cli->jobs > 1024) {
+                cmt_cli_error("summarize: --jobs needs a count from 1 to 1024, got '%s'", optarg);
+                return -1;
+            }
+            break;
         case 'o':
             cli->output = optarg;
             break;
         case 'j':
+        case OPT_JSON:
         case OPT_FORMAT:
-            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c != OPT_FORMAT ? "json" : optarg,
+                                      c != OPT_FORMAT ? "--json" : NULL) != 0)
                 return -1;
             break;
         case OPT_AT:
             if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
-                cmt_cli_error("report: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
+                cmt_cli_error("%s: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
                               "80us or 1500000ns; got '%s'",
-                              optarg);
+                              cmd, optarg);
                 return -1;
             }
             opt->at_set = true;
@@ -194,7 +252,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             break;
         case OPT_ALLOWANCE:
             if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
-                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
+                cmt_cli_error("%s: --context-allowance needs a size such as 512MiB or 0, got '%s'", cmd, optarg);
                 return -1;
             }
             opt->context_allowance_set = true;
@@ -213,7 +271,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             break;
         case OPT_SUPPRESSIONS:
             if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("%s: at most %d %s options", "report", MAX_SUPPRESSION_FILES, "--suppressions");
+                cmt_cli_error("%s: at most %d %s options", cmd, MAX_SUPPRESSION_FILES, "--suppressions");
                 return -1;
             }
             cli->suppression_files[cli->n_suppression_files++] = optarg;
@@ -222,23 +280,26 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             cli->no_default_suppressions = true;
             break;
         case 'h':
-            report_usage(stdout);
+            if (cli->summarize)
+                summarize_usage(stdout);
+            else
+                report_usage(stdout);
             *status = CMT_EXIT_OK;
             return -1;
         default:
             if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
+                if (cmt_symbol_parse(cmd, c, optarg, &cli->symbols) != 0)
                     return -1;
                 break;
             }
-            cmt_cli_option_error("report", c, argv);
-            cmt_cli_try_help("report");
+            cmt_cli_option_error(cmd, c, argv);
+            cmt_cli_try_help(cmd);
             return -1;
         }
     }
     if (optind == argc) {
-        cmt_cli_error("report: no trace given");
-        cmt_cli_try_help("report");
+        cmt_cli_error("%s: no trace given", cmd);
+        cmt_cli_try_help(cmd);
         return -1;
     }
     cmt_frames_args_apply(&cli->symbols, &opt->frames);
@@ -246,17 +307,8 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     return optind;
 }
 
-/* One trace analysed and its report built; what the renderers get. */
-struct built_report {
-    struct cmt_analysis a;
-    struct cmt_report r;
-    bool built;
-};
-
-/* Analyses path and builds its report; with summary, also fills it.
- * Returns the exit status so far (0, or 2 when nothing was built). */
-static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
-                     struct cmt_process_summary *summary, struct cmt_job_member *member)
+int cmt_report_build_one(const char *path, const struct report_cli *cli, struct cmt_built_report *b,
+                         struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
     if (member)
         cmt_job_member_failed(path, member);
@@ -298,7 +350,7 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
     return CMT_EXIT_OK;
 }
 
-static void free_one(struct built_report *b)
+void cmt_report_free_one(struct cmt_built_report *b)
 {
     if (!b->built)
         return;
@@ -329,7 +381,7 @@ struct set_source {
     struct cmt_progress progress;
     const struct report_cli *cli;
     struct cmt_report_set set;
-    struct built_report current;
+    struct cmt_built_report current;
     size_t current_index;
     int status;
 };
@@ -341,7 +393,7 @@ static void finish_current(struct set_source *src)
         if (st != CMT_EXIT_OK)
             src->status = st;
     }
-    free_one(&src->current);
+    cmt_report_free_one(&src->current);
 }
 
 static const struct cmt_report *set_report(void *ctx, size_t i)
@@ -349,7 +401,7 @@ static const struct cmt_report *set_report(void *ctx, size_t i)
     struct set_source *src = ctx;
     src->current_index = i;
     cmt_progress_trace(&src->progress, i, src->set.paths[i]);
-    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
+    int st = cmt_report_build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
     cmt_progress_done(&src->progress);
     if (st != CMT_EXIT_OK)
         src->status = st;
@@ -366,7 +418,7 @@ static void set_done(void *ctx, size_t i)
 
 /* Where the report goes: -o FILE or stdout. NULL (with a message) when the
  * file cannot be created. */
-static FILE *open_output(const struct report_cli *cli)
+FILE *cmt_report_open_output(const struct report_cli *cli)
 {
     if (cli->stream)
         return cli->stream;
@@ -380,7 +432,7 @@ static FILE *open_output(const struct report_cli *cli)
 
 /* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
  * failed. */
-static int close_output(const struct report_cli *cli, FILE *out, int status)
+int cmt_report_close_output(const struct report_cli *cli, FILE *out, int status)
 {
     if (fflush(out) != 0 || ferror(out) || (out != stdout && out != cli->stream && fclose(out) != 0)) {
         cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
@@ -432,12 +484,12 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         .job_columns = cli->opt.chart_width, .clock_tolerance_ns = cli->clock_tolerance_ns,
         .report = set_report, .done = set_done, .ctx = &src};
     cmt_progress_init(&src.progress, n);
-    FILE *out = open_output(cli);
+    FILE *out = cmt_report_open_output(cli);
     if (out) {
         cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
         finish_current(&src);
         cmt_report_set_free_jobs(&src.set);
-        src.status = close_output(cli, out, src.status);
+        src.status = cmt_report_close_output(cli, out, src.status);
     } else {
         src.status = CMT_EXIT_USAGE;
     }
@@ -451,12 +503,12 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
 
 /* The leak suppressions `check` applies, so that both say the same
  * (docs/report.md, "Suppressed"). */
-static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
+int cmt_report_load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
 {
     char err[800];
     if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
                                   err, sizeof err) != 0) {
-        cmt_cli_error("report: %s", err);
+        cmt_cli_error("%s: %s", cli->summarize ? "summarize" : "report", err);
         return -1;
     }
     if (cmt_suppressions_attach(s, &cli->opt) != 0) {
@@ -473,6 +525,24 @@ int cmt_cmd_report(int argc, char **argv)
     return cmt_report_command(argc, argv, NULL);
 }
 
+int cmt_cmd_summarize(int argc, char **argv)
+{
+    struct report_cli cli = {.summarize = true};
+    int status;
+    int first = parse_options(argc, argv, &cli, &status);
+    if (first < 0)
+        return status;
+    struct cmt_suppressions sup;
+    cmt_suppressions_init(&sup);
+    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
+        cmt_suppressions_free(&sup);
+        return CMT_EXIT_USAGE;
+    }
+    status = cmt_summarize_main(argv + first, (size_t)(argc - first), &cli);
+    cmt_suppressions_free(&sup);
+    return status;
+}
+
 int cmt_report_command(int argc, char **argv, FILE *stream)
 {
     struct report_cli cli = {0};
@@ -483,7 +553,7 @@ int cmt_report_command(int argc, char **argv, FILE *stream)
     cli.stream = stream;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
-    if (load_suppressions(&cli, &sup) != 0) {
+    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
         cmt_suppressions_free(&sup);
         return CMT_EXIT_USAGE;
     }
@@ -499,25 +569,28 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
     /* the floors only the HTML page draws: they name every site's holder */
     cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);
+    for (size_t i = 0; i < n; i++)
+        if (cmt_report_input_is_summary(argv[first + i]))
+            return cmt_report_from_summaries(argv + first, n, &cli);
     if (n > 1)
         return report_many(argv + first, n, &cli);
     const char *path = argv[first];
-    struct built_report b;
+    struct cmt_built_report b;
     struct cmt_progress progress;
     cmt_progress_init(&progress, 1);
     cmt_progress_trace(&progress, 0, path);
     /* A trace that cannot be read prints nothing on stdout (creates no -o file). */
-    status = build_one(path, &cli, &b, NULL, NULL);
+    status = cmt_report_build_one(path, &cli, &b, NULL, NULL);
     cmt_progress_done(&progress);
     if (status != CMT_EXIT_OK)
         return status;
-    FILE *out = open_output(&cli);
+    FILE *out = cmt_report_open_output(&cli);
     if (!out) {
-        free_one(&b);
+        cmt_report_free_one(&b);
         return CMT_EXIT_USAGE;
     }
     cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
-    status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
-    free_one(&b);
+    status = cmt_report_close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
+    cmt_report_free_one(&b);
     return status;
 }

@@ -31,7 +31,10 @@
 #include "env_splice.h"
 #include "manifest.h"
 #include "output_dir.h"
+#include "report_cli.h"
 #include "sanitizer_runtime.h"
+#include "summary_file.h"
+#include "suppressions.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
@@ -41,7 +44,7 @@ static volatile sig_atomic_t child_pid;
 
 static void run_usage(FILE *out)
 {
-    fputs("usage: cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
+    fputs("usage: cumemtrace run [-o TEMPLATE] [--summary] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
           "\n"
           "Runs PROGRAM with the profiler preloaded; every process it starts that\n"
           "allocates CUDA memory writes its own trace.\n"
@@ -51,6 +54,9 @@ static void run_usage(FILE *out)
           "  --check                when PROGRAM has exited, check the traces of every\n"
           "                         process it ran, as `cumemtrace check` does; the report\n"
           "                         goes to stderr unless --report-file is given\n"
+          "  --summary              when PROGRAM has exited, sum up each trace it wrote for\n"
+          "                         the job view beside it (TRACE with .bin replaced by\n"
+          "                         .cmtsum), as `cumemtrace summarize` does, in parallel\n"
           "\n",
           out);
     cmt_check_options_help(out, true);
@@ -315,6 +321,58 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     return program_failed ? -1 : check_status;
 }
 
+/* run --summary: each trace of the manifest summed up beside it, as
+ * `cumemtrace summarize TRACE` does. Returns the exit status (0, or 2 when
+ * one could not be). */
+static int summarize_manifest(const char *manifest_path)
+{
+    struct cmt_manifest manifest;
+    if (cmt_manifest_read(manifest_path, &manifest) != 0) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        return CMT_EXIT_USAGE;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < manifest.n; i++)
+        n += manifest.entries[i].kind == CMT_MANIFEST_TRACE;
+    const char **traces = calloc(n ? n : 1, sizeof *traces);
+    char **outs = calloc(n ? n : 1, sizeof *outs);
+    int status = CMT_EXIT_OK;
+    if (!traces || !outs) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        status = CMT_EXIT_USAGE;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < manifest.n && status == CMT_EXIT_OK; i++) {
+        if (manifest.entries[i].kind != CMT_MANIFEST_TRACE)
+            continue;
+        traces[k] = manifest.entries[i].path;
+        outs[k] = malloc(PATH_MAX);
+        if (!outs[k] || cmt_summary_path_for(traces[k], NULL, outs[k], PATH_MAX) != 0) {
+            cmt_cli_error("summarize: the summary's path for %s is too long; give -o a shorter directory", traces[k]);
+            status = CMT_EXIT_USAGE;
+        }
+        k++;
+    }
+    if (status == CMT_EXIT_OK && n) {
+        struct report_cli cli;
+        cmt_summarize_defaults(&cli);
+        struct cmt_suppressions sup;
+        cmt_suppressions_init(&sup);
+        status = cmt_report_load_suppressions(&cli, &sup) != 0
+                     ? CMT_EXIT_USAGE
+                     : cmt_summarize_traces(traces, (const char *const *)outs, n, &cli);
+        cmt_suppressions_free(&sup);
+    }
+    for (size_t i = 0; outs && i < k; i++)
+        free(outs[i]);
+    free(outs);
+    free(traces);
+    cmt_manifest_free(&manifest);
+    return status;
+}
+
 /* Refuses a trace directory that cannot take a trace before the program
  * runs (output_dir.h): a typo in -o must not cost a run, nor pass a gate. */
 static int check_output_dir(const char *output)
@@ -333,15 +391,16 @@ static int check_output_dir(const char *output)
 
 int cmt_cmd_run(int argc, char **argv)
 {
-    enum { OPT_CHECK = 1000 };
-    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 4];
+    enum { OPT_CHECK = 1000, OPT_SUMMARY };
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 5];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
-    size_t n_opts = 3 + cmt_check_all_longopts(longopts + 3);
+    longopts[3] = (struct option){"summary", no_argument, NULL, OPT_SUMMARY};
+    size_t n_opts = 4 + cmt_check_all_longopts(longopts + 4);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     const char *output = NULL;
-    bool check = false;
+    bool check = false, summary = false;
     const char *first_check_option = NULL;
     struct cmt_check_options copt;
     cmt_check_options_init(&copt);
@@ -358,6 +417,8 @@ int cmt_cmd_run(int argc, char **argv)
             return CMT_EXIT_OK;
         } else if (c == OPT_CHECK) {
             check = true;
+        } else if (c == OPT_SUMMARY) {
+            summary = true;
         } else if (cmt_check_is_option(c)) {
             if (!first_check_option)
                 first_check_option = longopts[index].name;
@@ -403,10 +464,31 @@ int cmt_cmd_run(int argc, char **argv)
     if (check_output_dir(output) != 0)
         return CMT_EXIT_USAGE;
     int status;
-    if (!check) {
+    if (!check && !summary) {
         if (run_program(argv + optind, &status) != 0)
             return CMT_EXIT_USAGE;
         return pass_status(status);
+    }
+    if (!check) {
+        char manifest[PATH_MAX];
+        if (absolute_template(output) != 0) {
+            cmt_cli_error("run: cannot make the trace path absolute (%s); give -o an absolute path", strerror(errno));
+            return CMT_EXIT_USAGE;
+        }
+        if (create_manifest(manifest, sizeof manifest) != 0)
+            return CMT_EXIT_USAGE;
+        if (run_program(argv + optind, &status) != 0) {
+            unlink(manifest);
+            return CMT_EXIT_USAGE;
+        }
+        int sum_status = summarize_manifest(manifest);
+        unlink(manifest);
+        bool program_failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (program_failed || sum_status == CMT_EXIT_OK)
+            return pass_status(status);
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", cmt_basename(argv[optind]),
+                        sum_status, "a trace could not be summarised");
+        return sum_status;
     }
 
     /* Everything that can be wrong with the check's set-up (suppressions,
@@ -436,7 +518,14 @@ int cmt_cmd_run(int argc, char **argv)
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }
+    /* before the check, which removes the traces of a run that passed */
+    int sum_status = summary ? summarize_manifest(manifest) : CMT_EXIT_OK;
     int rc = check_traces(&chk, &copt, manifest, argv + optind, argc - optind, status);
     cmt_check_free(&chk);
+    if (rc == CMT_EXIT_OK && sum_status != CMT_EXIT_OK) {
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", cmt_basename(argv[optind]),
+                        sum_status, "a trace could not be summarised");
+        return sum_status;
+    }
     return rc < 0 ? pass_status(status) : rc;
 }

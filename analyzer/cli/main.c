@@ -18,6 +18,8 @@ static void usage(FILE *out)
           "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
           "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
+          "  summarize [-o OUT] [-j N] TRACE...         sum traces up where they lie, for report's job\n"
+          "                                             view of a job too large for one machine\n"
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
           "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
@@ -46,6 +48,7 @@ static const struct command {
     {"diff", cmt_cmd_diff},
     {"export", cmt_cmd_export},
     {"whatif", cmt_cmd_whatif},
+    {"summarize", cmt_cmd_summarize},
 };
 
 static const struct command *find_command(const char *name)

@@ -81,6 +81,17 @@ static const char *verdict_words(enum cmt_verdict v)
     }
 }
 
+/* "; replayed (...): the recorded settings fail here as the run did; ..."
+ * after PyTorch's own verdict (oom_replay.h). */
+static void append_found(const struct cmt_oom_view *v, char *buf, size_t len)
+{
+    size_t at = strlen(buf);
+    if (!v->replay.on || at + 3 >= len)
+        return;
+    snprintf(buf + at, len - at, "; ");
+    cmt_oom_replay_found(&v->replay, buf + at + 2, len - at - 2);
+}
+
 void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
 {
     const struct cmt_oom_figures *f = &v->fig;
@@ -162,6 +173,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "%s reserved but unallocated and the device %s free, enough for the %s asked, but no free range "
                  "that large; its reserve counts as live memory in the device's figures (%s live)",
                  SZ(a, o->cache_free), SZ(b, o->device_free), SZ(c, o->rounded), SZ(d, f->live));
+        append_found(v, buf, len);
         break;
     }
     case CMT_VRULE_CACHE_FULL: {
@@ -172,6 +184,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "does not fit",
                  SZ(a, o->at.allocated), SZ(b, o->cache_free), SZ(c, o->device_free), SZ(d, x->excess),
                  SZ(e, o->rounded));
+        append_found(v, buf, len);
         break;
     }
     default:
@@ -204,6 +217,8 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
         }
         /* PyTorch's block layer saw its cache nearly full of tensors:
          * neither expandable segments nor emptying the cache frees enough. */
+        if (v->cache_cannot_serve && cmt_oom_replay_remedy(&v->replay, true, buf, len))
+            return;
         if (v->cache_cannot_serve) {
             char a[32];
             snprintf(buf, len,
@@ -219,6 +234,8 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
                  extra);
         return;
     case CMT_VERDICT_FRAGMENTATION:
+        if (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED && cmt_oom_replay_remedy(&v->replay, false, buf, len))
+            return;
         if (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED) {
             snprintf(buf, len,
                      "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments then grow in place and the "

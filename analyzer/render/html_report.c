@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "job_report.h"
 #include "json_writer.h"
 
 struct cmt_html_report {
@@ -16,6 +17,7 @@ struct cmt_html_report {
     char *buf;
     size_t len;
     struct cmt_json j;
+    bool traces_closed; /* the model's "traces" array is closed, other members follow */
 };
 
 /* The one-file HTML report (docs/html.md): the page built at build time
@@ -226,7 +228,8 @@ static void html_trace_error(struct cmt_html_report *h, const char *path, const 
 
 static int html_end(struct cmt_html_report *h)
 {
-    cmt_json_end_array(&h->j);
+    if (!h->traces_closed)
+        cmt_json_end_array(&h->j);
     cmt_json_end_object(&h->j);
     int err = fclose(h->mem) != 0 ? -errno : 0;
     h->mem = NULL;
@@ -274,5 +277,34 @@ void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out)
             html_trace_error(&h, s->paths[i], s->summaries[i].error);
         s->done(s->ctx, i);
     }
+    html_end(&h);
+}
+
+/* The job view from summaries (report_set.h): no trace in the model, its
+ * "job_view" member instead, the comparison and the jobs as `report --json`
+ * gives them; page.js draws them (docs/html.md). */
+void cmt_summary_set_render_html(const struct cmt_summary_set *s, FILE *out)
+{
+    struct cmt_html_report h;
+    if (html_begin(&h, out, CMT_VERSION) != 0)
+        return;
+    cmt_json_end_array(&h.j);
+    h.traces_closed = true;
+    cmt_json_key(&h.j, "job_view");
+    cmt_json_begin_object(&h.j);
+    cmt_json_key(&h.j, "summaries");
+    cmt_json_uint(&h.j, s->n);
+    cmt_json_key(&h.j, "settings");
+    cmt_json_string(&h.j, s->settings);
+    cmt_json_key(&h.j, "comparison");
+    cmt_compare_render_json(s->summaries, s->n, &h.j);
+    cmt_json_key(&h.j, "jobs");
+    if (!s->jobs) {
+        cmt_json_null(&h.j);
+    } else {
+        struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns, true};
+        cmt_job_render_json(s->jobs, &jopt, &h.j);
+    }
+    cmt_json_end_object(&h.j);
     html_end(&h);
 }

@@ -22,25 +22,7 @@
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
-    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
-    if (sf->n == 0) {
-        fprintf(out, "%s(no stack recorded)\n", indent);
-        return;
-    }
-    size_t limit = r->opt->max_frames && r->opt->max_frames < sf->n ? r->opt->max_frames : sf->n;
-    char buf[1024];
-    for (size_t i = 0; i < limit; i++) {
-        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
-    }
-    if (limit < sf->n)
-        fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
-                cmt_plural(sf->n - limit, "frame", "frames"));
-}
-
-void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
-{
-    print_frames(r, out, stack, indent);
+    cmt_render_text_frames(r, out, stack, indent);
 }
 
 /* Who the process was in a job of several (the JOB record). */
@@ -562,19 +544,6 @@ static void print_held(const struct cmt_report *r, FILE *out)
             print_frames(r, out, s->stack, "        ");
         }
     }
-}
-
-void cmt_report_suppression_label(const struct cmt_report *r, uint32_t suppression, char *buf, size_t len)
-{
-    if (suppression == 0 || suppression > r->n_suppressions) {
-        snprintf(buf, len, "suppressed");
-        return;
-    }
-    const struct cmt_report_suppression *x = &r->suppressions[suppression - 1];
-    if (x->reason && x->reason[0])
-        snprintf(buf, len, "suppressed by %s:%u (%s)", x->source, x->line, x->reason);
-    else
-        snprintf(buf, len, "suppressed by %s:%u (leak:%s)", x->source, x->line, x->pattern);
 }
 
 /* What was live at exit but a suppression matched (check's, applied the

@@ -224,22 +224,45 @@ def test_expandable_probe():
 def test_frag_oom():
     """torch_workloads.py's frag_oom: one failure (PyTorch's cudaMalloc, its
     retry after releasing the cache, its OOM record) and one verdict,
-    fragmentation inside the cache (R11), in every section and format."""
+    fragmentation inside the cache (R11), in every section and format,
+    with what the replay of the usual settings found: expandable segments
+    and both max_split_size_mb values serve the 1 GiB (84473282560 B
+    reserved at the peak under each, the 95 kept tensors and the released
+    ones' room), roundup_power2_divisions:4 rounds the first tensor
+    (190 x 424 MiB) to 80 GiB, past the device (capacity), and
+    garbage_collection_threshold:0.6 changes nothing without a memory
+    fraction."""
     s = Scratch()
     out = s.trace("frag", "--frag-oom")
     text = cmtest.cli("report", "--chart-width", "0", out).stdout
     check("Failed allocations: 1 (2 calls: 1 of them a caching allocator asking again after a failure, the same "
           "failure)" in text, text)
     check("    verdict: fragmentation (rule R11): fragmentation inside PyTorch's cache" in text, text)
-    check("capacity" not in text[text.index("Out-of-memory forensics"):], text)
+    check("verdict: capacity" not in text[text.index("Out-of-memory forensics"):], text)
     check("fragmentation inside the cache (39.3 GiB free in its segments, the largest free range 424.0 MiB, 1.0 GiB "
-          "asked); expandable_segments:True would have served it" in text, text)
+          "asked); replayed: expandable_segments:True would have served it (no failure, reserved peak 78.7 GiB "
+          "(84473282560 B)), and 2 other settings (max_split_size_mb:128, max_split_size_mb:512); "
+          "roundup_power2_divisions:4 (capacity) and garbage_collection_threshold:0.6 (fragmentation) would not\n"
+          in text, text)
+    same = "no failure, reserved peak 78.7 GiB (84473282560 B), as much as the recorded run"
+    check(f"    what to try: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (replayed: {same}); it also fits "
+          f"under max_split_size_mb:128 (replayed: {same}) and max_split_size_mb:512 (replayed: {same})\n" in text,
+          text)
     rep = cmtest.report(out)
     eq([(c["verdict"], c["rule"], c["allocator_retries"]) for c in rep["oom"]["cases"]],
        [("fragmentation", "R11", 1)], "one case")
     eq([(f["verdict"], f["count"], f["allocator_retries"]) for f in rep["failed"]], [("fragmentation", 2, 1)],
        "failed[]")
     eq([o["verdict"] for o in rep["blocks"]["devices"][0]["failures"]], ["fragmentation"], "the block layer's")
+    p = rep["oom"]["cases"][0]["replayed"]
+    eq((p["reproduced"], p["best"], p["best_peak_reserved_bytes"], p["short_by_bytes"], p["category"]),
+       (True, "expandable_segments:True", 84473282560, None, None), "the replay")
+    eq([(x["label"], x["serves"], x["verdict"]) for x in p["settings"]],
+       [("the defaults", False, "fragmentation"), ("expandable_segments:True", True, None),
+        ("max_split_size_mb:128", True, None), ("max_split_size_mb:512", True, None),
+        ("roundup_power2_divisions:4", False, "capacity"), ("garbage_collection_threshold:0.6", False, "fragmentation")],
+       "each setting")
+    eq(rep["blocks"]["devices"][0]["failures"][0]["replayed"], p, "the block layer's failure: the same replay")
     html = cmtest.cli("report", "--format", "html", out).stdout
     check('"rule":"R11"' in html.replace(" ", ""), "the HTML page's data")
     s.done()

@@ -44,6 +44,11 @@ const fragHtml = path.join(dir, 'frag.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragHtml, path.join(dir, 'frag.bin')]);
 const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
+// the job view from summaries (docs/html.md, "A job from summaries")
+const sumDir = path.join(dir, 'summaries');
+execFileSync(cumemtrace, ['summarize', '-o', sumDir, ...ranks]);
+const summaryHtml = path.join(dir, 'summaries.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', summaryHtml, sumDir]);
 const blocksHtml = path.join(dir, 'blocks.html');
 // a suppression of load_embeddings's 128 MiB (docs/report.md, "Suppressed")
 const supp = path.join(dir, 'app.supp');
@@ -215,6 +220,18 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+    const fromSummaries = await open(browser, summaryHtml);
+    const rankPeaks = await fromSummaries.page.$$eval('[data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(rankPeaks.join(',') === '1619001344,2699034624,3779067904', 'from summaries: the peaks by rank: ' + rankPeaks.join(','));
+    const heatInk = await fromSummaries.page.$eval('#job-heat canvas', c => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+      return n;
+    });
+    check(heatInk > 1000, 'from summaries: the ranks\' heat map drawn: ' + heatInk + ' pixels');
+    check(fromSummaries.problems.length === 0, 'from summaries: no console error, no request: ' + fromSummaries.problems.join('; '));
+    await fromSummaries.page.screenshot({path: path.join(outDir, 'html_report_summaries.png'), fullPage: false});
 
     // frag.bin's stream-ordered pool: reserved and used over time, from the
     // driver's 123 device samples (tests/golden/gen_golden.c, frag_trace)

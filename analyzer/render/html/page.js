@@ -205,12 +205,16 @@
     }
   });
 
+  /* the job view from summaries (report SUMMARY...): no trace, drawn below */
+  if (model.job_view) drawJobView(model.job_view, over);
+
   /* ---- timelines -------------------------------------------------------- */
   var COLORS = ['#1c7ed6', '#2b8a3e', '#e8590c', '#7048e8', '#0c8599', '#c2255c', '#5c940d', '#862e9c', '#495057'];
   var charts = [];
   var syncing = false;
   var tl = el('section', {id: 'timeline'});
   root.appendChild(tl);
+  if (!traces.length && model.job_view) tl.hidden = true; /* summaries: no trace's timeline */
   tl.appendChild(el('h2', {text: 'Live bytes over time'}));
   tl.appendChild(el('div', {cls: 'chart-help', text: 'Hover for exact figures · drag to zoom (every chart follows) · double-click to zoom out · click an instant for what was live then. ' +
     'Orange: the peak; red: failed allocations; shaded bands: steps.'}));
@@ -596,7 +600,9 @@
           return [secs(f.cache.ts_ns), both(f.requested_bytes), both(f.rounded_bytes), both(f.device_free_bytes),
             el('span', {cls: 'verdict', text: f.verdict}),
             el('div', null, [el('div', {text: f.explanation}),
-              el('div', {cls: 'muted', text: f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''})]),
+              el('div', {cls: 'muted', text: f.replayed && f.replayed.what_to_try ? 'Try: ' + f.replayed.what_to_try :
+                f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''}),
+              f.replayed ? replayedList(f.replayed) : null]),
             siteCell(f.frames, f.site_frame)];
         }));
         ft.className = 'blocks-failures';
@@ -758,6 +764,12 @@
   function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
   function whatifSections(parent, r) {
     var w = r.whatif;
+    if (w && w.source === 'none') {
+      var none = section(parent, 'What if (PyTorch\'s caching allocator replayed)');
+      none.className = 'whatif';
+      none.appendChild(el('div', {cls: 'whatif-none', text: w.reason}));
+      return;
+    }
     if (!w || !w.devices) return;
     w.devices.forEach(function (d) {
       var sec = section(parent, 'Device ' + d.ordinal + ': what if (PyTorch\'s caching allocator replayed)');
@@ -780,6 +792,7 @@
       var settings = w.recorded_settings.known ? (w.recorded_settings.variable ? w.recorded_settings.variable + '=' + w.recorded_settings.value : 'the defaults') :
         (rec ? rec.label : 'the defaults') + (w.recorded_settings.inferred ? ' (inferred: this trace did not record them)' : ' (assumed)');
       sec.appendChild(el('div', {text: how + '; recorded settings: ' + settings + '.'}));
+      if (w.assumes) sec.appendChild(el('div', {cls: 'muted whatif-assumes', text: 'With PyTorch\'s cache these requests would reserve as below; this assumes ' + w.assumes + '.'}));
       var t = sec.appendChild(table([{name: 'setting'}, {name: 'reserved peak', num: 1}, {name: 'vs recorded', num: 1},
         {name: 'allocated peak', num: 1}, {name: 'cache at the peak', num: 1}, {name: 'segments', num: 1}, {name: 'out of memory'}], rows,
         function (x) {
@@ -794,6 +807,17 @@
         }));
       t.className = 'whatif-settings';
     });
+  }
+
+  /* A PyTorch failure's replay under the usual settings: each setting, whether it serves the request, the
+     reserve it reaches (docs/fragmentation.md, "What to try"). */
+  function replayedList(p) {
+    return el('ul', {cls: 'replayed'}, p.settings.map(function (x) {
+      return el('li', {text: x.label + (x.recorded ? ' (recorded)' : '') + ': ' +
+        (x.outcome === 'no-failure' ? 'no failure, reserved peak ' + human(x.peak_reserved_bytes) :
+          x.outcome === 'fails-later' ? 'serves it, runs out later (' + x.verdict + ')' :
+            'fails' + (x.outcome === 'fails-here' ? ' here' : ' before it') + ' (' + x.verdict + ')')});
+    }));
   }
 
   /* "default.supp:20 (cuBLAS handle state)", as the text report words it */
@@ -898,7 +922,8 @@
         fs.appendChild(table([{name: 'when', num: 1}, {name: 'device', num: 1}, {name: 'asked', num: 1}, {name: 'verdict'}, {name: 'why, and what to try'}, {name: 'call site'}],
           cases, function (c) {
             return [secs(c.time_ns), c.device, both(c.size), el('span', {cls: 'verdict', text: c.verdict || 'unknown'}),
-              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''})]),
+              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''}),
+                c.replayed ? replayedList(c.replayed) : null]),
               siteCell(c.frames, c.site_frame)];
           }));
       fs.appendChild(table([{name: 'first', num: 1}, {name: 'calls', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
@@ -964,6 +989,114 @@
       series: [{label: 'time'}, {label: 'live', stroke: '#1d2330', value: fmt}, {label: 'free in holes', stroke: '#e8590c', value: fmt},
         {label: 'largest hole', stroke: '#7048e8', value: fmt}]},
     [xs, pts.map(function (p) { return p.live_bytes; }), pts.map(function (p) { return p.free_bytes; }), pts.map(function (p) { return p.largest_hole; })], box);
+  }
+
+  /* ---- the job view from summaries (docs/html.md, "A job from summaries") --
+   * v: the model's job_view: the comparison and the jobs as `report --json`
+   * gives them. Per job: cards, the ranks' table (100 rows, then a button),
+   * the imbalance, memory on other ranks' GPUs, IPC mappings, and the
+   * timeline as a heat map (a row per rank, a column per stretch of time). */
+  function drawJobView(v, parent) {
+    document.getElementById('cmt-subtitle').textContent = v.summaries + (v.summaries === 1 ? ' summary' : ' summaries') +
+      ' · cumemtrace ' + model.version + (v.settings ? ' · summarised with ' + v.settings : '');
+    var cmp = v.comparison || {processes: []};
+    var bad = cmp.processes.filter(function (p) { return !p.analysed; });
+    bad.forEach(function (p) { parent.appendChild(el('p', {cls: 'warn', text: p.trace + ': ' + p.error})); });
+    (v.jobs || []).forEach(function (job, ji) { drawOneJob(job, ji, parent); });
+    if (!v.jobs || !v.jobs.length)
+      parent.appendChild(el('p', {cls: 'muted', text: 'No job: the summaries name no rank of a job of several.'}));
+    parent.appendChild(el('h3', {text: 'Comparison of ' + cmp.processes.length + ' processes'}));
+    parent.appendChild(table([{name: 'trace'}, {name: 'rank', num: 1}, {name: 'host'}, {name: 'peak', num: 1},
+      {name: 'leaks', num: 1}, {name: 'growing', num: 1}, {name: 'failed', num: 1}, {name: 'events', num: 1}],
+      cmp.processes.filter(function (p) { return p.analysed; }), function (p) {
+        var peak = Math.max.apply(null, (p.devices || []).map(function (d) { return d.peak_bytes; }).concat([0]));
+        return [p.trace, p.rank, p.hostname, both(peak), both(p.leak_bytes), p.growth_candidates, p.failed_count, p.events];
+      }));
+  }
+  function drawOneJob(job, ji, parent) {
+    var box = el('div', {cls: 'job', id: 'job-' + ji});
+    parent.appendChild(box);
+    box.appendChild(el('h3', {text: 'Job ' + (job.job_id || 'without an id') + ' (' + job.launcher + '): ' +
+      job.ranks.length + ' ranks' + (job.world_size >= 0 ? ' of ' + job.world_size : '') + ', ' +
+      job.hosts.length + (job.hosts.length === 1 ? ' host' : ' hosts')}));
+    var im = job.imbalance, cards = el('div', {cls: 'cards'});
+    if (im) {
+      cards.appendChild(card('peak', 'Highest peak', human(im.peak_max_bytes), 'rank ' + im.peak_max_rank + ', ' +
+        exact(im.peak_max_bytes), {'peak-bytes': im.peak_max_bytes, 'rank': im.peak_max_rank}));
+      cards.appendChild(card('', 'Mean peak', human(im.peak_mean_bytes), 'highest / mean ' + im.peak_max_over_mean.toFixed(2)));
+      cards.appendChild(card('', 'Lowest peak', human(im.peak_min_bytes), 'rank ' + im.peak_min_rank));
+    }
+    var leaks = job.ranks.reduce(function (a, r) { return a + r.leak_bytes; }, 0);
+    var failing = job.ranks.filter(function (r) { return r.failed_count > 0; });
+    cards.appendChild(card(leaks ? 'leak' : 'good', 'Leaks, all ranks', human(leaks), exact(leaks), {'leak-bytes': leaks}));
+    cards.appendChild(card(failing.length ? 'fail' : 'good', 'Ranks with failed allocations', String(failing.length),
+      failing.slice(0, 8).map(function (r) { return 'rank ' + r.rank; }).join(', ')));
+    box.appendChild(cards);
+    if (job.missing_ranks.length)
+      box.appendChild(el('p', {cls: 'warn', text: 'No trace of rank ' + job.missing_ranks.join(', ') + ' (world size ' + job.world_size + ')'}));
+    if (job.duplicate_ranks.length)
+      box.appendChild(el('p', {cls: 'warn', text: 'More than one trace of rank ' + job.duplicate_ranks.join(', ')}));
+    if (job.clock.hosts > 1)
+      box.appendChild(el('p', {cls: 'muted', text: 'Clocks of ' + job.clock.hosts + ' hosts, taken to agree within ' +
+        secs(job.clock.tolerance_ns) + ': times on different hosts closer than that are not ordered.'}));
+    drawJobHeat(job, box);
+    box.appendChild(table([{name: 'rank', num: 1}, {name: 'local', num: 1}, {name: 'host'}, {name: 'pid', num: 1},
+      {name: 'own device'}, {name: 'peak', num: 1}, {name: 'peak at', num: 1}, {name: 'NCCL', num: 1}, {name: 'leaks', num: 1},
+      {name: 'failed', num: 1}, {name: 'largest site at the peak'}], job.ranks, function (r) {
+        return [r.rank, r.local_rank >= 0 ? r.local_rank : '-', r.host, r.pid,
+          r.own_device === null ? '-' : r.own_device + (r.own_gpu !== String(r.own_device) ? ' (GPU ' + r.own_gpu + ')' : ''),
+          el('span', {'data-rank-peak': r.peak_bytes, text: both(r.peak_bytes)}), secs(r.peak_time_ns),
+          human(r.peak_by_holder ? r.peak_by_holder.nccl : 0), human(r.leak_bytes) + ' in ' + r.leak_count,
+          r.failed_count ? r.failed_count + ', the first of ' + human(r.failed_first_size_bytes) : '0',
+          (r.peak_site || '-') + (r.complete ? '' : ' (incomplete)')];
+      }));
+    if (job.peer_memory.length) {
+      box.appendChild(el('div', {text: 'Memory on another rank\'s GPU (each rank should allocate on its own):'}));
+      box.appendChild(table([{name: 'rank', num: 1}, {name: 'device', num: 1}, {name: 'GPU'}, {name: 'owner ranks'},
+        {name: 'peak there', num: 1}, {name: 'at exit', num: 1}, {name: 'site'}], job.peer_memory, function (p) {
+          return [p.rank, p.device, p.gpu, p.owner_ranks.join(', ') || '-', both(p.peak_bytes), both(p.live_at_end_bytes), p.peak_site || '-'];
+        }));
+    }
+    if (job.ipc_mappings.length) {
+      box.appendChild(el('div', {text: 'Memory mapped from another process:'}));
+      box.appendChild(table([{name: 'rank', num: 1}, {name: 'bytes', num: 1}, {name: 'closed'}, {name: 'exporter rank', num: 1},
+        {name: 'exporter site'}, {name: 'opened at'}], job.ipc_mappings, function (m) {
+          return [m.rank, both(m.bytes), m.closed ? 'yes' : 'never: a leak of a mapping',
+            m.exporter_rank === null ? 'outside these traces' : m.exporter_rank, m.exporter_site || '-', m.site || '-'];
+        }));
+    }
+  }
+  /* live bytes on each rank's own device over the job's span: a row per
+   * rank, darker for more; hovering says the rank, the time and the bytes */
+  function drawJobHeat(job, parent) {
+    var t = job.timeline;
+    if (!t || !t.columns || !t.ranks.length) return;
+    var max = 1;
+    t.ranks.forEach(function (r) { r.own_device_max_bytes.forEach(function (b) { if (b > max) max = b; }); });
+    var rowH = Math.max(1, Math.min(12, Math.floor(600 / t.ranks.length))), colW = Math.max(2, Math.floor(1000 / t.columns));
+    var c = el('canvas', {width: t.columns * colW, height: t.ranks.length * rowH, cls: 'job-heat'});
+    var ctx = c.getContext('2d');
+    t.ranks.forEach(function (r, ri) {
+      r.own_device_max_bytes.forEach(function (b, ci) {
+        if (!b) return;
+        var f = b / max;
+        ctx.fillStyle = 'rgb(' + Math.round(255 - 40 * f) + ',' + Math.round(235 - 200 * f) + ',' + Math.round(200 - 170 * f) + ')';
+        ctx.fillRect(ci * colW, ri * rowH, colW, rowH);
+      });
+    });
+    var info = el('div', {cls: 'muted', text: 'Live bytes on each rank\'s own device over the job\'s ' + secs(t.columns * t.column_ns) +
+      ' (a row per rank, top to bottom by rank; darkest: ' + both(max) + '). Hover for figures.'});
+    c.onmousemove = function (e) {
+      var rect = c.getBoundingClientRect();
+      var ci = Math.floor((e.clientX - rect.left) * c.width / rect.width / colW);
+      var ri = Math.floor((e.clientY - rect.top) * c.height / rect.height / rowH);
+      var r = t.ranks[ri];
+      if (!r || ci < 0 || ci >= t.columns) return;
+      info.textContent = 'rank ' + r.rank + ', ' + secs(ci * t.column_ns) + ' to ' + secs((ci + 1) * t.column_ns) + ': ' +
+        both(r.own_device_max_bytes[ci]) + ' at most';
+    };
+    parent.appendChild(el('div', {cls: 'chart-box', id: 'job-heat'}, [el('div', {cls: 'chart-head'},
+      [el('span', {cls: 'name', text: 'The ranks side by side'})]), c, info]));
   }
 
   /* for whoever drives the page (the suite's headless Chromium) */
