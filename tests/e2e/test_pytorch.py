@@ -504,13 +504,30 @@ def test_oom_block_stranded():
     p = cli_check(out)
     check(f"note: the failure at 2.0 ms (cudaMalloc of 30.0 GiB on device 0): fragmentation (rule R11), the verdict "
           f"of the report's out-of-memory forensics; {found}; what to try: {remedy}\n" in p.stdout, p.stdout)
-    p = cli_check(out, "--no-failed-allocations")
+    p = cli_check(out, "--failed-allocations", "all")
+    # one failure: PyTorch's retry after releasing its cache is the same one
     eq(re.findall(r"^(\S+): error: (.*) \[failed-allocation\]$", p.stdout, re.M),
-       [("/home/u/proj/model.py:42", "cudaMalloc of 30.0 GiB failed with cudaErrorMemoryAllocation (2) on device 0, "
-         "2 times: fragmentation (rule R11)")], "the finding")
+       [("/home/u/proj/model.py:42", "cudaMalloc of 30.0 GiB failed with cudaErrorMemoryAllocation (2) on device 0: "
+         "fragmentation (rule R11)")], "the finding")
     js = json.loads(cli_check(out, "--format", "json").stdout)
     check(any(n.startswith("the failure at 2.0 ms") and remedy in n for n in js["traces"][0]["notes"]),
           js["traces"][0]["notes"])
+    d.done()
+
+
+def test_oom_block_stranded_twice():
+    """The stranded cache's 30 GiB asked again after the program caught the
+    error: PyTorch's second OOM record has no replay's facts (each setting's
+    first failure is all the replay keeps), so its sentence stays the block
+    layer's own; the first keeps them."""
+    d, out = oom_trace("--oom-stranded-twice")
+    rep = cmtest.report(out)
+    fails = rep["blocks"]["devices"][0]["failures"]
+    eq([(f["cache"]["ts_ns"], f["replayed"] is not None and f["replayed"]["best"]) for f in fails],
+       [(2200000, "max_split_size_mb:128"), (2700000, False)], "the replay's facts on the first failure only")
+    eq(fails[1]["explanation"], "reserved 60.0 GiB, allocated 41.0 GiB: fragmentation inside the cache (19.0 GiB free "
+       "in its segments, the largest free range 18.0 GiB, 30.0 GiB asked); expandable_segments:True would have "
+       "served it", "the second failure, as the block layer says it")
     d.done()
 
 
