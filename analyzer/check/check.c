@@ -39,7 +39,7 @@ static const struct {
     [CMT_RULE_PEAK_GROWTH] = {"peak-growth",
                               "The peak of device-resident memory on a device grew more than --max-peak-growth "
                               "percent over the baseline"},
-    [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed (--no-failed-allocations)"},
+    [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed and the program did not survive it (--failed-allocations)"},
     [CMT_RULE_MAPPING_LEAK] = {"mapping-leak",
                                "A mapping of another process's memory (CUDA IPC, an imported VMM handle) was never "
                                "closed"},
@@ -568,14 +568,45 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
         if (v && !v->probe)
             note_verdict(t, g, v);
     }
-    if (!c->opt->no_failed_allocations) {
-        add_note(t, "%" PRIu64 " allocation %s failed; not checked (--no-failed-allocations fails on them)", failed,
-                 failed == 1 ? "call" : "calls");
-        return;
-    }
+    enum cmt_failed_allocations which = c->opt->failed_allocations;
+    /* The failures checked: every one, or those the program did not
+     * survive (report.h, CMT_FAILURE_FATAL); a group counts by its own. */
+    uint64_t checked = 0;
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
         if (g->probes == g->count)
+            continue;
+        if (which == CMT_FAILED_ALL || (which == CMT_FAILED_FATAL && g->fatal))
+            checked += g->count - g->probes - g->retries;
+    }
+    if (which == CMT_FAILED_NONE) {
+        add_note(t, "%" PRIu64 " allocation %s failed; not checked (--failed-allocations none)", failed,
+                 failed == 1 ? "call" : "calls");
+        return;
+    }
+    if (checked < failed) {
+        uint64_t rest = failed - checked;
+        bool went_on = false;
+        for (size_t i = 0; i < r->n_failures && !went_on; i++)
+            went_on = !r->failures[i].fatal && r->failures[i].first_ts < r->went_on_until;
+        const char *calls = rest == 1 ? "call" : "calls";
+        if (went_on)
+            add_note(t, "%" PRIu64 " allocation %s failed and the program went on (it allocated again after them): "
+                        "not checked (--failed-allocations all fails on them)",
+                     rest, calls);
+        else if (r->exit_status == 0)
+            add_note(t, "%" PRIu64 " allocation %s failed and the program went on (it exited with status 0): not "
+                        "checked (--failed-allocations all fails on them)",
+                     rest, calls);
+        else
+            add_note(t, "%" PRIu64 " allocation %s failed, the last thing the program allocated; the trace does not "
+                        "say how the process exited (recorded by an older shim): not checked "
+                        "(--failed-allocations all fails on them)",
+                     rest, calls);
+    }
+    for (size_t i = 0; i < r->n_failures && checked; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count || (which == CMT_FAILED_FATAL && !g->fatal))
             continue;
         struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_FAILED_ALLOCATION, CMT_LEVEL_ERROR);
         if (!f)
@@ -589,19 +620,25 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
             snprintf(sizes, sizeof sizes, "%s to %s", s1, s2);
         if (g->device >= 0)
             snprintf(where, sizeof where, " on device %d", g->device);
-        char times[40] = "";
-        if (g->count > 1)
-            snprintf(times, sizeof times, ", %" PRIu64 " times", g->count);
+        char times[40] = "", fate[96] = "";
+        uint64_t own = g->count - g->retries;
+        if (own > 1)
+            snprintf(times, sizeof times, ", %" PRIu64 " times", own);
         const struct cmt_oom_view *v = verdict_of(r, g);
         char verdict[64] = "";
         if (v && !v->probe)
             snprintf(verdict, sizeof verdict, ": %s (rule %s)", v->verdict_name, v->rule_id);
-        snprintf(f->message, sizeof f->message, "%s of %s failed with %s (%d)%s%s%s", cmt_api_name(g->api), sizes,
-                 cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)), g->result, where, times, verdict);
+        if (g->fatal && r->exit_status > 0)
+            snprintf(fate, sizeof fate, "; the program allocated nothing after it and exited with status %d",
+                     r->exit_status);
+        else if (g->fatal)
+            snprintf(fate, sizeof fate, "; the program allocated nothing after it and did not exit normally");
+        snprintf(f->message, sizeof f->message, "%s of %s failed with %s (%d)%s%s%s%s", cmt_api_name(g->api), sizes,
+                 cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)), g->result, where, times, verdict, fate);
         f->site = true;
         f->stack = g->stack;
         f->bytes = g->max_size;
-        f->count = g->count;
+        f->count = own;
         f->device = g->device;
         f->api = g->api;
         char *key = cmt_check_site_key(cmt_frames_get(r->frames, g->stack), 0, false);

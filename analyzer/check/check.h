@@ -28,7 +28,13 @@ struct cmt_check_options {
     uint64_t max_leak_bytes, max_leak_count;
     struct cmt_peak_limit peak_limits[CMT_CHECK_MAX_LIST];
     size_t n_peak_limits;
-    bool no_failed_allocations;
+    /* --failed-allocations: which failed allocations fail the check
+     * (docs/check.md, "What is checked") */
+    enum cmt_failed_allocations {
+        CMT_FAILED_FATAL = 0, /* those the program did not survive (the default) */
+        CMT_FAILED_ALL,       /* every one (the deprecated --no-failed-allocations) */
+        CMT_FAILED_NONE       /* none: a note */
+    } failed_allocations;
     const char *suppression_files[CMT_CHECK_MAX_LIST];
     size_t n_suppression_files;
     bool no_default_suppressions;

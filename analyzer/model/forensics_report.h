@@ -21,8 +21,10 @@ struct cmt_report;
  * device memory in use that no allocation explains, measured on an H200
  * with PyTorch, cuBLAS and cuDNN loaded, was 620 to 850 MiB. */
 #define CMT_DEFAULT_CONTEXT_ALLOWANCE (1024ull << 20)
-/* Call sites with fewer distinct sizes are not listed as churn. */
-#define CMT_CHURN_MIN_SIZES 4
+/* Call sites with fewer distinct sizes are not listed as churn: the advice
+ * is to round sizes to a few classes, and a site of up to 7 sizes (four
+ * threads each allocating one fixed size) already has a few (issue 33). */
+#define CMT_CHURN_MIN_SIZES 8
 
 struct cmt_live_site {
     uint64_t stack; /* canonical */

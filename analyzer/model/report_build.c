@@ -635,13 +635,31 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
  * request failing again right after a failure (PyTorch releases its cache
  * and asks again before it raises). Both only through a caching allocator
  * (allocator_family.h, by module when symbols are missing). */
-static int classify_failures(struct cmt_report *r, const struct cmt_replay *rp)
+static int classify_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
+    const struct cmt_replay *rp = &a->replay;
     r->failure_flags = calloc(rp->n_failures ? rp->n_failures : 1, 1);
     if (!r->failure_flags)
         return -1;
+    /* Whether the program survived a failure: it allocated again after it
+     * (a call, or a tensor its allocator served from its cache), or it
+     * exited with status 0 (it caught the error and ended well). */
+    uint64_t went_on_until = rp->last_alloc_ts;
+    for (size_t d = 0; a->blocks && d < a->blocks->n_devices; d++)
+        if (a->blocks->devices[d].last_alloc_ts > went_on_until)
+            went_on_until = a->blocks->devices[d].last_alloc_ts;
+    r->went_on_until = went_on_until;
+    r->exit_status = a->model.has_end && a->model.end.reason == CMT_END_EXIT ? a->model.end.exit_status : -1;
+    /* It ended badly: it exited with another status than 0, or it did not
+     * exit (killed, crashed, _exit; not a trace still being written). A
+     * trace of an older shim, without the status, says neither. */
+    bool ended_badly = r->exit_status > 0 || (!a->model.has_end && !cmt_analysis_in_progress(a));
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
+        if (ended_badly && f->ts >= went_on_until) {
+            r->failure_flags[i] |= CMT_FAILURE_FATAL;
+            r->failed_calls_fatal++;
+        }
         if (cmt_allocator_family_of(r->frames, f->stack) == CMT_ALLOCATOR_NONE)
             continue;
         if (f->result != CMT_CUDA_OUT_OF_MEMORY && f->next == CMT_NEXT_SAME_SERVED) {
@@ -666,7 +684,7 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_replay *rp = &a->replay;
     r->failures = calloc(rp->n_failures ? rp->n_failures : 1, sizeof *r->failures);
-    if (!r->failures || classify_failures(r, rp) != 0)
+    if (!r->failures || classify_failures(r, a) != 0)
         return -1;
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
@@ -694,6 +712,7 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
         g->count++;
         g->probes += (r->failure_flags[i] & CMT_FAILURE_PROBE) != 0;
         g->retries += (r->failure_flags[i] & CMT_FAILURE_RETRY) != 0;
+        g->fatal += (r->failure_flags[i] & CMT_FAILURE_FATAL) != 0;
         if (f->size < g->min_size)
             g->min_size = f->size;
         if (f->size > g->max_size)

@@ -664,7 +664,8 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
     }
 }
 
-static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out)
+static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out,
+                         const char *note)
 {
     char a[32], b[32], c[32], d[32], e[32];
     fprintf(out, "    %-11s %10s: %s in use of %s: this process's allocations %s", what, AT(r, s->ts),
@@ -672,32 +673,60 @@ static void print_sample(const struct cmt_report *r, const char *what, const str
     if (cmt_sample_pool_unused(s))
         fprintf(out, ", its pools' unused %s", SZ(e, cmt_sample_pool_unused(s)));
     if (cmt_sample_gap(s))
-        fprintf(out, ", not explained %s\n", SZ(d, cmt_sample_gap(s)));
+        fprintf(out, ", not explained %s%s\n", SZ(d, cmt_sample_gap(s)), note);
     else
-        fprintf(out, ": all explained\n");
+        fprintf(out, ": all explained%s\n", note);
+}
+
+static bool same_sample(const struct cmt_sample_point *a, const struct cmt_sample_point *b)
+{
+    return a->ts == b->ts && a->api == b->api && a->free == b->free && a->live == b->live;
 }
 
 static void print_unexplained(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
     if (!fr->samples)
         return;
+    int devices = 0, only = -1;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        if (fr->devices[d] && fr->devices[d]->n_samples) {
+            devices++;
+            only = d;
+        }
     fprintf(out, "\nDevice memory in use that this process's allocations and pools do not explain (context, module "
-                 "images, libraries' own memory, other processes), from %" PRIu64 " device %s:\n",
+                 "images, libraries' own memory, other processes), from %" PRIu64 " device %s",
             fr->samples, cmt_plural(fr->samples, "sample", "samples"));
+    if (devices == 1)
+        fprintf(out, " of device %d", only);
+    fprintf(out, ":\n");
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
         const struct cmt_device_forensics *dev = fr->devices[d];
         if (!dev || !dev->n_samples)
             continue;
-        fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
-        print_sample(r, "first", &dev->first_sample, out);
+        if (devices > 1)
+            fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples,
+                    cmt_plural(dev->n_samples, "sample", "samples"));
         /* The gap's row only when some sample had one: a sample whose
          * memory is all explained is no gap, however large. */
-        if (cmt_sample_gap(&dev->max_gap_sample))
-            print_sample(r, "largest gap", &dev->max_gap_sample, out);
-        print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
-        if (full)
+        const struct cmt_sample_point *gap = cmt_sample_gap(&dev->max_gap_sample) ? &dev->max_gap_sample : NULL;
+        if (full && dev->sample_series.n) {
+            /* Every sample once, in time order, each named by why it was
+             * taken; the largest gap marked where it is. */
             for (size_t i = 0; i < dev->sample_series.n; i++)
-                print_sample(r, cmt_api_name(dev->samples[i].api) + 7, &dev->samples[i], out);
+                print_sample(r, cmt_api_name(dev->samples[i].api) + 7, &dev->samples[i], out,
+                             gap && same_sample(gap, &dev->samples[i]) ? " (the largest gap)" : "");
+            continue;
+        }
+        /* The first, the largest gap and the last, each sample once: a
+         * process with one sample showed it three times. */
+        const struct cmt_sample_point *last = &dev->last_sample;
+        const char *last_name = last->api == CMT_API_SAMPLE_EXIT ? "at exit" : "last";
+        bool gap_first = gap && same_sample(gap, &dev->first_sample), last_first = same_sample(last, &dev->first_sample);
+        print_sample(r, last_first ? "only" : "first", &dev->first_sample, out, gap_first ? " (the largest gap)" : "");
+        if (gap && !gap_first && !same_sample(gap, last))
+            print_sample(r, "largest gap", gap, out, "");
+        if (!last_first)
+            print_sample(r, last_name, last, out, gap && !gap_first && same_sample(gap, last) ? " (the largest gap)" : "");
     }
 }
 

@@ -603,6 +603,11 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
     cmt_json_string(j, t->damaged ? t->message : NULL);
     cmt_json_key(j, "clean_exit");
     cmt_json_bool(j, t->clean_exit);
+    cmt_json_key(j, "exit_status");
+    if (r->exit_status >= 0)
+        cmt_json_int(j, r->exit_status);
+    else
+        cmt_json_null(j);
     cmt_json_key(j, "in_progress");
     cmt_json_bool(j, t->in_progress);
     cmt_json_key(j, "start_realtime_ns");

@@ -90,7 +90,10 @@ static void print_header(const struct cmt_report *r, FILE *out)
                       : t->in_progress              ? "still being written (the process is running)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
+    char status[48] = "";
+    if (clean && r->exit_status >= 0 && !strcmp(how, "process exited normally"))
+        snprintf(status, sizeof status, " with status %d", (int)r->exit_status);
+    fprintf(out, "  recorded: %s, %s, %s%s\n", when, dur, how, status);
     fprintf(out, "  events:   %" PRIu64, t->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
@@ -471,10 +474,22 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 {
     char b1[64];
     size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
+    /* --top rows of the group, then what the others add up to: a trace of
+     * millions of events had a leaks section of 21,000 lines (issue 33);
+     * the JSON and check list every one. */
+    size_t shown = 0, rest = 0;
+    uint64_t rest_bytes = 0, rest_count = 0;
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
             continue;
+        if (shown == r->opt->top) {
+            rest++;
+            rest_bytes += s->bytes;
+            rest_count += s->count;
+            continue;
+        }
+        shown++;
         const char *one = "allocation", *many = "allocations";
         if (s->kind == CMT_KIND_VMM_RESERVE)
             one = "reserved range", many = "reserved ranges";
@@ -501,6 +516,11 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
     free(twins);
+    if (rest)
+        fprintf(out, "    ... %zu more call %s: %s in %" PRIu64 " %s (--top N lists more; the JSON and check list "
+                     "every one)\n",
+                rest, cmt_plural(rest, "site", "sites"), cmt_size_exact_str(rest_bytes, b1, sizeof b1), rest_count,
+                cmt_plural(rest_count, "allocation", "allocations"));
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless
@@ -610,8 +630,13 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
+        /* With --at the run went on: "never freed" is unknown there. */
+        char when[48] = "";
+        if (r->at)
+            snprintf(when, sizeof when, " by %s", at);
         fprintf(out, "  allocated once (the call site allocated a single time%s): %s in %" PRIu64 " %s\n",
-                r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
+                r->at                                         ? when
+                : r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
                 : r->trace.live_basis == CMT_LIVE_IN_PROGRESS ? " so far"
                                                               : ": start-up buffers, never freed",
                 cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,

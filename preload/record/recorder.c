@@ -289,8 +289,12 @@ static void fold_nested_before_trace(void);
  * libcuda's among them, so the driver still answers. Registered at the first
  * start, it runs after the handlers the program and its libraries register
  * later (the runtime's included). */
-static void take_exit_sample(void)
+static int exit_status = -1; /* what the program passed to exit() (or returned from main); -1 unknown */
+
+static void take_exit_sample(int status, void *arg)
 {
+    (void)arg;
+    exit_status = status & 0xff; /* what the parent's wait() sees */
     cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.start_lock);
     if (cmt_recorder.state == CMT_RECORDER_ACTIVE && stages && stages->at_exit)
@@ -384,9 +388,12 @@ bool cmt_recorder_start(void)
     cmt_modules_refresh_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
 
+    /* on_exit rather than atexit: the handler learns the exit status, which
+     * the END record keeps (check tells a failed allocation the program did
+     * not survive from one it caught by it: docs/check.md). */
     static bool exit_handler_registered; /* inherited by forked children, as the handler is */
     if (!exit_handler_registered)
-        exit_handler_registered = atexit(take_exit_sample) == 0;
+        exit_handler_registered = on_exit(take_exit_sample, NULL) == 0;
     if (!cmt_config.quiet)
         cmt_log_info("writing trace to %s", cmt_recorder.tf.path);
     append_manifest(cmt_recorder.tf.path);
@@ -566,7 +573,8 @@ void cmt_recorder_shutdown(void)
                                     cmt_recorder.tf.path);
         }
         uint64_t ts = end_time();
-        cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason);
+        cmt_meta_close_trace(&cmt_recorder.tf, &cmt_recorder.meta, ts, reason < 0 ? CMT_END_EXIT : (unsigned)reason,
+                             exit_status);
     }
     pthread_mutex_unlock(&cmt_recorder.start_lock);
     cmt_internal_leave();

@@ -504,10 +504,11 @@ def test_oom_block_stranded():
     p = cli_check(out)
     check(f"note: the failure at 2.0 ms (cudaMalloc of 30.0 GiB on device 0): fragmentation (rule R11), the verdict "
           f"of the report's out-of-memory forensics; {found}; what to try: {remedy}\n" in p.stdout, p.stdout)
-    p = cli_check(out, "--no-failed-allocations")
+    p = cli_check(out, "--failed-allocations", "all")
+    # one failure: PyTorch's retry after releasing its cache is the same one
     eq(re.findall(r"^(\S+): error: (.*) \[failed-allocation\]$", p.stdout, re.M),
-       [("/home/u/proj/model.py:42", "cudaMalloc of 30.0 GiB failed with cudaErrorMemoryAllocation (2) on device 0, "
-         "2 times: fragmentation (rule R11)")], "the finding")
+       [("/home/u/proj/model.py:42", "cudaMalloc of 30.0 GiB failed with cudaErrorMemoryAllocation (2) on device 0: "
+         "fragmentation (rule R11)")], "the finding")
     js = json.loads(cli_check(out, "--format", "json").stdout)
     check(any(n.startswith("the failure at 2.0 ms") and remedy in n for n in js["traces"][0]["notes"]),
           js["traces"][0]["notes"])

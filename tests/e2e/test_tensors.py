@@ -9,6 +9,7 @@ the block layer, Python frames), not from symbols. The H200 traces of
 tests/data/blocks/ are read the same way (their PyTorch is not here)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -214,7 +215,7 @@ def test_expandable_probe():
     eq((rep["oom"]["examined"], rep["oom"]["cases"], [x["error_code"] for x in rep["oom"]["probes"]]),
        (0, [], [800]), "oom: no case, one probe")
     eq(rep["tensors"]["devices"][0]["peak"]["allocated_bytes"], 2564 * MiB, "the same tensors")
-    p = cmtest.cli("check", "--no-failed-allocations", out)
+    p = cmtest.cli("check", "--failed-allocations", "all", out)
     eq(p.returncode, 0, f"a probe fails nothing: {p.stdout}")
     check("1 allocation call of a caching allocator failed by design and was asked again at once and served "
           "(allocator probes): not failures" in p.stdout, p.stdout)
@@ -512,6 +513,26 @@ def test_h100_oom():
        [(True, "CUDA_ERROR_NOT_PERMITTED"), (False, "CUDA_ERROR_OUT_OF_MEMORY")], "the probe apart")
     case = rep["oom"]["cases"][0]
     check("is on already" in case["what_to_try"] and "check the call" not in case["what_to_try"], case["what_to_try"])
+
+
+def test_h100_symbol_warnings():
+    """Symbol problems are said only for modules whose frames the user reads
+    without a line (issue 33 item 8): frag_oom's stacks are Python lines
+    with libtorch, libc10_cuda, python3.12 and libc folded away, so no
+    module that is missing here is worth a word, in report, check or the
+    HTML; train_leak shows libtorch's and cuBLAS's frames by module and
+    offset for the tensors no Python line made (autograd's thread), and
+    says those four, once each."""
+    trace, _ = h100("frag_oom")
+    eq(cmtest.report(trace)["warnings"], [], "report")
+    p = cmtest.cli("check", trace)
+    check("file not found" not in p.stdout and "DWARF" not in p.stdout, p.stdout)
+    html = cmtest.cli("report", "--format", "html", trace).stdout
+    check("file not found" not in html, "the HTML page")
+    trace, _ = h100("train_leak")
+    mods = sorted(re.match(r"module (\S+): file not found", w).group(1).rsplit("/", 1)[1]
+                  for w in cmtest.report(trace)["warnings"])
+    eq(mods, ["libcublas.so.13", "libtorch_cpu.so", "libtorch_cuda.so", "libtorch_python.so"], "shown modules")
 
 
 def test_h100_diff():

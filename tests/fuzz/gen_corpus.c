@@ -262,7 +262,7 @@ static void meta_job(struct writer *w)
 static void meta_end(struct writer *w)
 {
     int reason = cmt_trace_stop_reason(&w->tf);
-    cmt_meta_close_trace(&w->tf, &w->meta, cmt_now_ns(), reason < 0 ? CMT_END_EXIT : (unsigned)reason);
+    cmt_meta_close_trace(&w->tf, &w->meta, cmt_now_ns(), reason < 0 ? CMT_END_EXIT : (unsigned)reason, 0);
 }
 
 /* A record type a newer writer might add: a reader must skip it. */

@@ -225,10 +225,13 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+    // the job view drawn from the traces too, with the same figures
+    const traceRankPeaks = await job.page.$$eval('#job-0 [data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(traceRankPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job view from the traces: the peaks by rank: ' + traceRankPeaks.join(','));
     const fromSummaries = await open(browser, summaryHtml);
     const rankPeaks = await fromSummaries.page.$$eval('[data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
     check(rankPeaks.join(',') === '1619001344,2699034624,3779067904', 'from summaries: the peaks by rank: ' + rankPeaks.join(','));
-    const heatInk = await fromSummaries.page.$eval('#job-heat canvas', c => {
+    const heatInk = await fromSummaries.page.$eval('#job-0 canvas.job-heat', c => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       let n = 0;
       for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
@@ -258,8 +261,22 @@ function inked(page) {
       check(pool.device === 0 && pool.n === 123, `device 0, 123 samples: device ${pool.device}, ${pool.n}`);
       check(pool.reserved === 67108864 && pool.used === 33554432 && pool.lastReserved === 67108864 && pool.lastUsed === 0,
         `pool reserved at most 67108864 B, used 33554432 B, at the end 67108864 B and 0 B: ${pool.reserved}, ${pool.used}, ${pool.lastReserved}, ${pool.lastUsed}`);
-      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 0.0204 s') && pool.help.includes('32.0 MiB (33554432 B) in use at 0.0104 s'),
+      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 20.4 ms') && pool.help.includes('32.0 MiB (33554432 B) in use at 10.4 ms'),
         'the pool chart says its peaks: ' + pool.help);
+    }
+    // "Fragmentation over time" (issue 33 item 3): its checkpoints drawn as
+    // steps with their points, its time ticks by magnitude (distinct, with a
+    // unit), not 24 ticks of "0.001" on a run of a few milliseconds
+    const fc = await frag.page.evaluate(() => window.cmtReport.fragCharts.map(u => ({
+      ticks: (u.axes[0]._values || []).slice(), n: u.data[0].length,
+      steps: u.series.slice(1).map(x => !!(x.points && x.points.show) && x.paths === window.cmtReport.stepped),
+      span: u.data[0][u.data[0].length - 1] - u.data[0][0]})));
+    check(fc.length === 1 && fc[0].n >= 2, 'frag.bin: one fragmentation chart: ' + JSON.stringify(fc));
+    if (fc.length) {
+      const t = fc[0].ticks;
+      check(t.length >= 3 && new Set(t).size === t.length && t.every(x => /^(0|[0-9]+(\.[0-9]+)? (s|ms|us|ns))$/.test(x)),
+        'fragmentation chart: distinct ticks with a unit: ' + t.join(' | ') + ' over ' + fc[0].span + ' s');
+      check(fc[0].steps.every(x => x), 'fragmentation chart: steps with their checkpoints: ' + fc[0].steps);
     }
     const fragBefore = await frag.page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
     const fover = await frag.page.$('.u-over');
