@@ -266,7 +266,10 @@ static int build_one(const char *path, const struct report_cli *cli, struct buil
                                         .usage = true,
                                         .whatif = !cli->no_whatif,
                                         .whatif_settings = cli->whatif,
-                                        .n_whatif_settings = cli->n_whatif};
+                                        .n_whatif_settings = cli->n_whatif,
+                                        /* the holders followed as the trace is read: no second reading */
+                                        .holder_frames = &cli->opt.frames,
+                                        .holder_peaks = cli->opt.holder_peaks};
     if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)
