@@ -24,6 +24,33 @@ void cmt_holder_pass_free(struct cmt_holder_pass *p)
     free(p->t);
     p->t = NULL;
     p->cap = p->count = 0;
+    free(p->known);
+    p->known = NULL;
+    p->known_cap = 0;
+}
+
+/* holder_of's answer for stack, asked once: most events name a stack met
+ * before (one load instead of a classification). */
+static enum cmt_holder holder_of_stack(struct cmt_holder_pass *p, uint64_t stack)
+{
+    if (__builtin_expect(stack < p->known_cap && p->known[stack], 1))
+        return (enum cmt_holder)(p->known[stack] - 1);
+    enum cmt_holder h = p->holder_of(p->holder_ctx, stack);
+    if (stack >= UINT32_MAX)
+        return h;
+    if (stack >= p->known_cap) {
+        size_t cap = p->known_cap ? p->known_cap : 256;
+        while (cap <= stack)
+            cap *= 2;
+        uint8_t *more = realloc(p->known, cap);
+        if (!more)
+            return h; /* asked again next time */
+        memset(more + p->known_cap, 0, cap - p->known_cap);
+        p->known = more;
+        p->known_cap = cap;
+    }
+    p->known[stack] = (uint8_t)(h + 1);
+    return h;
 }
 
 static size_t slot_hash(const struct cmt_holder_pass *p, uint8_t ns, uint64_t addr)
@@ -103,6 +130,8 @@ int cmt_holder_pass_event(struct cmt_holder_pass *p, const struct cmt_event_in *
     if (e->result != 0 || e->addr == 0)
         return 0;
     if (e->type == CMT_REC_FREE) {
+        if (!p->count)
+            return 0;
         struct cmt_held_alloc *a = find(p, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
         if (a)
             release(p, a);
@@ -111,13 +140,13 @@ int cmt_holder_pass_event(struct cmt_holder_pass *p, const struct cmt_event_in *
     if (e->type != CMT_REC_ALLOC || !cmt_kind_holds_memory(e->kind))
         return 0;
     uint8_t ns = (uint8_t)cmt_namespace_of_kind(e->kind);
-    struct cmt_held_alloc *a = find(p, ns, e->addr);
+    struct cmt_held_alloc *a = p->count ? find(p, ns, e->addr) : NULL;
     if (a) /* handed out again while live: its release went unrecorded (as the replay counts it) */
         release(p, a);
     if (e->device < 0 || e->device >= CMT_MAX_DEVICES ||
         cmt_class_of_allocation(e->kind, e->device) != CMT_CLASS_DEVICE)
         return 0;
-    enum cmt_holder h = p->holder_of(p->holder_ctx, e->stack);
+    enum cmt_holder h = holder_of_stack(p, e->stack);
     if (h == CMT_HOLDER_OTHER)
         return 0;
     if ((p->count + 1) * 2 > p->cap && grow(p) != 0) {

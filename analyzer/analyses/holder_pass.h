@@ -27,6 +27,8 @@ struct cmt_holder_pass {
     cmt_holder_fn holder_of;
     void *holder_ctx;
     uint64_t stop_ts; /* absolute; 0: to the end */
+    uint8_t *known; /* by stack id: holder_of's answer + 1 (asked once per stack) */
+    size_t known_cap;
     struct cmt_held_alloc *t; /* open addressing by (namespace, address), at most half full */
     size_t cap, count;
     bool out_of_memory;

@@ -113,15 +113,37 @@ int cmt_read_passes_init(struct cmt_read_passes *p, const struct cmt_trace_model
     return 0;
 }
 
+/* Whether PyTorch's libraries are among the modules read so far. */
+static bool pytorch_loaded(const struct cmt_trace_model *m)
+{
+    for (uint32_t i = 1; i < m->n_modules; i++) {
+        const char *base = cmt_basename(cmt_model_string(m, m->modules[i].path_id));
+        if (!strncmp(base, "libc10", 6) || !strncmp(base, "libtorch", 8))
+            return true;
+    }
+    return false;
+}
+
 void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e)
 {
-    if (p->uncached_on && e->type == CMT_REC_ALLOC && e->result == 0 && e->stack && e->stack < p->stack_id_limit &&
+    if (__builtin_expect(!p->uncached_decided, 0)) {
+        p->uncached_decided = true;
+        if (p->uncached_on && !pytorch_loaded(p->holders.model)) {
+            p->uncached_on = false;
+            cmt_whatif_free(p->uncached_w);
+            free(p->uncached_w);
+            p->uncached_w = NULL;
+        }
+    }
+    if (p->holder_on && !p->holder.stopped)
+        cmt_holder_pass_event(&p->holder, e);
+    if (!p->uncached_on)
+        return;
+    if (e->type == CMT_REC_ALLOC && e->result == 0 && e->stack && e->stack < p->stack_id_limit &&
         e->kind < CMT_KIND_COUNT && e->device >= -1 && e->device < CMT_MAX_DEVICES &&
         (e->stack >= p->cap || !p->first_kind[e->stack]) && tables_ready(p, e->stack) && !p->first_kind[e->stack])
         p->first_kind[e->stack] = (uint8_t)(e->kind + 1);
-    if (p->holder_on && !p->holder.stopped)
-        cmt_holder_pass_event(&p->holder, e);
-    if (p->uncached_on && !p->uncached.stopped)
+    if (!p->uncached.stopped)
         cmt_uncached_pass_event(&p->uncached, e);
 }
 

@@ -25,6 +25,11 @@ struct cmt_read_passes {
     bool holder_on;
     struct cmt_holder_pass holder;
     bool uncached_on;
+    /* The uncached pass keeps a table of every device allocation: it runs
+     * only in a process that had PyTorch's libraries loaded when it first
+     * allocated (decided at the first event; a trace whose tensors the pass
+     * did not follow is read again when the report finds some). */
+    bool uncached_decided;
     struct cmt_whatif *uncached_w; /* taken by the report (cmt_read_passes_take_uncached) */
     struct cmt_uncached_pass uncached;
     uint32_t stack_id_limit; /* the replay's: larger ids are no stack */

@@ -11,7 +11,9 @@
  * N allocation/release pairs (default 5,000,000) from 64 call sites (64
  * functions, each a distinct stack), in a sawtooth of live blocks: H blocks
  * allocated (default 1,000), then released last-in first-out, again and
- * again. Sizes vary from 64 bytes to 64 KiB by call site and position. */
+ * again. Sizes are whole 512-byte steps from 512 bytes to 64 KiB (what
+ * cudaMalloc hands out; the same sizes for malloc), drawn from a fixed
+ * sequence: both twins make the same calls in the same order. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +45,14 @@ typedef void *(*site_fn)(size_t size);
 
 /* 64 call sites: each its own function (never inlined), so each allocation
  * is recorded with one of 64 stacks. */
+/* calls per site: it also keeps the 64 functions distinct (identical
+ * bodies would be folded into one by the compiler's -fipa-icf) */
+static volatile unsigned long site_calls[89];
 #define SITE(n)                                                                                                        \
     static __attribute__((noinline)) void *site_##n(size_t size)                                                      \
     {                                                                                                                  \
-        void *p = twin_alloc(size + (n));                                                                              \
+        site_calls[n]++;                                                                                               \
+        void *p = twin_alloc(size);                                                                                    \
         __asm__ volatile("" ::: "memory");                                                                             \
         return p;                                                                                                      \
     }
@@ -96,7 +102,7 @@ int main(int argc, char **argv)
         unsigned long n = pairs - made < height ? pairs - made : height;
         for (unsigned long i = 0; i < n; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            size_t size = (size_t)64 << (x % 11); /* 64 B .. 64 KiB */
+            size_t size = (size_t)512 << (x % 8); /* 512 B .. 64 KiB */
             live[i] = sites[(x >> 8) % 64](size);
             failed += live[i] == NULL;
         }
