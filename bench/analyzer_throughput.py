@@ -100,7 +100,7 @@ def main():
         trace = os.path.join(args.dir, f"synthetic-{events}.bin")
         generate(args.gen, trace, events)
         size = os.path.getsize(trace) / 2**20
-        for threads in (int(t) for t in args.threads.split(",")):
+        for threads in (int(t) for t in args.threads.split(",") if t):
             runs = [run_once(args.cli, trace, threads) for _ in range(args.repeat)]
             wall, cpu, _, split = min(runs)
             rss = max(r[2] for r in runs)
