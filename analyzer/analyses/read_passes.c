@@ -144,6 +144,18 @@ static __attribute__((noinline)) void all_passes(struct cmt_read_passes *p, cons
         e->kind < CMT_KIND_COUNT && e->device >= -1 && e->device < CMT_MAX_DEVICES &&
         (e->stack >= p->cap || !p->first_kind[e->stack]) && tables_ready(p, e->stack) && !p->first_kind[e->stack])
         p->first_kind[e->stack] = (uint8_t)(e->kind + 1);
+    /* A segment of PyTorch's cache: the cache was on, and the report
+     * replays nothing without it (whatif_uncached.c): the pass stops. */
+    if (e->type == CMT_REC_ALLOC && e->result == 0 && e->stack < p->cap &&
+        p->first_kind[e->stack] == CMT_KIND_DEVICE + 1 &&
+        cmt_stack_holders_cache(&p->holders, e->stack) == CMT_HOLDER_PYTORCH) {
+        p->uncached_on = false;
+        cmt_uncached_pass_free(&p->uncached);
+        cmt_whatif_free(p->uncached_w);
+        free(p->uncached_w);
+        p->uncached_w = NULL;
+        return;
+    }
     if (!p->uncached.stopped)
         cmt_uncached_pass_event(&p->uncached, e);
 }

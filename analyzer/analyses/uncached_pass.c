@@ -222,6 +222,8 @@ static void on_free(struct cmt_uncached_pass *p, const struct cmt_event_in *e)
         return;
     d->recorded_reserved -= d->recorded_reserved < size ? d->recorded_reserved : size;
     refresh(p, d, e->ts);
+    /* with the cache off PyTorch frees at once: the release asked and done */
+    cmt_whatif_release(p->w, d, e->addr, e->ts);
     cmt_whatif_complete(p->w, d, e->addr, e->ts);
 }
 

@@ -71,6 +71,7 @@ struct cmt_end_in {
     uint64_t flags;       /* the header's final flags */
     uint64_t claimed_end; /* the header's final claimed_end */
     uint64_t chunks;      /* chunks claimed, padding excluded */
+    int32_t exit_status;  /* what the process gave exit() (0..255); -1 unknown (not recorded) */
 };
 
 struct cmt_note_in {
@@ -229,5 +230,11 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
 /* True once the END record and every chunk were read: the process exited. */
 bool cmt_reader_follow_ended(const struct cmt_reader *r);
 uint64_t cmt_reader_late_events(const struct cmt_reader *r);
+/* Whether the process writing a followed trace still runs on this machine
+ * (the test of CMT_READ_AUTO: it holds the file open). False for a reader
+ * not in follow mode. A writer gone without an END record was killed or
+ * crashed: poll once more after this says false, and what it wrote is all
+ * there is. */
+bool cmt_reader_writer_running(const struct cmt_reader *r);
 
 #endif

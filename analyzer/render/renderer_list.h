@@ -23,3 +23,8 @@ RENDERER(CMT_VIEW_WHATIF, "text", cmt_whatif_render_text, struct cmt_whatif_repo
 RENDERER(CMT_VIEW_WHATIF, "json", cmt_whatif_render_json, struct cmt_whatif_report)
 RENDERER(CMT_VIEW_PERFETTO, "perfetto", cmt_perfetto_render, struct cmt_perfetto_model)
 RENDERER(CMT_VIEW_FOLDED, "folded", cmt_folded_render, struct cmt_folded_model)
+RENDERER(CMT_VIEW_JOB, "text", cmt_summary_set_render_text, struct cmt_summary_set)
+RENDERER(CMT_VIEW_JOB, "json", cmt_summary_set_render_json, struct cmt_summary_set)
+RENDERER(CMT_VIEW_JOB, "html", cmt_summary_set_render_html, struct cmt_summary_set)
+RENDERER(CMT_VIEW_TOP, "text", cmt_top_render_text, struct cmt_top_snapshot)
+RENDERER(CMT_VIEW_TOP, "json", cmt_top_render_json, struct cmt_top_snapshot)
