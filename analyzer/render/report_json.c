@@ -664,7 +664,10 @@ static void render_value(const struct cmt_report *r, struct cmt_json *j, bool pa
         cmt_whatif_render_json_value(r->whatif, j);
     else
         cmt_json_null(j);
-    cmt_phases_render_json(r, j);
+    if (page)
+        cmt_phases_render_page_json(r, j);
+    else
+        cmt_phases_render_json(r, j);
     cmt_forensics_render_json(r, j, false);
     cmt_json_key(j, "warnings");
     cmt_json_begin_array(j);
