@@ -84,18 +84,19 @@ static int run(const char *path, const struct whatif_args *w, const struct cmt_f
                const char *format, const char *output)
 {
     struct cmt_analysis a;
+    struct cmt_frames_options fo = {.symbolizer = {.demangle = true}};
+    cmt_frames_args_apply(symbols, &fo);
     struct cmt_analysis_options aopt = {.phases = true,
                                         .whatif = true,
                                         .whatif_settings = w->settings,
                                         .n_whatif_settings = w->n,
-                                        .whatif_capacity = w->capacity};
+                                        .whatif_capacity = w->capacity,
+                                        .holder_frames = &fo};
     if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_frames_options fo = {.symbolizer = {.demangle = true}};
-    cmt_frames_args_apply(symbols, &fo);
     struct cmt_frames *frames = cmt_frames_new(&a.model, &fo);
     struct cmt_phases_view *phases = NULL;
     struct cmt_whatif *uncached = NULL;
