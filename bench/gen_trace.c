@@ -13,6 +13,12 @@
  * number of live allocations does not grow with EVENTS (except the leak, one
  * allocation per 100,000 events), so the analyzer's memory must not either.
  *
+ * With --rank R the trace is rank R's of a simulated Slurm job (the job at
+ * scale of docs/performance.md): a JOB record (rank, local rank, world
+ * size, job id, CUDA_VISIBLE_DEVICES naming its one GPU), its host
+ * node%04u (R / --ranks-per-host), pid 10000 + R, a start 37 us later per
+ * rank, and seed + R as its seed.
+ *
  * Everything is deterministic for a given seed. */
 #include <errno.h>
 #include <inttypes.h>
@@ -135,7 +141,8 @@ static void push_live(struct thread_state *t, struct live_alloc a)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_gen_trace OUT EVENTS [--threads N] [--stacks N] [--seed S]\n");
+    fprintf(stderr, "usage: bench_gen_trace OUT EVENTS [--threads N] [--stacks N] [--seed S]\n"
+                    "                       [--rank R --world N [--ranks-per-host K] [--job ID]]\n");
     return 2;
 }
 
@@ -148,8 +155,18 @@ int main(int argc, char **argv)
     unsigned n_threads = 8;
     unsigned want_stacks = 4000;
     uint64_t seed = 42;
+    long rank = -1, world = 0, per_host = 8;
+    const char *job_id = "slurm:9000.0";
     for (int i = 3; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--threads"))
+        if (!strcmp(argv[i], "--rank"))
+            rank = strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--world"))
+            world = strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--ranks-per-host"))
+            per_host = strtol(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--job"))
+            job_id = argv[i + 1];
+        else if (!strcmp(argv[i], "--threads"))
             n_threads = (unsigned)strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--stacks"))
             want_stacks = (unsigned)strtoul(argv[i + 1], NULL, 10);
@@ -158,13 +175,18 @@ int main(int argc, char **argv)
         else
             return usage();
     }
-    if (events == 0 || n_threads == 0 || n_threads > MAX_THREADS || want_stacks < 16)
+    if (events == 0 || n_threads == 0 || n_threads > MAX_THREADS || want_stacks < 16 ||
+        (rank >= 0 && (world <= rank || per_host <= 0)))
         return usage();
+    if (rank >= 0)
+        seed += (uint64_t)rank;
     rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
 
     const uint64_t start = 1000000000000ull;
+    uint32_t pid = rank >= 0 ? 10000 + (uint32_t)rank : 4242;
     struct cmt_trace_builder_options opt = {
-        .pid = 4242, .start_monotonic_ns = start, .start_realtime_ns = 1767225600ull * 1000000000ull,
+        .pid = pid, .start_monotonic_ns = start,
+        .start_realtime_ns = 1767225600ull * 1000000000ull + (rank >= 0 ? (uint64_t)rank * 37000 : 0),
         .clean_exit = true};
     struct cmt_trace_builder *b = cmt_tb_create(out, &opt);
     if (!b) {
@@ -172,7 +194,18 @@ int main(int argc, char **argv)
         return 1;
     }
     const char *args[] = {"/opt/train/bin/train", "--epochs", "100"};
-    cmt_tb_process(b, 4242, 1, args[0], 3, args, "benchhost", -1, "/opt/train");
+    char host[32] = "benchhost", cvd[24];
+    if (rank >= 0)
+        snprintf(host, sizeof host, "node%04ld", rank / per_host);
+    cmt_tb_process(b, pid, 1, args[0], 3, args, host, rank, "/opt/train");
+    if (rank >= 0) {
+        snprintf(cvd, sizeof cvd, "%ld", rank % per_host);
+        const char *names[] = {"CUDA_VISIBLE_DEVICES"}, *values[] = {cvd};
+        struct cmt_tb_job_desc j = {.ts = start, .source = CMT_JOB_SLURM, .rank = rank, .local_rank = rank % per_host,
+                                    .world_size = world, .local_world_size = per_host, .job_id = job_id,
+                                    .nvars = 1, .names = names, .values = values};
+        cmt_tb_job(b, &j);
+    }
     for (unsigned m = 0; m < N_MODULES; m++) {
         uint8_t build_id[20];
         for (unsigned k = 0; k < sizeof build_id; k++)

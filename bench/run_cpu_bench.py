@@ -33,7 +33,7 @@ CONFIGS = [
     ("no stacks", {"CUMEMTRACE_STACK_DEPTH": "0"}, "recording without stacks"),
     ("no stacks, no dev cache", {"CUMEMTRACE_STACK_DEPTH": "0", "CUMEMTRACE_DEVICE_CACHE": "0"},
      "recording without stacks, the device asked at every allocation"),
-    # The event clock (preload/clock.h): what the TSC saves, side by side.
+    # The event clock (preload/platform/clock.h): what the TSC saves, side by side.
     ("no stacks, clock_gettime", {"CUMEMTRACE_STACK_DEPTH": "0", "CUMEMTRACE_CLOCK": "monotonic"},
      "recording without stacks, every timestamp from clock_gettime"),
     ("8 frames", {"CUMEMTRACE_STACK_DEPTH": "8"}, "stacks of 8 frames"),

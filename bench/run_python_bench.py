@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""CPU benchmark of the Python frames (preload/python_frames.c).
+"""CPU benchmark of the Python frames (preload/python/python_frames.c).
 
 Runs bench/cpu/py_alloc_loop.py (cudaMalloc + cudaFree pairs through ctypes
 with 50 Python frames on the stack) under the shim with the Python frames on

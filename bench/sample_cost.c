@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     void *p;
     CHECK(cudaFree(0)); /* the context, before anything is timed */
 
-    /* The queries of one device sample (preload/sampler.c). */
+    /* The queries of one device sample (preload/sampler/sampler.c). */
     enum { QUERIES = 20000 };
     CUdevice dev;
     size_t free_bytes, total_bytes;

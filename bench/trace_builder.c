@@ -48,6 +48,7 @@ struct cmt_trace_builder {
     uint64_t chunks;     /* chunks claimed: the END record says how many */
     bool end_requested;  /* cmt_tb_end was called: the END record is written at close */
     uint64_t end_ts, end_reason;
+    int exit_status; /* + 1 in the END record when set (cmt_tb_exit_status); 0: none written */
     uint64_t zero_tail;
     bool failed;
 };
@@ -408,6 +409,11 @@ void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason)
     b->end_reason = reason;
 }
 
+void cmt_tb_exit_status(struct cmt_trace_builder *b, int status)
+{
+    b->exit_status = status + 1;
+}
+
 /* The END record, written last as the shim writes it: it repeats the final
  * flags, claimed_end and number of chunks (format.h). */
 static void write_end(struct cmt_trace_builder *b)
@@ -422,6 +428,8 @@ static void write_end(struct cmt_trace_builder *b)
     cmt_payload_varint(&pl, b->header.flags);
     cmt_payload_varint(&pl, b->end);
     cmt_payload_varint(&pl, b->chunks);
+    if (b->exit_status)
+        cmt_payload_varint(&pl, (uint64_t)b->exit_status);
     meta_commit(b, CMT_META_END, &pl);
 }
 

@@ -73,6 +73,9 @@ struct cmt_tb_job_desc {
 void cmt_tb_job(struct cmt_trace_builder *b, const struct cmt_tb_job_desc *j);
 void cmt_tb_device(struct cmt_trace_builder *b, uint32_t ordinal, const char *name, uint64_t total);
 void cmt_tb_end(struct cmt_trace_builder *b, uint64_t ts, uint64_t reason);
+/* The exit status the END record gives (0..255), as the shim writes it;
+ * without this call none is written (a trace of an older shim). */
+void cmt_tb_exit_status(struct cmt_trace_builder *b, int status);
 
 /* One event of thread tid. e->ts must not be earlier than the previous
  * event's (any thread). Returns 0, or -1 (out of order, I/O error). */

@@ -279,7 +279,8 @@ int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
 /* Sets up the fragmentation part (frag.c): the observer's on_change. */
 void cmt_frag_init(struct cmt_forensics *f);
-/* For the parts in separate files (frag.c, oom.c, pools.c). */
+/* For the parts in separate files (frag.c, frag_checkpoint.c, oom.c, pools.c,
+ * series.c, forensics_device.c). */
 /* Checkpoint spacing, in events per live allocation examined: a walk of the
  * ordered index costs about one step per allocation, a sort about log n. */
 #define CMT_CHECKPOINT_EVENTS_PER_ALLOC_WALK 1
@@ -323,6 +324,11 @@ int cmt_frag_checkpoint(struct cmt_forensics *f, const struct cmt_replay *r, int
 void cmt_frag_consider_worst(struct cmt_forensics *f, int32_t device, const struct cmt_frag_point *p,
                              const struct cmt_interval *v, size_t n, const struct cmt_hole *top, size_t n_top,
                              const struct cmt_span_bounds *bounds);
+/* The open mappings of another process's memory, ordered, refreshed when
+ * they changed (frag_checkpoint.c); -1 when out of memory. */
+int cmt_frag_ipc_maps_refresh(struct cmt_forensics *f, const struct cmt_replay *r);
+/* True when [lo, hi) holds an open mapping of another process's memory. */
+bool cmt_frag_ipc_maps_overlap(const struct cmt_forensics *f, uint64_t lo, uint64_t hi);
 /* The device's record, created when new (its first use); NULL when out of
  * memory or out of range. */
 struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device);

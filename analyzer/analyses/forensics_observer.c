@@ -7,54 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *cmt_series_next(struct cmt_series *s, void *points, size_t elem)
-{
-    if (!s->stride)
-        s->stride = 1;
-    if (s->offered++ % s->stride)
-        return NULL;
-    if (s->n == s->cap) {
-        /* Keep every other point: half the resolution, the same span. */
-        char *p = points;
-        for (size_t i = 0; i < s->n / 2; i++)
-            memcpy(p + i * elem, p + (2 * i) * elem, elem);
-        s->n /= 2;
-        s->stride *= 2;
-    }
-    return (char *)points + s->n++ * elem;
-}
-
-void *cmt_series_push(struct cmt_series *s, void *points, size_t elem, bool *halved)
-{
-    *halved = false;
-    if (s->n == s->cap) {
-        char *p = points;
-        for (size_t i = 0; i < s->n / 2; i++)
-            memcpy(p + i * elem, p + (2 * i) * elem, elem);
-        s->n /= 2;
-        *halved = true;
-    }
-    return (char *)points + s->n++ * elem;
-}
-
-struct cmt_device_forensics *cmt_forensics_device_new(struct cmt_forensics *f, int32_t device)
-{
-    if (device < 0 || device >= CMT_MAX_DEVICES)
-        return NULL;
-    struct cmt_device_forensics *d = f->devices[device];
-    if (!d) {
-        d = calloc(1, sizeof *d);
-        if (!d)
-            return NULL;
-        d->seen = true;
-        cmt_addr_index_init(&d->index);
-        d->point_series.cap = CMT_SERIES_MAX;
-        d->sample_series.cap = CMT_SERIES_MAX;
-        f->devices[device] = d;
-    }
-    return d;
-}
-
 static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
 {
     int rc = cmt_oom_on_failure(ctx, r, e);

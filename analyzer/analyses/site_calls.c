@@ -27,37 +27,37 @@ static struct cmt_site_calls_cell *cell_for(struct cmt_site_calls *s, uint32_t s
     return &s->by_stack[stack];
 }
 
-static size_t thread_slot(const struct cmt_site_calls_thread *t, size_t cap, uint32_t tid)
+static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_t key)
 {
-    size_t i = (size_t)(tid * 2654435761u) & (cap - 1);
-    while (t[i].used && t[i].tid != tid)
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    while (t[i].key && t[i].key != key)
         i = (i + 1) & (cap - 1);
     return i;
 }
 
-static struct cmt_site_calls_thread *thread_for(struct cmt_site_calls *s, uint32_t tid)
+/* The (site, thread) entry, made when absent; NULL when out of memory. */
+static struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t stack, uint32_t tid, bool make)
 {
-    if (s->last && s->last->tid == tid)
-        return s->last;
-    size_t i = thread_slot(s->threads, s->threads_cap, tid);
-    if (s->threads[i].used)
-        return s->last = &s->threads[i];
-    if ((s->n_threads + 1) * 2 > s->threads_cap) {
-        size_t cap = s->threads_cap * 2;
-        struct cmt_site_calls_thread *n = calloc(cap, sizeof *n);
+    uint64_t key = ((uint64_t)stack << 32 | tid) + 1;
+    size_t i = last_slot(s->last, s->last_cap, key);
+    if (s->last[i].key || !make)
+        return s->last[i].key ? &s->last[i] : NULL;
+    if ((s->n_last + 1) * 2 > s->last_cap) {
+        size_t cap = s->last_cap * 2;
+        struct cmt_site_calls_last *n = calloc(cap, sizeof *n);
         if (!n)
             return NULL;
-        for (size_t k = 0; k < s->threads_cap; k++)
-            if (s->threads[k].used)
-                n[thread_slot(n, cap, s->threads[k].tid)] = s->threads[k];
-        free(s->threads);
-        s->threads = n;
-        s->threads_cap = cap;
-        i = thread_slot(n, cap, tid);
+        for (size_t k = 0; k < s->last_cap; k++)
+            if (s->last[k].key)
+                n[last_slot(n, cap, s->last[k].key)] = s->last[k];
+        free(s->last);
+        s->last = n;
+        s->last_cap = cap;
+        i = last_slot(n, cap, key);
     }
-    s->threads[i] = (struct cmt_site_calls_thread){.tid = tid, .used = true};
-    s->n_threads++;
-    return s->last = &s->threads[i];
+    s->last[i] = (struct cmt_site_calls_last){.key = key};
+    s->n_last++;
+    return &s->last[i];
 }
 
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
@@ -65,35 +65,36 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
     struct cmt_site_calls *s = ctx;
     if (!cmt_kind_holds_memory(l->kind) || !r->event)
         return 0;
-    struct cmt_site_calls_thread *t = thread_for(s, r->event->tid);
-    if (!t)
+    struct cmt_site_calls_cell *c = cell_for(s, l->stack);
+    if (!c)
         return -1;
     if (live) {
-        struct cmt_site_calls_cell *c = cell_for(s, l->stack);
-        if (!c)
-            return -1;
         c->calls++;
         s->calls++;
-        *t = (struct cmt_site_calls_thread){
-            .tid = t->tid, .used = true, .pending = true, .ns = l->ns, .addr = l->addr, .ts = l->ts};
+        if (l->kind == CMT_KIND_ASYNC)
+            return 0; /* a pool serves it already */
+        struct cmt_site_calls_last *t = last_for(s, l->stack, l->tid, true);
+        if (!t)
+            return -1;
+        /* The site asks again here: was its last allocation released
+         * before? */
+        if (t->released && t->life <= CMT_SHORT_LIVED_MAX_NS) {
+            c->short_lived++;
+            c->short_bytes += t->size;
+            c->short_life_ns += t->life;
+            s->short_lived++;
+        }
+        *t = (struct cmt_site_calls_last){
+            .key = t->key, .addr = l->addr, .ts = l->ts, .size = l->size, .ns = l->ns};
         return 0;
     }
-    uint64_t life = r->event->ts > l->ts ? r->event->ts - l->ts : 0;
-    if (t->pending && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts && life <= CMT_SHORT_LIVED_MAX_NS) {
-        struct cmt_site_calls_cell *c = cell_for(s, l->stack);
-        if (!c)
-            return -1;
-        c->short_lived++;
-        c->short_bytes += l->size;
-        c->short_life_ns += life;
-        s->short_lived++;
-        t->pending = false;
+    if (l->kind == CMT_KIND_ASYNC)
+        return 0;
+    struct cmt_site_calls_last *t = last_for(s, l->stack, l->tid, false);
+    if (t && !t->released && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts) {
+        t->released = true;
+        t->life = r->event->ts > l->ts ? r->event->ts - l->ts : 0;
     }
-    /* Released after the bound: no longer pending either. */
-    if (t->pending && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts)
-        t->pending = false;
-    /* Releasing something else keeps it pending: only another allocation
-     * in between makes an allocation more than short-lived. */
     return 0;
 }
 
@@ -102,9 +103,9 @@ static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_liv
 int cmt_site_calls_init(struct cmt_site_calls *s)
 {
     memset(s, 0, sizeof *s);
-    s->threads_cap = 16;
-    s->threads = calloc(s->threads_cap, sizeof *s->threads);
-    if (!s->threads)
+    s->last_cap = 64;
+    s->last = calloc(s->last_cap, sizeof *s->last);
+    if (!s->last)
         return -1;
     s->observer = (struct cmt_replay_observer){
         .ctx = s, .on_change = on_change};
@@ -114,6 +115,6 @@ int cmt_site_calls_init(struct cmt_site_calls *s)
 void cmt_site_calls_free(struct cmt_site_calls *s)
 {
     free(s->by_stack);
-    free(s->threads);
+    free(s->last);
     memset(s, 0, sizeof *s);
 }

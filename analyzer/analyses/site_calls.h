@@ -13,17 +13,22 @@
  * (each call synchronizes the device) even when it leaks nothing, and the
  * views sorted by bytes never show it.
  *
- * An allocation is short-lived when the thread that made it releases it
- * before that thread allocates anything else (heaptrack's "temporary
- * allocations"): allocate, use, release, in a row. The rule needs no
- * threshold of time to tune, so it reads the same on a fast and a slow
- * machine; only a bound, CMT_SHORT_LIVED_MAX_NS, so that a thread's last
- * buffer released at exit seconds later is not called short-lived (the
- * golden mixed.bin's loader thread). Only memory counts (not VMM
- * reservations or mappings).
+ * An allocation is short-lived when it was released before its call site
+ * allocated again on the same thread: allocate, use, release, and the next
+ * round asks again, where one buffer kept across the rounds (or a pool)
+ * would do. Judged at the site's next allocation, so two buffers of one loop
+ * with the same lifetimes read the same (a rule of "before the thread
+ * allocates anything else" called the inner one short-lived and the outer
+ * one not), and the last allocation of a site is never judged: a buffer
+ * made once and released at teardown is not short-lived. No threshold of
+ * time to tune, so it reads the same on a fast and a slow machine; only a
+ * bound, CMT_SHORT_LIVED_MAX_NS, beyond which a buffer is not short-lived
+ * whatever came after it. Only memory counts (not VMM reservations or
+ * mappings), and not stream-ordered allocations (cudaMallocAsync): their
+ * pool is already what the advice would suggest.
  *
  * It follows the replay as an observer (replay.h): per stack id, fixed
- * memory; per thread, the allocation it made last. */
+ * memory; per (site, thread), the site's last allocation there. */
 #define CMT_SHORT_LIVED_MAX_NS 100000000ull /* 100 ms */
 
 struct cmt_site_calls_cell {
@@ -33,22 +38,24 @@ struct cmt_site_calls_cell {
     uint64_t short_life_ns;  /* their lifetimes, summed */
 };
 
-struct cmt_site_calls_thread {
-    uint32_t tid;
-    bool used;
-    bool pending;       /* its last allocation is still live and nothing else came since */
-    uint8_t ns;         /* namespace of that allocation (live_set.h) */
+/* The last allocation of a site on a thread, until the site allocates
+ * there again. */
+struct cmt_site_calls_last {
+    uint64_t key;   /* stack << 32 | tid, + 1; 0: empty slot */
     uint64_t addr;
     uint64_t ts;
+    uint64_t size;
+    uint64_t life;  /* when released: how long it lived */
+    uint8_t ns;     /* namespace (live_set.h) */
+    bool released;
 };
 
 struct cmt_site_calls {
     struct cmt_site_calls_cell *by_stack; /* indexed by stack id */
     size_t cap;
-    struct cmt_site_calls_thread *threads; /* open addressing by tid, at most half full */
-    size_t threads_cap;                    /* power of two */
-    size_t n_threads;
-    struct cmt_site_calls_thread *last; /* the thread of the last event (most events follow one of the same) */
+    struct cmt_site_calls_last *last;     /* open addressing by key, at most half full */
+    size_t last_cap;                      /* power of two */
+    size_t n_last;
     uint64_t calls, short_lived; /* over every site */
     struct cmt_replay_observer observer;
 };

@@ -4,6 +4,8 @@
 #include "check.h"
 
 #include "blocks_report.h"
+#include "forensics_report.h"
+#include "whatif_report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,7 +39,7 @@ static const struct {
     [CMT_RULE_PEAK_GROWTH] = {"peak-growth",
                               "The peak of device-resident memory on a device grew more than --max-peak-growth "
                               "percent over the baseline"},
-    [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed (--no-failed-allocations)"},
+    [CMT_RULE_FAILED_ALLOCATION] = {"failed-allocation", "An allocation call failed and the program did not survive it (--failed-allocations)"},
     [CMT_RULE_MAPPING_LEAK] = {"mapping-leak",
                                "A mapping of another process's memory (CUDA IPC, an imported VMM handle) was never "
                                "closed"},
@@ -53,38 +55,10 @@ const char *cmt_rule_description(enum cmt_rule rule)
     return rule < CMT_RULE_COUNT ? rules[rule].description : "";
 }
 
-void cmt_check_describe_leak(char *buf, size_t len, uint64_t bytes, uint64_t count, unsigned api)
-{
-    char size[32];
-    cmt_format_size(bytes, size, sizeof size);
-    snprintf(buf, len, "leaked %s in %" PRIu64 " %s (%s)", size, count, count == 1 ? "allocation" : "allocations",
-             cmt_api_name(api));
-}
-
-struct cmt_finding *cmt_check_add_finding(struct cmt_check_trace *t, enum cmt_rule rule, enum cmt_level level)
-{
-    if (t->n_findings == t->cap_findings) {
-        size_t cap = t->cap_findings ? t->cap_findings * 2 : 8;
-        struct cmt_finding *more = realloc(t->findings, cap * sizeof *more);
-        if (!more)
-            return NULL;
-        t->findings = more;
-        t->cap_findings = cap;
-    }
-    struct cmt_finding *f = &t->findings[t->n_findings++];
-    memset(f, 0, sizeof *f);
-    f->rule = rule;
-    f->level = level;
-    f->device = -1;
-    if (level == CMT_LEVEL_ERROR)
-        t->n_errors++;
-    return f;
-}
-
 static void add_note(struct cmt_check_trace *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
 {
-    char buf[800];
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -95,33 +69,6 @@ static void add_note(struct cmt_check_trace *t, const char *fmt, ...)
     t->notes = more;
     if ((more[t->n_notes] = strdup(buf)))
         t->n_notes++;
-}
-
-/* ---- the report with the suppressions applied ---------------------------- */
-
-/* Credits the suppressions with what they set aside in r: the allocations
- * live at exit, and (tensors) the block layer's tensors never released. */
-static void credit(struct cmt_check *c, const struct cmt_report *r, bool tensors)
-{
-    for (size_t i = 0; i < r->n_suppressions && i < c->suppressions.n; i++) {
-        const struct cmt_suppression_use *u = &r->suppression_use[i];
-        struct cmt_suppression *x = &c->suppressions.items[i];
-        if (tensors) {
-            x->allocations += u->tensors;
-            x->bytes += u->tensor_bytes;
-        } else {
-            x->allocations += u->allocations;
-            x->bytes += u->bytes;
-        }
-    }
-}
-
-int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count)
-{
-    int rc = cmt_report_build(r, a, &c->report_opt);
-    if (rc == 0 && count)
-        credit(c, r, false);
-    return rc;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -271,7 +218,7 @@ static void judge_leaks(struct cmt_check *c, struct cmt_check_trace *t)
         tensor_count = bl->leak_blocks;
         t->tensor_suppressed_bytes = bl->suppressed_bytes;
         t->tensor_suppressed_count = bl->suppressed_blocks;
-        credit(c, r, true);
+        cmt_check_credit(c, r, true);
     } else if (tr) {
         tensor_bytes = tr->leak_bytes;
         tensor_count = tr->leak_count;
@@ -561,6 +508,49 @@ static void judge_peaks(struct cmt_check *c, struct cmt_check_trace *t)
     }
 }
 
+/* Failed allocation calls that are failures of their own (a caching
+ * allocator's probes and retries left out). */
+static uint64_t failures_of(const struct cmt_check_trace *t)
+{
+    const struct cmt_report *r = &t->report;
+    uint64_t failed = t->analysis.replay.failed_allocs, other = r->failed_calls_probing + r->failed_calls_retrying;
+    return failed > other ? failed - other : 0;
+}
+
+/* The report's verdict of a failure group's first failure (its forensics'
+ * case; a retry's is the failure it repeats), or NULL. */
+static const struct cmt_oom_view *verdict_of(const struct cmt_report *r, const struct cmt_failure_group *g)
+{
+    const struct cmt_oom_view *v = r->forensics ? cmt_forensics_report_failure(r->forensics, g->first_index) : NULL;
+    if (v && v->retry_of != SIZE_MAX)
+        v = &r->forensics->oom[v->retry_of];
+    return v;
+}
+
+/* "the failure at 7.0 ms (cudaMalloc of 1.0 GiB on device 0): fragmentation
+ * (rule R11), as `cumemtrace report` says; replayed ...; what to try: ..." */
+static void note_verdict(struct cmt_check_trace *t, const struct cmt_failure_group *g, const struct cmt_oom_view *v)
+{
+    char size[32], when[32], where[32] = "", found[2048] = "", fix[2048] = "";
+    if (g->device >= 0)
+        snprintf(where, sizeof where, " on device %d", g->device);
+    cmt_format_size(g->min_size, size, sizeof size);
+    cmt_format_duration(cmt_report_rel_ns(&t->report, v->c->ts), when, sizeof when);
+    bool capacity = v->verdict.rule == CMT_VRULE_CACHE_FULL;
+    bool replayed = v->replay.on && (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED || capacity);
+    if (replayed) {
+        cmt_oom_replay_found(&v->replay, found, sizeof found);
+        if (!cmt_oom_replay_remedy(&v->replay, capacity, fix, sizeof fix))
+            fix[0] = '\0';
+    }
+    char tail[4200];
+    snprintf(tail, sizeof tail, "%s%s%s%s", found[0] ? "; " : "", found,
+             fix[0] ? "; what to try: " : found[0] ? "; the report says what to try" : " (which says what to try)",
+             fix);
+    add_note(t, "the failure at %s (%s of %s%s): %s (rule %s), the verdict of the report's out-of-memory forensics%s",
+             when, cmt_api_name(g->api), size, where, v->verdict_name, v->rule_id, tail);
+}
+
 static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
 {
     const struct cmt_report *r = &t->report;
@@ -572,14 +562,51 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
                  probing, probing == 1 ? "call" : "calls", probing == 1 ? "was" : "were");
     if (failed == 0)
         return;
-    if (!c->opt->no_failed_allocations) {
-        add_note(t, "%" PRIu64 " allocation %s failed; not checked (--no-failed-allocations fails on them)", failed,
-                 failed == 1 ? "call" : "calls");
-        return;
+    for (size_t i = 0; i < r->n_failures; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        const struct cmt_oom_view *v = g->probes == g->count ? NULL : verdict_of(r, g);
+        if (v && !v->probe)
+            note_verdict(t, g, v);
     }
+    enum cmt_failed_allocations which = c->opt->failed_allocations;
+    /* The failures checked: every one, or those the program did not
+     * survive (report.h, CMT_FAILURE_FATAL); a group counts by its own. */
+    uint64_t checked = 0;
     for (size_t i = 0; i < r->n_failures; i++) {
         const struct cmt_failure_group *g = &r->failures[i];
         if (g->probes == g->count)
+            continue;
+        if (which == CMT_FAILED_ALL || (which == CMT_FAILED_FATAL && g->fatal))
+            checked += g->count - g->probes - g->retries;
+    }
+    if (which == CMT_FAILED_NONE) {
+        add_note(t, "%" PRIu64 " allocation %s failed; not checked (--failed-allocations none)", failed,
+                 failed == 1 ? "call" : "calls");
+        return;
+    }
+    if (checked < failed) {
+        uint64_t rest = failed - checked;
+        bool went_on = false;
+        for (size_t i = 0; i < r->n_failures && !went_on; i++)
+            went_on = !r->failures[i].fatal && r->failures[i].first_ts < r->went_on_until;
+        const char *calls = rest == 1 ? "call" : "calls";
+        if (went_on)
+            add_note(t, "%" PRIu64 " allocation %s failed and the program went on (it allocated again after them): "
+                        "not checked (--failed-allocations all fails on them)",
+                     rest, calls);
+        else if (r->exit_status == 0)
+            add_note(t, "%" PRIu64 " allocation %s failed and the program went on (it exited with status 0): not "
+                        "checked (--failed-allocations all fails on them)",
+                     rest, calls);
+        else
+            add_note(t, "%" PRIu64 " allocation %s failed, the last thing the program allocated; the trace does not "
+                        "say how the process exited (recorded by an older shim): not checked "
+                        "(--failed-allocations all fails on them)",
+                     rest, calls);
+    }
+    for (size_t i = 0; i < r->n_failures && checked; i++) {
+        const struct cmt_failure_group *g = &r->failures[i];
+        if (g->probes == g->count || (which == CMT_FAILED_FATAL && !g->fatal))
             continue;
         struct cmt_finding *f = cmt_check_add_finding(t, CMT_RULE_FAILED_ALLOCATION, CMT_LEVEL_ERROR);
         if (!f)
@@ -593,15 +620,25 @@ static void judge_failures(struct cmt_check *c, struct cmt_check_trace *t)
             snprintf(sizes, sizeof sizes, "%s to %s", s1, s2);
         if (g->device >= 0)
             snprintf(where, sizeof where, " on device %d", g->device);
-        char times[40] = "";
-        if (g->count > 1)
-            snprintf(times, sizeof times, ", %" PRIu64 " times", g->count);
-        snprintf(f->message, sizeof f->message, "%s of %s failed with %s (%d)%s%s", cmt_api_name(g->api), sizes,
-                 cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)), g->result, where, times);
+        char times[40] = "", fate[96] = "";
+        uint64_t own = g->count - g->retries;
+        if (own > 1)
+            snprintf(times, sizeof times, ", %" PRIu64 " times", own);
+        const struct cmt_oom_view *v = verdict_of(r, g);
+        char verdict[64] = "";
+        if (v && !v->probe)
+            snprintf(verdict, sizeof verdict, ": %s (rule %s)", v->verdict_name, v->rule_id);
+        if (g->fatal && r->exit_status > 0)
+            snprintf(fate, sizeof fate, "; the program allocated nothing after it and exited with status %d",
+                     r->exit_status);
+        else if (g->fatal)
+            snprintf(fate, sizeof fate, "; the program allocated nothing after it and did not exit normally");
+        snprintf(f->message, sizeof f->message, "%s of %s failed with %s (%d)%s%s%s%s", cmt_api_name(g->api), sizes,
+                 cmt_cuda_error_name(g->result, cmt_api_is_driver(g->api)), g->result, where, times, verdict, fate);
         f->site = true;
         f->stack = g->stack;
         f->bytes = g->max_size;
-        f->count = g->count;
+        f->count = own;
         f->device = g->device;
         f->api = g->api;
         char *key = cmt_check_site_key(cmt_frames_get(r->frames, g->stack), 0, false);
@@ -753,8 +790,24 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
-    if (cmt_check_build_report(c, &t->analysis, &t->report, true) != 0)
+    if (cmt_check_build_report(c, &t->analysis, &t->report, false) != 0)
         return -1;
+    if (failures_of(t) && !cmt_analysis_check_budget(&t->analysis)) {
+        /* Read again with the forensics and the replay of the usual
+         * allocator settings, so each failure has the verdict and the
+         * advice `report` gives it: only traces with a failure pay for them. */
+        struct cmt_ta_settings cand[8];
+        size_t n = cmt_whatif_candidates(cand, sizeof cand / sizeof cand[0]);
+        aopt = (struct cmt_analysis_options){
+            .phases = true, .forensics = true, .whatif = true, .whatif_settings = cand, .n_whatif_settings = n};
+        cmt_report_free(&t->report);
+        cmt_analysis_free(&t->analysis);
+        memset(&t->report, 0, sizeof t->report);
+        if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0 ||
+            cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
+            return -1;
+    }
+    cmt_check_credit(c, &t->report, false);
     if (cmt_analysis_check_budget(&t->analysis)) {
         /* Refused as a trace that could not be read, whatever it holds. */
         snprintf(t->error, sizeof t->error, "%s", t->analysis.message);

@@ -28,7 +28,13 @@ struct cmt_check_options {
     uint64_t max_leak_bytes, max_leak_count;
     struct cmt_peak_limit peak_limits[CMT_CHECK_MAX_LIST];
     size_t n_peak_limits;
-    bool no_failed_allocations;
+    /* --failed-allocations: which failed allocations fail the check
+     * (docs/check.md, "What is checked") */
+    enum cmt_failed_allocations {
+        CMT_FAILED_FATAL = 0, /* those the program did not survive (the default) */
+        CMT_FAILED_ALL,       /* every one (the deprecated --no-failed-allocations) */
+        CMT_FAILED_NONE       /* none: a note */
+    } failed_allocations;
     const char *suppression_files[CMT_CHECK_MAX_LIST];
     size_t n_suppression_files;
     bool no_default_suppressions;
@@ -159,6 +165,9 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
 /* Builds the report model of an analysed trace with the suppressions
  * applied; count credits the suppressions that match. */
 int cmt_check_build_report(struct cmt_check *c, struct cmt_analysis *a, struct cmt_report *r, bool count);
+/* Credits the suppressions with what they set aside in r: the allocations
+ * live at exit, and (tensors) the block layer's tensors never released. */
+void cmt_check_credit(struct cmt_check *c, const struct cmt_report *r, bool tensors);
 /* Analyses and judges one trace. Returns 0, or -1 when out of memory. */
 int cmt_check_add_trace(struct cmt_check *c, const char *path);
 /* A trace the profiler could not create for process pid (`run --check`

@@ -114,69 +114,16 @@ void cmt_check_location(const struct cmt_check *c, const struct cmt_check_trace 
     snprintf(buf, len, "%s", t->path);
 }
 
-struct key_buf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-};
-
-static void put(struct key_buf *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct key_buf *k, const char *fmt, ...)
-{
-    if (k->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(k->p + k->len, k->cap - k->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            k->failed = true;
-            return;
-        }
-        if ((size_t)n < k->cap - k->len) {
-            k->len += (size_t)n;
-            return;
-        }
-        size_t cap = (k->cap + (size_t)n) * 2;
-        char *more = realloc(k->p, cap);
-        if (!more) {
-            k->failed = true;
-            return;
-        }
-        k->p = more;
-        k->cap = cap;
-    }
-}
-
 char *cmt_check_site_key(const struct cmt_stack_frames *sf, unsigned kind, bool with_lines)
 {
-    struct key_buf k = {malloc(256), 0, 256, false};
-    if (!k.p)
+    char *frames = cmt_frames_site_identity(sf, with_lines);
+    if (!frames)
         return NULL;
-    k.p[0] = '\0';
-    put(&k, "%s", cmt_kind_name(kind));
-    for (size_t i = 0; i < sf->n; i++) {
-        const struct cmt_frame *f = &sf->frames[i];
-        const char *module = cmt_basename(f->module);
-        if (f->function) {
-            put(&k, "\n%s|%s|", f->function, cmt_basename(f->file));
-            if (with_lines)
-                put(&k, "%d", f->line);
-            put(&k, "|%s", module);
-        } else {
-            /* Unsymbolized: the offset in its module stays put from one run
-             * to the next of the same binary, unlike the address. */
-            put(&k, "\n?|%s+0x%" PRIx64, module, f->module_offset);
-        }
-        if (f->inlined)
-            put(&k, "|inlined");
-    }
-    if (k.failed) {
-        free(k.p);
-        return NULL;
-    }
-    return k.p;
+    char *key = NULL;
+    if (asprintf(&key, "%s%s%s", cmt_kind_name(kind), sf->n ? "\n" : "", frames) < 0)
+        key = NULL;
+    free(frames);
+    return key;
 }
 
 uint64_t cmt_check_hash(const char *text, uint64_t seed)

@@ -14,6 +14,7 @@ enum {
     OPT_MAX_LEAK_COUNT,
     OPT_MAX_PEAK,
     OPT_NO_FAILED_ALLOCATIONS,
+    OPT_FAILED_ALLOCATIONS,
     OPT_SUPPRESSIONS,
     OPT_NO_DEFAULT_SUPPRESSIONS,
     OPT_PRINT_SUPPRESSIONS,
@@ -36,7 +37,8 @@ const struct option cmt_check_longopts[] = {
     {"max-leak-bytes", required_argument, NULL, OPT_MAX_LEAK_BYTES},
     {"max-leak-count", required_argument, NULL, OPT_MAX_LEAK_COUNT},
     {"max-peak", required_argument, NULL, OPT_MAX_PEAK},
-    {"no-failed-allocations", no_argument, NULL, OPT_NO_FAILED_ALLOCATIONS},
+    {"failed-allocations", required_argument, NULL, OPT_FAILED_ALLOCATIONS},
+    {"no-failed-allocations", no_argument, NULL, OPT_NO_FAILED_ALLOCATIONS}, /* deprecated */
     {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
     {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
     {"print-suppressions", no_argument, NULL, OPT_PRINT_SUPPRESSIONS},
@@ -167,7 +169,24 @@ int cmt_check_parse_option(struct cmt_check_options *o, int value, const char *a
     case OPT_MAX_PEAK:
         return parse_peak(o, arg, cmd);
     case OPT_NO_FAILED_ALLOCATIONS:
-        o->no_failed_allocations = true;
+        /* Its name read as the opposite of what it did (issue 33): kept
+         * working, said once. */
+        cmt_cli_error("%s: --no-failed-allocations is deprecated (it fails on every failed allocation): use "
+                      "--failed-allocations all",
+                      cmd);
+        o->failed_allocations = CMT_FAILED_ALL;
+        return 0;
+    case OPT_FAILED_ALLOCATIONS:
+        if (!strcmp(arg, "fatal"))
+            o->failed_allocations = CMT_FAILED_FATAL;
+        else if (!strcmp(arg, "all"))
+            o->failed_allocations = CMT_FAILED_ALL;
+        else if (!strcmp(arg, "none"))
+            o->failed_allocations = CMT_FAILED_NONE;
+        else {
+            cmt_cli_error("%s: --failed-allocations takes fatal, all or none; got '%s'", cmd, arg);
+            return -1;
+        }
         return 0;
     case OPT_SUPPRESSIONS:
         return add_to_list(o->suppression_files, &o->n_suppression_files, arg, cmd, "--suppressions");
@@ -260,7 +279,12 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "                            globals are alive when Python exits)\n"
           "  --max-peak [DEV=]SIZE     peak of device-resident memory per device; DEV=SIZE for\n"
           "                            one device (repeatable); sizes take KiB, MiB, GiB\n"
-          "  --no-failed-allocations   fail when an allocation call failed\n"
+          "  --failed-allocations WHICH\n"
+          "                            which failed allocation calls fail the check: fatal\n"
+          "                            (default: those the program did not survive, after\n"
+          "                            which it allocated nothing and did not exit with\n"
+          "                            status 0), all, or none; an allocator's own probes\n"
+          "                            and retries are never failures of their own\n"
           "Suppressions:\n"
           "  --suppressions FILE       leak:PATTERN lines (repeatable; also the files listed\n"
           "                            in CUMEMTRACE_SUPPRESSIONS, separated by ':')\n"

@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "progress.h"
 #include "report.h"
+#include "one_trace.h"
+#include "report_summaries.h"
 #include "whatif_report.h"
 #include "report_set.h"
 #include "size_parse.h"
@@ -21,6 +23,7 @@
 static void report_usage(FILE *out)
 {
     fputs("usage: cumemtrace report [OPTIONS] TRACE...\n"
+          "       cumemtrace report [OPTIONS] SUMMARY...|DIR   (the job view from summaries)\n"
           "\n"
           "Explains a trace: per device the peak, its timeline, the call sites and the\n"
           "call tree live at the peak; leaks (live at exit) by call site, allocated once\n"
@@ -31,6 +34,10 @@ static void report_usage(FILE *out)
           "and a comparison table; the traces of a job (torchrun, mpirun, srun) also get\n"
           "a job view: per rank its peak, when and where, the imbalance, memory held on\n"
           "another rank's GPU, leaks, failures and a timeline side by side.\n"
+          "Summaries (`cumemtrace summarize`, `run --summary`; a directory stands for its\n"
+          "*.cmtsum files) give the comparison and the job view without the traces, with\n"
+          "the figures the traces give: --format, -o, --chart-width, --clock-tolerance and\n"
+          "--max-memory apply; the options that shape figures were given to summarize.\n"
           "\n"
           "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
           "                         (one self-contained page with charts, docs/html.md)\n"
@@ -38,7 +45,8 @@ static void report_usage(FILE *out)
           "  --json                 --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
-          "  --top N                call sites listed per list (default 10)\n"
+          "  --top N                call sites listed per list, leaks' groups included\n"
+          "                         (default 10)\n"
           "  --max-frames N         frames shown per call site in text (default 8, 0 = all)\n"
           "  --tree-min-percent P   call tree nodes under P% of the total are summed up\n"
           "                         (default 1, 0 = show every node)\n"
@@ -246,65 +254,14 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     return optind;
 }
 
-/* One trace analysed and its report built; what the renderers get. */
-struct built_report {
-    struct cmt_analysis a;
-    struct cmt_report r;
-    bool built;
-};
 
-/* Analyses path and builds its report; with summary, also fills it.
- * Returns the exit status so far (0, or 2 when nothing was built). */
-static int build_one(const char *path, const struct report_cli *cli, struct built_report *b,
+/* Analyses path and builds its report (one_trace.h). */
+static int build_one(const char *path, const struct report_cli *cli, struct cmt_built_report *b,
                      struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
-    if (member)
-        cmt_job_member_failed(path, member);
-    b->built = false;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics,
-                                        .phases = true,
-                                        .usage = true,
-                                        .whatif = !cli->no_whatif,
-                                        .whatif_settings = cli->whatif,
-                                        .n_whatif_settings = cli->n_whatif};
-    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
-        cmt_cli_error("%s: %s", path, b->a.message);
-        if (summary)
-            cmt_summary_failed(path, b->a.message, summary);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
-        if (summary)
-            cmt_summary_failed(path, "out of memory while building the report", summary);
-        cmt_report_free(&b->r);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_analysis_check_budget(&b->a)) {
-        cmt_cli_error("%s: %s", path, b->a.message);
-        if (summary)
-            cmt_summary_failed(path, b->a.message, summary);
-        cmt_report_free(&b->r);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (summary)
-        cmt_summary_from_report(&b->r, &b->a, path, summary);
-    if (member)
-        cmt_job_member_from_report(&b->r, &b->a, path, member);
-    b->built = true;
-    return CMT_EXIT_OK;
-}
-
-static void free_one(struct built_report *b)
-{
-    if (!b->built)
-        return;
-    cmt_report_free(&b->r);
-    cmt_cli_analysis_free(&b->a);
-    b->built = false;
+    struct cmt_trace_build how = {.opt = &cli->opt, .no_forensics = cli->no_forensics, .no_whatif = cli->no_whatif,
+                                  .whatif = cli->whatif, .n_whatif = cli->n_whatif};
+    return cmt_report_build_one(path, &how, b, summary, member);
 }
 
 struct ordered_trace {
@@ -329,7 +286,7 @@ struct set_source {
     struct cmt_progress progress;
     const struct report_cli *cli;
     struct cmt_report_set set;
-    struct built_report current;
+    struct cmt_built_report current;
     size_t current_index;
     int status;
 };
@@ -341,7 +298,7 @@ static void finish_current(struct set_source *src)
         if (st != CMT_EXIT_OK)
             src->status = st;
     }
-    free_one(&src->current);
+    cmt_report_free_one(&src->current);
 }
 
 static const struct cmt_report *set_report(void *ctx, size_t i)
@@ -492,6 +449,50 @@ int cmt_report_command(int argc, char **argv, FILE *stream)
     return status;
 }
 
+/* The comparison and the job view from summaries (report_summaries.h):
+ * nothing is written when they do not belong in one report. */
+static int report_summaries(char **paths, size_t n, const struct report_cli *cli)
+{
+    /* the options given that shape figures (not the environment's files:
+     * they are the summaries' settings, said in the view) */
+    struct cmt_figure_options f = {.at_ns = cli->opt.at_set ? cli->opt.at_ns : 0,
+                                   .include_cached = cli->opt.include_cached,
+                                   .allowance_set = cli->opt.context_allowance_set,
+                                   .allowance = cli->opt.context_allowance,
+                                   .suppression_files = cli->suppression_files,
+                                   .n_suppression_files = cli->n_suppression_files,
+                                   .no_default_suppressions = cli->no_default_suppressions,
+                                   .symbols = &cli->symbols};
+    char given[1024];
+    cmt_figure_options_describe(&f, given, sizeof given);
+    if (given[0]) {
+        cmt_cli_error("report: %s shapes figures that the summaries already hold: give it to `cumemtrace "
+                      "summarize` where the traces lie",
+                      given);
+        return CMT_EXIT_USAGE;
+    }
+    if (!cmt_renderer_find(CMT_VIEW_JOB, cli->format.format)) {
+        cmt_cli_error("report: --format %s is not one of the job view's: give --format text, json or html",
+                      cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    struct cmt_loaded_summaries l;
+    int status = cmt_summaries_load(paths, n, &l);
+    if (status < 0)
+        return CMT_EXIT_USAGE;
+    l.set.job_columns = cli->opt.chart_width;
+    l.set.clock_tolerance_ns = cli->clock_tolerance_ns;
+    FILE *out = open_output(cli);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_JOB, cli->format.format, &l.set, out);
+        status = close_output(cli, out, status);
+    } else {
+        status = CMT_EXIT_USAGE;
+    }
+    cmt_summaries_free(&l);
+    return status;
+}
+
 static int report_main(int argc, char **argv, struct report_cli *cli_in, int first)
 {
     struct report_cli cli = *cli_in;
@@ -499,10 +500,13 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
     /* the floors only the HTML page draws: they name every site's holder */
     cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);
+    for (size_t i = 0; i < n; i++)
+        if (cmt_summaries_input(argv[first + i]))
+            return report_summaries(argv + first, n, &cli);
     if (n > 1)
         return report_many(argv + first, n, &cli);
     const char *path = argv[first];
-    struct built_report b;
+    struct cmt_built_report b;
     struct cmt_progress progress;
     cmt_progress_init(&progress, 1);
     cmt_progress_trace(&progress, 0, path);
@@ -513,11 +517,11 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
         return status;
     FILE *out = open_output(&cli);
     if (!out) {
-        free_one(&b);
+        cmt_report_free_one(&b);
         return CMT_EXIT_USAGE;
     }
     cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
     status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
-    free_one(&b);
+    cmt_report_free_one(&b);
     return status;
 }

@@ -35,6 +35,8 @@
 #include "top.h"
 #include "top_cli.h"
 #include "tui.h"
+#include "summarize.h"
+#include "summary_file.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
@@ -47,7 +49,7 @@ static volatile sig_atomic_t forward_all;
 
 static void run_usage(FILE *out)
 {
-    fputs("usage: cumemtrace run [-o TEMPLATE] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
+    fputs("usage: cumemtrace run [-o TEMPLATE] [--summary] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
           "       cumemtrace run [-o TEMPLATE] --live [--live-output FILE] [--interval S] [--] PROGRAM [ARGS...]\n"
           "\n"
           "Runs PROGRAM with the profiler preloaded; every process it starts that\n"
@@ -58,6 +60,9 @@ static void run_usage(FILE *out)
           "  --check                when PROGRAM has exited, check the traces of every\n"
           "                         process it ran, as `cumemtrace check` does; the report\n"
           "                         goes to stderr unless --report-file is given\n"
+          "  --summary              when PROGRAM has exited, sum up each trace it wrote for\n"
+          "                         the job view beside it (TRACE with .bin replaced by\n"
+          "                         .cmtsum), as `cumemtrace summarize` does, in parallel\n"
           "  --live                 show the run live (`cumemtrace top` over its traces) while\n"
           "                         PROGRAM runs; PROGRAM's output goes to a file, its last\n"
           "                         line shown under the view; q closes the view\n"
@@ -329,6 +334,61 @@ static int check_traces(struct cmt_check *chk, const struct cmt_check_options *o
     return program_failed ? -1 : check_status;
 }
 
+/* run --summary: each trace of the manifest summed up beside it, as
+ * `cumemtrace summarize TRACE` does. Returns the exit status (0, or 2 when
+ * one could not be). */
+static int summarize_manifest(const char *manifest_path)
+{
+    struct cmt_manifest manifest;
+    if (cmt_manifest_read(manifest_path, &manifest) != 0) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        return CMT_EXIT_USAGE;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < manifest.n; i++)
+        n += manifest.entries[i].kind == CMT_MANIFEST_TRACE;
+    const char **traces = calloc(n ? n : 1, sizeof *traces);
+    char **outs = calloc(n ? n : 1, sizeof *outs);
+    int status = CMT_EXIT_OK;
+    if (!traces || !outs) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        status = CMT_EXIT_USAGE;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < manifest.n && status == CMT_EXIT_OK; i++) {
+        if (manifest.entries[i].kind != CMT_MANIFEST_TRACE)
+            continue;
+        traces[k] = manifest.entries[i].path;
+        outs[k] = malloc(PATH_MAX);
+        if (!outs[k] || cmt_summary_path_for(traces[k], NULL, outs[k], PATH_MAX) != 0) {
+            cmt_cli_error("summarize: the summary's path for %s is too long; give -o a shorter directory", traces[k]);
+            status = CMT_EXIT_USAGE;
+        }
+        k++;
+    }
+    struct cmt_summarize_options *o = status == CMT_EXIT_OK && n ? malloc(sizeof *o) : NULL;
+    if (o) {
+        cmt_summarize_options_init(o);
+        status = cmt_summarize_options_ready(o, "run") != 0
+                     ? CMT_EXIT_USAGE
+                     : cmt_summarize_traces(traces, (const char *const *)outs, n, o);
+        cmt_summarize_options_free(o);
+        free(o);
+    } else if (status == CMT_EXIT_OK && n) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        status = CMT_EXIT_USAGE;
+    }
+    for (size_t i = 0; outs && i < k; i++)
+        free(outs[i]);
+    free(outs);
+    free(traces);
+    cmt_manifest_free(&manifest);
+    return status;
+}
+
 /* Refuses a trace directory that cannot take a trace before the program
  * runs (output_dir.h): a typo in -o must not cost a run, nor pass a gate. */
 static int check_output_dir(const char *output)
@@ -476,20 +536,21 @@ static int run_live(char **argv, const char *output_file, unsigned interval_ms, 
 
 int cmt_cmd_run(int argc, char **argv)
 {
-    enum { OPT_CHECK = 1000, OPT_LIVE, OPT_LIVE_OUTPUT, OPT_INTERVAL, OPT_NO_COLOR };
-    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 8];
+    enum { OPT_CHECK = 1000, OPT_SUMMARY, OPT_LIVE, OPT_LIVE_OUTPUT, OPT_INTERVAL, OPT_NO_COLOR };
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 9];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
-    longopts[3] = (struct option){"live", no_argument, NULL, OPT_LIVE};
-    longopts[4] = (struct option){"live-output", required_argument, NULL, OPT_LIVE_OUTPUT};
-    longopts[5] = (struct option){"interval", required_argument, NULL, OPT_INTERVAL};
-    longopts[6] = (struct option){"no-color", no_argument, NULL, OPT_NO_COLOR};
-    size_t n_opts = 7 + cmt_check_all_longopts(longopts + 7);
+    longopts[3] = (struct option){"summary", no_argument, NULL, OPT_SUMMARY};
+    longopts[4] = (struct option){"live", no_argument, NULL, OPT_LIVE};
+    longopts[5] = (struct option){"live-output", required_argument, NULL, OPT_LIVE_OUTPUT};
+    longopts[6] = (struct option){"interval", required_argument, NULL, OPT_INTERVAL};
+    longopts[7] = (struct option){"no-color", no_argument, NULL, OPT_NO_COLOR};
+    size_t n_opts = 8 + cmt_check_all_longopts(longopts + 8);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     const char *output = NULL, *live_output = NULL;
     const char *first_live_option = NULL;
-    bool check = false, live = false, no_color = false;
+    bool check = false, summary = false, live = false, no_color = false;
     unsigned interval_ms = 500;
     const char *first_check_option = NULL;
     struct cmt_check_options copt;
@@ -507,6 +568,8 @@ int cmt_cmd_run(int argc, char **argv)
             return CMT_EXIT_OK;
         } else if (c == OPT_CHECK) {
             check = true;
+        } else if (c == OPT_SUMMARY) {
+            summary = true;
         } else if (c == OPT_LIVE) {
             live = true;
         } else if (c == OPT_LIVE_OUTPUT || c == OPT_INTERVAL || c == OPT_NO_COLOR) {
@@ -538,6 +601,11 @@ int cmt_cmd_run(int argc, char **argv)
     if (live && check) {
         cmt_cli_error("run: --live and --check do not go together: watch the run live, then check its traces "
                       "with `cumemtrace check`");
+        return CMT_EXIT_USAGE;
+    }
+    if (live && summary) {
+        cmt_cli_error("run: --live and --summary do not go together: watch the run live, then sum its traces up "
+                      "with `cumemtrace summarize`");
         return CMT_EXIT_USAGE;
     }
     if (first_check_option && !check) {
@@ -576,10 +644,31 @@ int cmt_cmd_run(int argc, char **argv)
     int status;
     if (live)
         return run_live(argv + optind, live_output, interval_ms, no_color);
-    if (!check) {
+    if (!check && !summary) {
         if (run_program(argv + optind, &status) != 0)
             return CMT_EXIT_USAGE;
         return pass_status(status);
+    }
+    if (!check) {
+        char manifest[PATH_MAX];
+        if (absolute_template(output) != 0) {
+            cmt_cli_error("run: cannot make the trace path absolute (%s); give -o an absolute path", strerror(errno));
+            return CMT_EXIT_USAGE;
+        }
+        if (create_manifest(manifest, sizeof manifest) != 0)
+            return CMT_EXIT_USAGE;
+        if (run_program(argv + optind, &status) != 0) {
+            unlink(manifest);
+            return CMT_EXIT_USAGE;
+        }
+        int sum_status = summarize_manifest(manifest);
+        unlink(manifest);
+        bool program_failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (program_failed || sum_status == CMT_EXIT_OK)
+            return pass_status(status);
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", cmt_basename(argv[optind]),
+                        sum_status, "a trace could not be summarised");
+        return sum_status;
     }
 
     /* Everything that can be wrong with the check's set-up (suppressions,
@@ -609,7 +698,14 @@ int cmt_cmd_run(int argc, char **argv)
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }
+    /* before the check, which removes the traces of a run that passed */
+    int sum_status = summary ? summarize_manifest(manifest) : CMT_EXIT_OK;
     int rc = check_traces(&chk, &copt, manifest, argv + optind, argc - optind, status);
     cmt_check_free(&chk);
+    if (rc == CMT_EXIT_OK && sum_status != CMT_EXIT_OK) {
+        cmt_cli_verdict("run", "%s exited with status 0; exiting with status %d: %s", cmt_basename(argv[optind]),
+                        sum_status, "a trace could not be summarised");
+        return sum_status;
+    }
     return rc < 0 ? pass_status(status) : rc;
 }

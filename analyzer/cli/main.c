@@ -18,9 +18,12 @@ static void usage(FILE *out)
           "  run [-o TEMPLATE] --check [CHECK OPTIONS] -- PROGRAM [ARGS...]\n"
           "                                             run PROGRAM, then check its traces (CI)\n"
           "  report [--format F] [OPTIONS] TRACE...     explain traces: peaks, leaks, growth, failures\n"
+          "  summarize [-o OUT] [-j N] TRACE...         sum traces up where they lie, for report's job\n"
+          "                                             view of a job too large for one machine\n"
           "  timeline [--format F] [OPTIONS] TRACE      live bytes over time per device and kind\n"
           "  export --format perfetto|folded TRACE...   Perfetto JSON, collapsed stacks for flame graphs\n"
           "  check [OPTIONS] TRACE...                   fail on leaks, peaks over budget, failed allocations\n"
+          "                                             the program did not survive\n"
           "  frag [--format F] [OPTIONS] TRACE          why allocations failed, fragmentation, waste, churn\n"
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
           "  whatif [--set VALUE] [--compare] TRACE     PyTorch's cache replayed under other settings\n"
@@ -48,6 +51,7 @@ static const struct command {
     {"export", cmt_cmd_export},
     {"whatif", cmt_cmd_whatif},
     {"top", cmt_cmd_top},
+    {"summarize", cmt_cmd_summarize},
 };
 
 static const struct command *find_command(const char *name)

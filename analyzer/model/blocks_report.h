@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "block_layer.h"
+#include "oom_replay.h"
 
 /* The block layer as the report shows it (docs/report.md, "Inside
  * PyTorch's cache"): per device the peak of the tensors with their call
@@ -43,8 +44,11 @@ struct cmt_blocks_oom {
     enum cmt_bl_verdict verdict;
     const char *verdict_name; /* for the renderers */
     bool expandable_would_serve;
-    char sentence[512]; /* the verdict in words, no trailing period */
+    char sentence[1024]; /* the verdict in words, no trailing period (the replay's facts added: oom_replay.h) */
     struct cmt_blocks_view at;
+    /* What the report's replay of the usual settings found about it
+     * (oom_replay.h; replay.on false without one): set once it is built. */
+    struct cmt_oom_replay replay;
 };
 
 /* The tensors' (allocated) and the segments' (reserved) bytes over time,

@@ -16,8 +16,10 @@ void cmt_diff_init(struct cmt_diff *d)
 
 void cmt_diff_free(struct cmt_diff *d)
 {
-    for (size_t i = 0; i < d->n_sites; i++)
+    for (size_t i = 0; i < d->n_sites; i++) {
         free(d->sites[i].key);
+        free(d->sites[i].identity);
+    }
     free(d->sites);
     memset(d, 0, sizeof *d);
 }
@@ -85,21 +87,31 @@ static char *site_key(struct cmt_frames *frames, uint64_t stack, size_t *n_lines
 
 static struct cmt_diff_site *site_for(struct cmt_diff *d, struct cmt_frames *frames, uint64_t stack, uint8_t api)
 {
-    size_t n_lines;
-    char *key = site_key(frames, stack, &n_lines);
-    if (!key)
+    /* Matched by what identifies a site in both runs, as check --baseline
+     * matches (frames.h): the same source built in two directories names
+     * its files by other paths. */
+    const struct cmt_stack_frames *sf = cmt_frames_get(frames, stack);
+    char *identity = sf->n ? cmt_frames_site_identity(sf, true) : strdup("(no stack recorded)");
+    if (!identity)
         return NULL;
     /* Sites number in the thousands at most in a report: a scan is enough. */
     for (size_t i = 0; i < d->n_sites; i++)
-        if (!strcmp(d->sites[i].key, key)) {
-            free(key);
+        if (!strcmp(d->sites[i].identity, identity)) {
+            free(identity);
             return &d->sites[i];
         }
+    size_t n_lines;
+    char *key = site_key(frames, stack, &n_lines);
+    if (!key) {
+        free(identity);
+        return NULL;
+    }
     if (d->n_sites == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 64;
         struct cmt_diff_site *n = realloc(d->sites, cap * sizeof *n);
         if (!n) {
             free(key);
+            free(identity);
             return NULL;
         }
         d->sites = n;
@@ -108,6 +120,7 @@ static struct cmt_diff_site *site_for(struct cmt_diff *d, struct cmt_frames *fra
     struct cmt_diff_site *s = &d->sites[d->n_sites++];
     memset(s, 0, sizeof *s);
     s->key = key;
+    s->identity = identity;
     s->n_lines = n_lines;
     snprintf(s->api, sizeof s->api, "%s", cmt_api_name(api));
     return s;

@@ -59,7 +59,8 @@ struct cmt_diff_side {
 
 
 struct cmt_diff_site {
-    char *key;      /* frames shown, one per line (the site's identity) */
+    char *key;      /* frames shown, one per line (as the older run names them) */
+    char *identity; /* what matches it in the other run (cmt_frames_site_identity) */
     size_t n_lines; /* lines in key */
     char api[48]; /* the longest API name, cudaMemPoolImportFromShareableHandle, is 36 */
     struct cmt_diff_side side[2]; /* [0] OLD, [1] NEW */

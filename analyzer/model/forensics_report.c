@@ -404,3 +404,12 @@ const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensi
             return &fr->oom[i];
     return NULL;
 }
+
+void cmt_forensics_report_replay(struct cmt_forensics_report *fr, const struct cmt_report *r)
+{
+    for (size_t i = 0; fr && i < fr->n_oom; i++) {
+        struct cmt_oom_view *v = &fr->oom[i];
+        if (v->block_oom)
+            cmt_oom_replay_of(&v->replay, r, v->c->device, v->block_oom->at.ts);
+    }
+}

@@ -9,6 +9,7 @@
 #include "allocator_family.h"
 #include "analysis.h"
 #include "forensics.h"
+#include "oom_replay.h"
 
 struct cmt_report;
 
@@ -20,8 +21,10 @@ struct cmt_report;
  * device memory in use that no allocation explains, measured on an H200
  * with PyTorch, cuBLAS and cuDNN loaded, was 620 to 850 MiB. */
 #define CMT_DEFAULT_CONTEXT_ALLOWANCE (1024ull << 20)
-/* Call sites with fewer distinct sizes are not listed as churn. */
-#define CMT_CHURN_MIN_SIZES 4
+/* Call sites with fewer distinct sizes are not listed as churn: the advice
+ * is to round sizes to a few classes, and a site of up to 7 sizes (four
+ * threads each allocating one fixed size) already has a few (issue 33). */
+#define CMT_CHURN_MIN_SIZES 8
 
 struct cmt_live_site {
     uint64_t stack; /* canonical */
@@ -45,6 +48,10 @@ struct cmt_oom_view {
     /* block_oom says capacity and that expandable segments would not have
      * served it: no allocator setting frees enough, none is suggested. */
     bool cache_cannot_serve;
+    /* With block_oom: the report's replay of the usual settings on this
+     * device (oom_replay.h), filled once the replay is built
+     * (cmt_forensics_report_replay); replay.on false without one. */
+    struct cmt_oom_replay replay;
     /* One verdict per failure: a caching allocator's probe (failed by
      * design, asked again at once and served) is no failure and is shown
      * apart; its retry of a failure (report.h, CMT_FAILURE_RETRY) is that
@@ -115,13 +122,12 @@ struct cmt_forensics_report *cmt_forensics_report_build(struct cmt_report *r, co
                                                         uint64_t allowance);
 void cmt_forensics_report_free(struct cmt_forensics_report *fr);
 
+/* Each PyTorch failure's facts from the report's replay (r->whatif): after
+ * the replay is built. */
+void cmt_forensics_report_replay(struct cmt_forensics_report *fr, const struct cmt_report *r);
+
 /* The verdict of the failure at this index of the replay's failures, or
  * NULL when it was not examined. */
 const struct cmt_oom_view *cmt_forensics_report_failure(const struct cmt_forensics_report *fr, size_t failure_index);
-
-
-/* Plain words for a verdict and what to try (forensics_text.c; JSON too). */
-void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);
-void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len);
 
 #endif

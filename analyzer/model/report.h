@@ -132,11 +132,18 @@ struct cmt_failure_group {
      * and its probes (failed by design, asked again at once and served:
      * no failure). */
     uint64_t retries, probes;
+    /* Of count: failures the program did not survive (CMT_FAILURE_FATAL). */
+    uint64_t fatal;
 };
 
 /* What a kept failure of the replay is (cmt_report's failure_flags). */
 #define CMT_FAILURE_PROBE 1u /* a caching allocator's probe: not a failure */
 #define CMT_FAILURE_RETRY 2u /* a caching allocator's retry of the failure before it: the same failure */
+/* A failure the program did not survive: nothing was allocated after it
+ * (no allocation call, no tensor) and the process then exited with a status
+ * other than 0, or did not exit (killed, crashed, _exit; not a trace still
+ * being written). check fails on these by default. */
+#define CMT_FAILURE_FATAL 4u
 
 struct cmt_report_options {
     size_t top;        /* call sites per list (default 10) */
@@ -280,6 +287,9 @@ struct cmt_report {
      * goes through, by module: no symbols needed). */
     uint8_t *failure_flags;
     uint64_t failed_calls_probing, failed_calls_retrying; /* of trace.failed_allocs (the kept ones) */
+    uint64_t failed_calls_fatal; /* of the kept ones, CMT_FAILURE_FATAL */
+    int32_t exit_status;         /* what the process gave exit(); -1 unknown (older shim, did not exit) */
+    uint64_t went_on_until;      /* its last allocation call or tensor (a failure before it was survived) */
     char **warnings;
     size_t n_warnings;
     struct cmt_forensics_report *forensics; /* NULL when the analysis ran without forensics */

@@ -10,6 +10,7 @@
 #include "forensics_report.h"
 #include "units.h"
 #include "holder_peaks.h"
+#include "oom_replay.h"
 #include "whatif_uncached.h"
 #include "size_parse.h"
 #include "allocator_family.h"
@@ -119,67 +120,6 @@ static size_t merge_rows(struct cmt_site_row *rows, size_t n)
     }
     qsort(rows, out, sizeof *rows, row_cmp);
     return out;
-}
-
-/* ---- holders -------------------------------------------------------------- */
-
-static int holder_tables(struct cmt_report *r)
-{
-    if (r->holder_by_stack)
-        return 0;
-    size_t n = r->n_stacks ? r->n_stacks : 1;
-    r->holder_by_stack = calloc(n, 1);
-    r->cache_by_stack = calloc(n, 1);
-    if (!r->holder_by_stack || !r->cache_by_stack)
-        return -1;
-    r->n_stack_slots = n;
-    return 0;
-}
-
-enum cmt_holder cmt_report_holder(struct cmt_report *r, uint64_t stack)
-{
-    if (stack == 0 || holder_tables(r) != 0 || stack >= r->n_stack_slots)
-        return CMT_HOLDER_OTHER;
-    if (!r->holder_by_stack[stack])
-        r->holder_by_stack[stack] = (uint8_t)(cmt_holder_of(r->frames, stack) + 1);
-    return (enum cmt_holder)(r->holder_by_stack[stack] - 1);
-}
-
-enum cmt_holder cmt_report_cache(struct cmt_report *r, uint64_t stack)
-{
-    if (stack == 0 || holder_tables(r) != 0 || stack >= r->n_stack_slots)
-        return CMT_HOLDER_OTHER;
-    if (!r->cache_by_stack[stack])
-        r->cache_by_stack[stack] = (uint8_t)(cmt_cache_of(r->frames, stack) + 1);
-    return (enum cmt_holder)(r->cache_by_stack[stack] - 1);
-}
-
-const char *cmt_holder_cache_advice(enum cmt_holder h)
-{
-    switch (h) {
-    case CMT_HOLDER_PYTORCH:
-        return "run with PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor is then its own cudaMalloc and cudaFree, "
-               "and a tensor still alive at exit shows as a leak at the line that made it";
-    case CMT_HOLDER_CUPY:
-        return "call cupy.cuda.set_allocator(None) before the first array: every array is then its own "
-               "allocation, and one still alive at exit shows as a leak";
-    case CMT_HOLDER_XLA:
-        return "run with XLA_PYTHON_CLIENT_ALLOCATOR=platform (JAX) or TF_GPU_ALLOCATOR=cuda_malloc_async "
-               "(TensorFlow): buffers are then allocated one by one";
-    case CMT_HOLDER_RMM:
-        return "use rmm.mr.CudaMemoryResource (no pool) for the run: every buffer is then its own allocation";
-    case CMT_HOLDER_PYTORCH_HOST:
-        return "call torch.accelerator.memory.empty_host_cache() (recent PyTorch releases) before exit: the "
-               "blocks it keeps for reuse are then freed, and what is still allocated are pinned tensors alive";
-    default:
-        return "";
-    }
-}
-
-const char *cmt_holder_tensors_advice(void)
-{
-    return "the tensors inside these segments were recorded too (PyTorch's block layer): \"PyTorch's tensors\" "
-           "shows them, and tensors kept step after step are leaks there";
 }
 
 /* Rows and call tree of what an account held: its peak cells, or (at_peak
@@ -695,13 +635,31 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
  * request failing again right after a failure (PyTorch releases its cache
  * and asks again before it raises). Both only through a caching allocator
  * (allocator_family.h, by module when symbols are missing). */
-static int classify_failures(struct cmt_report *r, const struct cmt_replay *rp)
+static int classify_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
+    const struct cmt_replay *rp = &a->replay;
     r->failure_flags = calloc(rp->n_failures ? rp->n_failures : 1, 1);
     if (!r->failure_flags)
         return -1;
+    /* Whether the program survived a failure: it allocated again after it
+     * (a call, or a tensor its allocator served from its cache), or it
+     * exited with status 0 (it caught the error and ended well). */
+    uint64_t went_on_until = rp->last_alloc_ts;
+    for (size_t d = 0; a->blocks && d < a->blocks->n_devices; d++)
+        if (a->blocks->devices[d].last_alloc_ts > went_on_until)
+            went_on_until = a->blocks->devices[d].last_alloc_ts;
+    r->went_on_until = went_on_until;
+    r->exit_status = a->model.has_end && a->model.end.reason == CMT_END_EXIT ? a->model.end.exit_status : -1;
+    /* It ended badly: it exited with another status than 0, or it did not
+     * exit (killed, crashed, _exit; not a trace still being written). A
+     * trace of an older shim, without the status, says neither. */
+    bool ended_badly = r->exit_status > 0 || (!a->model.has_end && !cmt_analysis_in_progress(a));
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
+        if (ended_badly && f->ts >= went_on_until) {
+            r->failure_flags[i] |= CMT_FAILURE_FATAL;
+            r->failed_calls_fatal++;
+        }
         if (cmt_allocator_family_of(r->frames, f->stack) == CMT_ALLOCATOR_NONE)
             continue;
         if (f->result != CMT_CUDA_OUT_OF_MEMORY && f->next == CMT_NEXT_SAME_SERVED) {
@@ -726,7 +684,7 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_replay *rp = &a->replay;
     r->failures = calloc(rp->n_failures ? rp->n_failures : 1, sizeof *r->failures);
-    if (!r->failures || classify_failures(r, rp) != 0)
+    if (!r->failures || classify_failures(r, a) != 0)
         return -1;
     for (size_t i = 0; i < rp->n_failures; i++) {
         const struct cmt_failure *f = &rp->failures[i];
@@ -754,6 +712,7 @@ static int build_failures(struct cmt_report *r, const struct cmt_analysis *a)
         g->count++;
         g->probes += (r->failure_flags[i] & CMT_FAILURE_PROBE) != 0;
         g->retries += (r->failure_flags[i] & CMT_FAILURE_RETRY) != 0;
+        g->fatal += (r->failure_flags[i] & CMT_FAILURE_FATAL) != 0;
         if (f->size < g->min_size)
             g->min_size = f->size;
         if (f->size > g->max_size)
@@ -1091,9 +1050,13 @@ static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
         if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, &engine->asked[0], engine->n_asked,
                                     engine->capacity) != 0)
             return -1;
-        if (!r->whatif_uncached)
+        /* nothing to replay: said in the report where the trace shows
+         * PyTorch (its cache without the block layer), not for every
+         * program of its own cudaMalloc calls */
+        if (!r->whatif_uncached && !cmt_whatif_pytorch_seen(a, r->frames))
             return 0;
-        engine = r->whatif_uncached;
+        if (r->whatif_uncached)
+            engine = r->whatif_uncached;
     }
     r->whatif = calloc(1, sizeof *r->whatif);
     return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;
@@ -1170,6 +1133,9 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     }
     if (a->whatif && build_whatif(r, a) != 0)
         return -1;
+    /* PyTorch's failures said with what the replay found (oom_replay.h) */
+    cmt_forensics_report_replay(r->forensics, r);
+    cmt_oom_replay_sentences(r);
     if (a->site_calls && a->thread_use) {
         if (cmt_calls_view_build(&r->calls, r->frames, &a->replay, a->site_calls) != 0 ||
             cmt_threads_view_build(&r->threads, &a->model, a->thread_use) != 0)

@@ -38,6 +38,21 @@ struct cmt_report_set {
     struct cmt_job_set job_set;
 };
 
+/* The job view from summaries (`report` given the files of `cumemtrace
+ * summarize`, summary_file.h): the comparison and the job view of the
+ * traces they sum up, without the traces (docs/report.md, "A job at
+ * scale"). */
+struct cmt_summary_set {
+    size_t n;
+    const char *const *paths;                     /* the summaries' files, in rank order */
+    const struct cmt_process_summary *summaries;  /* their comparison rows */
+    const struct cmt_job_member *members;         /* their job members */
+    const struct cmt_job_set *jobs;               /* grouped by job; NULL when out of memory */
+    size_t job_columns;                           /* --chart-width */
+    uint64_t clock_tolerance_ns;                  /* --clock-tolerance */
+    const char *settings;                         /* the options the summaries were made with ("" none) */
+};
+
 /* Groups s->members by job into s->job_set and points s->jobs at it (NULL
  * when out of memory); call once all members are filled. */
 void cmt_report_set_group_jobs(struct cmt_report_set *s);

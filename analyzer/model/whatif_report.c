@@ -151,14 +151,30 @@ static const char *reason_none(const struct cmt_analysis *a, struct cmt_frames *
     if (a->model.has_allocator && a->model.allocator.state != 0)
         snprintf(buf, len, "whatif needs PyTorch's block layer (its tensors inside the cache's segments), and the "
                            "shim could not record it for this run: a NOTE of the report says why");
+    else if (a->model.has_allocator && a->blocks && a->blocks->seen)
+        snprintf(buf, len, "PyTorch's block layer was on but recorded no tensor request to replay (it attaches at the "
+                           "cache's first segment: a run that failed at its first request leaves none)");
     else if (segments)
         snprintf(buf, len, "whatif needs PyTorch's block layer (its tensors inside the cache's segments): this trace "
                            "has the cache's segments only (recorded with CUMEMTRACE_BLOCKS=0, or by a shim before "
-                           "the block layer); record the program again with cumemtrace run");
+                           "the block layer); record the program again with cumemtrace run, CUMEMTRACE_BLOCKS unset "
+                           "(the block layer is on by default for PyTorch 2.11)");
     else
         snprintf(buf, len, "whatif needs PyTorch's block layer: this trace has none, and no allocation PyTorch made "
-                           "with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1) to replay instead");
+                           "with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1) to replay instead; it replays "
+                           "PyTorch's caching allocator only, so a program's own cudaMalloc calls have nothing to "
+                           "replay; a PyTorch program recorded with cumemtrace run has the block layer by default");
     return buf;
+}
+
+bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames)
+{
+    if (a->model.has_allocator)
+        return true;
+    for (size_t i = 0; frames && i < a->replay.n_active; i++)
+        if (cmt_cache_of(frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
+            return true;
+    return false;
 }
 
 int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_analysis *a, const struct cmt_whatif *w,
@@ -178,6 +194,7 @@ int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_anal
         return 0;
     }
     out->source = w->source == CMT_WHATIF_BLOCKS ? "blocks" : "uncached";
+    out->assumes = w->source == CMT_WHATIF_UNCACHED ? CMT_WHATIF_UNCACHED_ASSUMES : NULL;
     out->settings_known = w->recorded_known;
     out->settings_inferred = w->recorded_inferred;
     out->settings_unparsed = w->recorded_unparsed;

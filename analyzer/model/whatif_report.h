@@ -85,7 +85,10 @@ struct cmt_whatif_device_view {
 struct cmt_whatif_report {
     const char *path;
     const char *source;          /* "blocks", "uncached", "none" */
-    char reason[CMT_WHATIF_TEXT]; /* source "none": why nothing was replayed */
+    char reason[CMT_WHATIF_TEXT]; /* source "none": why nothing was replayed, and how to record what it needs */
+    /* source "uncached": what replaying cudaMalloc/cudaFree calls as tensor
+     * requests assumes; NULL otherwise */
+    const char *assumes;
     const char *version;         /* PyTorch's, "" unknown */
     /* the recorded settings */
     bool settings_known, settings_inferred, settings_unparsed;
@@ -102,12 +105,25 @@ struct cmt_whatif_report {
     const char *class_name[CMT_TA_CLASS_COUNT];
 };
 
+/* What the replay of a cache-off trace assumes (source "uncached"). */
+#define CMT_WHATIF_UNCACHED_ASSUMES                                                                                    \
+    "each cudaMalloc PyTorch made for a tensor is that tensor's request, of the bytes it asked (with the cache off "   \
+    "PyTorch asks cudaMalloc for the tensor's own size), and each cudaFree its release, done at once (with the cache " \
+    "off PyTorch frees at once); every request on one stream (a cudaMalloc names none, so a program on several "      \
+    "streams would keep a pool per stream and reserve more); the program asks for the same tensors in the same "     \
+    "order with its cache on; PyTorch's tensors are told from its other allocations by their stacks"
+
 /* Builds the view of a->whatif (NULL in a: source "none" with the reason).
  * frames name the failures' sites, phases (may be NULL) their phases.
  * Returns 0, or -1 when out of memory. */
 int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_analysis *a, const struct cmt_whatif *w,
                             struct cmt_frames *frames, const struct cmt_phases_view *phases);
 void cmt_whatif_report_free(struct cmt_whatif_report *x);
+
+/* The trace shows PyTorch's caching allocator (its ALLOCATOR record, or
+ * segments made by libc10_cuda.so): where the report says why nothing was
+ * replayed when it has no block layer. */
+bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames);
 
 /* The candidates `--compare` and the report try: the defaults, expandable
  * segments, max_split_size_mb 128 and 512, roundup_power2_divisions 4,

@@ -170,6 +170,8 @@ static void on_free(struct uncached_pass *p, const struct cmt_event_in *e)
         return;
     d->recorded_reserved -= d->recorded_reserved < size ? d->recorded_reserved : size;
     refresh(p, d, e->ts);
+    /* with the cache off PyTorch frees at once: the release asked and done */
+    cmt_whatif_release(p->w, d, e->addr, e->ts);
     cmt_whatif_complete(p->w, d, e->addr, e->ts);
 }
 
@@ -199,15 +201,25 @@ static uint8_t *tensor_stacks(const struct cmt_analysis *a, struct cmt_frames *f
     if (!t)
         return NULL;
     const struct cmt_replay *r = &a->replay;
+    bool cache_on = false;
     for (size_t i = 0; i < r->n_active; i++) {
         uint32_t s = r->active_sites[i];
         if (s >= *n || r->sites[s].kind != CMT_KIND_DEVICE)
             continue;
-        if (cmt_holder_of(frames, s) == CMT_HOLDER_PYTORCH && cmt_cache_of(frames, s) == CMT_HOLDER_OTHER) {
+        enum cmt_holder cache = cmt_cache_of(frames, s);
+        if (cache == CMT_HOLDER_PYTORCH)
+            cache_on = true;
+        else if (cache == CMT_HOLDER_OTHER && cmt_holder_of(frames, s) == CMT_HOLDER_PYTORCH) {
             t[s] = 1;
             *any = true;
         }
     }
+    /* a segment of PyTorch's cache says the cache was on: its tensors are
+     * inside segments the trace does not open (no block layer), and
+     * replaying the few allocations that went around it would answer
+     * another question */
+    if (cache_on)
+        *any = false;
     return t;
 }
 

@@ -1020,6 +1020,11 @@ static int meta_dispatch(struct cmt_reader *r, uint8_t type, struct payload *b)
         e.flags = pl_varint(b);
         e.claimed_end = pl_varint(b);
         e.chunks = pl_varint(b);
+        e.exit_status = -1;
+        if (b->p < b->end) { /* the exit status + 1, 0 unknown: a trailing field, absent before */
+            uint64_t st = pl_varint(b);
+            e.exit_status = st >= 1 && st <= 256 ? (int32_t)(st - 1) : -1;
+        }
         if (b->bad)
             return -1;
         r->end_seen = true;

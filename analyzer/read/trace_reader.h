@@ -71,6 +71,7 @@ struct cmt_end_in {
     uint64_t flags;       /* the header's final flags */
     uint64_t claimed_end; /* the header's final claimed_end */
     uint64_t chunks;      /* chunks claimed, padding excluded */
+    int32_t exit_status;  /* what the process gave exit() (0..255); -1 unknown (not recorded) */
 };
 
 struct cmt_note_in {

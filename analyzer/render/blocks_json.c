@@ -152,6 +152,8 @@ void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j)
             cmt_json_bool(j, o->expandable_would_serve);
             cmt_json_key(j, "explanation");
             cmt_json_string(j, o->sentence);
+            cmt_json_key(j, "replayed");
+            cmt_oom_replay_render_json(j, &o->replay, o->verdict != CMT_BL_VERDICT_FRAGMENTATION);
             cmt_json_key(j, "stack");
             cmt_json_uint(j, o->stack);
             cmt_report_json_frames(r, j, o->stack);

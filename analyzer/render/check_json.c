@@ -201,8 +201,12 @@ static void json_limits(const struct cmt_check *c, struct cmt_json *j)
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
-    cmt_json_key(j, "no_failed_allocations");
-    cmt_json_bool(j, o->no_failed_allocations);
+    cmt_json_key(j, "failed_allocations");
+    cmt_json_string(j, o->failed_allocations == CMT_FAILED_ALL    ? "all"
+                       : o->failed_allocations == CMT_FAILED_NONE ? "none"
+                                                                  : "fatal");
+    cmt_json_key(j, "no_failed_allocations"); /* deprecated: true when "all" (--no-failed-allocations) */
+    cmt_json_bool(j, o->failed_allocations == CMT_FAILED_ALL);
     cmt_json_key(j, "baselines");
     cmt_json_begin_array(j);
     for (size_t i = 0; i < o->n_baselines; i++)

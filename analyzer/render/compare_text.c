@@ -12,22 +12,32 @@
 void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE *out)
 {
     char label[64], b1[32], b2[32], b3[32];
+    /* The process and host columns as wide as their longest entry: a long
+     * program name pushed every column after it out of line. */
+    int wp = 16, wh = 10;
+    for (size_t i = 0; i < n; i++) {
+        cmt_summary_label(&s[i], label, sizeof label);
+        int lp = (int)strlen(cmt_esc(label)), lh = (int)strlen(cmt_esc(s[i].hostname));
+        wp = lp > wp ? lp : wp;
+        if (s[i].analysed)
+            wh = lh > wh ? (lh < 32 ? lh : 32) : wh;
+    }
     fprintf(out, "\nComparison of %zu processes\n", n);
-    fprintf(out, "  %-16s %-10s %6s %10s %9s %12s %20s %7s %6s %10s\n", "process", "host", "device", "peak",
+    fprintf(out, "  %-*s %-*s %6s %10s %9s %12s %20s %7s %6s %10s\n", wp, "process", wh, "host", "device", "peak",
             "peak at", "live at end", "leaks", "growing", "failed", "events");
     for (size_t i = 0; i < n; i++) {
         const struct cmt_process_summary *p = &s[i];
         cmt_summary_label(p, label, sizeof label);
         if (!p->analysed) {
-            fprintf(out, "  %-16s not analysed: %s (%s)\n", cmt_esc(label), cmt_esc(p->error), cmt_esc(p->trace));
+            fprintf(out, "  %-*s not analysed: %s (%s)\n", wp, cmt_esc(label), cmt_esc(p->error), cmt_esc(p->trace));
             continue;
         }
         cmt_format_size(p->leak_bytes, b3, sizeof b3);
         char leaks[48];
         snprintf(leaks, sizeof leaks, "%s in %" PRIu64, b3, p->leak_count);
         if (p->n_devices == 0)
-            fprintf(out, "  %-16s %-10.10s %6s %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", cmt_esc(label),
-                    cmt_esc(p->hostname), "-", "-", "-", "-", leaks, p->growth_candidates, p->failed, p->events,
+            fprintf(out, "  %-*s %-*.*s %6s %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n", wp, cmt_esc(label),
+                    wh, wh, cmt_esc(p->hostname), "-", "-", "-", "-", leaks, p->growth_candidates, p->failed, p->events,
                     p->complete ? "" : "  (incomplete)");
         for (size_t d = 0; d < p->n_devices; d++) {
             cmt_format_size(p->devices[d].peak, b1, sizeof b1);
@@ -35,11 +45,11 @@ void cmt_compare_render_text(const struct cmt_process_summary *s, size_t n, FILE
             char at[32];
             cmt_format_duration(p->devices[d].peak_ns, at, sizeof at);
             if (d == 0)
-                fprintf(out, "  %-16s %-10.10s %6d %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n",
-                        cmt_esc(label), cmt_esc(p->hostname), p->devices[d].ordinal, b1, at, b2, leaks, p->growth_candidates, p->failed,
+                fprintf(out, "  %-*s %-*.*s %6d %10s %9s %12s %20s %7zu %6" PRIu64 " %10" PRIu64 "%s\n",
+                        wp, cmt_esc(label), wh, wh, cmt_esc(p->hostname), p->devices[d].ordinal, b1, at, b2, leaks, p->growth_candidates, p->failed,
                         p->events, p->complete ? "" : "  (incomplete)");
             else
-                fprintf(out, "  %-16s %-10s %6d %10s %9s %12s\n", "", "", p->devices[d].ordinal, b1, at, b2);
+                fprintf(out, "  %-*s %-*s %6d %10s %9s %12s\n", wp, "", wh, "", p->devices[d].ordinal, b1, at, b2);
         }
     }
     struct cmt_imbalance im;

@@ -81,6 +81,17 @@ static const char *verdict_words(enum cmt_verdict v)
     }
 }
 
+/* "; replayed (...): the recorded settings fail here as the run did; ..."
+ * after PyTorch's own verdict (oom_replay.h). */
+static void append_found(const struct cmt_oom_view *v, char *buf, size_t len)
+{
+    size_t at = strlen(buf);
+    if (!v->replay.on || at + 3 >= len)
+        return;
+    snprintf(buf + at, len - at, "; ");
+    cmt_oom_replay_found(&v->replay, buf + at + 2, len - at - 2);
+}
+
 void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
 {
     const struct cmt_oom_figures *f = &v->fig;
@@ -162,6 +173,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "%s reserved but unallocated and the device %s free, enough for the %s asked, but no free range "
                  "that large; its reserve counts as live memory in the device's figures (%s live)",
                  SZ(a, o->cache_free), SZ(b, o->device_free), SZ(c, o->rounded), SZ(d, f->live));
+        append_found(v, buf, len);
         break;
     }
     case CMT_VRULE_CACHE_FULL: {
@@ -172,6 +184,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
                  "does not fit",
                  SZ(a, o->at.allocated), SZ(b, o->cache_free), SZ(c, o->device_free), SZ(d, x->excess),
                  SZ(e, o->rounded));
+        append_found(v, buf, len);
         break;
     }
     default:
@@ -204,6 +217,8 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
         }
         /* PyTorch's block layer saw its cache nearly full of tensors:
          * neither expandable segments nor emptying the cache frees enough. */
+        if (v->cache_cannot_serve && cmt_oom_replay_remedy(&v->replay, true, buf, len))
+            return;
         if (v->cache_cannot_serve) {
             char a[32];
             snprintf(buf, len,
@@ -219,6 +234,8 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
                  extra);
         return;
     case CMT_VERDICT_FRAGMENTATION:
+        if (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED && cmt_oom_replay_remedy(&v->replay, false, buf, len))
+            return;
         if (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED) {
             snprintf(buf, len,
                      "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: segments then grow in place and the "
@@ -647,7 +664,8 @@ static void print_pools(const struct cmt_report *r, const struct cmt_forensics_r
     }
 }
 
-static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out)
+static void print_sample(const struct cmt_report *r, const char *what, const struct cmt_sample_point *s, FILE *out,
+                         const char *note)
 {
     char a[32], b[32], c[32], d[32], e[32];
     fprintf(out, "    %-11s %10s: %s in use of %s: this process's allocations %s", what, AT(r, s->ts),
@@ -655,32 +673,60 @@ static void print_sample(const struct cmt_report *r, const char *what, const str
     if (cmt_sample_pool_unused(s))
         fprintf(out, ", its pools' unused %s", SZ(e, cmt_sample_pool_unused(s)));
     if (cmt_sample_gap(s))
-        fprintf(out, ", not explained %s\n", SZ(d, cmt_sample_gap(s)));
+        fprintf(out, ", not explained %s%s\n", SZ(d, cmt_sample_gap(s)), note);
     else
-        fprintf(out, ": all explained\n");
+        fprintf(out, ": all explained%s\n", note);
+}
+
+static bool same_sample(const struct cmt_sample_point *a, const struct cmt_sample_point *b)
+{
+    return a->ts == b->ts && a->api == b->api && a->free == b->free && a->live == b->live;
 }
 
 static void print_unexplained(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
     if (!fr->samples)
         return;
+    int devices = 0, only = -1;
+    for (int d = 0; d < CMT_MAX_DEVICES; d++)
+        if (fr->devices[d] && fr->devices[d]->n_samples) {
+            devices++;
+            only = d;
+        }
     fprintf(out, "\nDevice memory in use that this process's allocations and pools do not explain (context, module "
-                 "images, libraries' own memory, other processes), from %" PRIu64 " device %s:\n",
+                 "images, libraries' own memory, other processes), from %" PRIu64 " device %s",
             fr->samples, cmt_plural(fr->samples, "sample", "samples"));
+    if (devices == 1)
+        fprintf(out, " of device %d", only);
+    fprintf(out, ":\n");
     for (int d = 0; d < CMT_MAX_DEVICES; d++) {
         const struct cmt_device_forensics *dev = fr->devices[d];
         if (!dev || !dev->n_samples)
             continue;
-        fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples, cmt_plural(dev->n_samples, "sample", "samples"));
-        print_sample(r, "first", &dev->first_sample, out);
+        if (devices > 1)
+            fprintf(out, "  device %d, %" PRIu64 " %s:\n", d, dev->n_samples,
+                    cmt_plural(dev->n_samples, "sample", "samples"));
         /* The gap's row only when some sample had one: a sample whose
          * memory is all explained is no gap, however large. */
-        if (cmt_sample_gap(&dev->max_gap_sample))
-            print_sample(r, "largest gap", &dev->max_gap_sample, out);
-        print_sample(r, dev->last_sample.api == CMT_API_SAMPLE_EXIT ? "at exit" : "last", &dev->last_sample, out);
-        if (full)
+        const struct cmt_sample_point *gap = cmt_sample_gap(&dev->max_gap_sample) ? &dev->max_gap_sample : NULL;
+        if (full && dev->sample_series.n) {
+            /* Every sample once, in time order, each named by why it was
+             * taken; the largest gap marked where it is. */
             for (size_t i = 0; i < dev->sample_series.n; i++)
-                print_sample(r, cmt_api_name(dev->samples[i].api) + 7, &dev->samples[i], out);
+                print_sample(r, cmt_api_name(dev->samples[i].api) + 7, &dev->samples[i], out,
+                             gap && same_sample(gap, &dev->samples[i]) ? " (the largest gap)" : "");
+            continue;
+        }
+        /* The first, the largest gap and the last, each sample once: a
+         * process with one sample showed it three times. */
+        const struct cmt_sample_point *last = &dev->last_sample;
+        const char *last_name = last->api == CMT_API_SAMPLE_EXIT ? "at exit" : "last";
+        bool gap_first = gap && same_sample(gap, &dev->first_sample), last_first = same_sample(last, &dev->first_sample);
+        print_sample(r, last_first ? "only" : "first", &dev->first_sample, out, gap_first ? " (the largest gap)" : "");
+        if (gap && !gap_first && !same_sample(gap, last))
+            print_sample(r, "largest gap", gap, out, "");
+        if (!last_first)
+            print_sample(r, last_name, last, out, gap && !gap_first && same_sample(gap, last) ? " (the largest gap)" : "");
     }
 }
 

@@ -2,6 +2,7 @@
 #ifndef CUMEMTRACE_ANALYZER_JOB_REPORT_H
 #define CUMEMTRACE_ANALYZER_JOB_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 struct cmt_job_render_options {
     size_t columns;
     uint64_t tolerance_ns;
+    bool from_summaries; /* no section per trace above the view */
 };
 
 void cmt_job_render_text(const struct cmt_job_set *s, const struct cmt_job_render_options *opt, FILE *out);

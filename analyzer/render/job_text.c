@@ -196,7 +196,7 @@ static void ipc(const struct cmt_job_set *s, const struct cmt_job *job, FILE *ou
     }
 }
 
-static void failures(const struct cmt_job_set *s, const struct cmt_job *job, FILE *out)
+static void failures(const struct cmt_job_set *s, const struct cmt_job *job, bool from_summaries, FILE *out)
 {
     for (size_t k = 0; k < job->n_members; k++) {
         const struct cmt_job_member *m = &s->members[job->members[k]];
@@ -204,8 +204,9 @@ static void failures(const struct cmt_job_set *s, const struct cmt_job *job, FIL
             continue;
         char sz[32];
         cmt_format_size(m->failed_first_size, sz, sizeof sz);
-        fprintf(out, "  failed:   rank %" PRId64 ": %" PRIu64 " failed allocation%s, the first of %s (its section "
-                     "above says why)\n", m->rank, m->failed, m->failed == 1 ? "" : "s", sz);
+        fprintf(out, "  failed:   rank %" PRId64 ": %" PRIu64 " failed allocation%s, the first of %s (%s says why)\n",
+                m->rank, m->failed, m->failed == 1 ? "" : "s", sz,
+                from_summaries ? "`cumemtrace report` on its trace" : "its section above");
     }
 }
 
@@ -246,7 +247,7 @@ void cmt_job_render_text(const struct cmt_job_set *s, const struct cmt_job_rende
         shared(s, job, out);
         peers(s, job, out);
         ipc(s, job, out);
-        failures(s, job, out);
+        failures(s, job, opt->from_summaries, out);
         chart(s, job, opt->columns, out);
     }
 }

@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "diff.h"
 #include "export_model.h"
+#include "forensics_report.h"
 #include "json_writer.h"
 #include "report.h"
 #include "report_set.h"
@@ -25,7 +26,8 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out);
 void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 /* The report as one JSON value inside a document being written. */
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
-/* The "frames" member of a call site (stack: canonical id), innermost first. */
+/* The "frames" member of a call site (stack: canonical id), innermost first,
+ * and its "site_frame" (frames_json.c). */
 void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
 /* One frame object of such a list; check's findings write the same one. */
 void cmt_json_frame(struct cmt_json *j, const struct cmt_frame *f);
@@ -43,17 +45,17 @@ void cmt_blocks_render_text(const struct cmt_report *r, FILE *out);
 void cmt_tensors_render_text(const struct cmt_report *r, FILE *out);
 void cmt_tensors_render_json(const struct cmt_report *r, struct cmt_json *j);
 void cmt_blocks_render_json(const struct cmt_report *r, struct cmt_json *j);
-/* A stack's display frames as text lines under indent (report_text.c). */
 /* Memory shared with other processes (ipc_text.c, ipc_json.c). */
 void cmt_ipc_render_text(const struct cmt_report *r, FILE *out);
 void cmt_ipc_render_text_leaks(const struct cmt_report *r, FILE *out);
 void cmt_ipc_render_json(const struct cmt_report *r, struct cmt_json *j);
+/* A stack's display frames as text lines under indent (frames_text.c). */
 void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent);
 /* "suppressed by default.supp:18 (cuBLAS handle state)": suppression is
  * index + 1 into r->suppressions; the pattern stands in for a reason the
- * file does not give (report_text.c). */
+ * file does not give (frames_text.c). */
 void cmt_report_suppression_label(const struct cmt_report *r, uint32_t suppression, char *buf, size_t len);
-/* The "suppression" member of a suppressed site (report_json.c). */
+/* The "suppression" member of a suppressed site (frames_json.c). */
 void cmt_report_json_suppression(const struct cmt_report *r, struct cmt_json *j, uint32_t suppression);
 
 /* Several traces (report_set_text.c, report_set_json.c). */
@@ -69,6 +71,15 @@ void cmt_compare_render_json(const struct cmt_process_summary *s, size_t n, stru
 void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full);
 /* Adds the forensics keys to the JSON object being written. */
 void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, bool full);
+/* Plain words for a failure's verdict and what to try, for the text and the
+ * JSON alike (forensics_text.c). */
+void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len);
+void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len);
+
+/* A PyTorch failure's "replayed" member: null when the report replayed
+ * nothing on its device, else what the replay found (oom_replay_json.c). */
+struct cmt_oom_replay;
+void cmt_oom_replay_render_json(struct cmt_json *j, const struct cmt_oom_replay *p, bool capacity);
 
 /* The report's "Allocation calls", "Short-lived allocations" and "Device
  * memory by thread" sections (usage_text.c), and their JSON members
@@ -97,6 +108,10 @@ void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out);
 /* The one-file HTML report (html_report.c, docs/html.md). */
 void cmt_report_render_html(const struct cmt_report *r, FILE *out);
 void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out);
+/* The job view from summaries (summary_set.c, html_report.c). */
+void cmt_summary_set_render_text(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_json(const struct cmt_summary_set *s, FILE *out);
+void cmt_summary_set_render_html(const struct cmt_summary_set *s, FILE *out);
 
 /* `cumemtrace export` (perfetto.c, folded.c; docs/export.md). */
 void cmt_perfetto_render(const struct cmt_perfetto_model *m, FILE *out);

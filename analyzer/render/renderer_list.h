@@ -25,3 +25,6 @@ RENDERER(CMT_VIEW_PERFETTO, "perfetto", cmt_perfetto_render, struct cmt_perfetto
 RENDERER(CMT_VIEW_FOLDED, "folded", cmt_folded_render, struct cmt_folded_model)
 RENDERER(CMT_VIEW_TOP, "text", cmt_top_render_text, struct cmt_top_snapshot)
 RENDERER(CMT_VIEW_TOP, "json", cmt_top_render_json, struct cmt_top_snapshot)
+RENDERER(CMT_VIEW_JOB, "text", cmt_summary_set_render_text, struct cmt_summary_set)
+RENDERER(CMT_VIEW_JOB, "json", cmt_summary_set_render_json, struct cmt_summary_set)
+RENDERER(CMT_VIEW_JOB, "html", cmt_summary_set_render_html, struct cmt_summary_set)

@@ -22,25 +22,7 @@
 
 static void print_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
 {
-    const struct cmt_stack_frames *sf = cmt_frames_get(r->frames, stack);
-    if (sf->n == 0) {
-        fprintf(out, "%s(no stack recorded)\n", indent);
-        return;
-    }
-    size_t limit = r->opt->max_frames && r->opt->max_frames < sf->n ? r->opt->max_frames : sf->n;
-    char buf[1024];
-    for (size_t i = 0; i < limit; i++) {
-        cmt_frame_describe(&sf->frames[i], buf, sizeof buf);
-        fprintf(out, "%s%s\n", indent, cmt_esc(buf));
-    }
-    if (limit < sf->n)
-        fprintf(out, "%s... %zu more %s (--max-frames 0 shows all)\n", indent, sf->n - limit,
-                cmt_plural(sf->n - limit, "frame", "frames"));
-}
-
-void cmt_render_text_frames(const struct cmt_report *r, FILE *out, uint64_t stack, const char *indent)
-{
-    print_frames(r, out, stack, indent);
+    cmt_render_text_frames(r, out, stack, indent);
 }
 
 /* Who the process was in a job of several (the JOB record). */
@@ -108,7 +90,10 @@ static void print_header(const struct cmt_report *r, FILE *out)
                       : t->in_progress              ? "still being written (the process is running)"
                       : clean                       ? "process exited normally"
                                                     : "process did not exit normally";
-    fprintf(out, "  recorded: %s, %s, %s\n", when, dur, how);
+    char status[48] = "";
+    if (clean && r->exit_status >= 0 && !strcmp(how, "process exited normally"))
+        snprintf(status, sizeof status, " with status %d", (int)r->exit_status);
+    fprintf(out, "  recorded: %s, %s, %s%s\n", when, dur, how, status);
     fprintf(out, "  events:   %" PRIu64, t->events);
     bool first = true;
     for (unsigned api = 1; api < 256; api++) {
@@ -489,10 +474,22 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
 {
     char b1[64];
     size_t *twins = CMT_TWINS_FIND(r, r->leaks, r->n_leaks);
+    /* --top rows of the group, then what the others add up to: a trace of
+     * millions of events had a leaks section of 21,000 lines (issue 33);
+     * the JSON and check list every one. */
+    size_t shown = 0, rest = 0;
+    uint64_t rest_bytes = 0, rest_count = 0;
     for (size_t i = 0; i < r->n_leaks; i++) {
         const struct cmt_site_row *s = &r->leaks[i];
         if (leak_group_of(s) != group)
             continue;
+        if (shown == r->opt->top) {
+            rest++;
+            rest_bytes += s->bytes;
+            rest_count += s->count;
+            continue;
+        }
+        shown++;
         const char *one = "allocation", *many = "allocations";
         if (s->kind == CMT_KIND_VMM_RESERVE)
             one = "reserved range", many = "reserved ranges";
@@ -519,6 +516,11 @@ static void print_leak_rows(const struct cmt_report *r, FILE *out, enum leak_gro
         CMT_PRINT_TWIN_NOTE(r, out, twins, r->leaks, i, "        ");
     }
     free(twins);
+    if (rest)
+        fprintf(out, "    ... %zu more call %s: %s in %" PRIu64 " %s (--top N lists more; the JSON and check list "
+                     "every one)\n",
+                rest, cmt_plural(rest, "site", "sites"), cmt_size_exact_str(rest_bytes, b1, sizeof b1), rest_count,
+                cmt_plural(rest_count, "allocation", "allocations"));
 }
 
 /* What caching allocators held at exit: their cache, not leaks (unless
@@ -562,19 +564,6 @@ static void print_held(const struct cmt_report *r, FILE *out)
             print_frames(r, out, s->stack, "        ");
         }
     }
-}
-
-void cmt_report_suppression_label(const struct cmt_report *r, uint32_t suppression, char *buf, size_t len)
-{
-    if (suppression == 0 || suppression > r->n_suppressions) {
-        snprintf(buf, len, "suppressed");
-        return;
-    }
-    const struct cmt_report_suppression *x = &r->suppressions[suppression - 1];
-    if (x->reason && x->reason[0])
-        snprintf(buf, len, "suppressed by %s:%u (%s)", x->source, x->line, x->reason);
-    else
-        snprintf(buf, len, "suppressed by %s:%u (leak:%s)", x->source, x->line, x->pattern);
 }
 
 /* What was live at exit but a suppression matched (check's, applied the
@@ -641,8 +630,13 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     }
     if (r->leak_once_count) {
+        /* With --at the run went on: "never freed" is unknown there. */
+        char when[48] = "";
+        if (r->at)
+            snprintf(when, sizeof when, " by %s", at);
         fprintf(out, "  allocated once (the call site allocated a single time%s): %s in %" PRIu64 " %s\n",
-                r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
+                r->at                                         ? when
+                : r->trace.live_basis == CMT_LIVE_AT_CUT        ? " before the cut"
                 : r->trace.live_basis == CMT_LIVE_IN_PROGRESS ? " so far"
                                                               : ": start-up buffers, never freed",
                 cmt_size_exact_str(r->leak_once_bytes, b1, sizeof b1), r->leak_once_count,

@@ -115,6 +115,12 @@ void cmt_print_twin_note(const struct cmt_report *r, FILE *out, uint64_t mine, u
     size_t k = 0;
     while (k < a->n && k < b->n && frame_cmp(&a->frames[k], &b->frames[k]) == 0)
         k++;
+    /* Where the stacks part is on screen (within the frames each row
+     * shows), the rows read apart already: a note under every row of a
+     * Python report whose sites share a helper said it again and again. */
+    size_t shown = r->opt->max_frames ? r->opt->max_frames : SIZE_MAX;
+    if (k < shown && (k < a->n || k < b->n))
+        return;
     char name[1024], fa[1024];
     cmt_frame_describe(sa, name, sizeof name);
     if (k < a->n) {

@@ -57,8 +57,14 @@ static void print_calls(const struct cmt_report *r, FILE *out)
         return;
     size_t n = rows_shown(r, repeated);
     char a[32];
-    fprintf(out, "\nMost allocation calls (calls cost time even where nothing leaks: cudaMalloc and cudaFree "
-                 "synchronize the device): %" PRIu64 " %s at %zu call %s",
+    /* What the calls cost depends on their API: stream-ordered ones are
+     * served by their pool without synchronizing the device. */
+    bool synchronous = false;
+    for (size_t i = 0; i < n; i++)
+        synchronous = synchronous || v->rows[i].kind != CMT_KIND_ASYNC;
+    fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s",
+            synchronous ? "calls cost time even where nothing leaks: cudaMalloc and cudaFree synchronize the device"
+                        : "stream-ordered: their pool serves them without synchronizing the device",
             v->calls, plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
     if (n < repeated)
         fprintf(out, "; the top %zu of the %zu that allocated more than once", n, repeated);
@@ -86,8 +92,9 @@ static void print_short_lived(const struct cmt_report *r, FILE *out)
         return;
     size_t n = rows_shown(r, v->n_short);
     char a[32], life[32];
-    fprintf(out, "\nShort-lived allocations (released by the thread that made them before it allocated anything "
-                 "else: a buffer a pool or a reused allocation could serve): %" PRIu64 " of %" PRIu64 " %s",
+    fprintf(out, "\nShort-lived allocations (released before their call site allocated again on the same thread: "
+                 "one buffer kept across the rounds, or a stream-ordered pool, could serve them): %" PRIu64 " of %"
+                 PRIu64 " %s",
             v->short_lived, v->calls, plural(v->calls, "allocation", "allocations"));
     if (n < v->n_short)
         fprintf(out, ", top %zu of %zu call sites", n, v->n_short);

@@ -183,6 +183,8 @@ void cmt_whatif_render_json_value(const struct cmt_whatif_report *w, struct cmt_
     cmt_json_string(j, w->source);
     cmt_json_key(j, "reason");
     cmt_json_string(j, w->reason[0] ? w->reason : NULL);
+    cmt_json_key(j, "assumes");
+    cmt_json_string(j, w->assumes);
     cmt_json_key(j, "pytorch_version");
     cmt_json_string(j, w->version && w->version[0] ? w->version : NULL);
     cmt_json_key(j, "recorded_settings");

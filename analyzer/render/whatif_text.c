@@ -199,6 +199,8 @@ void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
         fprintf(out, "PyTorch%s%s ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc per tensor): "
                      "with PyTorch's cache these requests would reserve as below\n",
                 v[0] ? " " : "", cmt_esc(v));
+    if (w->assumes)
+        fprintf(out, "assumes: %s\n", w->assumes);
     if (w->settings_known && w->settings_variable)
         fprintf(out, "recorded settings: %s=%s\n", w->settings_variable, cmt_esc(w->settings_text));
     else if (w->settings_known)
@@ -224,9 +226,15 @@ void cmt_whatif_render_text(const struct cmt_whatif_report *w, FILE *out)
 
 void cmt_whatif_render_section(const struct cmt_whatif_report *w, FILE *out)
 {
+    if (!strcmp(w->source, "none")) {
+        fprintf(out, "\nWhat if: nothing replayed\n  %s\n", w->reason);
+        return;
+    }
     const char *how = !strcmp(w->source, "uncached") ? "PyTorch ran with its cache off; its tensors replayed with it"
                                                      : "PyTorch's tensor requests replayed through its caching allocator";
     fprintf(out, "\nWhat if (%s; `cumemtrace whatif --compare` says more)\n", how);
+    if (w->assumes)
+        fprintf(out, "  with PyTorch's cache these requests would reserve as below; this assumes %s\n", w->assumes);
     for (size_t i = 0; i < w->n_devices; i++) {
         const struct cmt_whatif_device_view *d = &w->devices[i];
         fprintf(out, "  device %d:\n", d->ordinal);

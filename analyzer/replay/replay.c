@@ -820,6 +820,7 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
         return 0;
     }
     r->allocs++;
+    r->last_alloc_ts = e->ts;
     if (__builtin_expect(r->n_failure_watches != 0, 0))
         failure_followed(r, e);
     if (e->device >= 0)

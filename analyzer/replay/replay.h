@@ -267,6 +267,7 @@ struct cmt_replay {
     uint64_t reused_addresses; /* allocation at a still-live address: a release was missed */
     uint64_t bad_events;       /* unknown api, device out of range */
     uint64_t first_ts, last_ts;
+    uint64_t last_alloc_ts;    /* of the last successful allocation call (0: none) */
     uint64_t device_mask;      /* devices with events (bit d) */
     bool host_seen;
     struct cmt_failure failures[CMT_MAX_FAILURES_KEPT];

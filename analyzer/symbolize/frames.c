@@ -2,6 +2,7 @@
 #include "frames.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +357,22 @@ static int resolve_stack(struct cmt_frames *f, uint64_t id, bool fold, struct re
     /* Nothing of the user's and no operation: the framework's frames are
      * the best there is. */
     bool show_framework = !any_user && op < 0;
+    /* The frames the user reads of this stack (folded or not now: a stack
+     * resolved unfolded for a suppression is shown folded later) that lack
+     * a line: their modules' symbol problems matter (frame_fold.h). */
+    if (f->sym) {
+        const struct cmt_stack_def *st = NULL;
+        for (size_t i = 0; i < n_all; i++) {
+            const struct classified *c = &all[i];
+            bool read = f->full || c->category == CMT_FRAME_USER ||
+                        (show_framework && c->category == CMT_FRAME_FRAMEWORK);
+            if (!read || c->frame.file || c->python || (ptrdiff_t)i == op)
+                continue;
+            if (!st)
+                st = cmt_model_stack(f->model, id);
+            cmt_symbolizer_frame_shown(f->sym, &c->frame, st ? st->modules_known : 0);
+        }
+    }
     size_t n = 0;
     dst->site = SIZE_MAX;
     for (size_t i = 0; i < n_all; i++) {
@@ -657,4 +674,72 @@ void cmt_frame_describe(const struct cmt_frame *fr, char *buf, size_t len)
         snprintf(buf, len, "0x%" PRIx64 " in %s+0x%" PRIx64, fr->ip, mod, fr->module_offset);
     else
         snprintf(buf, len, "0x%" PRIx64, fr->ip);
+}
+
+struct key_buf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+};
+
+static void put(struct key_buf *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct key_buf *k, const char *fmt, ...)
+{
+    if (k->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(k->p + k->len, k->cap - k->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            k->failed = true;
+            return;
+        }
+        if ((size_t)n < k->cap - k->len) {
+            k->len += (size_t)n;
+            return;
+        }
+        size_t cap = (k->cap + (size_t)n) * 2;
+        char *more = realloc(k->p, cap);
+        if (!more) {
+            k->failed = true;
+            return;
+        }
+        k->p = more;
+        k->cap = cap;
+    }
+}
+
+/* One rule for "the same call site" in two runs (check --baseline, diff):
+ * what identifies a frame in both, not where it was built or loaded: the
+ * function, the source file's base name (two checkouts of one source differ
+ * in the directories only), the line, the module's base name; a frame
+ * without a name by its module and offset (addresses change from run to
+ * run, the offset in a module does not). */
+char *cmt_frames_site_identity(const struct cmt_stack_frames *sf, bool with_lines)
+{
+    struct key_buf k = {malloc(256), 0, 256, false};
+    if (!k.p)
+        return NULL;
+    k.p[0] = '\0';
+    for (size_t i = 0; i < sf->n; i++) {
+        const struct cmt_frame *f = &sf->frames[i];
+        const char *module = cmt_basename(f->module);
+        if (f->function) {
+            put(&k, "%s%s|%s|", i ? "\n" : "", f->function, cmt_basename(f->file));
+            if (with_lines)
+                put(&k, "%d", f->line);
+            put(&k, "|%s", module);
+        } else {
+            put(&k, "%s?|%s+0x%" PRIx64, i ? "\n" : "", module, f->module_offset);
+        }
+        if (f->inlined)
+            put(&k, "|inlined");
+    }
+    if (k.failed) {
+        free(k.p);
+        return NULL;
+    }
+    return k.p;
 }

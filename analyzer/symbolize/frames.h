@@ -88,6 +88,12 @@ size_t cmt_frames_warning_count(const struct cmt_frames *f);
 const char *cmt_frames_warning(const struct cmt_frames *f, size_t i);
 void cmt_frames_free(struct cmt_frames *f);
 
+/* What identifies a call site across runs and checkouts (check
+ * --baseline, diff): per frame shown, function, the file's base name, the
+ * line (with_lines), the module's base name; a frame without a name by
+ * module and offset. One line per frame. NULL when out of memory. */
+char *cmt_frames_site_identity(const struct cmt_stack_frames *sf, bool with_lines);
+
 /* "function (file:line)" / "0x1234 (module+0x10)" etc. into buf. */
 void cmt_frame_describe(const struct cmt_frame *fr, char *buf, size_t len);
 

@@ -269,6 +269,13 @@ struct module {
     const char *file;     /* interned: the file actually used */
     bool dwarf_checked;
     Dwarf *dw;            /* NULL: no DWARF */
+    bool no_dwarf;        /* loaded, without DWARF (module_check_dwarf) */
+    const char *dwarf_error; /* interned: libdwfl's reason */
+    /* Why its frames lack names or lines (file not found, build-id
+     * mismatch...): said only once a frame of it is shown without a line
+     * (cmt_symbolizer_frame_shown), and then once. */
+    const char *problem;  /* interned; NULL: none */
+    bool shown;
 
     bool syms_built;
     struct sym_index syms;
@@ -348,6 +355,7 @@ static char *xasprintf(const char *fmt, ...)
 #define MAX_WARNINGS 64
 
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warning_push(struct cmt_symbolizer *s, const char *w);
 static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
 {
     if (s->nwarnings == MAX_WARNINGS) {
@@ -364,8 +372,17 @@ static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
     bool is_new = false;
     const char *w = strtab_intern_len(&s->warnset, msg, (size_t)n, &is_new);
     free(msg);
-    if (!w || !is_new)
+    if (w && is_new)
+        warning_push(s, w);
+}
+
+/* w (interned) joins the list. */
+static void warning_push(struct cmt_symbolizer *s, const char *w)
+{
+    if (s->nwarnings == MAX_WARNINGS) {
+        s->warnings_dropped++;
         return;
+    }
     if (s->nwarnings == s->warncap) {
         size_t ncap = s->warncap ? s->warncap * 2 : 16;
         const char **nw = realloc(s->warnings, ncap * sizeof *nw);
@@ -375,6 +392,32 @@ static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
         s->warncap = ncap;
     }
     s->warnings[s->nwarnings++] = w;
+}
+
+static struct module *find_module(struct cmt_symbolizer *s, uint64_t pc, uint32_t known);
+
+/* A problem of module m, kept for when one of its frames is shown
+ * (cmt_symbolizer_frame_shown): a module whose frames every stack folds
+ * away (a wheel's libtorch, the interpreter, libc under a Python program)
+ * changes nothing the user reads, and a warning about it is noise. */
+static void module_warn(struct cmt_symbolizer *s, struct module *m, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void module_warn(struct cmt_symbolizer *s, struct module *m, const char *fmt, ...)
+{
+    if (m->problem)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    int n = vasprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    bool is_new = false;
+    m->problem = strtab_intern_len(&s->warnset, msg, (size_t)n, &is_new);
+    free(msg);
+    if (m->problem && m->shown)
+        warning_push(s, m->problem);
 }
 
 static void hex_id(const uint8_t *id, size_t len, char *out, size_t outsz)
@@ -676,24 +719,24 @@ static char *find_module_file(struct cmt_symbolizer *s, struct module *m)
         warnf(s, "module %s: %s has build-id %s, not the recorded %s; using %s instead",
               m->label, se.mismatch_path, se.mismatch_hex, want_hex, se.found);
     else if (!se.found && se.mismatch_path)
-        warnf(s, "module %s: build-id mismatch: %s has build-id %s, recorded %s; "
+        module_warn(s, m, "module %s: build-id mismatch: %s has build-id %s, recorded %s; "
               "no file with the recorded build-id found, showing module+offset only; --sysroot DIR or "
               "--debuginfo-path DIR finds the recorded one elsewhere",
               m->label, se.mismatch_path, se.mismatch_hex, want_hex);
     else if (!se.found && path[0] == '/' && special_file_kind(path))
-        warnf(s, "module %s: %s is %s, not a regular file: not opened, showing module+offset only; --sysroot DIR "
+        module_warn(s, m, "module %s: %s is %s, not a regular file: not opened, showing module+offset only; --sysroot DIR "
               "finds a copy elsewhere",
               m->label, path, special_file_kind(path));
     else if (!se.found && *path && path[0] != '/')
-        warnf(s, "module %s: recorded with a relative path, which is not looked up in the current directory; "
+        module_warn(s, m, "module %s: recorded with a relative path, which is not looked up in the current directory; "
               "showing module+offset only: --sysroot DIR looks it up under DIR, --debuginfo-path DIR by its name",
               m->label);
     else if (!se.found && idlen)
-        warnf(s, "module %s: file not found (build-id %s), showing module+offset only; --sysroot DIR or "
+        module_warn(s, m, "module %s: file not found (build-id %s), showing module+offset only; --sysroot DIR or "
               "--debuginfo-path DIR finds a copy elsewhere",
               m->label, want_hex);
     else if (!se.found)
-        warnf(s, "module %s: file not found, showing module+offset only; --sysroot DIR finds a copy elsewhere",
+        module_warn(s, m, "module %s: file not found, showing module+offset only; --sysroot DIR finds a copy elsewhere",
               m->label);
     free(se.mismatch_path);
     return se.found;
@@ -767,7 +810,7 @@ static void module_load(struct cmt_symbolizer *s, struct module *m)
     m->file = strtab_intern(&s->strings, file);
     Dwfl *dwfl = dwfl_begin(&s->callbacks);
     if (!dwfl) {
-        warnf(s, "module %s: %s: %s", m->label, file, dwfl_errmsg(-1));
+        module_warn(s, m, "module %s: %s: %s", m->label, file, dwfl_errmsg(-1));
         free(file);
         return;
     }
@@ -781,7 +824,7 @@ static void module_load(struct cmt_symbolizer *s, struct module *m)
     if (!dm) {
         if (fd >= 0)
             close(fd);
-        warnf(s, "module %s: cannot load %s: %s", m->label, file, fd < 0 ? "it is no longer a regular file"
+        module_warn(s, m, "module %s: cannot load %s: %s", m->label, file, fd < 0 ? "it is no longer a regular file"
                                                                          : dwfl_errmsg(-1));
         dwfl_end(dwfl);
         free(file);
@@ -807,6 +850,40 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
     m->dw = dwfl_module_getdwarf(m->dm, &bias);
     if (m->dw)
         return;
+    m->no_dwarf = true;
+    bool is_new;
+    m->dwarf_error = strtab_intern_len(&s->warnset, dwfl_errmsg(-1), strlen(dwfl_errmsg(-1)), &is_new);
+}
+
+/* Where a module's debug information would come from: a system library's
+ * from its distribution's debug package; a module inside a Python package
+ * (a pip wheel: libtorch, NVIDIA's libraries) from nowhere, since wheels
+ * ship none; anything else is the user's to build with -g. */
+enum dwarf_remedy { REMEDY_PACKAGE, REMEDY_NONE, REMEDY_BUILD };
+
+static enum dwarf_remedy dwarf_remedy_of(const struct module *m)
+{
+    const char *p = m->path ? m->path : "";
+    if (strstr(p, "/site-packages/") || strstr(p, "/dist-packages/"))
+        return REMEDY_NONE;
+    if (!strncmp(p, "/usr/", 5) || !strncmp(p, "/lib/", 5) || !strncmp(p, "/lib64/", 7) || !strncmp(p, "/bin/", 5))
+        return REMEDY_PACKAGE;
+    return REMEDY_BUILD;
+}
+
+static const char *const remedy_one[] = {
+    [REMEDY_PACKAGE] = "install its debug symbols (its -dbg or -dbgsym package) or give --debuginfo-path DIR "
+                       "where its debug file is",
+    [REMEDY_BUILD] = "build it with -g, or give --debuginfo-path DIR where its debug file is",
+};
+
+/* A module without DWARF one of whose frames is shown without a line, and
+ * whose debug information can be had: listed in the one warning of them. */
+static void nodwarf_add(struct cmt_symbolizer *s, struct module *m)
+{
+    enum dwarf_remedy remedy = dwarf_remedy_of(m);
+    if (remedy == REMEDY_NONE)
+        return;
     if (s->n_nodwarf == s->nodwarf_cap) {
         size_t ncap = s->nodwarf_cap ? s->nodwarf_cap * 2 : 8;
         struct module **n = realloc(s->nodwarf, ncap * sizeof *n);
@@ -817,10 +894,23 @@ static void module_check_dwarf(struct cmt_symbolizer *s, struct module *m)
     }
     s->nodwarf[s->n_nodwarf++] = m;
     if (s->n_nodwarf == 1)
-        s->nodwarf_first = xasprintf("module %s: no DWARF debug info for %s (%s), showing ELF symbols only; install "
-                                     "its debug symbols (a -dbg or -dbgsym package), build it with -g, or give "
-                                     "--debuginfo-path DIR where its debug file is",
-                                     m->label, m->file, dwfl_errmsg(-1));
+        s->nodwarf_first = xasprintf("module %s: no DWARF debug info for %s (%s): its frames shown have no file "
+                                     "and line; %s",
+                                     m->label, m->file, m->dwarf_error ? m->dwarf_error : "", remedy_one[remedy]);
+}
+
+void cmt_symbolizer_frame_shown(struct cmt_symbolizer *s, const struct cmt_frame *fr, uint32_t modules_known)
+{
+    if (!s || !fr || fr->ip == 0)
+        return;
+    struct module *m = find_module(s, fr->ip - 1, modules_known);
+    if (!m || m->shown)
+        return;
+    m->shown = true;
+    if (m->problem)
+        warning_push(s, m->problem);
+    if (m->no_dwarf)
+        nodwarf_add(s, m);
 }
 
 /* The one warning of the modules without DWARF: the first module's own
@@ -848,11 +938,19 @@ static const char *nodwarf_warning(struct cmt_symbolizer *s)
     char more[32] = "";
     if (shown < s->n_nodwarf)
         snprintf(more, sizeof more, " and %zu more", s->n_nodwarf - shown);
+    bool packages = true, builds = true;
+    for (size_t i = 0; i < s->n_nodwarf; i++) {
+        packages = packages && dwarf_remedy_of(s->nodwarf[i]) == REMEDY_PACKAGE;
+        builds = builds && dwarf_remedy_of(s->nodwarf[i]) == REMEDY_BUILD;
+    }
     snprintf(s->nodwarf_msg, sizeof s->nodwarf_msg,
-             "no DWARF debug info in %zu modules (%s%s), showing ELF symbols only, without files and lines; "
-             "install their debug symbols (-dbg or -dbgsym packages), build them with -g, or give "
-             "--debuginfo-path DIR where their debug files are",
-             s->n_nodwarf, names, more);
+             "no DWARF debug info in %zu modules (%s%s): their frames shown have no file and line; %s", s->n_nodwarf,
+             names, more,
+             packages ? "install their debug symbols (their -dbg or -dbgsym packages) or give --debuginfo-path DIR "
+                        "where their debug files are"
+             : builds ? "build them with -g, or give --debuginfo-path DIR where their debug files are"
+                      : "install the system libraries' debug symbols (-dbg or -dbgsym packages), build the others "
+                        "with -g, or give --debuginfo-path DIR where their debug files are");
     s->nodwarf_msg_n = s->n_nodwarf;
     return s->nodwarf_msg;
 }

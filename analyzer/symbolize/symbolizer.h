@@ -133,6 +133,14 @@ struct cmt_symbolizer_stats {
 };
 void cmt_symbolizer_get_stats(const struct cmt_symbolizer *s, struct cmt_symbolizer_stats *out);
 
+/* A frame resolve gave is shown to the user without a file and line: the
+ * problems of its module (file missing, build-id mismatch, no DWARF) are
+ * warned from now on. A module whose frames are all folded away, or shown
+ * with their lines, is never warned about; nor is a module without DWARF
+ * whose debug information cannot be had (one inside a Python package: pip
+ * wheels ship none). */
+void cmt_symbolizer_frame_shown(struct cmt_symbolizer *s, const struct cmt_frame *fr, uint32_t modules_known);
+
 /* Problems met (module file missing, build-id mismatch, no debug info). One
  * human-readable line each (no trailing newline), deduplicated, in order of
  * discovery. Strings valid until cmt_symbolizer_free. */

@@ -94,7 +94,7 @@ struct cmt_ta_allocator {
     struct cmt_ta_stats st;
 };
 
-/* Blocks (ta_allocator.c) */
+/* Blocks (ta_blocks.c) */
 uint32_t ta_block_new(struct cmt_ta_allocator *a, uint64_t addr, uint64_t size, uint64_t stream, uint16_t pool,
                       uint32_t es, uint8_t cls, bool mapped);
 void ta_block_delete(struct cmt_ta_allocator *a, uint32_t i);

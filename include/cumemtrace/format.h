@@ -447,7 +447,9 @@ enum cmt_meta_type {
     /* payload: varint ts, varint reason (enum cmt_end_reason),
      *          varint events_dropped, varint flags (the header's final
      *          flags), varint claimed_end (the header's final value),
-     *          varint chunks (chunks claimed, padding excluded). The last
+     *          varint chunks (chunks claimed, padding excluded),
+     *          varint exit status + 1 (0 unknown; a trailing field a
+     *          reader may find absent: traces of older shims). The last
      *          record of a trace whose process exited; the header's
      *          clean-exit flag is set just before it is written. */
     CMT_META_END = 9,

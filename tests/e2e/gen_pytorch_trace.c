@@ -61,7 +61,63 @@
  *
  * gen_pytorch_trace OUT.bin --oom-late: as --oom-capacity, but PyTorch's
  * OOM record comes at 2.6 ms, after the thread's next allocation (2.5 ms):
- * not the driver failures' own. */
+ * not the driver failures' own.
+ *
+ * gen_pytorch_trace OUT.bin --oom-stranded: a fragmented cache as PyTorch
+ * 2.11's defaults make it (every record is what its allocator does with
+ * these requests), on the same 80 GiB device with 1 GiB taken by the
+ * context (room for the cache: 79 GiB), no settings set:
+ *
+ *   1 ms   t1, t2, t3: 20 GiB each (model.py:30), a segment each (S1, S2,
+ *          S3: 60 GiB reserved)
+ *   1.3 ms t1 and t3 freed: both segments cached, unsplit
+ *   1.4 ms t4, t5: 1 GiB each (model.py:31), best fit: S1 (the lower of two
+ *          20 GiB blocks), then S1's 19 GiB rest; S1 split, 18 GiB free
+ *   1.6 ms t6: 19 GiB (model.py:31): S1's 18 GiB too small, S3 split, 1 GiB
+ *          free. Allocated 41 GiB, reserved 60 GiB: 19 GiB free in the cache,
+ *          none of it in an unsplit segment
+ *   2 ms   t7: 30 GiB (model.py:42): no cached block; cudaMalloc of 30 GiB
+ *          fails (19 GiB free on the device); nothing unsplit to release;
+ *          the retry fails; PyTorch's OOM record at 2.2 ms: the cache's
+ *          19 GiB and the device's 19 GiB would cover it (fragmentation)
+ *   3 ms   end.
+ * Replayed (test_pytorch.py's oom_block_stranded asserts each figure):
+ * the defaults and garbage_collection_threshold:0.6 (no memory fraction)
+ * fail at t7 as the run did; roundup_power2_divisions:4 rounds t6 to
+ * 20 GiB (S3 whole) and t7 to 32 GiB, and fails there too (42 + 32 GiB
+ * allocated, within 79 GiB: fragmentation); max_split_size_mb:128 and :512
+ * keep the 20 GiB blocks whole (t4, t5 get segments of their own, 62 GiB;
+ * t6 and t7 each release one cached 20 GiB segment first): no failure,
+ * reserved peak 71 GiB; expandable segments map t1-t3 in one range, t4,
+ * t5 at its start, t6 at t3's place; t7 grows the 1 GiB free at the end by
+ * 29 GiB in 20 MiB pages (1485 pages, 29700 MiB), which fits once the
+ * 18 GiB free at the start is unmapped (921 whole pages, 18420 MiB): no
+ * failure, reserved peak 60 GiB - 18420 MiB + 29700 MiB = 72720 MiB.
+ * --oom-stranded-twice: the same, and the program, having caught the error,
+ * asks for the 30 GiB again at 2.5 ms: it fails the same way (PyTorch's
+ * OOM record at 2.7 ms), a second failure the replay does not follow (each
+ * setting's first failure is all it keeps).
+ *
+ * gen_pytorch_trace OUT.bin --uncached: PyTorch with its cache off
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc and a cudaFree per
+ * tensor, NativeCachingAllocator calling cudaMalloc itself, no block layer)
+ * on the 80 GiB device, 1 GiB taken by the context:
+ *
+ *   1 ms   t1 6 MiB, t2 8 MiB, t3 20 MiB (model.py:42)
+ *   1.3 ms t1 freed; t4 4 MiB
+ *   1.5 ms 32 MiB by a C extension (ext_alloc, data.py:12): no tensor
+ *   2 ms   t5 79.5 GiB: cudaMalloc fails (with the cache off PyTorch
+ *          raises at once)
+ *   2.5 ms t2, t3, t4 freed; 3 ms end.
+ * With PyTorch's cache (test_whatif.py's uncached_built): t1 under 10 MiB
+ * takes a 20 MiB segment, t2 its rest (14 MiB: split, 6 MiB left), t3 a
+ * 20 MiB segment of its own: reserved 40 MiB, allocated 34 MiB (the
+ * tensors' own peak, 34 MiB, is the recorded reserve); t4 takes t1's freed
+ * 6 MiB (split); t5 runs out under every setting: the cache's room is
+ * 80 GiB less the context's 1 GiB and the extension's 32 MiB, and with
+ * 32 MiB of tensors allocated 79.5 GiB more is 576 MiB too many (capacity;
+ * roundup_power2_divisions:4 rounds it to 80 GiB: 1088 MiB too many).
+ * Expandable segments map 20 MiB pages: t1, t2, t3 in 40 MiB, the same. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -231,6 +287,66 @@ static void oom(bool fragments, bool late, uint32_t s_seg, uint32_t s_fail, uint
         fail("close");
 }
 
+/* --oom-stranded (the header comment). */
+static void oom_stranded(uint32_t s_big, uint32_t s_small, uint32_t s_fail, bool twice)
+{
+    const uint64_t S1 = 0x7f0000000000ull, S2 = 0x7f0600000000ull, S3 = 0x7f0c00000000ull;
+    const uint64_t total = 80 * GiB, free = 19 * GiB;
+    cmt_tb_allocator(b, START + MS / 2, CMT_FRAMEWORK_PYTORCH, "2.11.0+cu130", CMT_BLOCKS_ON, "native", NULL, NULL);
+    record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_START, MS / 2 + 1, 0, 0, 0, 0, total - GiB, total, 0);
+    const uint64_t seg[3] = {S1, S2, S3};
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t t = 1 * MS + i * 100;
+        record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, seg[i], 20 * GiB, s_big, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_SEGMENT_ALLOC, t + 10, seg[i], 20 * GiB, 0, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, t + 20, seg[i], 20 * GiB, s_big, 0, 0, 0, 0);
+    }
+    for (unsigned i = 0; i < 3; i += 2) {
+        uint64_t t = 1 * MS + 3 * MS / 10 + i * 100;
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_FREE_REQUESTED, t, seg[i], 20 * GiB, 0, 0, 0, 0, 0);
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_FREE_COMPLETED, t + 10, seg[i], 20 * GiB, 0, 0, 0, 0, 0);
+    }
+    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 4 * MS / 10, S1, 1 * GiB, s_small, 0, 0, 0, 0);
+    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 5 * MS / 10, S1 + GiB, 1 * GiB, s_small, 0, 0, 0, 0);
+    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 6 * MS / 10, S3, 19 * GiB, s_small, 0, 0, 0, 0);
+    for (unsigned n = 0; n < (twice ? 2u : 1u); n++) {
+        uint64_t at = 2 * MS + n * MS / 2;
+        for (unsigned k = 0; k < 2; k++) {
+            uint64_t t = at + k * MS / 10;
+            record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, 0, 30 * GiB, s_fail, 2, 0, 0, 0);
+            record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, t + 10, 0, 30 * GiB, 0, 0, free, total, 0);
+        }
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, at + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
+    }
+    cmt_tb_end(b, START + 3 * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
+/* --uncached (the header comment). */
+static void uncached(uint32_t s_tensor, uint32_t s_ext)
+{
+    const uint64_t total = 80 * GiB, base = 0x7f0000000000ull;
+    const uint64_t t1 = base, t2 = base + 0x2000000, t3 = base + 0x4000000, t4 = base + 0x6000000,
+                   ext = base + 0x8000000;
+    record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_START, MS / 2, 0, 0, 0, 0, total - GiB, total, 0);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS, t1, 6 * MiB, s_tensor);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS + MS / 10, t2, 8 * MiB, s_tensor);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS + 2 * MS / 10, t3, 20 * MiB, s_tensor);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 1 * MS + 3 * MS / 10, t1, 0, 0);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS + 4 * MS / 10, t4, 4 * MiB, s_tensor);
+    event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 1 * MS + 5 * MS / 10, ext, 32 * MiB, s_ext);
+    record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 2 * MS, 0, 79 * GiB + 512 * MiB, s_tensor, 2, 0, 0, 0);
+    record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, 2 * MS + 10, 0, 79 * GiB + 512 * MiB, 0, 0,
+           total - GiB - 64 * MiB, total, 0);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 2 * MS + MS / 2, t2, 0, 0);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 2 * MS + MS / 2 + 1, t3, 0, 0);
+    event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, 2 * MS + MS / 2 + 2, t4, 0, 0);
+    cmt_tb_end(b, START + 3 * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
 /* Segments made and released in a shuffled order (an LCG: the same trace
  * every run); the most live at once is summed here. */
 static void churn(uint32_t stack)
@@ -273,8 +389,10 @@ int main(int argc, char **argv)
 {
     if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache") ||
                                      !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
-                                     !strcmp(argv[2], "--oom-late")))) {
-        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | --oom-late]\n");
+                                     !strcmp(argv[2], "--oom-late") || !strcmp(argv[2], "--oom-stranded") ||
+                                     !strcmp(argv[2], "--oom-stranded-twice") || !strcmp(argv[2], "--uncached")))) {
+        fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | "
+                        "--oom-late | --oom-stranded | --oom-stranded-twice | --uncached]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -318,10 +436,14 @@ int main(int argc, char **argv)
         {ret(native_allocate), ret(empty_generic), ret(wrapper_cuda_addmm), ret(variable_type_addmm),
          ret(dispatcher_call), ret(ops_addmm_call), ret(thp_variable_addmm), ret(pybind_dispatcher),
          PYTHON_ABOVE(fwd42)},
+        {ret(alloc_block), ret(device_malloc), ret(native_allocate), ret(empty_generic), ret(wrapper_cuda_addmm),
+         ret(variable_type_addmm), ret(dispatcher_call), ret(ops_addmm_call), ret(thp_variable_addmm),
+         ret(pybind_dispatcher), PYTHON_ABOVE(fwd42)},
     };
     uint32_t s_fwd30 = cmt_tb_stack(b, forward_cached[0], 22);
     uint32_t s_fwd31 = cmt_tb_stack(b, forward_cached[1], 22);
     uint32_t s_uncached = cmt_tb_stack(b, forward_cached[2], 20);
+    uint32_t s_fwd42 = cmt_tb_stack(b, forward_cached[3], 22);
     uint64_t backward[] = {ret(alloc_block), ret(device_malloc), ret(native_allocate), ret(empty_generic),
                            ret(ops_mm_call), ret(addmm_backward_apply), ret(engine_evaluate_function),
                            ret(engine_thread_main)};
@@ -354,6 +476,14 @@ int main(int argc, char **argv)
     if (argc == 3 && (!strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
                       !strcmp(argv[2], "--oom-late"))) {
         oom(!strcmp(argv[2], "--oom-fragments"), !strcmp(argv[2], "--oom-late"), s_fwd30, s_fwd31, s_fwd30, s_scratch);
+        return 0;
+    }
+    if (argc == 3 && (!strcmp(argv[2], "--oom-stranded") || !strcmp(argv[2], "--oom-stranded-twice"))) {
+        oom_stranded(s_fwd30, s_fwd31, s_fwd42, !strcmp(argv[2], "--oom-stranded-twice"));
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[2], "--uncached")) {
+        uncached(s_uncached, s_ext);
         return 0;
     }
     if (argc == 3) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Checks the shim's line-table reader (preload/python_lines.c) against cases
+/* Checks the shim's line-table reader (preload/python/python_lines.c) against cases
  * read from stdin: a line "T HEX" sets the table, each following line
  * "FORMAT FIRST_LINE OFFSET EXPECTED" is a case on it. Prints the first
  * mismatches and how many cases were checked. test_python.py's line_tables

@@ -326,5 +326,101 @@ def test_live_at_exit_listed_once():
     check(leaks["by_kind"]["pinned-host"] > 0, "pinned buffers of the device cache's stacks are leaks")
 
 
+def test_diff_across_checkouts():
+    """The same source built in two directories (two checkouts, two CI
+    workspaces): diff matches each call site across them by function, file
+    name and line, the rule check --baseline uses, so nothing reads as "gone
+    from NEW" and "new in NEW" (issue 33 item 2)."""
+    d = tempfile.mkdtemp(prefix="cmt-e2e-")
+    try:
+        traces = []
+        for name in ("one", "two"):
+            src = os.path.join(d, name, "src")
+            os.makedirs(src)
+            shutil.copy2(os.path.join(SRC, "leak_peak.c"), src)
+            exe = os.path.join(d, name, "leak_peak")
+            p = subprocess.run(["cc", "-g", "-O0", "-fno-omit-frame-pointer", "-I", os.environ["CMT_CUDA_INCLUDE"],
+                                "-o", exe, os.path.join(src, "leak_peak.c"), "-L", cmtest.SIM_DIR, "-l:libcudart.so.13",
+                                f"-Wl,-rpath,{cmtest.SIM_DIR}"], capture_output=True, text=True, cwd=src)
+            eq(p.returncode, 0, p.stderr)
+            r = cmtest.run([exe])
+            eq(r.proc.returncode, 0, r.proc.stderr)
+            traces.append(r.trace)
+        diff = json.loads(cmtest.cli("diff", "--json", "--top", "0", *traces).stdout)
+        # leak_peak's five call sites, each matched with itself: none changed.
+        eq((diff["sites_total"], diff["sites"]), (5, []), "sites")
+        text = cmtest.cli("diff", *traces).stdout
+        check("gone from NEW" not in text and "new in NEW" not in text, text)
+        eq(cmtest.cli("check", "--baseline", traces[0], traces[1]).returncode, 0, "check --baseline agrees")
+    finally:
+        shutil.rmtree(d)
+
+
+def test_comparison_columns():
+    """The comparison of several traces keeps its columns under their
+    headings whatever the length of a process's name (issue 33 item 9):
+    "leak_peak (pid 12345)" is longer than the 16 characters the column had."""
+    runs = [cmtest.run([cmtest.program("leak_peak")]) for _ in range(2)]
+    for r in runs:
+        eq(r.proc.returncode, 0, r.proc.stderr)
+    text = cmtest.cli("report", "--chart-width", "0", *[r.trace for r in runs]).stdout
+    table = text[text.index("Comparison of 2 processes\n"):].splitlines()[1:4]
+    head = table[0]
+    for col in ("peak", "live at end", "events"):
+        end = head.index(" " + col + " " if col != "events" else " events") + len(col) + 1
+        for row in table[1:]:
+            check(row[end - 1] != " " and (end == len(row) or row[end] == " "), f"{col!r} column: {table}")
+    end = head.index(" peak ") + len(" peak")
+    eq([row[end - len("115.0 MiB"):end] for row in table[1:]], ["115.0 MiB"] * 2, f"the peaks under 'peak': {table}")
+    for r in runs:
+        cmtest.cleanup(r)
+
+
+def test_usage_heuristics():
+    """The usage views know their case or stay quiet (issue 33 item 6),
+    on tests/e2e/programs/usage_cases.c: two buffers of one loop with the
+    same lifetimes are short-lived alike (19 of 20 each: the last is never
+    judged); stream-ordered allocations are never short-lived, and their
+    calls are not said to synchronize the device; four threads each of one
+    fixed size are no size churn; a buffer made once and released at
+    teardown is not short-lived."""
+    def case(name):
+        r = cmtest.run([cmtest.program("usage_cases"), name])
+        eq(r.proc.returncode, 0, r.proc.stderr)
+        rep = cmtest.report(r.trace)
+        text = cmtest.cli("report", "--chart-width", "0", r.trace).stdout
+        cmtest.cleanup(r)
+        return rep, text
+
+    rep, text = case("pair")
+    eq(sorted((cmtest.first_function(s), s["calls"], s["short_lived"], s["short_lived_bytes"])
+              for s in rep["allocation_calls"]["sites"]),
+       [("alloc_a", 20, 19, 19 * MiB), ("alloc_b", 20, 19, 19 * MiB)], "a loop's two buffers alike")
+    rep, text = case("async")
+    eq((rep["allocation_calls"]["calls"], rep["allocation_calls"]["short_lived"]), (20, 0), "async: a pool serves them")
+    check("\nMost allocation calls (stream-ordered: their pool serves them without synchronizing the device): 20 calls "
+          "at 1 call site" in text and "Short-lived" not in text and "synchronize the device" not in text, text)
+    rep, text = case("threads")
+    eq(rep["churn"], [], "four fixed sizes are no churn")
+    check("Size churn" not in text and "round sizes" not in text, text)
+    rep, text = case("teardown")
+    eq((rep["allocation_calls"]["calls"], rep["allocation_calls"]["short_lived"]), (1, 0), "teardown")
+    check("Short-lived" not in text, text)
+
+
+def test_leaks_listed_up_to_top():
+    """The leaks' groups list --top call sites each, then what the others
+    add up to (issue 33 item 7: a 10-million-event trace's report had a
+    leaks section of 21,000 lines); the JSON lists every one."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    eq(r.proc.returncode, 0, r.proc.stderr)
+    text = cmtest.cli("report", "--chart-width", "0", "--top", "1", r.trace).stdout
+    check("\n    ... 1 more call site: 2.0 MiB (2097152 B) in 2 allocations (--top N lists more; the JSON and check list "
+          "every one)\n\nGrowing call sites" in text, text)
+    eq(text.count("(device, cudaMalloc)"), 2, "one row per group")
+    eq(len(cmtest.report(r.trace, "--top", "1")["leaks"]["sites"]), 3, "the JSON: every site")
+    cmtest.cleanup(r)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])

@@ -285,7 +285,11 @@ def test_h200_oom():
     the same failure, and no allocator setting is suggested, while the
     earlier 12.2 GiB failure, which the allocator's own release and retry
     served, keeps them (caching, R1). Read here, where neither PyTorch nor
-    the recorded modules exist: the same verdicts."""
+    the recorded modules exist: the same verdicts. The replay of the usual
+    settings fails there under each (roundup_power2_divisions:4 before
+    it): the tensors' peak must be 2991947776 B smaller (the 3276800000 B
+    asked less the cache's 557056 B and the device's 284295168 B free),
+    most of it the rest (134388645888 B, no steps marked)."""
     rep = cmtest.report(os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "blocks", "h200_train_mlp_oom.bin"))
     cases = rep["oom"]["cases"]
     eq([(c["verdict"], c["rule"], c["size"], c["allocator_retries"]) for c in cases],
@@ -296,9 +300,19 @@ def test_h200_oom():
     for c in cases[1:]:
         eq((c["allocator_oom"]["verdict"], c["allocator_oom"]["unallocated"],
             c["allocator_oom"]["expandable_segments_would_serve"]), ("capacity", 557056, False), "PyTorch's OOM record")
-        eq(c["what_to_try"], "PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so "
-           "no allocator setting frees enough: release or reuse what the call sites below hold before this point, "
-           "use smaller batches or tiles, or a GPU with more memory", "what to try")
+        eq(c["what_to_try"], "the tensors' peak must be 2.8 GiB (2991947776 B) smaller for this request to fit; the "
+           "rest hold most of it: 125.2 GiB at the tensors' peak, 90% of the device memory then: release the tensors "
+           "kept across steps or made outside them once used; no allocator setting serves it (all 6 replayed run "
+           "out): release or reuse what the call sites hold before this point, use smaller batches, or a GPU with "
+           "more memory", "what to try")
+        p = c["replayed"]
+        eq((p["reproduced"], p["short_by_bytes"], p["category"]["category"], p["category"]["bytes"], p["best"]),
+           (True, 2991947776, "other", 134388645888, None), "the replay")
+        eq([(x["label"], x["outcome"], x["verdict"]) for x in p["settings"]],
+           [("the defaults", "fails-here", "capacity"), ("expandable_segments:True", "fails-here", "capacity"),
+            ("max_split_size_mb:128", "fails-here", "capacity"), ("max_split_size_mb:512", "fails-here", "capacity"),
+            ("roundup_power2_divisions:4", "fails-before", "capacity"),
+            ("garbage_collection_threshold:0.6", "fails-here", "capacity")], "each setting")
 
 
 def test_unknown_version():

@@ -237,20 +237,62 @@ def test_peak_budget():
 # ---- failed allocations ------------------------------------------------------
 
 def test_failed_allocations():
+    """A failed allocation fails the check when the program did not survive
+    it (nothing allocated after it, and an exit status other than 0, or no
+    exit); one it caught is a note; --failed-allocations all|none."""
     d = Dir()
+    line = gate_line("cudaMalloc(&p, (size_t)1 << 40)")
+    where = stack(f"try_too_big at {REL}gate.c:{line}", f"run_action at {REL}gate.c:{gate_line('try_too_big();')}",
+                  f"main at {REL}gate.c:{gate_line('run_action(argv[i]);')}")
+    error = (f"{REL}gate.c:{line}: error: cudaMalloc of 1.0 TiB failed with cudaErrorMemoryAllocation (2) on "
+             "device 0: capacity (rule R4){fate} [failed-allocation]\n")
+    # Caught: the program exits with status 0 after it.
     t = trace_of(d, [GATE, "oom"], "oom")
     c = check_cmd(t)
-    eq(c.returncode, 0, "failures are not checked by default")
-    eq(c.stdout, f"{t}: note: 1 allocation call failed; not checked (--no-failed-allocations fails on them)\n"
-       + result("PASS", t, "gate oom", "no leaks; no device memory used"), "note")
-    c = check_cmd("--no-failed-allocations", t)
-    eq(c.returncode, 1, "--no-failed-allocations")
-    line = gate_line("cudaMalloc(&p, (size_t)1 << 40)")
-    eq(c.stdout, f"{REL}gate.c:{line}: error: cudaMalloc of 1.0 TiB failed with cudaErrorMemoryAllocation (2) on "
-       "device 0 [failed-allocation]\n"
-       + stack(f"try_too_big at {REL}gate.c:{line}", f"run_action at {REL}gate.c:{gate_line('try_too_big();')}",
-               f"main at {REL}gate.c:{gate_line('run_action(argv[i]);')}")
+    eq(c.returncode, 0, "a failure the program survived is not checked by default")
+    # the time of the failure, as the report's forensics give it
+    case = json.loads(cmtest.cli("report", "--format", "json", t).stdout)["oom"]["cases"][0]
+    eq((case["verdict"], case["rule"]), ("capacity", "R4"), "the report's verdict")
+
+    def verdict(trace):
+        when = next(x.split(" failed at ")[1].split(" with ")[0] for x in cmtest.cli("report", trace).stdout.splitlines()
+                    if " failed at " in x)
+        return (f"{trace}: note: the failure at {when} (cudaMalloc of 1.0 TiB on device 0): capacity (rule R4), the "
+                "verdict of the report's out-of-memory forensics (which says what to try)\n")
+    eq(c.stdout, verdict(t) + f"{t}: note: 1 allocation call failed and the program went on (it exited with status 0): "
+       "not checked (--failed-allocations all fails on them)\n"
+       + result("PASS", t, "gate oom", "no leaks; no device memory used"), "note: the report's verdict, then the count")
+    c = check_cmd("--failed-allocations", "all", t)
+    eq(c.returncode, 1, "--failed-allocations all")
+    eq(c.stdout, error.format(fate="") + where + verdict(t)
        + result("FAIL", t, "gate oom", "1 violation; no leaks; no device memory used"), "failure")
+    # The old name, documented before: the same, with a deprecation line.
+    c = check_cmd("--no-failed-allocations", t)
+    eq((c.returncode, c.stderr), (1, "cumemtrace: check: --no-failed-allocations is deprecated (it fails on every "
+                                     "failed allocation): use --failed-allocations all\n"), "deprecated")
+    # Caught and gone on: it allocated after the failure.
+    t = trace_of(d, [GATE, "oom", "leak:1"], "went_on")
+    c = check_cmd("--max-leak-bytes", "1MiB", t)
+    eq(c.returncode, 0, c.stdout)
+    check(f"{t}: note: 1 allocation call failed and the program went on (it allocated again after them): not "
+          "checked (--failed-allocations all fails on them)\n" in c.stdout, c.stdout)
+    # Not survived: nothing allocated after it, then exit(3) or a crash.
+    t = trace_of(d, [GATE, "oom", "exit:3"], "fatal", expect_status=3)
+    c = check_cmd(t)
+    eq(c.returncode, 1, "a failure the program did not survive fails by default")
+    eq(c.stdout, error.format(fate="; the program allocated nothing after it and exited with status 3") + where
+       + verdict(t) + result("FAIL", t, "gate oom exit:3", "1 violation; no leaks; no device memory used"), "fatal")
+    c = check_cmd("--failed-allocations", "none", t)
+    eq(c.returncode, 0, "--failed-allocations none")
+    check(f"{t}: note: 1 allocation call failed; not checked (--failed-allocations none)\n" in c.stdout, c.stdout)
+    t = trace_of(d, [GATE, "oom", "segv"], "crash", expect_status=-signal.SIGSEGV)
+    c = check_cmd(t)
+    eq(c.returncode, 1, "a crash after the failure")
+    check(error.format(fate="; the program allocated nothing after it and did not exit normally") in c.stdout,
+          c.stdout)
+    c = check_cmd("--failed-allocations", "some", t)
+    eq((c.returncode, c.stderr), (2, "cumemtrace: check: --failed-allocations takes fatal, all or none; got 'some'\n"),
+       "bad value")
     d.cleanup()
 
 
@@ -684,7 +726,7 @@ def test_formats():
     oom = trace_of(d, [GATE, "oom", "peak:3"], "oom")
     base = trace_of(d, [GATE, "clean"], "base")
     newer = trace_of(d, [GATE, "new:1"], "newer")
-    c = check_cmd("--format", "sarif", "--no-failed-allocations", "--max-peak", "2MiB", oom)
+    c = check_cmd("--format", "sarif", "--failed-allocations", "all", "--max-peak", "2MiB", oom)
     run = sarif_check(json.loads(c.stdout), 2)
     eq([(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in run["results"]],
        [("peak", gate_line("cudaMalloc(&p, (size_t)mib * MiB)")),
@@ -793,13 +835,57 @@ def test_unwritable_output():
        (2, "", f"cumemtrace: run: cannot write traces in {a_file}: it is not a directory; create it, or give -o a "
                "path in a writable directory with free space\n"), "not a directory")
     cmtest.check_catalogued(p.stderr)
-    if os.geteuid() != 0:  # root may write anywhere
-        ro = d("ro")
-        os.mkdir(ro, 0o555)
-        p = run(os.path.join(ro, "t.bin"), "--check")
-        eq((p.returncode, p.stdout), (2, ""), "unwritable directory")
-        check(f"cannot write traces in {ro}: it is not writable by this user" in p.stderr, p.stderr)
-        os.chmod(ro, 0o755)
+    # A directory this user may not write: root may write anywhere, so as
+    # root the run is made as nobody (the scratch directory opened to it).
+    ro = d("ro")
+    os.mkdir(ro, 0o555)
+    as_user = None
+    if os.geteuid() == 0:
+        os.chmod(d.path, 0o755)
+
+        def as_user():
+            os.setgid(65534)
+            os.setuid(65534)
+    probe = subprocess.run([cmtest.CLI, "version"], env=env, capture_output=True, text=True, timeout=120,
+                           preexec_fn=as_user)
+    if probe.returncode != 0:
+        print(f"skipped the unwritable directory: nobody cannot run {cmtest.CLI} ({probe.returncode})")
+    else:
+        p = subprocess.run([cmtest.CLI, "run", "-o", os.path.join(ro, "t.bin"), "--check", "--", *gate], env=env,
+                           capture_output=True, text=True, timeout=120, preexec_fn=as_user)
+        eq((p.returncode, p.stdout, p.stderr),
+           (2, "", f"cumemtrace: run: cannot write traces in {ro}: it is not writable by this user; create it, or "
+                   "give -o a path in a writable directory with free space\n"), "unwritable directory")
+    os.chmod(ro, 0o755)
+
+    # A read-only file system and a full one: small tmpfs mounts, where this
+    # user may mount (root with CAP_SYS_ADMIN, as on CI's machine).
+    mnt = d("mnt")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt], capture_output=True).returncode:
+        print("skipped the full and read-only file systems: cannot mount a tmpfs here")
+    else:
+        try:
+            fd = os.open(os.path.join(mnt, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                while os.write(fd, b"x" * 4096):
+                    pass
+            except OSError:
+                pass  # full
+            os.close(fd)
+            p = run(os.path.join(mnt, "t.bin"), "--check")
+            eq((p.returncode, p.stdout), (2, ""), f"full file system: {p.stderr}")
+            check(p.stderr.startswith(f"cumemtrace: run: cannot write traces in {mnt}: its file system is full ("),
+                  p.stderr)
+            cmtest.check_catalogued(p.stderr)
+            os.unlink(os.path.join(mnt, "filler"))
+            eq(subprocess.run(["mount", "-o", "remount,ro", mnt], capture_output=True).returncode, 0, "remount ro")
+            p = run(os.path.join(mnt, "t.bin"), "--check")
+            eq((p.returncode, p.stdout, p.stderr),
+               (2, "", f"cumemtrace: run: cannot write traces in {mnt}: it is on a read-only file system; create "
+                       "it, or give -o a path in a writable directory with free space\n"), "read-only file system")
+        finally:
+            subprocess.run(["umount", mnt], capture_output=True)
 
     # What only the shim knows. A directory the shim expands (%p) that does
     # not exist: the program runs, the shim cannot create the trace, the

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""End-to-end: the event clock (preload/clock.h). Traces recorded with
+"""End-to-end: the event clock (preload/platform/clock.h). Traces recorded with
 CUMEMTRACE_CLOCK=tsc and =monotonic hold the same events in the same order,
 every timestamp lies between the trace's start and its END record, and the
 writer's ordering guarantees hold straight from the bytes (clock_check.c:
@@ -250,7 +250,7 @@ def test_tsc_spares_clock_gettime():
     if cmtest.VALGRIND:
         # Under valgrind no rdtsc/clock_gettime pair is narrow enough to
         # anchor on: the clock is clock_gettime's for every event, by design
-        # (tests/unit/preload/test_clock.c, test_backoff, checks the back-off).
+        # (tests/unit/preload/platform/test_clock.c, test_backoff, checks the back-off).
         print("skipped under valgrind: the TSC clock cannot anchor there")
         return
     counter = os.path.join(os.path.dirname(cmtest.program("clock_check")), "libcount_clock.so")
@@ -277,7 +277,7 @@ def test_tsc_spares_clock_gettime():
           f"monotonic {counts['monotonic']}")
     check(counts["monotonic"] >= events, f"monotonic: one call per event at least ({counts})")
     # One re-anchor per millisecond the run took (its own trace says how
-    # long), each at most 4 calls (preload/clock.c, CMT_CLOCK_PAIR_TRIES),
+    # long), each at most 4 calls (preload/platform/clock.c, CMT_CLOCK_PAIR_TRIES),
     # plus the start-up and exit: counted against the run's own length, so
     # a slow run on a loaded machine is no failure (69 calls for a 33 ms run
     # on the 2-vCPU VM, 102 for 0.4 s).

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""End-to-end: the remembered current device (preload/device_cache.h) never
+"""End-to-end: the remembered current device (preload/device/device_cache.h) never
 changes an event's device.
 
 tests/e2e/programs/device_switch.c allocates on three simulated devices and

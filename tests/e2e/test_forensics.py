@@ -292,10 +292,10 @@ def test_waste_and_churn():
     eq([(cmtest.first_function(s), s["distinct_sizes"], s["allocations"], s["released"], s["min_size"],
          s["max_size"], s["pattern"]) for s in churn],
        [("churn_sizes", 40, 40, 40, MiB, 40 * MiB, "short-lived"),
-        ("fake_CUDACachingAllocator_malloc", 11, 12, 0, 3 * MiB, 31 * MiB, "kept"),
-        ("kept_sizes", 5, 5, 5, 2 * MiB, 10 * MiB, "kept")], "size churn ranking")
+        ("fake_CUDACachingAllocator_malloc", 11, 12, 0, 3 * MiB, 31 * MiB, "kept")],
+       "size churn ranking (kept_sizes's 5 sizes are a few classes already: not listed)")
     eq(churn[0]["at_least"], False, "exact count")
-    eq([(s["allocator"], s["call_paths"]) for s in churn], [("", 1), ("PyTorch", 2), ("", 1)],
+    eq([(s["allocator"], s["call_paths"]) for s in churn], [("", 1), ("PyTorch", 2)],
        "a caching allocator's callers are one row")
     check("expandable_segments:True" in churn[1]["what_to_try"], churn[1]["what_to_try"])
     # 3, 6, ..., 18 MiB and 6, 11, ..., 31 MiB: 6 MiB is asked by both callers, so 11 distinct sizes.

@@ -381,7 +381,10 @@ def test_oom_block_capacity():
     and expandable segments would not have served it. One failure, one
     verdict: PyTorch's record decides (R12, capacity, the cache's figures),
     its retry after releasing the cache is the same failure (not a second
-    case), and no allocator setting is suggested."""
+    case), and no allocator setting is suggested. The replay of the usual
+    settings says the same: each runs out there (capacity), the tensors'
+    peak must be 11 GiB less the cache's 544 KiB smaller (11810603008 B),
+    and "the rest" (no steps) holds them, 64426049536 B."""
     d, out = oom_trace("--oom-capacity")
     text, cases, html = oom_outputs(out)
     # The allocator's settings as the trace recorded them (format 2.4).
@@ -389,18 +392,32 @@ def test_oom_block_capacity():
     blocks = cmtest.report(out)["blocks"]
     eq((blocks["settings_known"], blocks["alloc_conf"], blocks["cuda_alloc_conf"]),
        (True, None, "garbage_collection_threshold:0.8"), "recorded settings")
-    remedy = ("PyTorch's cache then held only 544.0 KiB reserved but unallocated (its block layer), so no allocator "
-              "setting frees enough: " + CAPACITY_REMEDY)
+    remedy = ("the tensors' peak must be 11.0 GiB (11810603008 B) smaller for this request to fit; the rest hold most "
+              "of it: 60.0 GiB at the tensors' peak, 100% of the device memory then: release the tensors kept across "
+              "steps or made outside them once used; no allocator setting serves it (all 7 replayed run out): release "
+              "or reuse what the call sites hold before this point, use smaller batches, or a GPU with more memory")
     check("Out-of-memory forensics: 1 failure examined of 2 failed allocation calls" in text, text)
     check("    verdict: capacity (rule R12): capacity, by PyTorch's cache's own record of the failure (the block "
           "layer): its tensors held 60.0 GiB, it had 544.0 KiB reserved but unallocated and the device 19.0 GiB "
-          "free, 11.0 GiB short of the 30.0 GiB asked: the data does not fit\n" in text, text)
+          "free, 11.0 GiB short of the 30.0 GiB asked: the data does not fit; replayed (the recorded tensor requests "
+          "through PyTorch's allocator on the recorded device, room for its cache 79.0 GiB at the tightest): the "
+          "recorded settings (garbage_collection_threshold:0.8) fail here as the run did; the defaults, "
+          "expandable_segments:True, max_split_size_mb:128, max_split_size_mb:512, roundup_power2_divisions:4 and "
+          "garbage_collection_threshold:0.6 would not (capacity, each)\n" in text, text)
     eq(text.count("    what to try: " + remedy + "\n"), 1, "one case, the retry folded in")
     check("asked for the same size again: failed again, 1 time (PyTorch's own retry, the last at 2.1 ms: the same "
           "failure)" in text, text)
-    check("expandable_segments" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
+    check("PYTORCH_CUDA_ALLOC_CONF=expandable" not in section(text, "Out-of-memory forensics", "Fragmentation"), text)
     eq([(c["verdict"], c["rule"], c["time_ns"], c["what_to_try"], c["allocator_retries"]) for c in cases],
        [("capacity", "R12", 2000000, remedy, 1)], "JSON: one case")
+    p = cases[0]["replayed"]
+    eq((p["reproduced"], p["room_bytes"], p["short_by_bytes"], p["best"], p["category"]["category"],
+        p["category"]["bytes"]), (True, 79 * GiB, 11810603008, None, "other", 64426049536), "the replay")
+    eq({x["label"]: (x["outcome"], x["verdict"]) for x in p["settings"]},
+       {k: ("fails-here", "capacity") for k in ("garbage_collection_threshold:0.8", "the defaults",
+                                                "expandable_segments:True", "max_split_size_mb:128",
+                                                "max_split_size_mb:512", "roundup_power2_divisions:4",
+                                                "garbage_collection_threshold:0.6")}, "each setting")
     own = {"time_ns": 2200000, "verdict": "capacity", "unallocated": 544 * 1024,
            "expandable_segments_would_serve": False}
     eq([c["allocator_oom"] for c in cases], [own], "PyTorch's own OOM")
@@ -439,6 +456,79 @@ def test_oom_block_fragments():
     check("reserved but unallocated (its block layer)" not in html, "the HTML page")
     d.done()
 
+
+
+def test_oom_block_stranded():
+    """A cache fragmented as PyTorch's defaults fragment it (gen_pytorch_trace
+    --oom-stranded: its comment works out every figure): R11 by PyTorch's
+    record, and the replay of the usual settings says which would have
+    served the 30 GiB and with what reserve: max_split_size_mb:128 the
+    least (71 GiB), :512 the same, expandable segments 72720 MiB; the
+    defaults, roundup_power2_divisions:4 and garbage_collection_threshold:0.6
+    run out there. Text, JSON, HTML and check say the same."""
+    d, out = oom_trace("--oom-stranded")
+    text, cases, html = oom_outputs(out)
+    rounded = "no failure, reserved peak 71.0 GiB ({} B), +11.0 GiB against the recorded run"
+    remedy = ("set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128 (replayed: " + rounded.format(76235669504) +
+              "); it also fits under expandable_segments:True (replayed: " + rounded.format(76252446720) +
+              ") and max_split_size_mb:512 (replayed: " + rounded.format(76235669504) + ")")
+    found = ("replayed (the recorded tensor requests through PyTorch's allocator on the recorded device, room for its "
+             "cache 79.0 GiB at the tightest): the recorded settings (the defaults) fail here as the run did; "
+             "expandable_segments:True, max_split_size_mb:128 and max_split_size_mb:512 would have served it, "
+             "roundup_power2_divisions:4 and garbage_collection_threshold:0.6 would not (fragmentation, each)")
+    check("    verdict: fragmentation (rule R11): fragmentation inside PyTorch's cache (its own record of the "
+          "failure, the block layer): it held 19.0 GiB reserved but unallocated and the device 19.0 GiB free, "
+          "enough for the 30.0 GiB asked, but no free range that large; its reserve counts as live memory in the "
+          "device's figures (60.0 GiB live); " + found + "\n" in text, text)
+    check("    what to try: " + remedy + "\n" in text, text)
+    check("    out of memory at 2.2 ms asking 30.0 GiB (32212254720 B): reserved 60.0 GiB, allocated 41.0 GiB: "
+          "fragmentation inside the cache (19.0 GiB free in its segments, the largest free range 18.0 GiB, 30.0 GiB "
+          "asked); replayed: max_split_size_mb:128 would have served it (no failure, reserved peak 71.0 GiB "
+          "(76235669504 B)), and 2 other settings (expandable_segments:True, max_split_size_mb:512); "
+          "roundup_power2_divisions:4 and garbage_collection_threshold:0.6 would not (fragmentation, each)\n" in text,
+          text)
+    eq([(c["verdict"], c["rule"], c["what_to_try"], c["allocator_retries"]) for c in cases],
+       [("fragmentation", "R11", remedy, 1)], "JSON")
+    p = cases[0]["replayed"]
+    eq((p["reproduced"], p["best"], p["best_peak_reserved_bytes"], p["short_by_bytes"], p["category"], p["found"],
+        p["what_to_try"]), (True, "max_split_size_mb:128", 76235669504, None, None, found, remedy), "the replay")
+    eq([(x["label"], x["outcome"], x["peak_reserved_bytes"], x["verdict"]) for x in p["settings"]],
+       [("the defaults", "fails-here", 60 * GiB, "fragmentation"),
+        ("expandable_segments:True", "no-failure", 72720 * MiB, None),
+        ("max_split_size_mb:128", "no-failure", 71 * GiB, None),
+        ("max_split_size_mb:512", "no-failure", 71 * GiB, None),
+        ("roundup_power2_divisions:4", "fails-here", 60 * GiB, "fragmentation"),
+        ("garbage_collection_threshold:0.6", "fails-here", 60 * GiB, "fragmentation")], "each setting")
+    check(json.dumps(remedy)[1:-1] in html, "the HTML page's data")
+    # check: the same verdict and the same advice
+    p = cli_check(out)
+    check(f"note: the failure at 2.0 ms (cudaMalloc of 30.0 GiB on device 0): fragmentation (rule R11), the verdict "
+          f"of the report's out-of-memory forensics; {found}; what to try: {remedy}\n" in p.stdout, p.stdout)
+    p = cli_check(out, "--failed-allocations", "all")
+    # one failure: PyTorch's retry after releasing its cache is the same one
+    eq(re.findall(r"^(\S+): error: (.*) \[failed-allocation\]$", p.stdout, re.M),
+       [("/home/u/proj/model.py:42", "cudaMalloc of 30.0 GiB failed with cudaErrorMemoryAllocation (2) on device 0: "
+         "fragmentation (rule R11)")], "the finding")
+    js = json.loads(cli_check(out, "--format", "json").stdout)
+    check(any(n.startswith("the failure at 2.0 ms") and remedy in n for n in js["traces"][0]["notes"]),
+          js["traces"][0]["notes"])
+    d.done()
+
+
+def test_oom_block_stranded_twice():
+    """The stranded cache's 30 GiB asked again after the program caught the
+    error: PyTorch's second OOM record has no replay's facts (each setting's
+    first failure is all the replay keeps), so its sentence stays the block
+    layer's own; the first keeps them."""
+    d, out = oom_trace("--oom-stranded-twice")
+    rep = cmtest.report(out)
+    fails = rep["blocks"]["devices"][0]["failures"]
+    eq([(f["cache"]["ts_ns"], f["replayed"] is not None and f["replayed"]["best"]) for f in fails],
+       [(2200000, "max_split_size_mb:128"), (2700000, False)], "the replay's facts on the first failure only")
+    eq(fails[1]["explanation"], "reserved 60.0 GiB, allocated 41.0 GiB: fragmentation inside the cache (19.0 GiB free "
+       "in its segments, the largest free range 18.0 GiB, 30.0 GiB asked); expandable_segments:True would have "
+       "served it", "the second failure, as the block layer says it")
+    d.done()
 
 
 def test_oom_block_late():

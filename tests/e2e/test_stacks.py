@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""End-to-end: the stack cache (preload/stack_cache.c) never changes a stack.
+"""End-to-end: the stack cache (preload/stacks/stack_cache.c) never changes a stack.
 
 tests/e2e/programs/stack_shapes.c allocates from call paths made to trap a
 cache that is not exact: callers with identical frames reaching one leaf,

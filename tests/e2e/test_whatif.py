@@ -234,6 +234,78 @@ def test_uncached():
         cmtest.cleanup(r)
 
 
+ASSUMES = ("each cudaMalloc PyTorch made for a tensor is that tensor's request, of the bytes it asked (with the cache "
+           "off PyTorch asks cudaMalloc for the tensor's own size), and each cudaFree its release, done at once (with "
+           "the cache off PyTorch frees at once); every request on one stream (a cudaMalloc names none, so a program "
+           "on several streams would keep a pool per stream and reserve more); the program asks for the same tensors "
+           "in the same order with its cache on; PyTorch's tensors are told from its other allocations by their "
+           "stacks")
+PYTORCH_GEN = cmtest.program("gen_pytorch_trace")
+
+
+def pytorch_generated(*flags):
+    path = os.path.join(SCRATCH, "pt%s.bin" % "".join(flags).replace("-", "_"))
+    p = subprocess.run([PYTORCH_GEN, path, *flags], capture_output=True, text=True)
+    eq(p.returncode, 0, f"gen_pytorch_trace: {p.stderr}")
+    return path
+
+
+def test_uncached_built():
+    """gen_pytorch_trace --uncached (its comment works the figures out):
+    PyTorch with its cache off, tensors of 6, 8, 20 and 4 MiB and one of
+    79.5 GiB that failed, beside an extension's 32 MiB; with the cache:
+    40 MiB reserved, 34 MiB allocated, and the 79.5 GiB 576 MiB too many
+    under every setting. What the replay assumes is said in every format."""
+    path = pytorch_generated("--uncached")
+    w = whatif(path, "--compare")
+    eq((w["source"], w["assumes"], w["reason"]), ("uncached", ASSUMES, None), "source")
+    dev = w["devices"][0]
+    eq((dev["tensor_requests"], dev["tensor_releases"], dev["recorded_failures"], dev["recorded"]["peak_reserved_bytes"],
+        dev["recorded"]["peak_allocated_bytes"], dev["other_allocations_max_bytes"], dev["context_max_bytes"]),
+       (4, 4, 1, 34 * MiB, 34 * MiB, 32 * MiB, 1024 * MiB), "the recorded tensors and what was outside them")
+    for k, r in rows(dev).items():
+        f = r["first_failure"]
+        # roundup_power2_divisions:4 rounds 79.5 GiB up to 80 GiB (64, 80, 96, 112 GiB): 512 MiB more short
+        rounded = 80 * 1024 * MiB if k == "roundup_power2_divisions:4" else 79 * 1024 * MiB + 512 * MiB
+        eq((r["peak_reserved_bytes"], r["peak_allocated_bytes"], r["out_of_memory"], f["verdict"], f["requested_bytes"],
+            f["rounded_bytes"], f["short_by_bytes"], f["recorded_run_failed_it"], f["site"], f["room_bytes"]),
+           (40 * MiB, 34 * MiB, True, "capacity", 79 * 1024 * MiB + 512 * MiB, rounded,
+            576 * MiB + rounded - (79 * 1024 * MiB + 512 * MiB), True, "forward at /home/u/proj/model.py:42",
+            79 * 1024 * MiB - 32 * MiB), k or "the defaults")
+    eq(rows(dev)[""]["segments_made"], 2, "t1's 20 MiB segment (t2 in its rest), t3's own")
+    text = cmtest.cli("whatif", path).stdout
+    check("with PyTorch's cache these requests would reserve as below\nassumes: " + ASSUMES + "\n" in text, text)
+    check("capacity: the tensors' peak must be 576.0 MiB smaller to fit" in text, text)
+    rep = cmtest.report(path)
+    eq((rep["whatif"]["source"], rep["whatif"]["assumes"]), ("uncached", ASSUMES), "the report's JSON")
+    text = cmtest.cli("report", "--chart-width", "0", path).stdout
+    check("\nWhat if (PyTorch ran with its cache off; its tensors replayed with it; `cumemtrace whatif --compare` says "
+          "more)\n  with PyTorch's cache these requests would reserve as below; this assumes " + ASSUMES + "\n" in text,
+          text)
+    html = cmtest.cli("report", "--format", "html", path).stdout
+    check(json.dumps(ASSUMES)[1:-1] in html, "the HTML page's data")
+
+
+def test_segments_only():
+    """PyTorch's cache without the block layer (gen_pytorch_trace: segments
+    made through the cache, one allocation that went around it): nothing to
+    replay, and the report says so, and how to record what is needed,
+    rather than replaying the one allocation as a cache-off run."""
+    path = pytorch_generated()
+    reason = ("whatif needs PyTorch's block layer (its tensors inside the cache's segments): this trace has the "
+              "cache's segments only (recorded with CUMEMTRACE_BLOCKS=0, or by a shim before the block layer); "
+              "record the program again with cumemtrace run, CUMEMTRACE_BLOCKS unset (the block layer is on by "
+              "default for PyTorch 2.11)")
+    w = whatif(path)
+    eq((w["source"], w["reason"], w["devices"]), ("none", reason, []), "whatif")
+    eq((cmtest.report(path)["whatif"]["source"], cmtest.report(path)["whatif"]["reason"]), ("none", reason),
+       "the report's JSON")
+    text = cmtest.cli("report", "--chart-width", "0", path).stdout
+    check("\nWhat if: nothing replayed\n  " + reason + "\n" in text, text)
+    html = cmtest.cli("report", "--format", "html", path).stdout
+    check(json.dumps(reason)[1:-1] in html, "the HTML page's data")
+
+
 def test_report():
     """The report runs the candidates too (JSON "whatif", a text section);
     --no-whatif leaves them out."""
@@ -253,7 +325,11 @@ def test_needs_blocks():
     try:
         w = whatif(r.trace)
         eq((w["source"], w["devices"]), ("none", []), "nothing replayed")
-        check(w["reason"].startswith("whatif needs PyTorch's block layer: this trace has none"), w["reason"])
+        eq(w["reason"], "whatif needs PyTorch's block layer: this trace has none, and no allocation PyTorch made with "
+           "its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1) to replay instead; it replays PyTorch's caching "
+           "allocator only, so a program's own cudaMalloc calls have nothing to replay; a PyTorch program recorded "
+           "with cumemtrace run has the block layer by default", "the reason, and how to record what is needed")
+        check("What if" not in cmtest.cli("report", r.trace).stdout, "no section for a program of its own")
         eq(cmtest.report(r.trace)["whatif"], None, "no section in the report")
     finally:
         cmtest.cleanup(r)

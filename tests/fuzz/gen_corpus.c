@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Seed corpus for the trace fuzzer: real traces written by the writer library
- * (preload/trace_file.c, event_stream.c, meta_stream.c), covering every
+ * (preload/trace/trace_file.c, event_stream.c, meta_stream.c), covering every
  * record type, every API, every metadata type, several threads, a size limit,
  * a crash (no clean exit), a forked child, and cuts at every kind of place.
  *
@@ -262,7 +262,7 @@ static void meta_job(struct writer *w)
 static void meta_end(struct writer *w)
 {
     int reason = cmt_trace_stop_reason(&w->tf);
-    cmt_meta_close_trace(&w->tf, &w->meta, cmt_now_ns(), reason < 0 ? CMT_END_EXIT : (unsigned)reason);
+    cmt_meta_close_trace(&w->tf, &w->meta, cmt_now_ns(), reason < 0 ? CMT_END_EXIT : (unsigned)reason, 0);
 }
 
 /* A record type a newer writer might add: a reader must skip it. */

@@ -26,6 +26,8 @@ CASES = {
     "report_at.json": (["report", "--json", "--at", "1005ms", "mixed.bin"], 0),
     "report_full.txt": (["report", "--full-stacks", "--tree-min-percent", "5", "--chart-width", "0", "--top", "3",
                          "--max-frames", "1", "mixed.bin"], 0),
+    # two rows of one site frame whose stacks part beyond the frames shown: the note says where
+    "report_twins.txt": (["report", "--chart-width", "0", "--max-frames", "3", "--top", "3", "mixed.bin"], 0),
     "timeline.txt": (["timeline", "--chart-width", "40", "--chart-height", "5", "mixed.bin"], 0),
     "timeline.csv": (["timeline", "--csv", "--buckets", "16", "mixed.bin"], 0),
     "timeline.json": (["timeline", "--json", "--buckets", "8", "mixed.bin"], 0),

@@ -7,16 +7,19 @@
 // stack of a clicked flame-graph frame, and look like something.
 //
 // tests/data/blocks/h200_train_mlp.bin (a real H200 trace of PyTorch with
-// the block layer) must show its section "Inside PyTorch's cache".
+// the block layer) must show its section "Inside PyTorch's cache";
+// tests/data/tensors/h100_frag_oom.bin (an H100's fragmentation OOM) its
+// failure's advice from the replay of the usual settings.
 //
-//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE
+//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE EXPANDABLE LEAK FRAG_OOM
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace, fragOomTrace] =
+  process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -44,6 +47,11 @@ const fragHtml = path.join(dir, 'frag.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragHtml, path.join(dir, 'frag.bin')]);
 const jobHtml = path.join(dir, 'job.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', jobHtml, ...ranks]);
+// the job view from summaries (docs/html.md, "A job from summaries")
+const sumDir = path.join(dir, 'summaries');
+execFileSync(cumemtrace, ['summarize', '-o', sumDir, ...ranks]);
+const summaryHtml = path.join(dir, 'summaries.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', summaryHtml, sumDir]);
 const blocksHtml = path.join(dir, 'blocks.html');
 // a suppression of load_embeddings's 128 MiB (docs/report.md, "Suppressed")
 const supp = path.join(dir, 'app.supp');
@@ -56,6 +64,8 @@ execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, ex
 // an H100 run keeping one 64 MiB output a step (tests/data/tensors)
 const leakHtml = path.join(dir, 'tensor_leak.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', leakHtml, leakTrace]);
+const fragOomHtml = path.join(dir, 'frag_oom.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragOomHtml, fragOomTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -215,6 +225,21 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+    // the job view drawn from the traces too, with the same figures
+    const traceRankPeaks = await job.page.$$eval('#job-0 [data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(traceRankPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job view from the traces: the peaks by rank: ' + traceRankPeaks.join(','));
+    const fromSummaries = await open(browser, summaryHtml);
+    const rankPeaks = await fromSummaries.page.$$eval('[data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(rankPeaks.join(',') === '1619001344,2699034624,3779067904', 'from summaries: the peaks by rank: ' + rankPeaks.join(','));
+    const heatInk = await fromSummaries.page.$eval('#job-0 canvas.job-heat', c => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+      return n;
+    });
+    check(heatInk > 1000, 'from summaries: the ranks\' heat map drawn: ' + heatInk + ' pixels');
+    check(fromSummaries.problems.length === 0, 'from summaries: no console error, no request: ' + fromSummaries.problems.join('; '));
+    await fromSummaries.page.screenshot({path: path.join(outDir, 'html_report_summaries.png'), fullPage: false});
 
     // frag.bin's stream-ordered pool: reserved and used over time, from the
     // driver's 123 device samples (tests/golden/gen_golden.c, frag_trace)
@@ -236,8 +261,22 @@ function inked(page) {
       check(pool.device === 0 && pool.n === 123, `device 0, 123 samples: device ${pool.device}, ${pool.n}`);
       check(pool.reserved === 67108864 && pool.used === 33554432 && pool.lastReserved === 67108864 && pool.lastUsed === 0,
         `pool reserved at most 67108864 B, used 33554432 B, at the end 67108864 B and 0 B: ${pool.reserved}, ${pool.used}, ${pool.lastReserved}, ${pool.lastUsed}`);
-      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 0.0204 s') && pool.help.includes('32.0 MiB (33554432 B) in use at 0.0104 s'),
+      check(pool.help.includes('64.0 MiB (67108864 B) reserved at 20.4 ms') && pool.help.includes('32.0 MiB (33554432 B) in use at 10.4 ms'),
         'the pool chart says its peaks: ' + pool.help);
+    }
+    // "Fragmentation over time" (issue 33 item 3): its checkpoints drawn as
+    // steps with their points, its time ticks by magnitude (distinct, with a
+    // unit), not 24 ticks of "0.001" on a run of a few milliseconds
+    const fc = await frag.page.evaluate(() => window.cmtReport.fragCharts.map(u => ({
+      ticks: (u.axes[0]._values || []).slice(), n: u.data[0].length,
+      steps: u.series.slice(1).map(x => !!(x.points && x.points.show) && x.paths === window.cmtReport.stepped),
+      span: u.data[0][u.data[0].length - 1] - u.data[0][0]})));
+    check(fc.length === 1 && fc[0].n >= 2, 'frag.bin: one fragmentation chart: ' + JSON.stringify(fc));
+    if (fc.length) {
+      const t = fc[0].ticks;
+      check(t.length >= 3 && new Set(t).size === t.length && t.every(x => /^(0|[0-9]+(\.[0-9]+)? (s|ms|us|ns))$/.test(x)),
+        'fragmentation chart: distinct ticks with a unit: ' + t.join(' | ') + ' over ' + fc[0].span + ' s');
+      check(fc[0].steps.every(x => x), 'fragmentation chart: steps with their checkpoints: ' + fc[0].steps);
     }
     const fragBefore = await frag.page.evaluate(() => window.cmtReport.charts.map(u => [u.scales.x.min, u.scales.x.max]));
     const fover = await frag.page.$('.u-over');
@@ -375,6 +414,22 @@ function inked(page) {
       oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
       'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
     check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
+    // the H100's fragmentation OOM: the advice is what the replay found, each setting listed
+    const fo = await open(browser, fragOomHtml);
+    const fov = await fo.page.evaluate(() => {
+      const lists = Array.from(document.querySelectorAll('ul.replayed')).map(u => Array.from(u.children).map(li => li.textContent));
+      const cells = Array.from(document.querySelectorAll('td')).map(td => td.innerText);
+      return {lists, tries: cells.filter(t => /Try: set PYTORCH_CUDA_ALLOC_CONF/.test(t))};
+    });
+    const replayed = ['the defaults (recorded): fails here (fragmentation)', 'expandable_segments:True: no failure, reserved peak 77.9 GiB',
+      'max_split_size_mb:128: no failure, reserved peak 78.3 GiB', 'max_split_size_mb:512: no failure, reserved peak 78.3 GiB',
+      'roundup_power2_divisions:4: fails before it (capacity)', 'garbage_collection_threshold:0.6: fails here (fragmentation)'];
+    check(fov.lists.length === 2 && fov.lists.every(l => JSON.stringify(l) === JSON.stringify(replayed)),
+      'frag_oom.html: the forensics\' case and the block layer\'s failure list each setting replayed: ' + JSON.stringify(fov.lists));
+    check(fov.tries.length === 2 && fov.tries.every(t => t.includes('Try: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ' +
+      '(replayed: no failure, reserved peak 77.9 GiB (83592478720 B), +8.0 MiB against the recorded run)')),
+      'frag_oom.html: what to try, from the replay: ' + JSON.stringify(fov.tries));
+    check(fo.problems.length === 0, 'frag_oom.html: no console error, no request: ' + fo.problems.join('; '));
     const ip = await open(browser, ipcHtml);
     const ipv = await ip.page.evaluate(() => {
       const tot = document.querySelector('.ipc-total');

@@ -39,14 +39,17 @@ SINKS = [
     (r"\bcmt_cli_verdict", 1, ["analyzer/cli"], True, ""),
     (r"\bset_error", 1, ["analyzer/read"], True, ""),
     (r"\badd_warning", 1, ["analyzer/read"], True, ""),
-    (r"\bsnprintf\s*\(\s*err\s*,\s*errlen\s*,", 0, ["analyzer/read", "analyzer/check", "analyzer/top",
-                                                        "analyzer/tui"], False, ""),
+    (r"\bsnprintf\s*\(\s*err\s*,\s*errlen\s*,", 0, ["analyzer/read", "analyzer/check", "analyzer/model/summary_file.c",
+                                                        "analyzer/top", "analyzer/tui"], False, ""),
+    (r"\bfail_at", 2, ["analyzer/model/summary_file.c"], True, ""),
+    (r"\bsnprintf\s*\(\s*s->damage\s*,\s*sizeof s->damage\s*,", 0, ["analyzer/cli/cmd_summarize.c"], False, ""),
     (r"\bsnprintf\s*\(\s*err \+ used\s*,\s*errlen - used\s*,", 0, ["analyzer/check"], False, ""),
     (r"\bsnprintf\s*\(\s*t->error\s*,\s*sizeof t->error\s*,", 0, ["analyzer/check"], False, ""),
     (r"\bsnprintf\s*\(\s*a->message\s*,\s*sizeof a->message\s*,", 0, ["analyzer/analyses"], False, ""),
     (r"\bsnprintf\s*\(\s*msg\s*,\s*msglen\s*,", 0, ["analyzer/cli"], False, ""),
     (r"\badd_note", 1, ["analyzer/check"], True, ""),
     (r"\bwarnf", 1, ["analyzer/symbolize"], True, ""),
+    (r"\bmodule_warn", 2, ["analyzer/symbolize"], True, ""),
     (r"\bnodwarf_first\s*=\s*xasprintf", 0, ["analyzer/symbolize"], True, ""),
     (r"\bsnprintf\s*\(\s*s->nodwarf_msg\s*,\s*sizeof s->nodwarf_msg\s*,", 0, ["analyzer/symbolize"], True, ""),
     (r"\bsnprintf\s*\(\s*m->dropped_msg\s*,\s*sizeof m->dropped_msg\s*,", 0, ["analyzer/symbolize"], True, ""),
@@ -55,7 +58,7 @@ SINKS = [
     (r"\bcmt_recorder_note", 1, ["preload"], False, ""),
     (r"\bsay", 2, ["preload/torch"], True, ""),
     (r"\bsnprintf\s*\(\s*(?:why|r\.why|text|note_text)\s*,\s*sizeof\s*\w+(?:\.why)?\s*,", 0,
-     ["preload/python_runtime.c", "preload/torch_blocks.c"], True, ""),
+     ["preload/python/python_runtime.c", "preload/torch/torch_blocks.c"], True, ""),
 ]
 
 # Printing to stderr by hand is allowed only in these files: the printing
@@ -64,7 +67,7 @@ OTHER_STDERR = {
     "analyzer/cli/main.c": "cmt_cli_error, cmt_cli_try_help and usage",
     "analyzer/cli/progress.c": "the progress line, erased when done",
     "analyzer/replay/feed.c": "the thread timing line of CUMEMTRACE_ANALYZER_STATS (benchmarks)",
-    "preload/log.c": "cmt_log_warning and cmt_log_info",
+    "preload/platform/log.c": "cmt_log_warning and cmt_log_info",
 }
 
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')

@@ -35,7 +35,7 @@ void g(const char *c, const char *o)
 
 def tree(catalogue=CATALOGUE, shim=SHIM, cli=CLI, extra=None):
     d = tempfile.mkdtemp(prefix="cmt-messages-")
-    files = {"docs/messages.md": catalogue, "preload/recorder.c": shim, "analyzer/cli/cmd_x.c": cli}
+    files = {"docs/messages.md": catalogue, "preload/record/recorder.c": shim, "analyzer/cli/cmd_x.c": cli}
     files.update(extra or {})
     for rel, text in files.items():
         os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
@@ -61,7 +61,7 @@ def expect(name, d, status, needle):
 expect("clean tree", tree(), 0, "2 messages found in the sources, 2 catalogued, 0 problems")
 expect("a message without a row",
        tree(shim=SHIM.replace("}\n", '    cmt_log_warning("trace %s is odd", p);\n}\n')), 1,
-       'preload/recorder.c:5: message not in docs/messages.md: "trace %s is odd"')
+       'preload/record/recorder.c:5: message not in docs/messages.md: "trace %s is odd"')
 expect("a row without a remedy", tree(catalogue=CATALOGUE.replace("| see --help |", "|  |")), 1,
        "`<COMMAND>: unknown option '<OPTION>'` says nothing in 'What to do'")
 expect("a stale row", tree(cli=CLI.replace("unknown option", "no such option")), 1,
@@ -73,7 +73,7 @@ expect("a print to stderr by hand",
        "analyzer/cli/cmd_y.c:1: prints to stderr by hand")
 expect("a format that is not a literal",
        tree(shim=SHIM.replace("}\n", "    cmt_log_warning(p);\n}\n")), 1,
-       "preload/recorder.c:5: the format is not a string literal: p")
+       "preload/record/recorder.c:5: the format is not a string literal: p")
 expect("both arms of a ternary",
        tree(cli=CLI.replace("}\n", '    cmt_cli_error(c ? "x: no trace given" : "x: one trace at a time");\n}\n')), 1,
        '"x: one trace at a time"')

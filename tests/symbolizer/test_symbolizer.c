@@ -82,6 +82,10 @@ static void expect_one(const char *what, struct cmt_symbolizer *s, uint64_t ip, 
     struct cmt_frame f[8];
     size_t n = cmt_symbolizer_resolve(s, ip, known, f, 8);
     CHECK_INT(n, 1);
+    /* As the frames layer does for a frame it shows without a line: the
+     * module's problems are warned from then on (frames.c). */
+    if (n >= 1 && !f[0].file)
+        cmt_symbolizer_frame_shown(s, &f[0], known);
     if (n >= 1) {
         CHECK_U64(f[0].ip, ip);
         CHECK_STR(f[0].function, function);
@@ -423,7 +427,8 @@ static void test_debuginfo(void)
     CHECK(asprintf(&prefix, "module %s: no DWARF debug info for %s (", stripped, stripped) > 0);
     const char *w = cmt_symbolizer_warning(s, 0);
     CHECK(w && strncmp(w, prefix, strlen(prefix)) == 0);
-    CHECK(w && strstr(w, "), showing ELF symbols only") != NULL);
+    CHECK(w && strstr(w, "): its frames shown have no file and line; build it with -g, or give --debuginfo-path DIR "
+                         "where its debug file is") != NULL);
     if (w && strncmp(w, prefix, strlen(prefix)) != 0)
         fprintf(stderr, "  warning: %s\n", w);
     cmt_symbolizer_free(s);
@@ -446,9 +451,30 @@ static void test_debuginfo(void)
     expect_one("stripped", s, ip, 0, "dbglib_site", NULL, 0, stripped, off);
     expect_one("stripped copy", s, ip + shift, 0, "dbglib_site", NULL, 0, copy, off);
     expect_warnings("two modules without DWARF", s, 1,
-                    "no DWARF debug info in 2 modules (libsymdbg.so, libsymdbg-copy.so), showing ELF symbols only, "
-                    "without files and lines; install their debug symbols (-dbg or -dbgsym packages), build them with "
-                    "-g, or give --debuginfo-path DIR where their debug files are");
+                    "no DWARF debug info in 2 modules (libsymdbg.so, libsymdbg-copy.so): their frames shown have no "
+                    "file and line; build them with -g, or give --debuginfo-path DIR where their debug files are");
+    cmt_symbolizer_free(s);
+
+    /* a3) a module without DWARF whose frames are resolved but never shown
+     * (folded away: frame_fold.h) is no warning; nor is one inside a
+     * Python package (a pip wheel ships no debug information), shown or
+     * not. */
+    s = new_sym(NULL, 0, NULL);
+    symt_add_all(s, all, nall);
+    struct cmt_frame unshown[8];
+    CHECK_INT(cmt_symbolizer_resolve(s, ip, 0, unshown, 8), 1);
+    expect_warnings("resolved, not shown", s, 0, NULL);
+    cmt_symbolizer_free(s);
+    char *wheel = symt_path("venv/lib/python3.12/site-packages/torch/lib/libsymdbg.so");
+    CHECK_INT(symt_copy(stripped, wheel), 0);
+    s = new_sym(NULL, 0, NULL);
+    symt_add_all(s, all, nall);
+    struct cmt_module_info in_wheel = second;
+    in_wheel.path = wheel;
+    cmt_symbolizer_add_module(s, &in_wheel);
+    expect_one("in a wheel", s, ip + shift, 0, "dbglib_site", NULL, 0, wheel, off);
+    expect_warnings("in a wheel", s, 0, NULL);
+    free(wheel);
     cmt_symbolizer_free(s);
     free(copy);
 

@@ -21,10 +21,27 @@
   for (var ui = 0; ui < 6; ui++) for (var ms = 1; ms < 1024; ms *= 2) BYTE_INCRS.push(ms * Math.pow(1024, ui));
   function exact(n) { return n === null || n === undefined ? '-' : String(n) + ' B'; }
   function both(n) { return human(n) + ' (' + exact(n) + ')'; }
+  /* "1 allocation", "2 allocations" */
+  function count(n, one) { return n + ' ' + (n === 1 ? one : one + 's'); }
+  /* a duration as the text report writes it (units.c, cmt_format_duration):
+   * 41.2 ms, 1.536 s, 20.0 us, 800 ns */
   function secs(ns) {
     if (ns === null || ns === undefined) return '-';
-    var s = ns / 1e9;
-    return (s >= 100 ? s.toFixed(1) : s >= 1 ? s.toFixed(3) : s.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')) + ' s';
+    if (ns === 0) return '0 s';
+    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (ns >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
+    if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' us';
+    return Math.round(ns) + ' ns';
+  }
+  /* Ticks of a time axis in seconds, by magnitude: the unit and the digits
+   * follow the step between ticks, so a run of 2 ms reads 0, 0.5 ms, 1 ms ...
+   * rather than 24 ticks of "0.001". */
+  function timeTicks(u, vals) {
+    var step = vals.length > 1 ? Math.abs(vals[1] - vals[0]) : Math.abs(vals[0] || 1);
+    var top = Math.max.apply(null, vals.map(Math.abs));
+    var unit = top >= 1 || step >= 1 ? [1, 's'] : top >= 1e-3 || step >= 1e-3 ? [1e-3, 'ms'] : top >= 1e-6 || step >= 1e-6 ? [1e-6, 'us'] : [1e-9, 'ns'];
+    var digits = Math.max(0, Math.min(6, -Math.floor(Math.log10(step / unit[0]) + 1e-9)));
+    return vals.map(function (v) { return v === 0 ? '0' : (v / unit[0]).toFixed(digits) + ' ' + unit[1]; });
   }
   function base(p) { return p ? p.slice(p.lastIndexOf('/') + 1) : ''; }
   function isPython(f) { return !!(f && f.file && /\.py$/.test(f.file)); }
@@ -179,13 +196,13 @@
     if (r.tensors) {
       var tl = r.tensors.leaks, ta = r.tensors.alive_at_exit;
       row.appendChild(card(tl.bytes ? 'leak' : 'good', 'Tensors kept step after step', human(tl.bytes),
-        exact(tl.bytes) + ' in ' + tl.count + ' tensors when the work ended (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': tl.bytes}));
+        exact(tl.bytes) + ' in ' + count(tl.count, 'tensor') + ' when the work ended (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': tl.bytes}));
     }
     var lk = r.leaks || {bytes: 0, count: 0};
     row.appendChild(card(lk.bytes ? 'leak' : 'good', 'Leaks (live at exit)', human(lk.bytes),
-      exact(lk.bytes) + ' in ' + lk.count + ' allocations', {'leak-bytes': lk.bytes, 'trace': ti}));
+      exact(lk.bytes) + ' in ' + count(lk.count, 'allocation'), {'leak-bytes': lk.bytes, 'trace': ti}));
     (r.held_at_exit || []).forEach(function (h) {
-      row.appendChild(card('', 'Held by ' + h.holder + ' at exit', human(h.bytes), h.segments + ' segments, not a leak'));
+      row.appendChild(card('', 'Held by ' + h.holder + ' at exit', human(h.bytes), count(h.segments, 'segment') + ', not a leak'));
     });
     /* one per failure: a caching allocator's own retries and probes are not failures of their own */
     var failures = r.failed_count - (r.failed_calls_probing || 0) - (r.failed_calls_retrying || 0);
@@ -205,12 +222,18 @@
     }
   });
 
+  /* the job view (several traces, or their summaries: then no trace) */
+  if (model.job_view) drawJobView(model.job_view, over);
+
   /* ---- timelines -------------------------------------------------------- */
   var COLORS = ['#1c7ed6', '#2b8a3e', '#e8590c', '#7048e8', '#0c8599', '#c2255c', '#5c940d', '#862e9c', '#495057'];
   var charts = [];
+  var fragCharts = []; /* "Fragmentation over time": checkpoints, not on the timelines' zoom */
+  var STEPPED = uPlot.paths.stepped({align: 1}); /* a value holds until the next one */
   var syncing = false;
   var tl = el('section', {id: 'timeline'});
   root.appendChild(tl);
+  if (!traces.length && model.job_view) tl.hidden = true; /* summaries: no trace's timeline */
   tl.appendChild(el('h2', {text: 'Live bytes over time'}));
   tl.appendChild(el('div', {cls: 'chart-help', text: 'Hover for exact figures · drag to zoom (every chart follows) · double-click to zoom out · click an instant for what was live then. ' +
     'Orange: the peak; red: failed allocations; shaded bands: steps.'}));
@@ -248,7 +271,7 @@
     for (var b = 0; b < n; b++) xs[b] = axisS(t, (m.origin_ns || 0) + b * m.bucket_ns);
     var data = [xs, total.max, total.min];
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
-    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }},
+    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }},
       {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', value: fmt},
       {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, value: fmt}];
     kinds.concat(others).forEach(function (s, i) {
@@ -285,8 +308,8 @@
       width: Math.max(400, tl.clientWidth - 16), height: 240,
       cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
       scales: {x: {time: false}},
-      axes: [{label: traces.length > 1 ? 'seconds (common time axis of the traces)' : 'seconds since the trace started',
-        values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }},
+      axes: [{label: traces.length > 1 ? 'time (common time axis of the traces)' : 'time since the trace started',
+        values: timeTicks},
         {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
       bands: [{series: [1, 2], fill: 'rgba(28,126,214,0.22)'}],
       series: series,
@@ -346,7 +369,7 @@
     var xs = [];
     for (var c = 0; c < st.intervals; c++) xs.push(axisS(t, st.origin_ns + c * st.interval_ns));
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
-    var series = [{label: 'interval from', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }}];
+    var series = [{label: 'interval from', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }}];
     rows.forEach(function (h, i) {
       series.push({label: HOLDER_NAMES[h.holder] || h.holder, stroke: COLORS[(i + 3) % COLORS.length], width: 1.5,
         paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt});
@@ -357,7 +380,7 @@
     var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
       scales: {x: {time: false, range: function (u, min, max) { return u.cmtZoomed ? [min, max] : [xmin, xmax]; }}},
       cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
-      axes: [{values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      axes: [{values: timeTicks}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
       series: series,
       hooks: {setScale: [function (u, key) {
         if (key !== 'x' || syncing) return;
@@ -377,7 +400,7 @@
     if (!p || !p.time_ns.length) return;
     var xs = p.time_ns.map(function (ns) { return axisS(t, ns); });
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
-    var series = [{label: 'sample at', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }},
+    var series = [{label: 'sample at', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }},
       {label: 'pool reserved', stroke: COLORS[1 % COLORS.length], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt},
       {label: 'pool used', stroke: COLORS[2 % COLORS.length], width: 1.5, paths: uPlot.paths.stepped({align: 1}), points: {show: false}, value: fmt}];
     var top = function (a) { var k = 0; for (var i = 1; i < a.length; i++) if (a[i] > a[k]) k = i; return k; };
@@ -393,7 +416,7 @@
     var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 150,
       scales: {x: {time: false, range: function (u, min, max) { return u.cmtZoomed ? [min, max] : [xmin, xmax]; }}},
       cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
-      axes: [{values: function (u, vals) { return vals.map(function (v) { return +v.toPrecision(6); }); }}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      axes: [{values: timeTicks}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
       series: series,
       hooks: {setScale: [function (u, key) {
         if (key !== 'x' || syncing) return;
@@ -417,7 +440,7 @@
       if (s.start_time_ns <= from && (s.end_time_ns === null || s.end_time_ns >= from)) step = s;
     });
     box.appendChild(el('div', null, [el('b', {text: 'From ' + secs(from) + ' to ' + secs(to) + ' (since the trace started)'}),
-      step ? ' · ' + step.name : '', ' · ', m.allocs[idx] + ' allocations, ' + m.frees[idx] + ' releases, ' + m.failures[idx] + ' failures']));
+      step ? ' · ' + step.name : '', ' · ', count(m.allocs[idx], 'allocation') + ', ' + count(m.frees[idx], 'release') + ', ' + count(m.failures[idx], 'failure')]));
     box.appendChild(table([{name: 'series'}, {name: 'lowest', num: 1}, {name: 'highest', num: 1}, {name: 'at the end', num: 1}],
       all.filter(function (s) { return s.max.some(function (v) { return v > 0; }); }),
       function (s) { return [seriesLabel(s), both(s.min[idx]), both(s.max[idx]), both(s.last[idx])]; }));
@@ -460,7 +483,7 @@
       cols[p[1]][xs.length - 1] = p[2];
     });
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
-    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : v.toFixed(6) + ' s'; }}];
+    var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : secs(Math.round(v * 1e9)); }}];
     lines.forEach(function (l, li) {
       series.push({label: traceName(l.t).replace(/ \(pid \d+\)$/, '') + ' dev ' + l.d.ordinal, stroke: COLORS[li % COLORS.length],
         width: 1.25, spanGaps: true, value: fmt});
@@ -474,7 +497,7 @@
     tl.appendChild(box);
     var u = new uPlot({width: Math.max(400, tl.clientWidth - 16), height: 260, scales: {x: {time: false}},
       cursor: {drag: {x: true, y: false, setScale: true}, sync: {key: 'cmt'}},
-      axes: [{label: 'seconds (common time axis of the traces)'}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      axes: [{label: 'time (common time axis of the traces)', values: timeTicks}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
       series: series,
       hooks: {setScale: [function (u, key) {
         if (key !== 'x' || syncing) return;
@@ -530,7 +553,7 @@
       .minFrameSize(2).transitionDuration(0).title('') /* no animation: a zoom is drawn at once */
       .setDetailsElement(details)
       .setLabelHandler(function (n) {
-        return n.data.name + ': ' + both(n.data.value) + ', ' + n.data.count + ' allocations, ' +
+        return n.data.name + ': ' + both(n.data.value) + ', ' + count(n.data.count, 'allocation') + ', ' +
           (100 * n.data.value / tree.total_bytes).toFixed(1) + '%';
       })
       .setColorMapper(function (n, orig) {
@@ -551,8 +574,7 @@
     box.textContent = '';
     var frames = [];
     for (var p = node; p; p = p.up) if (p.frame) frames.push(p.frame);
-    box.appendChild(el('div', null, [el('b', {text: node.name}), ' holds ' + both(node.value) + ' in ' + node.count +
-      ' allocations. Its stack, innermost first:']));
+    box.appendChild(el('div', null, [el('b', {text: node.name}), ' holds ' + both(node.value) + ' in ' + count(node.count, 'allocation') + '. Its stack, innermost first:']));
     box.appendChild(framesList(frames, 0));
   }
 
@@ -572,7 +594,7 @@
           {'peak-reserved-bytes': d.peak_reserved_bytes}),
         card('blocks-cache', 'reserved but unallocated at the tensors\' peak', human(d.at_peak.unallocated_bytes),
           exact(d.at_peak.unallocated_bytes) + ' (caching and fragmentation)', {'unallocated-bytes': d.at_peak.unallocated_bytes}),
-        card('blocks-leaked', 'tensors never released', human(d.leaked_bytes), exact(d.leaked_bytes) + ' in ' + d.leaked_blocks + ' tensors',
+        card('blocks-leaked', 'tensors never released', human(d.leaked_bytes), exact(d.leaked_bytes) + ' in ' + count(d.leaked_blocks, 'tensor'),
           {'leaked-bytes': d.leaked_bytes, 'leaked-blocks': d.leaked_blocks})]));
       var ap = d.at_peak;
       sec.appendChild(el('div', {text: 'At the tensors\' peak (' + secs(ap.ts_ns) + '): allocated ' + both(ap.allocated_bytes) +
@@ -596,7 +618,9 @@
           return [secs(f.cache.ts_ns), both(f.requested_bytes), both(f.rounded_bytes), both(f.device_free_bytes),
             el('span', {cls: 'verdict', text: f.verdict}),
             el('div', null, [el('div', {text: f.explanation}),
-              el('div', {cls: 'muted', text: f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''})]),
+              el('div', {cls: 'muted', text: f.replayed && f.replayed.what_to_try ? 'Try: ' + f.replayed.what_to_try :
+                f.expandable_segments_would_serve ? 'Try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True' : ''}),
+              f.replayed ? replayedList(f.replayed) : null]),
             siteCell(f.frames, f.site_frame)];
         }));
         ft.className = 'blocks-failures';
@@ -610,7 +634,7 @@
       }
       if (d.suppressed && d.suppressed.length) {
         sec.appendChild(el('div', {text: 'Suppressed, not counted as leaks (as cumemtrace check applies the suppressions): ' +
-          both(d.suppressed_bytes) + ' in ' + d.suppressed_blocks + ' tensors'}));
+          both(d.suppressed_bytes) + ' in ' + count(d.suppressed_blocks, 'tensor')}));
         var st = sec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'suppressed by'}, {name: 'call site'}],
           d.suppressed, function (x) { return [both(x.bytes), x.blocks, suppressionText(x.suppression), siteCell(x.frames, x.site_frame)]; }));
         st.className = 'blocks-suppressed';
@@ -646,7 +670,7 @@
       acc = acc.map(function (v, i) { return v + c.bytes[k][i]; });
       cum.push(acc.slice());
     });
-    var data = [xs], series = [{label: 'time', value: function (u, v) { return v === null ? '-' : (v - axisS(t, 0)).toFixed(6) + ' s'; }}];
+    var data = [xs], series = [{label: 'time', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }}];
     for (var i = keys.length - 1; i >= 0; i--) {
       (function (k) {
         data.push(cum[keys.indexOf(k)]);
@@ -658,7 +682,7 @@
     box.appendChild(plot);
     var u = new uPlot({width: Math.max(400, (box.clientWidth || 800) - 16), height: 240, scales: {x: {time: false}},
       cursor: {sync: {key: 'cmt'}},
-      axes: [{label: 'seconds since the trace started'}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      axes: [{label: 'time since the trace started', values: timeTicks}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
       series: series}, data, plot);
     u.cmtTrace = -1;
     charts.push(u);
@@ -681,7 +705,7 @@
         card('', 'the cache\'s reserve beside them', human(p.categories.reserve), 'reserved ' + both(p.reserved_bytes),
           {'reserve-bytes': p.categories.reserve}),
         card(lk.bytes ? 'leak' : 'good', 'kept step after step (leaks)', human(lk.bytes),
-          exact(lk.bytes) + ' in ' + lk.count + ' tensors when the work ended; ' + human(a.bytes) + ' alive at exit in all',
+          exact(lk.bytes) + ' in ' + count(lk.count, 'tensor') + ' when the work ended; ' + human(a.bytes) + ' alive at exit in all',
           {'leak-bytes': lk.bytes}),
         card(g.growing ? 'leak' : 'good', 'growth per step', g.growing ? '+' + human(g.rate_bytes_per_step) : (g.samples ? 'none' : '-'),
           steps.count + ' steps, ' + steps.source, {'step-rate-bytes': g.growing ? g.rate_bytes_per_step : 0})]));
@@ -734,7 +758,7 @@
     }
     var leaks = ts.leaks;
     gsec.appendChild(el('h4', {text: 'Leaks (kept step after step and held when the work ended, ' + secs(leaks.work_end_time_ns) + '): ' +
-      both(leaks.bytes) + ' in ' + leaks.count + ' tensors'}));
+      both(leaks.bytes) + ' in ' + count(leaks.count, 'tensor')}));
     var lt = gsec.appendChild(table([{name: 'held when the work ended', num: 1}, {name: 'tensors', num: 1}, {name: 'rate', num: 1},
       {name: 'alive at exit', num: 1}, {name: 'call site'}],
       leaks.sites || [], function (x) {
@@ -744,7 +768,7 @@
       }));
     lt.className = 'tensors-leaks';
     var alive = ts.alive_at_exit;
-    gsec.appendChild(el('h4', {text: 'Tensors alive at exit: ' + both(alive.bytes) + ' in ' + alive.count + ' tensors'}));
+    gsec.appendChild(el('h4', {text: 'Tensors alive at exit: ' + both(alive.bytes) + ' in ' + count(alive.count, 'tensor')}));
     var at = gsec.appendChild(table([{name: 'bytes', num: 1}, {name: 'tensors', num: 1}, {name: 'made by'}, {name: 'verdict'}, {name: 'call site'}],
       alive.sites || [], function (x) {
         return [both(x.live_bytes), x.live_count, x.origin,
@@ -758,6 +782,12 @@
   function signedHuman(n) { return n === 0 ? 'same' : (n > 0 ? '+' : '-') + human(Math.abs(n)); }
   function whatifSections(parent, r) {
     var w = r.whatif;
+    if (w && w.source === 'none') {
+      var none = section(parent, 'What if (PyTorch\'s caching allocator replayed)');
+      none.className = 'whatif';
+      none.appendChild(el('div', {cls: 'whatif-none', text: w.reason}));
+      return;
+    }
     if (!w || !w.devices) return;
     w.devices.forEach(function (d) {
       var sec = section(parent, 'Device ' + d.ordinal + ': what if (PyTorch\'s caching allocator replayed)');
@@ -775,11 +805,12 @@
         card('whatif-room', 'room for PyTorch\'s cache', d.min_room_bytes === null ? 'unknown' : human(d.min_room_bytes),
           d.capacity_bytes === null ? 'the device\'s size is unknown' : 'of ' + human(d.capacity_bytes) + '; the context and other libraries took up to ' +
             human(d.outside_cache_max_bytes))]));
-      var how = w.source === 'uncached' ? 'PyTorch ran with its cache off; its ' + d.tensor_requests + ' tensors replayed with the cache' :
+      var how = w.source === 'uncached' ? 'PyTorch ran with its cache off; its ' + count(d.tensor_requests, 'tensor') + ' replayed with the cache' :
         d.tensor_requests + ' tensor requests replayed';
       var settings = w.recorded_settings.known ? (w.recorded_settings.variable ? w.recorded_settings.variable + '=' + w.recorded_settings.value : 'the defaults') :
         (rec ? rec.label : 'the defaults') + (w.recorded_settings.inferred ? ' (inferred: this trace did not record them)' : ' (assumed)');
       sec.appendChild(el('div', {text: how + '; recorded settings: ' + settings + '.'}));
+      if (w.assumes) sec.appendChild(el('div', {cls: 'muted whatif-assumes', text: 'With PyTorch\'s cache these requests would reserve as below; this assumes ' + w.assumes + '.'}));
       var t = sec.appendChild(table([{name: 'setting'}, {name: 'reserved peak', num: 1}, {name: 'vs recorded', num: 1},
         {name: 'allocated peak', num: 1}, {name: 'cache at the peak', num: 1}, {name: 'segments', num: 1}, {name: 'out of memory'}], rows,
         function (x) {
@@ -794,6 +825,17 @@
         }));
       t.className = 'whatif-settings';
     });
+  }
+
+  /* A PyTorch failure's replay under the usual settings: each setting, whether it serves the request, the
+     reserve it reaches (docs/fragmentation.md, "What to try"). */
+  function replayedList(p) {
+    return el('ul', {cls: 'replayed'}, p.settings.map(function (x) {
+      return el('li', {text: x.label + (x.recorded ? ' (recorded)' : '') + ': ' +
+        (x.outcome === 'no-failure' ? 'no failure, reserved peak ' + human(x.peak_reserved_bytes) :
+          x.outcome === 'fails-later' ? 'serves it, runs out later (' + x.verdict + ')' :
+            'fails' + (x.outcome === 'fails-here' ? ' here' : ' before it') + ' (' + x.verdict + ')')});
+    }));
   }
 
   /* "default.supp:20 (cuBLAS handle state)", as the text report words it */
@@ -840,8 +882,7 @@
     var ls = section(s, 'Leaks: live at exit');
     if (!lk || !lk.count) ls.appendChild(el('div', {text: (r.held_at_exit && r.held_at_exit.length) ? 'none but allocator caches' : 'none'}));
     else {
-      ls.appendChild(el('div', {cls: 'leak-total', 'data-leak-bytes': lk.bytes, text: both(lk.bytes) + ' in ' + lk.count +
-        ' allocations: allocated once ' + human(lk.once.bytes) + ', allocated repeatedly ' + human(lk.repeated.bytes)}));
+      ls.appendChild(el('div', {cls: 'leak-total', 'data-leak-bytes': lk.bytes, text: both(lk.bytes) + ' in ' + count(lk.count, 'allocation') + ': allocated once ' + human(lk.once.bytes) + ', allocated repeatedly ' + human(lk.repeated.bytes)}));
       ls.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'kind'}, {name: 'pattern'}, {name: 'call site'}],
         lk.sites, function (x) {
           return [both(x.bytes), x.count, x.kind, x.pattern + (x.growing ? ', growing' : ''), siteCell(x.frames, x.site_frame)];
@@ -850,7 +891,7 @@
     var sp = lk && lk.suppressed;
     if (sp && sp.sites && sp.sites.length) {
       ls.appendChild(el('div', {cls: 'suppressed-total', 'data-suppressed-bytes': sp.bytes, text: 'Suppressed, not counted as leaks (as cumemtrace check applies the suppressions): ' +
-        both(sp.bytes) + ' in ' + sp.count + ' allocations'}));
+        both(sp.bytes) + ' in ' + count(sp.count, 'allocation')}));
       var spt = ls.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'kind'}, {name: 'suppressed by'}, {name: 'call site'}],
         sp.sites, function (x) { return [both(x.bytes), x.count, x.kind, suppressionText(x.suppression), siteCell(x.frames, x.site_frame)]; }));
       spt.className = 'suppressed';
@@ -879,7 +920,7 @@
     }
     (r.held_at_exit || []).forEach(function (hh) {
       var hs = section(s, 'Held by ' + hh.holder + ' at exit (a cache, not a leak)');
-      hs.appendChild(el('div', {text: both(hh.bytes) + ' in ' + hh.segments + ' segments. ' + (hh.advice || '')}));
+      hs.appendChild(el('div', {text: both(hh.bytes) + ' in ' + count(hh.segments, 'segment') + '. ' + (hh.advice || '')}));
       hs.appendChild(table([{name: 'bytes', num: 1}, {name: 'allocations', num: 1}, {name: 'call site'}], hh.sites || [],
         function (x) { return [both(x.bytes), x.count, siteCell(x.frames, x.site_frame)]; }));
     });
@@ -898,7 +939,8 @@
         fs.appendChild(table([{name: 'when', num: 1}, {name: 'device', num: 1}, {name: 'asked', num: 1}, {name: 'verdict'}, {name: 'why, and what to try'}, {name: 'call site'}],
           cases, function (c) {
             return [secs(c.time_ns), c.device, both(c.size), el('span', {cls: 'verdict', text: c.verdict || 'unknown'}),
-              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''})]),
+              el('div', null, [el('div', {text: c.explanation || ''}), el('div', {cls: 'muted', text: c.what_to_try ? 'Try: ' + c.what_to_try : ''}),
+                c.replayed ? replayedList(c.replayed) : null]),
               siteCell(c.frames, c.site_frame)];
           }));
       fs.appendChild(table([{name: 'first', num: 1}, {name: 'calls', num: 1}, {name: 'API'}, {name: 'asked', num: 1}, {name: 'error'}, {name: 'verdict'}, {name: 'live then', num: 1}, {name: 'call site'}],
@@ -914,9 +956,11 @@
       var frs = section(s, 'Fragmentation over time');
       fr.forEach(function (fd) { fragChart(frs, t, fd); });
     }
-    var pools = (r.pools || []).filter(function (x) { return x.peak_reserved_bytes > 0; });
-    if (r.pools && r.pools.length && !pools.length)
-      section(s, 'Stream-ordered pools').appendChild(el('div', {text: 'none held memory (' + r.pools.length + ' seen)'}));
+    /* as the text report: a default pool never used is no pool of the program's */
+    var used = (r.pools || []).filter(function (x) { return x.created_in_trace || x.peak_reserved_bytes > 0 || x.trims; });
+    var pools = used.filter(function (x) { return x.peak_reserved_bytes > 0; });
+    if (used.length && !pools.length)
+      section(s, 'Stream-ordered pools').appendChild(el('div', {text: 'none held memory (' + count(used.length, 'pool') + ' created)'}));
     if (pools.length) {
       var ps = section(s, 'Stream-ordered pools');
       ps.appendChild(table([{name: 'pool'}, {name: 'device', num: 1}, {name: 'reserved at exit', num: 1}, {name: 'used at exit', num: 1}, {name: 'peak reserved', num: 1}, {name: 'peak unused', num: 1}, {name: 'trims', num: 1}],
@@ -958,16 +1002,133 @@
     parent.appendChild(box);
     var xs = pts.map(function (p) { return axisS(t, p.time_ns); });
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
-    new uPlot({width: Math.max(400, parent.clientWidth - 16), height: 180, scales: {x: {time: false}},
+    /* Checkpoints, not a signal: each holds until the next one (steps), and
+     * nothing is drawn between two as if it slid from one to the other. */
+    var step = function (color) { return {stroke: color, paths: STEPPED, points: {show: true, size: 4}, value: fmt}; };
+    fragCharts.push(new uPlot({width: Math.max(400, parent.clientWidth - 16), height: 180, scales: {x: {time: false}},
       cursor: {sync: {key: 'cmt'}},
-      axes: [{}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
-      series: [{label: 'time'}, {label: 'live', stroke: '#1d2330', value: fmt}, {label: 'free in holes', stroke: '#e8590c', value: fmt},
-        {label: 'largest hole', stroke: '#7048e8', value: fmt}]},
-    [xs, pts.map(function (p) { return p.live_bytes; }), pts.map(function (p) { return p.free_bytes; }), pts.map(function (p) { return p.largest_hole; })], box);
+      axes: [{label: 'time of the checkpoint', values: timeTicks}, {values: function (u, vals) { return vals.map(human); }, size: 80, incrs: BYTE_INCRS}],
+      series: [{label: 'checkpoint at', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }},
+        Object.assign({label: 'live'}, step('#1d2330')), Object.assign({label: 'free in holes'}, step('#e8590c')),
+        Object.assign({label: 'largest hole'}, step('#7048e8'))]},
+    [xs, pts.map(function (p) { return p.live_bytes; }), pts.map(function (p) { return p.free_bytes; }), pts.map(function (p) { return p.largest_hole; })], box));
+  }
+
+  /* ---- the job view from summaries (docs/html.md, "A job from summaries") --
+   * v: the model's job_view: the comparison and the jobs as `report --json`
+   * gives them. Per job: cards, the ranks' table (100 rows, then a button),
+   * the imbalance, memory on other ranks' GPUs, IPC mappings, and the
+   * timeline as a heat map (a row per rank, a column per stretch of time). */
+  function drawJobView(v, parent) {
+    var fromSummaries = v.summaries !== undefined;
+    if (!fromSummaries && !(v.jobs || []).length) return; /* traces of no job: their own sections say it all */
+    if (fromSummaries)
+      document.getElementById('cmt-subtitle').textContent = v.summaries + (v.summaries === 1 ? ' summary' : ' summaries') +
+        ' · cumemtrace ' + model.version + (v.settings ? ' · summarised with ' + v.settings : '');
+    var cmp = v.comparison || {processes: []};
+    var bad = cmp.processes.filter(function (p) { return !p.analysed; });
+    if (fromSummaries)
+      bad.forEach(function (p) { parent.appendChild(el('p', {cls: 'warn', text: p.trace + ': ' + p.error})); });
+    (v.jobs || []).forEach(function (job, ji) { drawOneJob(job, ji, parent); });
+    if (!v.jobs || !v.jobs.length)
+      parent.appendChild(el('p', {cls: 'muted', text: 'No job: the summaries name no rank of a job of several.'}));
+    if (!fromSummaries) return; /* the traces' own overview compares them */
+    parent.appendChild(el('h3', {text: 'Comparison of ' + cmp.processes.length + ' processes'}));
+    parent.appendChild(table([{name: 'trace'}, {name: 'rank', num: 1}, {name: 'host'}, {name: 'peak', num: 1},
+      {name: 'leaks', num: 1}, {name: 'growing', num: 1}, {name: 'failed', num: 1}, {name: 'events', num: 1}],
+      cmp.processes.filter(function (p) { return p.analysed; }), function (p) {
+        var peak = Math.max.apply(null, (p.devices || []).map(function (d) { return d.peak_bytes; }).concat([0]));
+        return [p.trace, p.rank, p.hostname, both(peak), both(p.leak_bytes), p.growth_candidates, p.failed_count, p.events];
+      }));
+  }
+  function drawOneJob(job, ji, parent) {
+    var box = el('div', {cls: 'job', id: 'job-' + ji});
+    parent.appendChild(box);
+    box.appendChild(el('h3', {text: 'Job ' + (job.job_id || 'without an id') + ' (' + job.launcher + '): ' +
+      job.ranks.length + ' ranks' + (job.world_size >= 0 ? ' of ' + job.world_size : '') + ', ' +
+      job.hosts.length + (job.hosts.length === 1 ? ' host' : ' hosts')}));
+    var im = job.imbalance, cards = el('div', {cls: 'cards'});
+    if (im) {
+      cards.appendChild(card('peak', 'Highest peak', human(im.peak_max_bytes), 'rank ' + im.peak_max_rank + ', ' +
+        exact(im.peak_max_bytes), {'job-peak-bytes': im.peak_max_bytes, 'rank': im.peak_max_rank}));
+      cards.appendChild(card('', 'Mean peak', human(im.peak_mean_bytes), 'highest / mean ' + im.peak_max_over_mean.toFixed(2)));
+      cards.appendChild(card('', 'Lowest peak', human(im.peak_min_bytes), 'rank ' + im.peak_min_rank));
+    }
+    var leaks = job.ranks.reduce(function (a, r) { return a + r.leak_bytes; }, 0);
+    var failing = job.ranks.filter(function (r) { return r.failed_count > 0; });
+    cards.appendChild(card(leaks ? 'leak' : 'good', 'Leaks, all ranks', human(leaks), exact(leaks), {'job-leak-bytes': leaks}));
+    cards.appendChild(card(failing.length ? 'fail' : 'good', 'Ranks with failed allocations', String(failing.length),
+      failing.slice(0, 8).map(function (r) { return 'rank ' + r.rank; }).join(', ')));
+    box.appendChild(cards);
+    if (job.missing_ranks.length)
+      box.appendChild(el('p', {cls: 'warn', text: 'No trace of rank ' + job.missing_ranks.join(', ') + ' (world size ' + job.world_size + ')'}));
+    if (job.duplicate_ranks.length)
+      box.appendChild(el('p', {cls: 'warn', text: 'More than one trace of rank ' + job.duplicate_ranks.join(', ')}));
+    if (job.clock.hosts > 1)
+      box.appendChild(el('p', {cls: 'muted', text: 'Clocks of ' + job.clock.hosts + ' hosts, taken to agree within ' +
+        secs(job.clock.tolerance_ns) + ': times on different hosts closer than that are not ordered.'}));
+    drawJobHeat(job, box);
+    box.appendChild(table([{name: 'rank', num: 1}, {name: 'local', num: 1}, {name: 'host'}, {name: 'pid', num: 1},
+      {name: 'own device'}, {name: 'peak', num: 1}, {name: 'peak at', num: 1}, {name: 'NCCL', num: 1}, {name: 'leaks', num: 1},
+      {name: 'failed', num: 1}, {name: 'largest site at the peak'}], job.ranks, function (r) {
+        return [r.rank, r.local_rank >= 0 ? r.local_rank : '-', r.host, r.pid,
+          r.own_device === null ? '-' : r.own_device + (r.own_gpu !== String(r.own_device) ? ' (GPU ' + r.own_gpu + ')' : ''),
+          el('span', {'data-rank-peak': r.peak_bytes, text: both(r.peak_bytes)}), secs(r.peak_time_ns),
+          human(r.peak_by_holder ? r.peak_by_holder.nccl : 0), human(r.leak_bytes) + ' in ' + r.leak_count,
+          r.failed_count ? r.failed_count + ', the first of ' + human(r.failed_first_size_bytes) : '0',
+          (r.peak_site || '-') + (r.complete ? '' : ' (incomplete)')];
+      }));
+    if (job.peer_memory.length) {
+      box.appendChild(el('div', {text: 'Memory on another rank\'s GPU (each rank should allocate on its own):'}));
+      box.appendChild(table([{name: 'rank', num: 1}, {name: 'device', num: 1}, {name: 'GPU'}, {name: 'owner ranks'},
+        {name: 'peak there', num: 1}, {name: 'at exit', num: 1}, {name: 'site'}], job.peer_memory, function (p) {
+          return [p.rank, p.device, p.gpu, p.owner_ranks.join(', ') || '-', both(p.peak_bytes), both(p.live_at_end_bytes), p.peak_site || '-'];
+        }));
+    }
+    if (job.ipc_mappings.length) {
+      box.appendChild(el('div', {text: 'Memory mapped from another process:'}));
+      box.appendChild(table([{name: 'rank', num: 1}, {name: 'bytes', num: 1}, {name: 'closed'}, {name: 'exporter rank', num: 1},
+        {name: 'exporter site'}, {name: 'opened at'}], job.ipc_mappings, function (m) {
+          return [m.rank, both(m.bytes), m.closed ? 'yes' : 'never: a leak of a mapping',
+            m.exporter_rank === null ? 'outside these traces' : m.exporter_rank, m.exporter_site || '-', m.site || '-'];
+        }));
+    }
+  }
+  /* live bytes on each rank's own device over the job's span: a row per
+   * rank, darker for more; hovering says the rank, the time and the bytes */
+  function drawJobHeat(job, parent) {
+    var t = job.timeline;
+    if (!t || !t.columns || !t.ranks.length) return;
+    var max = 1;
+    t.ranks.forEach(function (r) { r.own_device_max_bytes.forEach(function (b) { if (b > max) max = b; }); });
+    var rowH = Math.max(1, Math.min(12, Math.floor(600 / t.ranks.length))), colW = Math.max(2, Math.floor(1000 / t.columns));
+    var c = el('canvas', {width: t.columns * colW, height: t.ranks.length * rowH, cls: 'job-heat'});
+    var ctx = c.getContext('2d');
+    t.ranks.forEach(function (r, ri) {
+      r.own_device_max_bytes.forEach(function (b, ci) {
+        if (!b) return;
+        var f = b / max;
+        ctx.fillStyle = 'rgb(' + Math.round(255 - 40 * f) + ',' + Math.round(235 - 200 * f) + ',' + Math.round(200 - 170 * f) + ')';
+        ctx.fillRect(ci * colW, ri * rowH, colW, rowH);
+      });
+    });
+    var info = el('div', {cls: 'muted', text: 'Live bytes on each rank\'s own device over the job\'s ' + secs(t.columns * t.column_ns) +
+      ' (a row per rank, top to bottom by rank; darkest: ' + both(max) + '). Hover for figures.'});
+    c.onmousemove = function (e) {
+      var rect = c.getBoundingClientRect();
+      var ci = Math.floor((e.clientX - rect.left) * c.width / rect.width / colW);
+      var ri = Math.floor((e.clientY - rect.top) * c.height / rect.height / rowH);
+      var r = t.ranks[ri];
+      if (!r || ci < 0 || ci >= t.columns) return;
+      info.textContent = 'rank ' + r.rank + ', ' + secs(ci * t.column_ns) + ' to ' + secs((ci + 1) * t.column_ns) + ': ' +
+        both(r.own_device_max_bytes[ci]) + ' at most';
+    };
+    parent.appendChild(el('div', {cls: 'chart-box'}, [el('div', {cls: 'chart-head'},
+      [el('span', {cls: 'name', text: 'The ranks side by side'})]), c, info]));
   }
 
   /* for whoever drives the page (the suite's headless Chromium) */
-  window.cmtReport = {model: model, charts: charts};
+  window.cmtReport = {model: model, charts: charts, fragCharts: fragCharts, stepped: STEPPED};
   /* ready once the flame graphs' first transition (d3's timer, on the next
    * animation frame) has put every frame in its place */
   requestAnimationFrame(function () {

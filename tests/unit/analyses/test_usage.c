@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The usage analyses through a real replay: allocation calls and the
- * short-lived rule of site_calls.h (released by the same thread before it
- * allocated anything else; releases in between do not matter), and device
- * memory by the allocating thread (thread_use.h). */
+ * short-lived rule of site_calls.h (released before its call site allocated
+ * again on the same thread, judged at that next allocation; stream-ordered
+ * allocations not counted), and device memory by the allocating thread
+ * (thread_use.h). */
 #include <stdint.h>
 
 #include "replay.h"
@@ -45,20 +46,35 @@ int main(void)
     CHECK(cmt_replay_add_observer(&r, &sc.observer) == 0);
     CHECK(cmt_replay_add_observer(&r, &tu.observer) == 0);
 
-    /* stack 1, thread 7: three allocate-release pairs, short-lived */
+    /* stack 1, thread 7: three allocate-release pairs: the first two are
+     * short-lived (their site asked again after their release), the last is
+     * never judged (a buffer released at teardown is no short-lived one) */
     for (uint64_t i = 0; i < 3; i++) {
         ALLOC(7, 2000 + i * 100, 0x1000000, 1 * MiB, 1);
         FREE(7, 2010 + i * 100, 0x1000000);
     }
-    /* stack 2, thread 7: allocate A, allocate B, release A (B came in
-     * between: not short-lived), release B (nothing allocated since:
-     * short-lived, although A was released in between) */
+    /* stack 2, thread 7: allocate A, allocate B (A still live: not
+     * short-lived), release A, release B (the last of the site: not judged) */
     ALLOC(7, 3000, 0x2000000, 2 * MiB, 2);
     ALLOC(7, 3100, 0x3000000, 2 * MiB, 2);
     FREE(7, 3200, 0x2000000);
     FREE(7, 3400, 0x3000000);
+    /* stacks 4 and 5, thread 7: a loop of two buffers with the same
+     * lifetimes (a = 4, b = 5, free b, free a), three rounds: each site 2 of
+     * 3, whatever the order of the releases */
+    for (uint64_t i = 0; i < 3; i++) {
+        ALLOC(7, 3500 + i * 100, 0x6000000, 1 * MiB, 4);
+        ALLOC(7, 3510 + i * 100, 0x7000000, 1 * MiB, 5);
+        FREE(7, 3520 + i * 100, 0x7000000);
+        FREE(7, 3530 + i * 100, 0x6000000);
+    }
+    /* stack 6, thread 7: stream-ordered, a pool serves it: never counted */
+    for (uint64_t i = 0; i < 3; i++) {
+        event(CMT_REC_ALLOC, CMT_API_CUDA_MALLOC_ASYNC, 7, 3850 + i * 10, 0x8000000, 1 * MiB, 6);
+        event(CMT_REC_FREE, CMT_API_CUDA_FREE_ASYNC, 7, 3855 + i * 10, 0x8000000, 0, 0);
+    }
     /* stack 3, thread 8 allocates, thread 7 releases: counts for thread 8
-     * until then, and is no short-lived allocation of thread 7 */
+     * until then; its site asked again before the release: not short-lived */
     ALLOC(8, 4000, 0x4000000, 4 * MiB, 3);
     ALLOC(8, 4100, 0x5000000, 4 * MiB, 3);
     FREE(7, 4200, 0x4000000);
@@ -66,24 +82,30 @@ int main(void)
     cmt_replay_finish(&r, 5000);
 
     struct cmt_site_calls_cell c1 = cmt_site_calls_get(&sc, 1), c2 = cmt_site_calls_get(&sc, 2),
-                               c3 = cmt_site_calls_get(&sc, 3);
+                               c3 = cmt_site_calls_get(&sc, 3), c4 = cmt_site_calls_get(&sc, 4),
+                               c5 = cmt_site_calls_get(&sc, 5), c6 = cmt_site_calls_get(&sc, 6);
     CHECK_EQ_U64(c1.calls, 3);
-    CHECK_EQ_U64(c1.short_lived, 3);
-    CHECK_EQ_U64(c1.short_bytes, 3 * MiB);
-    CHECK_EQ_U64(c1.short_life_ns, 30);
+    CHECK_EQ_U64(c1.short_lived, 2);
+    CHECK_EQ_U64(c1.short_bytes, 2 * MiB);
+    CHECK_EQ_U64(c1.short_life_ns, 20);
     CHECK_EQ_U64(c2.calls, 2);
-    CHECK_EQ_U64(c2.short_lived, 1);
-    CHECK_EQ_U64(c2.short_life_ns, 300);
+    CHECK_EQ_U64(c2.short_lived, 0);
     CHECK_EQ_U64(c3.calls, 2);
     CHECK_EQ_U64(c3.short_lived, 0);
+    CHECK_EQ_U64(c4.short_lived, 2);
+    CHECK_EQ_U64(c4.short_life_ns, 60);
+    CHECK_EQ_U64(c5.short_lived, 2);
+    CHECK_EQ_U64(c5.short_life_ns, 20);
+    CHECK_EQ_U64(c6.calls, 3);
+    CHECK_EQ_U64(c6.short_lived, 0);
     CHECK_EQ_U64(cmt_site_calls_get(&sc, 99).calls, 0);
-    CHECK_EQ_U64(sc.calls, 7);
-    CHECK_EQ_U64(sc.short_lived, 4);
+    CHECK_EQ_U64(sc.calls, 16);
+    CHECK_EQ_U64(sc.short_lived, 6);
 
     CHECK_EQ_U64(tu.n_rows, 2);
     const struct cmt_thread_use_row *t7 = &tu.rows[0], *t8 = &tu.rows[1];
     CHECK_EQ_U64(t7->tid, 7);
-    CHECK_EQ_U64(t7->allocs, 5);
+    CHECK_EQ_U64(t7->allocs, 14);
     CHECK_EQ_U64(t7->peak, 4 * MiB);
     CHECK_EQ_U64(t7->peak_count, 2);
     CHECK_EQ_U64(t7->peak_ts, 3100);

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: MIT */
+/* CUDA driver API hooks: every allocation entry point of libcuda, each ABI
+ * in two copies that differ only in what they forward to (driver_table.h):
+ * the exported function (programs linked with -lcuda, dlsym by name) and the
+ * one cuGetProcAddress hands out (NVIDIA's runtime, static or dynamic, and
+ * everything else that asks the driver for its entry points). Each calls the
+ * real function exactly once with the caller's arguments and returns exactly
+ * its result. When the dynamic runtime's hook is already on this thread's
+ * stack (cudaMalloc calling cuMemAlloc_v2), the thread-local depth makes the
+ * driver hook pass through: one event per user call, named by the API the
+ * user called.
+ *
+ * Compiled with __CUDA_API_VERSION_INTERNAL so cuda.h declares every ABI
+ * under its own name (cuMemAlloc is the 32-bit v1, cuMemAlloc_v2 the one
+ * hooked here, cuMemAllocAsync_ptsz the per-thread twin); each hook is
+ * checked at compile time against the PFN_ typedef of cudaTypedefs.h whose
+ * version the table gives cuGetProcAddress. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "array_bytes.h"
+#include "device_cache.h"
+#include "driver_device.h"
+#include "driver_table.h"
+#include "hook_record.h"
+#include "torch_blocks.h"
+#include "pool_hooks.h"
+#include "proc_address.h"
+#include "real_symbols.h"
+#include "sampler.h"
+
+#include <string.h>
+
+/* A hook whose real function cannot be found (none anywhere: the shim was
+ * preloaded into a program without a driver) answers as a driver that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_CU_NO_REAL CUDA_ERROR_NOT_INITIALIZED
+
+static inline uint64_t dptr_out(CUresult r, const CUdeviceptr *p)
+{
+    return r == CUDA_SUCCESS && p ? (uint64_t)*p : 0;
+}
+
+static inline uint64_t hostptr_out(CUresult r, void *const *p)
+{
+    return r == CUDA_SUCCESS && p ? (uint64_t)(uintptr_t)*p : 0;
+}
+
+static void record_alloc(struct cmt_hook *h, uint8_t api, CUresult r, int32_t device, uint64_t addr, uint64_t size,
+                         uint64_t stream, uint64_t aux0, uint64_t aux1)
+{
+    struct cmt_alloc_record a = {
+        .api = api,
+        .kind = cmt_api_default_kind(api),
+        .result = (int32_t)r,
+        .device = device,
+        .addr = addr,
+        .size = size,
+        .stream = stream,
+        .aux = {aux0, aux1},
+    };
+    cmt_record_alloc(h, &a);
+}
+
+/* Releases: the timestamp is taken before the real call (format.h). Zero
+ * handles release nothing and are not events. */
+#define CMT_RELEASE_HOOK(api, value, size, stream, call)                                   \
+    do {                                                                                   \
+        struct cmt_hook h;                                                                 \
+        bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && (value) != 0;                                     \
+        uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;                                    \
+        CUresult r = (call);                                                               \
+        if (rec)                                                                           \
+            cmt_record_free_sized(&h, api, ts, (int32_t)r, (uint64_t)(value), size, stream); \
+        cmt_hook_leave(&h);                                                                \
+        return r;                                                                          \
+    } while (0)
+
+/* --- implementations, shared by both copies of each hook --------------------- */
+
+static CUresult mem_alloc(PFN_cuMemAlloc_v3020 real, CUdeviceptr *dptr, size_t bytesize)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(dptr, bytesize);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC, r, cmt_driver_device((const void *)real), dptr_out(r, dptr), bytesize, 0,
+                     0, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_free(PFN_cuMemFree_v3020 real, CUdeviceptr dptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_FREE, dptr, 0, 0, real(dptr));
+}
+
+static CUresult mem_alloc_pitch(PFN_cuMemAllocPitch_v3020 real, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                size_t Height, unsigned int ElementSizeBytes)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (rec) {
+        /* Granted: pitch x height; asked for: width x height (aux1). */
+        uint64_t asked = (uint64_t)WidthInBytes * Height;
+        uint64_t granted = r == CUDA_SUCCESS && pPitch ? (uint64_t)*pPitch * Height : asked;
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC_PITCH, r, cmt_driver_device((const void *)real), dptr_out(r, dptr), granted,
+                     0, 0, asked);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_alloc_managed(PFN_cuMemAllocManaged_v6000 real, CUdeviceptr *dptr, size_t bytesize,
+                                  unsigned int flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(dptr, bytesize, flags);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC_MANAGED, r, cmt_driver_device((const void *)real), dptr_out(r, dptr),
+                     bytesize, 0, flags, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_alloc_host(PFN_cuMemAllocHost_v3020 real, void **pp, size_t bytesize)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pp, bytesize);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC_HOST, r, -1, hostptr_out(r, pp), bytesize, 0, 0, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_host_alloc(PFN_cuMemHostAlloc_v2020 real, void **pp, size_t bytesize, unsigned int Flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pp, bytesize, Flags);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_HOST_ALLOC, r, -1, hostptr_out(r, pp), bytesize, 0, Flags, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_free_host(PFN_cuMemFreeHost_v2000 real, void *p)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_FREE_HOST, (uintptr_t)p, 0, 0, real(p));
+}
+
+static CUresult mem_alloc_async(PFN_cuMemAllocAsync_v11020 real, CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(dptr, bytesize, hStream);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC_ASYNC, r, cmt_driver_device((const void *)real), dptr_out(r, dptr),
+                     bytesize, (uint64_t)(uintptr_t)hStream, 0, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_free_async(PFN_cuMemFreeAsync_v11020 real, CUdeviceptr dptr, CUstream hStream)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_FREE_ASYNC, dptr, 0, (uint64_t)(uintptr_t)hStream, real(dptr, hStream));
+}
+
+static CUresult mem_alloc_from_pool_async(PFN_cuMemAllocFromPoolAsync_v11020 real, CUdeviceptr *dptr, size_t bytesize,
+                                          CUmemoryPool pool, CUstream hStream)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(dptr, bytesize, pool, hStream);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ALLOC_FROM_POOL_ASYNC, r, cmt_driver_device((const void *)real),
+                     dptr_out(r, dptr), bytesize, (uint64_t)(uintptr_t)hStream, (uint64_t)(uintptr_t)pool, 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* Physical memory lives where its properties say: on a device (its
+ * ordinal), or on the host (-1, counted with pinned host memory). */
+static int32_t physical_location(const CUmemAllocationProp *prop, const void *real)
+{
+    if (!prop)
+        return cmt_driver_device(real);
+    switch (prop->location.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        return prop->location.id;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        return -1;
+    default:
+        return cmt_driver_device(real);
+    }
+}
+
+static CUresult mem_create(PFN_cuMemCreate_v10020 real, CUmemGenericAllocationHandle *handle, size_t size,
+                           const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(handle, size, prop, flags);
+    if (rec) {
+        uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
+        record_alloc(&h, CMT_API_CU_MEM_CREATE, r, physical_location(prop, (const void *)real), value, size, 0,
+                     prop ? (uint64_t)prop->location.type : 0, prop ? (uint64_t)(int64_t)prop->location.id : 0);
+        /* PyTorch's expandable segments map their first memory here. The
+         * program's call is found through the shim's own frames: the wrapper
+         * calling this may have jumped here (a tail call), and the caller's
+         * frame pointer is not ours to follow (__builtin_return_address(1)
+         * crashed PyTorch with expandable segments on the H200). */
+        if (r == CUDA_SUCCESS && cmt_torch_blocks_waiting())
+            cmt_torch_blocks_after_segment_call((const void *)(uintptr_t)cmt_stack_caller());
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_release(PFN_cuMemRelease_v10020 real, CUmemGenericAllocationHandle handle)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_RELEASE, handle, 0, 0, real(handle));
+}
+
+static CUresult mem_map(PFN_cuMemMap_v10020 real, CUdeviceptr ptr, size_t size, size_t offset,
+                        CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(ptr, size, offset, handle, flags);
+    /* The device is the physical handle's; the analyzer knows it from the
+     * handle's cuMemCreate. The current context's stands in when it does
+     * not (a handle created before tracing, or imported). */
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_MAP, r, cmt_driver_device((const void *)real), r == CUDA_SUCCESS ? ptr : 0, size,
+                     0, handle, offset);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* One unmap may remove several mappings: the event carries the whole span. */
+static CUresult mem_unmap(PFN_cuMemUnmap_v10020 real, CUdeviceptr ptr, size_t size)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_UNMAP, ptr, size, 0, real(ptr, size));
+}
+
+static CUresult mem_address_reserve(PFN_cuMemAddressReserve_v10020 real, CUdeviceptr *ptr, size_t size,
+                                    size_t alignment, CUdeviceptr addr, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(ptr, size, alignment, addr, flags);
+    if (rec)
+        record_alloc(&h, CMT_API_CU_MEM_ADDRESS_RESERVE, r, cmt_driver_device((const void *)real), dptr_out(r, ptr), size,
+                     0, alignment, addr);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_address_free(PFN_cuMemAddressFree_v10020 real, CUdeviceptr ptr, size_t size)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_MEM_ADDRESS_FREE, ptr, size, 0, real(ptr, size));
+}
+
+static CUresult array_create(PFN_cuArrayCreate_v3020 real, CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *desc)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pHandle, desc);
+    if (rec) {
+        uint64_t bytes = desc ? cmt_array_bytes(desc->Format, desc->NumChannels, desc->Width, desc->Height, 0) : 0;
+        record_alloc(&h, CMT_API_CU_ARRAY_CREATE, r, cmt_driver_device((const void *)real),
+                     hostptr_out(r, (void *const *)pHandle), bytes, 0, desc ? (uint64_t)desc->Format : 0,
+                     desc ? desc->NumChannels : 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult array_3d_create(PFN_cuArray3DCreate_v3020 real, CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pHandle, desc);
+    if (rec) {
+        uint64_t bytes =
+            desc ? cmt_array_bytes(desc->Format, desc->NumChannels, desc->Width, desc->Height, desc->Depth) : 0;
+        record_alloc(&h, CMT_API_CU_ARRAY_3D_CREATE, r, cmt_driver_device((const void *)real),
+                     hostptr_out(r, (void *const *)pHandle), bytes, 0, desc ? (uint64_t)desc->Format : 0,
+                     desc ? desc->NumChannels : 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult array_destroy(PFN_cuArrayDestroy_v2000 real, CUarray hArray)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    CMT_RELEASE_HOOK(CMT_API_CU_ARRAY_DESTROY, (uintptr_t)hArray, 0, 0, real(hArray));
+}
+
+/* Pool lifecycle (pool_hooks.h): where pools come from, go, and are trimmed. */
+static CUresult mem_pool_create(PFN_cuMemPoolCreate_v11020 real, CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pool, poolProps);
+    if (rec)
+        cmt_pool_hook_created(&h, CMT_API_CU_MEM_POOL_CREATE, (int32_t)r,
+                              r == CUDA_SUCCESS && pool ? (uint64_t)(uintptr_t)*pool : 0,
+                              poolProps ? (int)poolProps->location.type : 0, poolProps ? poolProps->location.id : 0,
+                              poolProps ? poolProps->maxSize : 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_destroy(PFN_cuMemPoolDestroy_v11020 real, CUmemoryPool pool)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && pool;
+    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)pool) : (struct cmt_pool_destroy){0};
+    CUresult r = real(pool);
+    if (rec)
+        cmt_pool_hook_destroyed(&h, CMT_API_CU_MEM_POOL_DESTROY, &d, (int32_t)r, (uint64_t)(uintptr_t)pool);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool pool, size_t minBytesToKeep)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER) && pool;
+    CUresult r = real(pool, minBytesToKeep);
+    if (rec)
+        cmt_pool_hook_trimmed(&h, CMT_API_CU_MEM_POOL_TRIM, (int32_t)r, (uint64_t)(uintptr_t)pool, minBytesToKeep);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* --- memory shared between processes (docs/trace-format.md, "IPC") ---------
+ * Exporter: which allocation a handle names, with the handle's fingerprint;
+ * importer: the mapping, its size, the same fingerprint. Not memory of this
+ * process: recorded as IPC records, which the analyzer keeps apart. */
+
+static void record_ipc(struct cmt_hook *h, uint8_t api, CUresult r, const void *real, uint64_t ts, uint64_t addr,
+                       uint64_t size, uint64_t aux0, uint64_t aux1, uint64_t aux2, bool with_stack)
+{
+    cmt_record_ipc_call(h, api, (int32_t)r, cmt_driver_device(real), ts, addr, size, aux0, aux1, aux2, with_stack);
+}
+
+_Static_assert(sizeof(CUipcMemHandle) == 64, "a CUDA IPC handle is 64 bytes");
+
+static CUresult ipc_get_mem_handle(PFN_cuIpcGetMemHandle_v4010 real, CUipcMemHandle *pHandle, CUdeviceptr dptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pHandle, dptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_IPC_GET_MEM_HANDLE, r, (const void *)real, 0, (uint64_t)dptr, 0,
+                   r == CUDA_SUCCESS && pHandle ? cmt_ipc_fingerprint(pHandle, sizeof *pHandle) : 0, 0, 0,
+                   cmt_config.stack_depth != 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult ipc_open_mem_handle(PFN_cuIpcOpenMemHandle_v11000 real, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                                    unsigned int Flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pdptr, handle, Flags);
+    if (rec) {
+        uint64_t addr = dptr_out(r, pdptr);
+        uint64_t size = addr ? cmt_sampler_range_size(addr) : 0;
+        record_ipc(&h, CMT_API_CU_IPC_OPEN_MEM_HANDLE, r, (const void *)real, 0, addr, size,
+                   cmt_ipc_fingerprint(&handle, sizeof handle), Flags, 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult ipc_close_mem_handle(PFN_cuIpcCloseMemHandle_v4010 real, CUdeviceptr dptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
+    CUresult r = real(dptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_IPC_CLOSE_MEM_HANDLE, r, (const void *)real, ts, (uint64_t)dptr, 0, 0, 0,
+                   0, cmt_config.free_stacks);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* A shareable handle's fingerprint: a fabric handle's 64 bytes name the
+ * memory in every process; a file descriptor or a Win32 handle is a number
+ * of this process only (0: not matched across traces). */
+static uint64_t shareable_fingerprint(const void *sh, CUmemAllocationHandleType type)
+{
+    if (!sh || type != CU_MEM_HANDLE_TYPE_FABRIC)
+        return 0;
+    return cmt_ipc_fingerprint(sh, sizeof(CUmemFabricHandle));
+}
+
+static uint64_t shareable_fd(const void *sh, CUmemAllocationHandleType type)
+{
+    if (!sh || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return 0;
+    int fd;
+    memcpy(&fd, sh, sizeof fd);
+    return (uint64_t)(uint32_t)fd;
+}
+
+static CUresult mem_export_to_shareable_handle(PFN_cuMemExportToShareableHandle_v10020 real, void *shareableHandle,
+                                               CUmemGenericAllocationHandle handle,
+                                               CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(shareableHandle, handle, handleType, flags);
+    if (rec) {
+        bool ok = r == CUDA_SUCCESS;
+        record_ipc(&h, CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0, (uint64_t)handle, 0,
+                   ok ? shareable_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType,
+                   ok ? shareable_fd(shareableHandle, handleType) : 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* osHandle is the descriptor itself (cast to a pointer) for a POSIX fd,
+ * a pointer to the handle's bytes for a fabric handle. */
+static CUresult mem_import_from_shareable_handle(PFN_cuMemImportFromShareableHandle_v10020 real,
+                                                 CUmemGenericAllocationHandle *handle, void *osHandle,
+                                                 CUmemAllocationHandleType shHandleType)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(handle, osHandle, shHandleType);
+    if (rec) {
+        uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
+        /* The caller's bytes are read only once the driver has accepted
+         * them: a failed call may have been given a pointer to nothing. */
+        uint64_t fp = r == CUDA_SUCCESS && shHandleType == CU_MEM_HANDLE_TYPE_FABRIC
+                          ? shareable_fingerprint(osHandle, shHandleType)
+                          : 0;
+        uint64_t fd = shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)osHandle : 0;
+        record_ipc(&h, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, value, 0, fp,
+                   (uint64_t)shHandleType, fd, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* --- stream-ordered pools shared between processes (format 2.3) -------------
+ * A pool exported or imported as a shareable handle moves no memory; a
+ * pointer exported (cuMemPoolExportPointer) names an allocation of the
+ * exporter, and one imported (cuMemPoolImportPointer) is a mapping of it
+ * here, released by cuMemFree(Async) of the pointer. */
+
+_Static_assert(sizeof(CUmemPoolPtrExportData) == 64, "a pool pointer's export data is 64 bytes");
+
+static CUresult mem_pool_export_to_shareable_handle(PFN_cuMemPoolExportToShareableHandle_v11020 real, void *handle_out,
+                                                    CUmemoryPool pool, CUmemAllocationHandleType handleType,
+                                                    unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(handle_out, pool, handleType, flags);
+    if (rec) {
+        bool ok = r == CUDA_SUCCESS;
+        record_ipc(&h, CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0,
+                   (uint64_t)(uintptr_t)pool, 0, ok ? shareable_fingerprint(handle_out, handleType) : 0,
+                   (uint64_t)handleType, ok ? shareable_fd(handle_out, handleType) : 0, cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* handle is the descriptor itself (cast to a pointer) for a POSIX fd, a
+ * pointer to the handle's bytes for a fabric handle. */
+static CUresult mem_pool_import_from_shareable_handle(PFN_cuMemPoolImportFromShareableHandle_v11020 real,
+                                                      CUmemoryPool *pool_out, void *handle,
+                                                      CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(pool_out, handle, handleType, flags);
+    if (rec) {
+        uint64_t pool = r == CUDA_SUCCESS && pool_out ? (uint64_t)(uintptr_t)*pool_out : 0;
+        uint64_t fd = handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)handle : 0;
+        record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, pool, 0,
+                   r == CUDA_SUCCESS ? shareable_fingerprint(handle, handleType) : 0, (uint64_t)handleType, fd,
+                   cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_export_pointer(PFN_cuMemPoolExportPointer_v11020 real, CUmemPoolPtrExportData *shareData_out,
+                                        CUdeviceptr ptr)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(shareData_out, ptr);
+    if (rec)
+        record_ipc(&h, CMT_API_CU_MEM_POOL_EXPORT_POINTER, r, (const void *)real, 0, (uint64_t)ptr, 0,
+                   r == CUDA_SUCCESS && shareData_out ? cmt_ipc_fingerprint(shareData_out, sizeof *shareData_out) : 0,
+                   0, 0, cmt_config.stack_depth != 0);
+    cmt_hook_leave(&h);
+    return r;
+}
+
+static CUresult mem_pool_import_pointer(PFN_cuMemPoolImportPointer_v11020 real, CUdeviceptr *ptr_out,
+                                        CUmemoryPool pool, CUmemPoolPtrExportData *shareData)
+{
+    if (!real)
+        return CMT_CU_NO_REAL;
+    struct cmt_hook h;
+    bool rec = cmt_hook_enter(&h, CMT_LAYER_DRIVER);
+    CUresult r = real(ptr_out, pool, shareData);
+    if (rec) {
+        uint64_t addr = dptr_out(r, ptr_out);
+        record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_POINTER, r, (const void *)real, 0, addr,
+                   addr ? cmt_sampler_range_size(addr) : 0,
+                   r == CUDA_SUCCESS && shareData ? cmt_ipc_fingerprint(shareData, sizeof *shareData) : 0,
+                   (uint64_t)(uintptr_t)pool, 0,
+                   cmt_config.stack_depth != 0);
+    }
+    cmt_hook_leave(&h);
+    return r;
+}
+
+/* --- context hooks: pass through, then forget the remembered device ------------
+ * Nothing is recorded; device_cache.h says why these calls are hooked. */
+
+/* Pass through, then forget the thread's remembered device (a switch, a push,
+ * a pop, a creation) or every thread's (a context that other threads may
+ * have current is destroyed, or a primary context released or reset). The
+ * rows of CMT_CONTEXT_HOOKS name one of the two as their implementation. */
+#define CMT_CONTEXT_CALL(forget, real, ...)                                     \
+    ({                                                                          \
+        __typeof__(real) ctx_real_ = (real);                                    \
+        CUresult ctx_r_ = CMT_CU_NO_REAL;                                       \
+        if (ctx_real_) {                                                        \
+            ctx_r_ = ctx_real_(__VA_ARGS__);                                    \
+            forget();                                                           \
+        }                                                                       \
+        ctx_r_;                                                                 \
+    })
+#define CMT_CONTEXT_FORGETS_THREAD(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_thread, real, __VA_ARGS__)
+#define CMT_CONTEXT_FORGETS_ALL(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_all, real, __VA_ARGS__)
+
+/* --- the two copies of each hook, and the table ------------------------------ */
+
+#define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \
+                   #name " does not have the ABI of PFN_" #base "_v" #version #suffix);                  \
+    CMT_REAL_SLOT(name);                                                                                  \
+    CMT_EXPORT CUresult name params                                                                       \
+    {                                                                                                     \
+        return impl(CMT_REAL_DRIVER(name), __VA_ARGS__);                                                  \
+    }                                                                                                     \
+    static CUresult cmt_proc_##name params                                                                \
+    {                                                                                                     \
+        return impl((__typeof__(&name))cmt_driver_hook_proc_real(CMT_HOOK_##name), __VA_ARGS__);          \
+    }                                                                                                     \
+    CMT_SELF_ALIAS(name)
+CMT_DRIVER_HOOKS(CMT_DEFINE_HOOKS)
+
+#define CMT_HOOK_ROW(name, base, version, suffix, flags, impl, params, ...) \
+    [CMT_HOOK_##name] = {                                                    \
+        .symbol = #base,                                                     \
+        .abi_version = version,                                              \
+        .stream_flags = flags,                                               \
+        .export_name = #name,                                                \
+        .named_hook = (void *)&cmt_self_##name,                              \
+        .named_real = (void **)&real_##name,                                 \
+        .proc_hook = (void *)&cmt_proc_##name,                               \
+    },
+
+struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
+    CMT_DRIVER_HOOKS(CMT_HOOK_ROW)
+    /* The lookup function itself: the runtime asks cuGetProcAddress_v2 for
+     * "cuGetProcAddress" at 11030 (v1 ABI) and 12000 (v2 ABI) and fetches
+     * everything else through what it gets back. */
+    [CMT_HOOK_cuGetProcAddress] = {
+        .symbol = "cuGetProcAddress",
+        .abi_version = 11030,
+        .stream_flags = CMT_LEGACY_STREAM,
+        .export_name = "cuGetProcAddress",
+        .named_hook = (void *)&cmt_self_cuGetProcAddress,
+        .named_real = &cmt_get_proc_address_v1_named_real,
+        .proc_hook = (void *)&cmt_get_proc_address_v1_proc,
+        .dlsym_hook = (void *)&cmt_get_proc_address_v1_dlsym,
+    },
+    [CMT_HOOK_cuGetProcAddress_v2] = {
+        .symbol = "cuGetProcAddress",
+        .abi_version = 12000,
+        .stream_flags = CMT_LEGACY_STREAM,
+        .export_name = "cuGetProcAddress_v2",
+        .named_hook = (void *)&cmt_self_cuGetProcAddress_v2,
+        .named_real = &cmt_get_proc_address_v2_named_real,
+        .proc_hook = (void *)&cmt_get_proc_address_v2_proc,
+        .dlsym_hook = (void *)&cmt_get_proc_address_v2_dlsym,
+    },
+};
