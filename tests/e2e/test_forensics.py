@@ -72,8 +72,8 @@ def test_capacity():
     # Every sample is explained (no context, no other process on the device):
     # no "largest gap" row, the first and last samples say so.
     unexplained = text[text.index("\nDevice memory in use that this process"):]
-    eq([line.split()[0] for line in unexplained.splitlines()[3:]], ["first", "at"], "sample rows")
-    rows = unexplained.splitlines()[3:]
+    eq([line.split()[0] for line in unexplained.splitlines()[2:]], ["first", "at"], "sample rows")
+    rows = unexplained.splitlines()[2:]
     check(rows[0].endswith(": 12.0 GiB in use of 16.0 GiB: this process's allocations 12.0 GiB: all explained"),
           unexplained)
     check(rows[1].endswith(": 0 B in use of 16.0 GiB: this process's allocations 0 B: all explained"), unexplained)
