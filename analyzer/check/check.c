@@ -537,7 +537,8 @@ static void note_verdict(struct cmt_check_trace *t, const struct cmt_failure_gro
     cmt_format_size(g->min_size, size, sizeof size);
     cmt_format_duration(cmt_report_rel_ns(&t->report, v->c->ts), when, sizeof when);
     bool capacity = v->verdict.rule == CMT_VRULE_CACHE_FULL;
-    bool replayed = v->replay.on && (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED || capacity);
+    bool replayed =
+        v->replay.on && (v->verdict.rule == CMT_VRULE_CACHE_FRAGMENTED || capacity || v->replay.uncached);
     if (replayed) {
         cmt_oom_replay_found(&v->replay, found, sizeof found);
         if (!cmt_oom_replay_remedy(&v->replay, capacity, fix, sizeof fix))

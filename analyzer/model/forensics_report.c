@@ -411,5 +411,7 @@ void cmt_forensics_report_replay(struct cmt_forensics_report *fr, const struct c
         struct cmt_oom_view *v = &fr->oom[i];
         if (v->block_oom)
             cmt_oom_replay_of(&v->replay, r, v->c->device, v->block_oom->at.ts);
+        else if (!v->probe && v->retry_of == SIZE_MAX)
+            cmt_oom_replay_uncached(&v->replay, r, v->c->device, v->c->ts);
     }
 }

@@ -12,10 +12,11 @@
 #include "size_parse.h"
 #include "units.h"
 
-static const struct cmt_whatif_device_view *device_view(const struct cmt_report *r, int32_t device)
+static const struct cmt_whatif_device_view *device_view(const struct cmt_report *r, int32_t device,
+                                                       const char *source)
 {
     const struct cmt_whatif_report *w = r->whatif;
-    if (!w || strcmp(w->source, "blocks") != 0)
+    if (!w || strcmp(w->source, source) != 0)
         return NULL;
     for (size_t i = 0; i < w->n_devices; i++)
         if (w->devices[i].ordinal == device && w->devices[i].n_rows)
@@ -68,13 +69,40 @@ static void category_of(struct cmt_oom_replay *p, const struct cmt_report *r, in
         }
 }
 
+static void replay_of(struct cmt_oom_replay *out, const struct cmt_report *r,
+                      const struct cmt_whatif_device_view *d, uint64_t failure_ts);
+
 void cmt_oom_replay_of(struct cmt_oom_replay *out, const struct cmt_report *r, int32_t device, uint64_t failure_ts)
 {
     memset(out, 0, sizeof *out);
     out->best = SIZE_MAX;
-    const struct cmt_whatif_device_view *d = device_view(r, device);
+    const struct cmt_whatif_device_view *d = device_view(r, device, "blocks");
+    if (d)
+        replay_of(out, r, d, failure_ts);
+}
+
+void cmt_oom_replay_uncached(struct cmt_oom_replay *out, const struct cmt_report *r, int32_t device, uint64_t ts)
+{
+    memset(out, 0, sizeof *out);
+    out->best = SIZE_MAX;
+    const struct cmt_whatif_device_view *d = device_view(r, device, "uncached");
     if (!d)
         return;
+    /* the replay asked this request: some setting's first failure is it,
+     * or the recorded one's (a tensor's cudaMalloc the replay served with
+     * the cache on is not told from another allocation's: not said) */
+    bool asked = false;
+    for (size_t i = 0; i < d->n_rows && !asked; i++)
+        asked = !d->rows[i].fits && d->rows[i].first.recorded_failed && r->trace.start_ns + d->rows[i].first.time_ns == ts;
+    if (!asked)
+        return;
+    replay_of(out, r, d, ts);
+    out->uncached = out->on;
+}
+
+static void replay_of(struct cmt_oom_replay *out, const struct cmt_report *r,
+                      const struct cmt_whatif_device_view *d, uint64_t failure_ts)
+{
     /* The replay keeps each setting's first failure only: a later failure
      * of the recorded run (a program that caught the first) is not said. */
     const struct cmt_whatif_row *rec0 = &d->rows[0];
@@ -98,7 +126,7 @@ void cmt_oom_replay_of(struct cmt_oom_replay *out, const struct cmt_report *r, i
     out->reproduced = out->settings[0].outcome == CMT_REPLAY_FAILS_HERE && rec->first.recorded_failed;
     if (out->reproduced && !strcmp(rec->first.verdict, "capacity"))
         out->short_by = rec->first.short_by;
-    category_of(out, r, device);
+    category_of(out, r, d->ordinal);
 }
 
 /* --- words ---------------------------------------------------------------------- */
@@ -166,14 +194,22 @@ void cmt_oom_replay_found(const struct cmt_oom_replay *p, char *buf, size_t len)
     if (!p->on)
         return;
     char room[32];
-    put(&w, "replayed (the recorded tensor requests through PyTorch's allocator on the recorded device, ");
+    if (p->uncached)
+        put(&w, "with PyTorch's cache on (its cudaMalloc and cudaFree calls replayed as tensor requests through "
+                "PyTorch's allocator on the recorded device, ");
+    else
+        put(&w, "replayed (the recorded tensor requests through PyTorch's allocator on the recorded device, ");
     if (p->capacity)
         put(&w, "room for its cache %s at the tightest", cmt_size_str(p->capacity, room, sizeof room));
     else
         put(&w, "its size unknown");
     put(&w, "): ");
     const struct cmt_oom_replayed *rec = &p->settings[0];
-    if (p->reproduced)
+    if (p->uncached && p->reproduced)
+        put(&w, "%s fail here too", rec->row->label);
+    else if (p->uncached)
+        put(&w, "%s would have served it", rec->row->label);
+    else if (p->reproduced)
         put(&w, "the recorded settings (%s) fail here as the run did", rec->row->label);
     else if (rec->outcome == CMT_REPLAY_NO_FAILURE || rec->outcome == CMT_REPLAY_FAILS_LATER)
         put(&w, "the recorded settings (%s) serve this request in the replay, which does not reproduce the failure: "
@@ -183,7 +219,7 @@ void cmt_oom_replay_found(const struct cmt_oom_replay *p, char *buf, size_t len)
         put(&w, "the recorded settings (%s) run out before this request in the replay, which does not reproduce "
                 "the run: what other settings would do is not said",
             rec->row->label);
-    if (p->n < 2 || !p->reproduced)
+    if (p->n < 2 || (!p->reproduced && !p->uncached))
         return;
     size_t serving = 0, failing = 0;
     for (size_t i = 1; i < p->n; i++) {
@@ -262,7 +298,9 @@ static void category_words(struct words *w, const struct cmt_oom_replay *p, cons
 
 bool cmt_oom_replay_remedy(const struct cmt_oom_replay *p, bool capacity, char *buf, size_t len)
 {
-    if (!p->on || !p->reproduced)
+    /* a cache-off run's failure keeps the rule's advice: the replay says
+     * what the cache would do, beside it */
+    if (!p->on || !p->reproduced || p->uncached)
         return false;
     struct words w = {buf, len, 0};
     buf[0] = '\0';

@@ -37,6 +37,9 @@ struct cmt_oom_replayed {
 
 struct cmt_oom_replay {
     bool on;           /* the candidates were replayed on this failure's device */
+    /* PyTorch ran with its cache off (whatif_report.h's source "uncached"):
+     * the failure is a tensor's own cudaMalloc, replayed with the cache on */
+    bool uncached;
     bool reproduced;   /* the recorded settings' replay fails on this request, as the run did */
     uint64_t capacity; /* the device replayed on (0: its size unknown) */
     uint64_t failure_ts; /* absolute: PyTorch's OOM record, where the replay asks the request */
@@ -62,6 +65,10 @@ struct cmt_oom_replay {
  * failure of the run (each setting's first failure is all the replay
  * keeps: a later one is not said). */
 void cmt_oom_replay_of(struct cmt_oom_replay *out, const struct cmt_report *r, int32_t device, uint64_t failure_ts);
+/* The same for a failed cudaMalloc of a run with PyTorch's cache off, at
+ * ts (absolute): on only when the replay asked that very request (a
+ * tensor's, which the replay fails too or serves with the cache on). */
+void cmt_oom_replay_uncached(struct cmt_oom_replay *out, const struct cmt_report *r, int32_t device, uint64_t ts);
 
 /* "replayed on the recorded device (79.2 GiB for PyTorch's cache), the usual
  * settings: the recorded settings fail here as the run did;

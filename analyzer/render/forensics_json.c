@@ -109,7 +109,8 @@ static void json_oom_case(const struct cmt_report *r, struct cmt_json *j, const 
     }
     /* what the report's replay of the usual settings found (oom_replay.h) */
     cmt_json_key(j, "replayed");
-    cmt_oom_replay_render_json(j, &v->replay, v->verdict.rule == CMT_VRULE_CACHE_FULL);
+    cmt_oom_replay_render_json(j, &v->replay, v->verdict.rule == CMT_VRULE_CACHE_FULL ||
+                                                  (v->replay.uncached && v->verdict.verdict == CMT_VERDICT_CAPACITY));
     cmt_json_key(j, "figures");
     cmt_json_begin_object(j);
     key_uint(j, "request", v->fig.request);

@@ -190,6 +190,9 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
     default:
         snprintf(buf, len, "no rule applied");
     }
+    /* PyTorch ran with its cache off: what the cache would have done */
+    if (v->replay.uncached)
+        append_found(v, buf, len);
 }
 
 void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)

@@ -37,6 +37,8 @@ void cmt_oom_replay_render_json(struct cmt_json *j, const struct cmt_oom_replay 
     }
     char text[2048];
     cmt_json_begin_object(j);
+    cmt_json_key(j, "cache_off");
+    cmt_json_bool(j, p->uncached);
     cmt_json_key(j, "reproduced");
     cmt_json_bool(j, p->reproduced);
     key_uint_or_null(j, "room_bytes", p->capacity != 0, p->capacity);

@@ -284,6 +284,22 @@ def test_uncached_built():
           text)
     html = cmtest.cli("report", "--format", "html", path).stdout
     check(json.dumps(ASSUMES)[1:-1] in html, "the HTML page's data")
+    # the cache-off run's failure: its verdict (R4, the request alone too
+    # large) keeps its advice, and says what the cache would have done
+    found = ("with PyTorch's cache on (its cudaMalloc and cudaFree calls replayed as tensor requests through "
+             "PyTorch's allocator on the recorded device, room for its cache 79.0 GiB at the tightest): the defaults "
+             "fail here too; expandable_segments:True, max_split_size_mb:128, max_split_size_mb:512, "
+             "roundup_power2_divisions:4 and garbage_collection_threshold:0.6 would not (capacity, each)")
+    case = rep["oom"]["cases"][0]
+    p = case["replayed"]
+    eq((case["rule"], p["cache_off"], p["reproduced"], p["room_bytes"], p["short_by_bytes"], p["best"], p["found"],
+        p["what_to_try"]), ("R4", True, True, 79 * 1024 * MiB - 32 * MiB, 576 * MiB, None, found, None),
+       "the failure, replayed with the cache on")
+    check(case["explanation"].endswith("; " + found) and case["what_to_try"].startswith("ask for less at once"),
+          case)
+    p = cmtest.cli("check", path)
+    check("note: the failure at 2.0 ms (cudaMalloc of 79.5 GiB on device 0): capacity (rule R4), the verdict of the "
+          "report's out-of-memory forensics; " + found + "; the report says what to try\n" in p.stdout, p.stdout)
 
 
 def test_segments_only():
