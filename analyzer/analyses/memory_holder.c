@@ -55,7 +55,11 @@ static enum cmt_holder holder_of_frame(const struct cmt_frame *fr)
 
 enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack)
 {
-    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(f, stack);
+    return cmt_holder_of_frames(cmt_frames_get_unfolded(f, stack));
+}
+
+enum cmt_holder cmt_holder_of_frames(const struct cmt_stack_frames *sf)
+{
     for (size_t i = 0; i < sf->n; i++) {
         enum cmt_holder h = holder_of_frame(&sf->frames[i]);
         if (h != CMT_HOLDER_OTHER)
@@ -94,7 +98,11 @@ static bool cuda_plumbing(const char *mod)
 
 enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack)
 {
-    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(f, stack);
+    return cmt_cache_of_frames(cmt_frames_get_unfolded(f, stack));
+}
+
+enum cmt_holder cmt_cache_of_frames(const struct cmt_stack_frames *sf)
+{
     for (size_t i = 0; i < sf->n; i++) {
         enum cmt_holder h = cache_of_frame(&sf->frames[i]);
         if (h != CMT_HOLDER_OTHER)

@@ -53,4 +53,9 @@ enum cmt_holder cmt_holder_of(struct cmt_frames *f, uint64_t stack);
  * kind which of the two applies. */
 enum cmt_holder cmt_cache_of(struct cmt_frames *f, uint64_t stack);
 
+/* The same two answers from a stack's frames as cmt_frames_get_unfolded
+ * gives them (one resolution for both: stack_holders.c). */
+enum cmt_holder cmt_holder_of_frames(const struct cmt_stack_frames *sf);
+enum cmt_holder cmt_cache_of_frames(const struct cmt_stack_frames *sf);
+
 #endif

@@ -84,8 +84,9 @@ static bool decide(struct cmt_stack_holders *h, uint64_t stack)
         return true;
     if (!table_ready(h, stack) || !frames_ready(h))
         return false;
-    h->holder[stack] = (uint8_t)(cmt_holder_of(h->frames, stack) + 1);
-    h->cache[stack] = (uint8_t)(cmt_cache_of(h->frames, stack) + 1);
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(h->frames, stack);
+    h->holder[stack] = (uint8_t)(cmt_holder_of_frames(sf) + 1);
+    h->cache[stack] = (uint8_t)(cmt_cache_of_frames(sf) + 1);
     return true;
 }
 
