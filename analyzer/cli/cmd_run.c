@@ -32,11 +32,11 @@
 #include "manifest.h"
 #include "output_dir.h"
 #include "sanitizer_runtime.h"
+#include "summarize.h"
+#include "summary_file.h"
 #include "top.h"
 #include "top_cli.h"
 #include "tui.h"
-#include "summarize.h"
-#include "summary_file.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"

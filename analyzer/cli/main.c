@@ -50,8 +50,8 @@ static const struct command {
     {"diff", cmt_cmd_diff},
     {"export", cmt_cmd_export},
     {"whatif", cmt_cmd_whatif},
-    {"top", cmt_cmd_top},
     {"summarize", cmt_cmd_summarize},
+    {"top", cmt_cmd_top},
 };
 
 static const struct command *find_command(const char *name)
