@@ -500,6 +500,9 @@ static int run_live(char **argv, const char *output_file, unsigned interval_ms, 
     }
     close(out);
     child_pid = pid;
+    /* The terminal's size is the view's (ncurses takes SIGWINCH only where
+     * nobody else has it); the program's output is no terminal. */
+    signal(SIGWINCH, SIG_DFL);
     struct live_run l = {.pid = pid, .manifest = manifest};
     struct cmt_tui_options o = {.interval_ms = interval_ms, .color = cmt_top_color_wanted(no_color),
                                 .sort = CMT_TOP_SORT_LIVE, .view = CMT_TOP_VIEW_SITES, .on_tick = live_tick,

@@ -376,6 +376,35 @@ def test_no_color():
             prog.kill()
 
 
+def test_holders_and_failures():
+    """Complete traces: who holds the memory by the frames of its stacks
+    (programs/torch_train.c through the PyTorch and cuBLAS doubles: at exit
+    the 20 and 8 MiB segments of PyTorch's cache, 2 MiB of cuBLAS, the
+    program's 1 MiB leak; the peak 71 MiB), and a failed allocation
+    (programs/oom.c: 48 MiB held, 32 MiB refused on a 64 MiB device)."""
+    r = cmtest.run([cmtest.program("torch_train")])
+    eq(r.proc.returncode, 0, f"torch_train: {r.proc.stderr}")
+    p = once_json(r.trace)["processes"][0]
+    eq((p["state"], p["step"], p["phase"]), ("exited", None, None), "torch_train ended")
+    dev = p["devices"][0]
+    eq((dev["live_bytes"], dev["peak_bytes"]), (31 * MiB, 71 * MiB), "live at exit, peak")
+    eq(dev["holders"], {"pytorch_reserve": 28 * MiB, "cublas": 2 * MiB, "nccl": 0, "other": MiB}, "holders")
+    eq((dev["reserve_from"], dev["pytorch_tensors"], dev["failed"]), ("stacks", None, 0), "by frames, no failure")
+    text = once(r.trace)
+    check("    holders: PyTorch reserve 28.0 MiB, cuBLAS 2.0 MiB, NCCL 0 B, other 1.0 MiB\n" in text, text)
+    cmtest.cleanup(r)
+
+    r = cmtest.run([cmtest.program("oom")], env={"SIMCUDA_CAPACITY": "64MiB"})
+    eq(r.proc.returncode, 0, "oom exit status")
+    dev = once_json(r.trace)["processes"][0]["devices"][0]
+    eq((dev["live_bytes"], dev["peak_bytes"], dev["failed"]), (0, 48 * MiB, 1), "live, peak, failed")
+    eq(dev["last_failed"]["size"], 32 * MiB, "the failed request")
+    check(dev["last_failed"]["site"].startswith("try_too_big at "), dev["last_failed"])
+    text = once(r.trace)
+    check("    failed allocations: 1, the last of 32.0 MiB at try_too_big at " in text, text)
+    cmtest.cleanup(r)
+
+
 def test_usage():
     d = tempfile.mkdtemp(prefix="cmt-top-")
     cases = [

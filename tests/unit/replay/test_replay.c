@@ -323,6 +323,53 @@ static void test_failure_next(void)
     cmt_replay_free(&r);
 }
 
+/* A live view's replay (cmt_replay_live_only): the same accounts, peaks,
+ * call sites' cells and high marks as a whole replay; no timeline, no
+ * growth checkpoints. */
+static void test_live_only(void)
+{
+    struct cmt_replay whole, live;
+    CHECK(cmt_replay_init(&whole) == 0);
+    CHECK(cmt_replay_init(&live) == 0);
+    cmt_replay_set_origin(&whole, 1000);
+    cmt_replay_live_only(&live);
+    cmt_replay_set_origin(&live, 1000);
+    for (int round = 0; round < 2; round++) {
+        struct cmt_replay *r = round ? &live : &whole;
+        now = 1000;
+        alloc(r, CMT_API_CUDA_MALLOC, 0, 0x1000, 100, 1);
+        alloc(r, CMT_API_CUDA_MALLOC, 0, 0x2000, 300, 2);
+        release(r, CMT_API_CUDA_FREE, 0x1000);
+        /* a late event, past the first growth interval */
+        now += (uint64_t)1 << (CMT_GROWTH_FIRST_SHIFT + 3);
+        alloc(r, CMT_API_CUDA_MALLOC, 0, 0x3000, 50, 1);
+    }
+    const struct cmt_account *a = cmt_replay_account(&whole, 0, CMT_CLASS_DEVICE);
+    const struct cmt_account *b = cmt_replay_account(&live, 0, CMT_CLASS_DEVICE);
+    CHECK(a && b);
+    CHECK_EQ_U64(b->live, a->live);
+    CHECK_EQ_U64(b->live, 350);
+    CHECK_EQ_U64(b->peak, a->peak);
+    CHECK_EQ_U64(b->peak, 400);
+    CHECK_EQ_U64(b->peak_ts, a->peak_ts);
+    CHECK_EQ_U64(b->high, 400); /* the highest since nobody reset it */
+    for (uint32_t stack = 1; stack <= 2; stack++) {
+        struct cmt_site_cell la, pa, lb, pb;
+        CHECK(cmt_replay_site_cells(&whole, a, stack, &la, &pa));
+        CHECK(cmt_replay_site_cells(&live, b, stack, &lb, &pb));
+        CHECK_EQ_U64(lb.bytes, la.bytes);
+        CHECK_EQ_U64(lb.count, la.count);
+        CHECK_EQ_U64(pb.bytes, pa.bytes);
+    }
+    CHECK_EQ_U64(live.events, whole.events);
+    CHECK(whole.growth.n > 0);          /* the whole replay checkpointed */
+    CHECK_EQ_U64(live.growth.n, 0);     /* the live one never does */
+    CHECK(cmt_timeline_find(&whole.timeline, 0, CMT_TIMELINE_TOTAL) != NULL);
+    CHECK(cmt_timeline_find(&live.timeline, 0, CMT_TIMELINE_TOTAL) == NULL);
+    cmt_replay_free(&whole);
+    cmt_replay_free(&live);
+}
+
 int main(void)
 {
     test_accounts_and_peaks();
@@ -331,6 +378,7 @@ int main(void)
     test_ipc();
     test_ipc_handle_imported_twice();
     test_failure_next();
+    test_live_only();
     printf("replay: ok\n");
     return 0;
 }
