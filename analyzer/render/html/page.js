@@ -57,7 +57,9 @@
     return f.module || '';
   }
   function frameShort(f) {
-    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines[0] : 0);
+    /* a call tree's node is every line of the frame its children come from
+     * (main leak.cu:32,33), not the first one only */
+    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines.join(',') : 0);
     return frameName(f) + (f.file ? '  ' + base(f.file) + (line ? ':' + line : '') : '');
   }
 
@@ -94,8 +96,11 @@
     return ol;
   }
   function siteCell(frames, site) {
-    var f = frames && frames.length ? frames[site !== null && site !== undefined ? site : 0] : null;
-    var d = el('details', null, [el('summary', {cls: 'mono', text: f ? frameShort(f) : '(no stack)'})]);
+    var at = frames && frames.length ? (site !== null && site !== undefined ? site : 0) : -1;
+    var f = at >= 0 ? frames[at] : null, caller = at >= 0 && at + 1 < frames.length ? frames[at + 1] : null;
+    /* the site and where it was called from: rows of one helper called from
+     * several places read apart before they are opened */
+    var d = el('details', null, [el('summary', {cls: 'mono', text: f ? frameShort(f) + (caller ? ' · from ' + frameShort(caller) : '') : '(no stack)'})]);
     d.appendChild(framesList(frames, site));
     return d;
   }
