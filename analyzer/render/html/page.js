@@ -277,11 +277,11 @@
     var data = [xs, total.max, total.min];
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
     var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }},
-      {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', value: fmt},
-      {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, value: fmt}];
+      {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', paths: STEPPED, value: fmt},
+      {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, paths: STEPPED, value: fmt}];
     kinds.concat(others).forEach(function (s, i) {
       data.push(s.max);
-      series.push({label: seriesLabel(s), stroke: COLORS[i % COLORS.length], width: 1, value: fmt});
+      series.push({label: seriesLabel(s), stroke: COLORS[i % COLORS.length], width: 1, paths: STEPPED, value: fmt});
     });
     var box = el('div', {cls: 'chart-box', 'data-trace': ti, 'data-device': device});
     var title = (traces.length > 1 ? traceName(t) + ' · ' : '') + (device < 0 ? 'pinned host memory' : 'device ' + device);
@@ -679,7 +679,7 @@
     for (var i = keys.length - 1; i >= 0; i--) {
       (function (k) {
         data.push(cum[keys.indexOf(k)]);
-        series.push({label: CATEGORY_NAMES[k], stroke: CATEGORY_COLORS[k], fill: CATEGORY_COLORS[k], width: 1,
+        series.push({label: CATEGORY_NAMES[k], stroke: CATEGORY_COLORS[k], fill: CATEGORY_COLORS[k], width: 1, paths: STEPPED,
           value: function (u, v, si, idx) { return idx === null || idx === undefined ? '-' : both(c.bytes[k][idx]); }});
       })(keys[i]);
     }
