@@ -979,7 +979,9 @@
       ds.appendChild(el('div', {cls: 'muted', text: 'In use on the device (cuMemGetInfo) minus this process\'s live bytes and its pools\' unused bytes: the CUDA context, libraries\' own memory, other processes.'}));
       ds.appendChild(table([{name: 'device', num: 1}, {name: 'samples', num: 1}, {name: 'at the start', num: 1}, {name: 'largest', num: 1}, {name: 'when', num: 1}, {name: 'at the end', num: 1}],
         r.device_samples, function (x) {
-          return [x.ordinal, x.samples, both(x.first.unexplained), both(x.largest_unexplained.unexplained), secs(x.largest_unexplained.time_ns), both(x.last.unexplained)];
+          /* as the text: no gap is "all explained", and has no time */
+          var gap = x.largest_unexplained.unexplained;
+          return [x.ordinal, x.samples, both(x.first.unexplained), gap ? both(gap) : 'all explained', gap ? secs(x.largest_unexplained.time_ns) : '-', both(x.last.unexplained)];
         }));
     }
     var ph = r.phases;
