@@ -105,10 +105,10 @@ static void workload(struct sink *s, uint64_t events)
     }
 }
 
-static double seconds(void)
+static double seconds(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
@@ -141,18 +141,24 @@ int main(int argc, char **argv)
     }
     static const char *const settings[] = {"", "expandable_segments:True", "max_split_size_mb:128",
                                             "roundup_power2_divisions:4"};
-    printf("%-28s %12s %10s %12s %16s\n", "setting", "events", "ns/event", "s per 10 M", "reserved peak");
+    /* Wall time, and the thread's CPU time: on a machine shared with other
+     * work (this project's 2-core build host) the CPU time is what one core
+     * spent, the figure the target (issue 28: 10 million events in 5 s on
+     * one core) is about. */
+    printf("%-28s %12s %10s %12s %12s %16s\n", "setting", "events", "ns/event", "s per 10 M", "cpu s/10 M",
+           "reserved peak");
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         struct cmt_ta_settings st;
         char err[160];
         if (cmt_ta_settings_parse(settings[i], &st, err, sizeof err) != 0)
             return 1;
         struct sink s = {.model = cmt_ta_new(&st, 80ull << 30)};
-        double t0 = seconds();
+        double t0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_THREAD_CPUTIME_ID);
         workload(&s, events);
-        double t = seconds() - t0;
-        printf("%-28s %12" PRIu64 " %10.1f %12.2f %16" PRIu64 "\n", cmt_ta_settings_label(&st), s.events,
-               t * 1e9 / (double)s.events, t * 1e7 / (double)s.events, cmt_ta_stats(s.model)->peak_reserved);
+        double t = seconds(CLOCK_MONOTONIC) - t0, c = seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+        printf("%-28s %12" PRIu64 " %10.1f %12.2f %12.2f %16" PRIu64 "\n", cmt_ta_settings_label(&st), s.events,
+               t * 1e9 / (double)s.events, t * 1e7 / (double)s.events, c * 1e7 / (double)s.events,
+               cmt_ta_stats(s.model)->peak_reserved);
         cmt_ta_free_allocator(s.model);
     }
     return 0;

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The what-if replay's speed (issue 28: 10 million tensor events in at most
 # 5 s on one core): the allocator model alone per setting, then
@@ -15,9 +15,14 @@ mkdir -p "$dir"
 "$build/bench/whatif_replay" "$events"
 trace="$dir/whatif-$events.bin"
 [ -f "$trace" ] || "$build/bench/whatif_replay" --write "$trace" "$events"
+# wall time, and the CPU time the command used (user + system: on a shared
+# machine, what one core spent; bash's time keyword)
+TIMEFORMAT='%U %S'
 for args in "" "--compare"; do
   start=$(date +%s.%N)
-  CUMEMTRACE_ANALYZER_THREADS=1 "$build/analyzer/cumemtrace" whatif --no-symbols $args "$trace" >/dev/null
+  cpu=$( { time CUMEMTRACE_ANALYZER_THREADS=1 "$build/analyzer/cumemtrace" whatif --no-symbols $args "$trace" \
+      >/dev/null; } 2>&1 | tail -n 1)
   end=$(date +%s.%N)
-  echo "cumemtrace whatif $args on $events tensor events, one thread: $(echo "$end - $start" | bc) s"
+  echo "cumemtrace whatif $args on $events tensor events, one thread: $(echo "$end - $start" | bc) s," \
+    "cpu $(echo "$cpu" | awk '{print $1 + $2}') s"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a built tree for a GPU machine that lacks the build dependencies:
 # the CLI, the shim and the shared libraries they need that such a machine may
-# not have (libunwind, elfutils), into .gpu/ (ignored by git). On the GPU
+# not have (libunwind, elfutils, ncurses for `top`), into .gpu/ (ignored by git). On the GPU
 # machine: export LD_LIBRARY_PATH=$PWD/.gpu/lib CMT_BUILD=$PWD/.gpu/build; then
 # .gpu/build/analyzer/cumemtrace or the samples/gpu/run_*.sh scripts.
 set -euo pipefail
@@ -22,7 +22,7 @@ cp .gpu/lib/cumemtrace/libcumemtrace.so .gpu/lib/cumemtrace/libcumemtrace_torch.
 cp "$build/analyzer/cumemtrace" .gpu/build/analyzer/
 cp "$build/preload/libcumemtrace.so" .gpu/build/preload/
 cp "$build/preload/libcumemtrace_torch.so" .gpu/build/preload/
-for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libzstd.so.1; do
+for lib in libunwind.so.8 libdw.so.1 libelf.so.1 liblzma.so.5 libbz2.so.1.0 libzstd.so.1 libncursesw.so.6 libtinfo.so.6; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ && !p {p = $NF} END {print p}')
   [ -n "$path" ] && cp -L "$path" .gpu/lib/
 done

@@ -12,6 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc g++ python3 libunwind-dev libdw-dev libelf-dev binutils
+  libncurses-dev  # ncursesw: `cumemtrace top`'s live view
+  tmux            # the live view's tests drive it in a tmux pane
   cmake   # cmake: the ctest recipe of docs/check.md is tried by the tests
   man-db  # man: the install tests render the man pages (man --warnings -l)
   python3-pytest python3-venv    # the pytest plugin's tests, the wheel's virtual environment

@@ -4,7 +4,7 @@
 # package cumemtrace/), then scripts/wheel_repair.py makes it run where the
 # build dependencies are not installed: the libraries the command, the shim
 # and the analysis library need beyond glibc (libunwind, elfutils' libdw and
-# libelf, zlib, liblzma, libbz2) are copied into cumemtrace/lib/ under names
+# libelf, zlib, liblzma, libbz2; ncursesw and tinfo for `top`'s view) are copied into cumemtrace/lib/ under names
 # of their own with their licences, their sonames and RPATHs rewritten with
 # patchelf (as auditwheel does), and the wheel is tagged
 # py3-none-manylinux_2_X_ARCH from the glibc symbol versions it uses.

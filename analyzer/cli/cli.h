@@ -30,6 +30,7 @@ int cmt_cmd_diff(int argc, char **argv);
 int cmt_cmd_export(int argc, char **argv);
 int cmt_cmd_whatif(int argc, char **argv);
 int cmt_cmd_summarize(int argc, char **argv);
+int cmt_cmd_top(int argc, char **argv);
 
 /* "cumemtrace: " + message on stderr. With cmt_cli_verdict the only way the
  * command prints a diagnostic: tests/messages finds every format passed here

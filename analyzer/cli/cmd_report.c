@@ -9,7 +9,8 @@
 #include "cli.h"
 #include "progress.h"
 #include "report.h"
-#include "report_cli.h"
+#include "one_trace.h"
+#include "report_summaries.h"
 #include "whatif_report.h"
 #include "report_set.h"
 #include "size_parse.h"
@@ -17,7 +18,7 @@
 #include "symbol_options.h"
 #include "time_arg.h"
 
-#define MAX_SUPPRESSION_FILES CMT_REPORT_MAX_SUPPRESSION_FILES
+#define MAX_SUPPRESSION_FILES 64
 
 static void report_usage(FILE *out)
 {
@@ -98,66 +99,33 @@ static int parse_percent(const char *s, double *out)
     return 0;
 }
 
-/* Notes an option that shapes a trace's figures, as given, in
- * cli->figure_options (report_cli.h). */
-static void note_figure_option(struct report_cli *cli, const char *name, const char *arg)
-{
-    size_t len = strlen(cli->figure_options);
-    snprintf(cli->figure_options + len, sizeof cli->figure_options - len, "%s--%s%s%s", len ? " " : "", name,
-             arg ? " " : "", arg ? arg : "");
-}
-
-static void summarize_usage(FILE *out)
-{
-    fputs("usage: cumemtrace summarize [OPTIONS] TRACE...\n"
-          "\n"
-          "Sums each trace up for the job view, where the trace lies: one small file per\n"
-          "trace (TRACE with .bin replaced by .cmtsum, beside it) holding what `report`\n"
-          "keeps of it for the comparison and the job view. `cumemtrace report` given the\n"
-          "summaries of a job (or their directory) shows them with the figures it gives\n"
-          "from the traces, without the traces on one machine. Several traces are\n"
-          "summarised in parallel, one per core.\n"
-          "\n"
-          "  -o, --output PATH      the summary's file (one trace), or the directory the\n"
-          "                         summaries go to (created if missing)\n"
-          "  -j, --jobs N           traces summarised at once (default: one per core)\n"
-          "  --at TIME              replay up to TIME after the start of the trace\n"
-          "  --include-cached       count what a caching allocator holds at exit as leaks\n"
-          "  --suppressions FILE    leak:PATTERN lines, as for check (repeatable)\n"
-          "  --no-default-suppressions  do not apply the built-in list\n"
-          "  --context-allowance SIZE  as for report\n"
-          "  --full-stacks, --fold PATTERN, --unfold PATTERN, --debuginfo-path DIR,\n"
-          "  --sysroot DIR, --no-symbols   how call sites are named, as for report\n"
-          CMT_MEMORY_OPTION_HELP
-          "\n"
-          "Exit status: 0 every trace summarised; 2 bad options, or a trace that could\n"
-          "not be read, is damaged or cut (its summary says so, and report exits 2), or\n"
-          "a summary that could not be written.\n",
-          out);
-}
-
-void cmt_report_cli_defaults(struct report_cli *cli)
-{
-    cli->opt = (struct cmt_report_options){
-        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
-        .holder_peaks = true};
-    cli->opt.frames.symbolizer.demangle = true;
-    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
-    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
-}
+struct report_cli {
+    struct cmt_cli_format format;
+    const char *output; /* -o FILE; NULL: stdout */
+    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
+    struct cmt_report_options opt;
+    struct cmt_frames_args symbols;
+    bool no_forensics; /* --no-forensics */
+    bool no_whatif;    /* --no-whatif */
+    struct cmt_ta_settings whatif[8]; /* the candidates replayed (whatif_report.h) */
+    size_t n_whatif;
+    uint64_t clock_tolerance_ns; /* --clock-tolerance */
+    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
+    size_t n_suppression_files;
+    bool no_default_suppressions;
+};
 
 /* Parses options into cli; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
-    const char *cmd = cli->summarize ? "summarize" : "report";
     enum {
         OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
         OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
-        OPT_NO_WHATIF, OPT_JOBS, OPT_JSON
+        OPT_NO_WHATIF
     };
     static const struct option own[] = {
-        {"json", no_argument, NULL, OPT_JSON},
+        {"json", no_argument, NULL, 'j'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, 'o'},
         {"at", required_argument, NULL, OPT_AT},
@@ -176,57 +144,38 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    struct option longopts[sizeof own / sizeof own[0] + 1 + CMT_SYMBOL_LONGOPTS_MAX];
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
     size_t n_opts = sizeof own / sizeof own[0] - 1;
     memcpy(longopts, own, n_opts * sizeof *longopts);
-    if (cli->summarize)
-        longopts[n_opts++] = (struct option){"jobs", required_argument, NULL, OPT_JOBS};
     cmt_symbol_longopts(longopts, &n_opts);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
-    cmt_report_cli_defaults(cli);
+    *opt = (struct cmt_report_options){
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
+        .holder_peaks = true};
+    opt->frames.symbolizer.demangle = true;
+    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
     *status = CMT_EXIT_USAGE;
     optind = 1;
     int c, index = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, cli->summarize ? ":hj:o:" : ":jho:", longopts, &index)) != -1) {
-        /* summarize takes the options that shape a summary's figures; what
-         * only shapes how a report looks is report's, and -j is its own */
-        if (cli->summarize && c == 'j')
-            c = OPT_JOBS;
-        bool shapes_report = c == OPT_FORMAT || c == OPT_JSON || c == OPT_TOP || c == OPT_MAX_FRAMES ||
-                             c == OPT_TREE_MIN || c == OPT_CHART_W || c == OPT_CHART_H || c == OPT_CLOCK_TOLERANCE ||
-                             c == OPT_NO_FORENSICS || c == OPT_NO_WHATIF;
-        if (cli->summarize && shapes_report) {
-            cmt_cli_error("summarize: --%s shapes the report, not the summary: give it to `cumemtrace report`",
-                          longopts[index].name);
-            return -1;
-        }
-        if (c == OPT_AT || c == OPT_INCLUDE_CACHED || c == OPT_ALLOWANCE || c == OPT_SUPPRESSIONS ||
-            c == OPT_NO_DEFAULT_SUPPRESSIONS || cmt_symbol_is_option(c))
-            note_figure_option(cli, longopts[index].name, optarg);
+    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
         switch (c) {
-        case OPT_JOBS:
-            if (cmt_cli_parse_count(optarg, &cli->jobs) != 0 || cli->jobs == 0 || cli->jobs > 1024) {
-                cmt_cli_error("summarize: --jobs needs a count from 1 to 1024, got '%s'", optarg);
-                return -1;
-            }
-            break;
         case 'o':
             cli->output = optarg;
             break;
         case 'j':
-        case OPT_JSON:
         case OPT_FORMAT:
-            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c != OPT_FORMAT ? "json" : optarg,
-                                      c != OPT_FORMAT ? "--json" : NULL) != 0)
+            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
+                                      c == 'j' ? "--json" : NULL) != 0)
                 return -1;
             break;
         case OPT_AT:
             if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
-                cmt_cli_error("%s: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
+                cmt_cli_error("report: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
                               "80us or 1500000ns; got '%s'",
-                              cmd, optarg);
+                              optarg);
                 return -1;
             }
             opt->at_set = true;
@@ -256,7 +205,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             break;
         case OPT_ALLOWANCE:
             if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
-                cmt_cli_error("%s: --context-allowance needs a size such as 512MiB or 0, got '%s'", cmd, optarg);
+                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
                 return -1;
             }
             opt->context_allowance_set = true;
@@ -275,7 +224,7 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             break;
         case OPT_SUPPRESSIONS:
             if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("%s: at most %d %s options", cmd, MAX_SUPPRESSION_FILES, "--suppressions");
+                cmt_cli_error("%s: at most %d %s options", "report", MAX_SUPPRESSION_FILES, "--suppressions");
                 return -1;
             }
             cli->suppression_files[cli->n_suppression_files++] = optarg;
@@ -284,26 +233,23 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
             cli->no_default_suppressions = true;
             break;
         case 'h':
-            if (cli->summarize)
-                summarize_usage(stdout);
-            else
-                report_usage(stdout);
+            report_usage(stdout);
             *status = CMT_EXIT_OK;
             return -1;
         default:
             if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse(cmd, c, optarg, &cli->symbols) != 0)
+                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
                     return -1;
                 break;
             }
-            cmt_cli_option_error(cmd, c, argv);
-            cmt_cli_try_help(cmd);
+            cmt_cli_option_error("report", c, argv);
+            cmt_cli_try_help("report");
             return -1;
         }
     }
     if (optind == argc) {
-        cmt_cli_error("%s: no trace given", cmd);
-        cmt_cli_try_help(cmd);
+        cmt_cli_error("report: no trace given");
+        cmt_cli_try_help("report");
         return -1;
     }
     cmt_frames_args_apply(&cli->symbols, &opt->frames);
@@ -311,56 +257,14 @@ static int parse_options(int argc, char **argv, struct report_cli *cli, int *sta
     return optind;
 }
 
-int cmt_report_build_one(const char *path, const struct report_cli *cli, struct cmt_built_report *b,
-                         struct cmt_process_summary *summary, struct cmt_job_member *member)
-{
-    if (member)
-        cmt_job_member_failed(path, member);
-    b->built = false;
-    struct cmt_analysis_options aopt = {.forensics = !cli->no_forensics,
-                                        .phases = true,
-                                        .usage = true,
-                                        .whatif = !cli->no_whatif,
-                                        .whatif_settings = cli->whatif,
-                                        .n_whatif_settings = cli->n_whatif};
-    if (cmt_cli_analyse(&b->a, path, cli->opt.at_set ? cli->opt.at_ns : 0, &aopt) != 0) {
-        cmt_cli_error("%s: %s", path, b->a.message);
-        if (summary)
-            cmt_summary_failed(path, b->a.message, summary);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_report_build(&b->r, &b->a, &cli->opt) != 0) {
-        cmt_cli_error("%s: out of memory while building the report; give fewer traces at a time, or free memory", path);
-        if (summary)
-            cmt_summary_failed(path, "out of memory while building the report", summary);
-        cmt_report_free(&b->r);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (cmt_analysis_check_budget(&b->a)) {
-        cmt_cli_error("%s: %s", path, b->a.message);
-        if (summary)
-            cmt_summary_failed(path, b->a.message, summary);
-        cmt_report_free(&b->r);
-        cmt_cli_analysis_free(&b->a);
-        return CMT_EXIT_USAGE;
-    }
-    if (summary)
-        cmt_summary_from_report(&b->r, &b->a, path, summary);
-    if (member)
-        cmt_job_member_from_report(&b->r, &b->a, path, member);
-    b->built = true;
-    return CMT_EXIT_OK;
-}
 
-void cmt_report_free_one(struct cmt_built_report *b)
+/* Analyses path and builds its report (one_trace.h). */
+static int build_one(const char *path, const struct report_cli *cli, struct cmt_built_report *b,
+                     struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
-    if (!b->built)
-        return;
-    cmt_report_free(&b->r);
-    cmt_cli_analysis_free(&b->a);
-    b->built = false;
+    struct cmt_trace_build how = {.opt = &cli->opt, .no_forensics = cli->no_forensics, .no_whatif = cli->no_whatif,
+                                  .whatif = cli->whatif, .n_whatif = cli->n_whatif};
+    return cmt_report_build_one(path, &how, b, summary, member);
 }
 
 struct ordered_trace {
@@ -405,7 +309,7 @@ static const struct cmt_report *set_report(void *ctx, size_t i)
     struct set_source *src = ctx;
     src->current_index = i;
     cmt_progress_trace(&src->progress, i, src->set.paths[i]);
-    int st = cmt_report_build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
+    int st = build_one(src->set.paths[i], src->cli, &src->current, &src->set.summaries[i], &src->set.members[i]);
     cmt_progress_done(&src->progress);
     if (st != CMT_EXIT_OK)
         src->status = st;
@@ -422,7 +326,7 @@ static void set_done(void *ctx, size_t i)
 
 /* Where the report goes: -o FILE or stdout. NULL (with a message) when the
  * file cannot be created. */
-FILE *cmt_report_open_output(const struct report_cli *cli)
+static FILE *open_output(const struct report_cli *cli)
 {
     if (cli->stream)
         return cli->stream;
@@ -436,7 +340,7 @@ FILE *cmt_report_open_output(const struct report_cli *cli)
 
 /* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
  * failed. */
-int cmt_report_close_output(const struct report_cli *cli, FILE *out, int status)
+static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
     if (fflush(out) != 0 || ferror(out) || (out != stdout && out != cli->stream && fclose(out) != 0)) {
         cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
@@ -488,12 +392,12 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
         .job_columns = cli->opt.chart_width, .clock_tolerance_ns = cli->clock_tolerance_ns,
         .report = set_report, .done = set_done, .ctx = &src};
     cmt_progress_init(&src.progress, n);
-    FILE *out = cmt_report_open_output(cli);
+    FILE *out = open_output(cli);
     if (out) {
         cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
         finish_current(&src);
         cmt_report_set_free_jobs(&src.set);
-        src.status = cmt_report_close_output(cli, out, src.status);
+        src.status = close_output(cli, out, src.status);
     } else {
         src.status = CMT_EXIT_USAGE;
     }
@@ -507,12 +411,12 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
 
 /* The leak suppressions `check` applies, so that both say the same
  * (docs/report.md, "Suppressed"). */
-int cmt_report_load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
+static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
 {
     char err[800];
     if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
                                   err, sizeof err) != 0) {
-        cmt_cli_error("%s: %s", cli->summarize ? "summarize" : "report", err);
+        cmt_cli_error("report: %s", err);
         return -1;
     }
     if (cmt_suppressions_attach(s, &cli->opt) != 0) {
@@ -529,24 +433,6 @@ int cmt_cmd_report(int argc, char **argv)
     return cmt_report_command(argc, argv, NULL);
 }
 
-int cmt_cmd_summarize(int argc, char **argv)
-{
-    struct report_cli cli = {.summarize = true};
-    int status;
-    int first = parse_options(argc, argv, &cli, &status);
-    if (first < 0)
-        return status;
-    struct cmt_suppressions sup;
-    cmt_suppressions_init(&sup);
-    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
-        cmt_suppressions_free(&sup);
-        return CMT_EXIT_USAGE;
-    }
-    status = cmt_summarize_main(argv + first, (size_t)(argc - first), &cli);
-    cmt_suppressions_free(&sup);
-    return status;
-}
-
 int cmt_report_command(int argc, char **argv, FILE *stream)
 {
     struct report_cli cli = {0};
@@ -557,12 +443,56 @@ int cmt_report_command(int argc, char **argv, FILE *stream)
     cli.stream = stream;
     struct cmt_suppressions sup;
     cmt_suppressions_init(&sup);
-    if (cmt_report_load_suppressions(&cli, &sup) != 0) {
+    if (load_suppressions(&cli, &sup) != 0) {
         cmt_suppressions_free(&sup);
         return CMT_EXIT_USAGE;
     }
     status = report_main(argc, argv, &cli, first);
     cmt_suppressions_free(&sup);
+    return status;
+}
+
+/* The comparison and the job view from summaries (report_summaries.h):
+ * nothing is written when they do not belong in one report. */
+static int report_summaries(char **paths, size_t n, const struct report_cli *cli)
+{
+    /* the options given that shape figures (not the environment's files:
+     * they are the summaries' settings, said in the view) */
+    struct cmt_figure_options f = {.at_ns = cli->opt.at_set ? cli->opt.at_ns : 0,
+                                   .include_cached = cli->opt.include_cached,
+                                   .allowance_set = cli->opt.context_allowance_set,
+                                   .allowance = cli->opt.context_allowance,
+                                   .suppression_files = cli->suppression_files,
+                                   .n_suppression_files = cli->n_suppression_files,
+                                   .no_default_suppressions = cli->no_default_suppressions,
+                                   .symbols = &cli->symbols};
+    char given[1024];
+    cmt_figure_options_describe(&f, given, sizeof given);
+    if (given[0]) {
+        cmt_cli_error("report: %s shapes figures that the summaries already hold: give it to `cumemtrace "
+                      "summarize` where the traces lie",
+                      given);
+        return CMT_EXIT_USAGE;
+    }
+    if (!cmt_renderer_find(CMT_VIEW_JOB, cli->format.format)) {
+        cmt_cli_error("report: --format %s is not one of the job view's: give --format text, json or html",
+                      cli->format.format);
+        return CMT_EXIT_USAGE;
+    }
+    struct cmt_loaded_summaries l;
+    int status = cmt_summaries_load(paths, n, &l);
+    if (status < 0)
+        return CMT_EXIT_USAGE;
+    l.set.job_columns = cli->opt.chart_width;
+    l.set.clock_tolerance_ns = cli->clock_tolerance_ns;
+    FILE *out = open_output(cli);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_JOB, cli->format.format, &l.set, out);
+        status = close_output(cli, out, status);
+    } else {
+        status = CMT_EXIT_USAGE;
+    }
+    cmt_summaries_free(&l);
     return status;
 }
 
@@ -574,8 +504,8 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
     cli.opt.site_floors = !strcmp(cli.format.format, "html");
     size_t n = (size_t)(argc - first);
     for (size_t i = 0; i < n; i++)
-        if (cmt_report_input_is_summary(argv[first + i]))
-            return cmt_report_from_summaries(argv + first, n, &cli);
+        if (cmt_summaries_input(argv[first + i]))
+            return report_summaries(argv + first, n, &cli);
     if (n > 1)
         return report_many(argv + first, n, &cli);
     const char *path = argv[first];
@@ -584,17 +514,17 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
     cmt_progress_init(&progress, 1);
     cmt_progress_trace(&progress, 0, path);
     /* A trace that cannot be read prints nothing on stdout (creates no -o file). */
-    status = cmt_report_build_one(path, &cli, &b, NULL, NULL);
+    status = build_one(path, &cli, &b, NULL, NULL);
     cmt_progress_done(&progress);
     if (status != CMT_EXIT_OK)
         return status;
-    FILE *out = cmt_report_open_output(&cli);
+    FILE *out = open_output(&cli);
     if (!out) {
         cmt_report_free_one(&b);
         return CMT_EXIT_USAGE;
     }
     cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
-    status = cmt_report_close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
+    status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
     cmt_report_free_one(&b);
     return status;
 }

@@ -31,20 +31,26 @@
 #include "env_splice.h"
 #include "manifest.h"
 #include "output_dir.h"
-#include "report_cli.h"
 #include "sanitizer_runtime.h"
+#include "summarize.h"
 #include "summary_file.h"
-#include "suppressions.h"
+#include "top.h"
+#include "top_cli.h"
+#include "tui.h"
 
 #ifndef CMT_SHIM_INSTALL_RELPATH
 #define CMT_SHIM_INSTALL_RELPATH "../lib/cumemtrace/libcumemtrace.so"
 #endif
 
 static volatile sig_atomic_t child_pid;
+/* run --live: the program is in a process group of its own (the terminal's
+ * ^C reaches the view only), so every signal is forwarded. */
+static volatile sig_atomic_t forward_all;
 
 static void run_usage(FILE *out)
 {
     fputs("usage: cumemtrace run [-o TEMPLATE] [--summary] [--check [CHECK OPTIONS]] [--] PROGRAM [ARGS...]\n"
+          "       cumemtrace run [-o TEMPLATE] --live [--live-output FILE] [--interval S] [--] PROGRAM [ARGS...]\n"
           "\n"
           "Runs PROGRAM with the profiler preloaded; every process it starts that\n"
           "allocates CUDA memory writes its own trace.\n"
@@ -57,6 +63,13 @@ static void run_usage(FILE *out)
           "  --summary              when PROGRAM has exited, sum up each trace it wrote for\n"
           "                         the job view beside it (TRACE with .bin replaced by\n"
           "                         .cmtsum), as `cumemtrace summarize` does, in parallel\n"
+          "  --live                 show the run live (`cumemtrace top` over its traces) while\n"
+          "                         PROGRAM runs; PROGRAM's output goes to a file, its last\n"
+          "                         line shown under the view; q closes the view\n"
+          "  --live-output FILE     where PROGRAM's stdout and stderr go with --live\n"
+          "                         (default cumemtrace-live.PID.out, PID this command's)\n"
+          "  --interval SECONDS     with --live: refresh every SECONDS (default 0.5)\n"
+          "  --no-color             with --live: no colours (also when NO_COLOR is set)\n"
           "\n",
           out);
     cmt_check_options_help(out, true);
@@ -135,7 +148,7 @@ static void forward_signal(int sig, siginfo_t *info, void *uctx)
     (void)uctx;
     /* Signals the terminal sends (^C, ^\) already reach the program: it is in
      * our process group. Only forward what someone sent to us by pid. */
-    if (info && info->si_code > 0)
+    if (info && info->si_code > 0 && !forward_all)
         return;
     if (child_pid > 0)
         kill((pid_t)child_pid, sig);
@@ -355,15 +368,18 @@ static int summarize_manifest(const char *manifest_path)
         }
         k++;
     }
-    if (status == CMT_EXIT_OK && n) {
-        struct report_cli cli;
-        cmt_summarize_defaults(&cli);
-        struct cmt_suppressions sup;
-        cmt_suppressions_init(&sup);
-        status = cmt_report_load_suppressions(&cli, &sup) != 0
+    struct cmt_summarize_options *o = status == CMT_EXIT_OK && n ? malloc(sizeof *o) : NULL;
+    if (o) {
+        cmt_summarize_options_init(o);
+        status = cmt_summarize_options_ready(o, "run") != 0
                      ? CMT_EXIT_USAGE
-                     : cmt_summarize_traces(traces, (const char *const *)outs, n, &cli);
-        cmt_suppressions_free(&sup);
+                     : cmt_summarize_traces(traces, (const char *const *)outs, n, o);
+        cmt_summarize_options_free(o);
+        free(o);
+    } else if (status == CMT_EXIT_OK && n) {
+        cmt_cli_error("run: out of memory while reading which traces were written; summarise them with "
+                      "`cumemtrace summarize`");
+        status = CMT_EXIT_USAGE;
     }
     for (size_t i = 0; outs && i < k; i++)
         free(outs[i]);
@@ -389,18 +405,153 @@ static int check_output_dir(const char *output)
     return -1;
 }
 
+/* ---- run --live ------------------------------------------------------------------ */
+
+struct live_run {
+    pid_t pid;
+    bool ended;
+    int status;
+    const char *manifest;
+    size_t seen; /* manifest entries already added */
+};
+
+/* Before each refresh: the program's end, the traces its processes listed. */
+static void live_tick(void *ctx, struct cmt_top *t)
+{
+    struct live_run *l = ctx;
+    int status;
+    if (!l->ended && waitpid(l->pid, &status, WNOHANG) == l->pid) {
+        l->ended = true;
+        l->status = status;
+        child_pid = 0;
+    }
+    struct cmt_manifest m;
+    if (cmt_manifest_read(l->manifest, &m) == 0) {
+        for (size_t i = l->seen; i < m.n; i++)
+            if (m.entries[i].kind == CMT_MANIFEST_TRACE)
+                cmt_top_add_trace(t, m.entries[i].path);
+        l->seen = m.n;
+    }
+    cmt_manifest_free(&m);
+    /* after the traces: the program's own trace learns how it ended */
+    if (l->ended)
+        cmt_top_set_wait_status(t, (uint64_t)l->pid, l->status);
+}
+
+static int run_live(char **argv, const char *output_file, unsigned interval_ms, bool no_color)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        cmt_cli_error("run: --live needs a terminal for its view: run it in one, or without --live and watch the "
+                      "traces with `cumemtrace top --once`");
+        return CMT_EXIT_USAGE;
+    }
+    char default_out[64];
+    if (!output_file) {
+        snprintf(default_out, sizeof default_out, "cumemtrace-live.%ld.out", (long)getpid());
+        output_file = default_out;
+    }
+    if (!getenv("CUMEMTRACE_QUIET"))
+        setenv("CUMEMTRACE_QUIET", "1", 1);
+    if (absolute_template(NULL) != 0) {
+        cmt_cli_error("run: cannot make the trace path absolute (%s); give -o an absolute path", strerror(errno));
+        return CMT_EXIT_USAGE;
+    }
+    int out = open(output_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+    if (out < 0) {
+        cmt_cli_error("run: cannot write the program's output to %s: %s; give --live-output a writable path",
+                      output_file, strerror(errno));
+        return CMT_EXIT_USAGE;
+    }
+    char manifest[PATH_MAX];
+    if (create_manifest(manifest, sizeof manifest) != 0) {
+        close(out);
+        return CMT_EXIT_USAGE;
+    }
+    struct cmt_top *t;
+    if (cmt_top_new(&t) != 0) {
+        cmt_cli_error("run: out of memory; free memory");
+        unlink(manifest);
+        close(out);
+        return CMT_EXIT_USAGE;
+    }
+    fflush(NULL);
+    forward_all = 1;
+    install_forwarding();
+    pid_t pid = fork();
+    if (pid < 0) {
+        cmt_cli_error("run: cannot start a process (fork: %s): raise `ulimit -u`, or free memory", strerror(errno));
+        cmt_top_free(t);
+        unlink(manifest);
+        close(out);
+        return CMT_EXIT_USAGE;
+    }
+    if (pid == 0) {
+        /* its own process group: the view's keys and ^C are the view's */
+        setpgid(0, 0);
+        int in = open("/dev/null", O_RDONLY);
+        if (in >= 0)
+            dup2(in, STDIN_FILENO);
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+        execvp(argv[0], argv);
+        cmt_cli_error("run: cannot run %s: %s; check its name (PATH is searched) and that it is executable",
+                      argv[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    close(out);
+    child_pid = pid;
+    struct live_run l = {.pid = pid, .manifest = manifest};
+    struct cmt_tui_options o = {.interval_ms = interval_ms, .color = cmt_top_color_wanted(no_color),
+                                .sort = CMT_TOP_SORT_LIVE, .view = CMT_TOP_VIEW_SITES, .on_tick = live_tick,
+                                .ctx = &l, .program_output = output_file};
+    char err[600];
+    if (cmt_tui_run(t, &o, err, sizeof err) != 0)
+        cmt_cli_error("run: %s", err);
+    const char *prog = cmt_basename(argv[0]);
+    if (!l.ended) {
+        cmt_cli_verdict("run", "the view closed; waiting for %s (pid %ld) to end: ^C interrupts it, its output "
+                        "goes to %s", prog, (long)pid, output_file);
+        while (waitpid(pid, &l.status, 0) < 0) {
+            if (errno != EINTR) {
+                cmt_cli_error("run: cannot wait for the program (waitpid: %s); its traces are left as written",
+                              strerror(errno));
+                cmt_top_free(t);
+                unlink(manifest);
+                return CMT_EXIT_USAGE;
+            }
+        }
+        child_pid = 0;
+    }
+    cmt_top_free(t);
+    unlink(manifest);
+    if (WIFEXITED(l.status))
+        cmt_cli_verdict("run", "%s exited with status %d; its output is in %s", prog, WEXITSTATUS(l.status),
+                        output_file);
+    else if (WIFSIGNALED(l.status))
+        cmt_cli_verdict("run", "%s was killed by signal %d (%s); its output is in %s", prog, WTERMSIG(l.status),
+                        strsignal(WTERMSIG(l.status)), output_file);
+    fflush(stderr);
+    return pass_status(l.status);
+}
+
 int cmt_cmd_run(int argc, char **argv)
 {
-    enum { OPT_CHECK = 1000, OPT_SUMMARY };
-    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 5];
+    enum { OPT_CHECK = 1000, OPT_SUMMARY, OPT_LIVE, OPT_LIVE_OUTPUT, OPT_INTERVAL, OPT_NO_COLOR };
+    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 9];
     longopts[0] = (struct option){"output", required_argument, NULL, 'o'};
     longopts[1] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[2] = (struct option){"check", no_argument, NULL, OPT_CHECK};
     longopts[3] = (struct option){"summary", no_argument, NULL, OPT_SUMMARY};
-    size_t n_opts = 4 + cmt_check_all_longopts(longopts + 4);
+    longopts[4] = (struct option){"live", no_argument, NULL, OPT_LIVE};
+    longopts[5] = (struct option){"live-output", required_argument, NULL, OPT_LIVE_OUTPUT};
+    longopts[6] = (struct option){"interval", required_argument, NULL, OPT_INTERVAL};
+    longopts[7] = (struct option){"no-color", no_argument, NULL, OPT_NO_COLOR};
+    size_t n_opts = 8 + cmt_check_all_longopts(longopts + 8);
     longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
-    const char *output = NULL;
-    bool check = false, summary = false;
+    const char *output = NULL, *live_output = NULL;
+    const char *first_live_option = NULL;
+    bool check = false, summary = false, live = false, no_color = false;
+    unsigned interval_ms = 500;
     const char *first_check_option = NULL;
     struct cmt_check_options copt;
     cmt_check_options_init(&copt);
@@ -419,6 +570,19 @@ int cmt_cmd_run(int argc, char **argv)
             check = true;
         } else if (c == OPT_SUMMARY) {
             summary = true;
+        } else if (c == OPT_LIVE) {
+            live = true;
+        } else if (c == OPT_LIVE_OUTPUT || c == OPT_INTERVAL || c == OPT_NO_COLOR) {
+            if (!first_live_option)
+                first_live_option = longopts[index].name;
+            if (c == OPT_LIVE_OUTPUT) {
+                live_output = optarg;
+            } else if (c == OPT_NO_COLOR) {
+                no_color = true;
+            } else if (cmt_top_parse_interval(optarg, &interval_ms) != 0) {
+                cmt_cli_error("run: --interval takes seconds from 0.1 to 60, got '%s'", optarg);
+                return CMT_EXIT_USAGE;
+            }
         } else if (cmt_check_is_option(c)) {
             if (!first_check_option)
                 first_check_option = longopts[index].name;
@@ -429,6 +593,20 @@ int cmt_cmd_run(int argc, char **argv)
             cmt_cli_try_help("run");
             return CMT_EXIT_USAGE;
         }
+    }
+    if (first_live_option && !live) {
+        cmt_cli_error("run: --%s is an option of --live: add --live", first_live_option);
+        return CMT_EXIT_USAGE;
+    }
+    if (live && check) {
+        cmt_cli_error("run: --live and --check do not go together: watch the run live, then check its traces "
+                      "with `cumemtrace check`");
+        return CMT_EXIT_USAGE;
+    }
+    if (live && summary) {
+        cmt_cli_error("run: --live and --summary do not go together: watch the run live, then sum its traces up "
+                      "with `cumemtrace summarize`");
+        return CMT_EXIT_USAGE;
     }
     if (first_check_option && !check) {
         cmt_cli_error("run: --%s is an option of --check: add --check", first_check_option);
@@ -464,6 +642,8 @@ int cmt_cmd_run(int argc, char **argv)
     if (check_output_dir(output) != 0)
         return CMT_EXIT_USAGE;
     int status;
+    if (live)
+        return run_live(argv + optind, live_output, interval_ms, no_color);
     if (!check && !summary) {
         if (run_program(argv + optind, &status) != 0)
             return CMT_EXIT_USAGE;

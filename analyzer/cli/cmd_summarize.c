@@ -14,6 +14,7 @@
  * next trace from a counter they share. */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,27 +23,93 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cmt_version.h"
-#include "report_cli.h"
+#include "one_trace.h"
+#include "size_parse.h"
+#include "summarize.h"
 #include "summary_file.h"
+#include "symbol_options.h"
+#include "time_arg.h"
+#include "whatif_report.h"
 
-void cmt_summarize_defaults(struct report_cli *cli)
+static void summarize_usage(FILE *out)
 {
-    *cli = (struct report_cli){.summarize = true};
-    cmt_report_cli_defaults(cli);
-    cmt_frames_args_apply(&cli->symbols, &cli->opt.frames);
-    cli->n_whatif = cmt_whatif_candidates(cli->whatif, sizeof cli->whatif / sizeof cli->whatif[0]);
+    fputs("usage: cumemtrace summarize [OPTIONS] TRACE...\n"
+          "\n"
+          "Sums each trace up for the job view, where the trace lies: one small file per\n"
+          "trace (TRACE with .bin replaced by .cmtsum, beside it) holding what `report`\n"
+          "keeps of it for the comparison and the job view. `cumemtrace report` given the\n"
+          "summaries of a job (or their directory) shows them with the figures it gives\n"
+          "from the traces, without the traces on one machine. Several traces are\n"
+          "summarised in parallel, one per core.\n"
+          "\n"
+          "  -o, --output PATH      the summary's file (one trace), or the directory the\n"
+          "                         summaries go to (created if missing)\n"
+          "  -j, --jobs N           traces summarised at once (default: one per core)\n"
+          "  --at TIME              replay up to TIME after the start of the trace\n"
+          "  --include-cached       count what a caching allocator holds at exit as leaks\n"
+          "  --context-allowance SIZE  as for report\n"
+          "  --suppressions FILE    leak:PATTERN lines, as for check (repeatable; also the\n"
+          "                         files in CUMEMTRACE_SUPPRESSIONS)\n"
+          "  --no-default-suppressions  do not apply the built-in list\n"
+          "  --full-stacks, --fold PATTERN, --unfold PATTERN, --debuginfo-path DIR,\n"
+          "  --sysroot DIR, --no-symbols   how call sites are named, as for report\n"
+          CMT_MEMORY_OPTION_HELP
+          "\n"
+          "The options that shape figures are recorded in each summary: report refuses\n"
+          "summaries made with different ones.\n"
+          "\n"
+          "Exit status: 0 every trace summarised; 2 bad options, or a trace that could\n"
+          "not be read, is damaged or cut (its summary says so, and report exits 2), or\n"
+          "a summary that could not be written.\n",
+          out);
 }
 
-/* The options that shaped the figures, as recorded: those given, and the
- * suppression files of the environment (they change the leaks). */
-static void settings_of(const struct report_cli *cli, char *out, size_t len)
+void cmt_summarize_options_init(struct cmt_summarize_options *o)
 {
+    memset(o, 0, sizeof *o);
+    /* report's defaults (cmd_report.c): the figures must be its own */
+    o->opt = (struct cmt_report_options){
+        .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
+        .holder_peaks = true};
+    o->opt.frames.symbolizer.demangle = true;
+    o->n_whatif = cmt_whatif_candidates(o->whatif, sizeof o->whatif / sizeof o->whatif[0]);
+    cmt_suppressions_init(&o->suppressions);
+}
+
+int cmt_summarize_options_ready(struct cmt_summarize_options *o, const char *cmd)
+{
+    char err[800];
+    cmt_frames_args_apply(&o->symbols, &o->opt.frames);
+    if (cmt_suppressions_load_all(&o->suppressions, o->suppression_files, o->n_suppression_files,
+                                  o->no_default_suppressions, err, sizeof err) != 0) {
+        cmt_cli_error("%s: %s", cmd, err);
+        return -1;
+    }
+    if (cmt_suppressions_attach(&o->suppressions, &o->opt) != 0) {
+        cmt_cli_error("summarize: out of memory; give fewer traces at a time, or free memory");
+        return -1;
+    }
+    /* what shapes the figures, recorded in each summary; the suppression
+     * files of the environment change the leaks too */
     const char *env = getenv("CUMEMTRACE_SUPPRESSIONS");
-    int w = snprintf(out, len, "%s", cli->figure_options);
-    size_t used = w < 0 ? 0 : (size_t)w < len ? (size_t)w : len - 1;
-    if (env && *env && !cli->no_default_suppressions)
-        snprintf(out + used, len - used, "%sCUMEMTRACE_SUPPRESSIONS=%s", used ? " " : "", env);
+    struct cmt_figure_options f = {.at_ns = o->opt.at_set ? o->opt.at_ns : 0,
+                                   .include_cached = o->opt.include_cached,
+                                   .allowance_set = o->opt.context_allowance_set,
+                                   .allowance = o->opt.context_allowance,
+                                   .suppression_files = o->suppression_files,
+                                   .n_suppression_files = o->n_suppression_files,
+                                   .no_default_suppressions = o->no_default_suppressions,
+                                   .symbols = &o->symbols,
+                                   .env_suppressions = o->no_default_suppressions ? NULL : env};
+    cmt_figure_options_describe(&f, o->settings, sizeof o->settings);
+    return 0;
+}
+
+void cmt_summarize_options_free(struct cmt_summarize_options *o)
+{
+    cmt_suppressions_free(&o->suppressions);
 }
 
 /* Writes s to path through a temporary file renamed into place, so a reader
@@ -71,7 +138,7 @@ static int write_summary(const char *path, const struct cmt_trace_summary *s)
 }
 
 /* Summarises one trace into out. Returns its exit status. */
-static int summarize_one(const char *trace, const char *out, const struct report_cli *cli)
+static int summarize_one(const char *trace, const char *out, const struct cmt_summarize_options *o)
 {
     struct cmt_trace_summary *s = calloc(1, sizeof *s);
     if (!s) {
@@ -79,10 +146,11 @@ static int summarize_one(const char *trace, const char *out, const struct report
         return CMT_EXIT_USAGE;
     }
     snprintf(s->made_by, sizeof s->made_by, "%s", CMT_VERSION);
-    settings_of(cli, s->settings, sizeof s->settings);
+    snprintf(s->settings, sizeof s->settings, "%s", o->settings);
     cmt_analysis_peek_rank(trace, &s->order_rank);
     struct cmt_built_report b;
-    int status = cmt_report_build_one(trace, cli, &b, &s->process, &s->member);
+    struct cmt_trace_build how = {.opt = &o->opt, .whatif = o->whatif, .n_whatif = o->n_whatif};
+    int status = cmt_report_build_one(trace, &how, &b, &s->process, &s->member);
     if (b.built) {
         if (b.a.damaged)
             snprintf(s->damage, sizeof s->damage, "%s", b.a.message);
@@ -109,7 +177,7 @@ struct shared_work {
 };
 
 static void worker(struct shared_work *w, const char *const *traces, const char *const *outs, size_t n,
-                   const struct report_cli *cli)
+                   const struct cmt_summarize_options *o)
 {
     /* one write per line: the workers' messages do not interleave */
     static char line_buf[8192];
@@ -118,7 +186,7 @@ static void worker(struct shared_work *w, const char *const *traces, const char 
         size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
         if (i >= n)
             break;
-        w->status[i] = summarize_one(traces[i], outs[i], cli);
+        w->status[i] = summarize_one(traces[i], outs[i], o);
     }
     fflush(NULL);
 }
@@ -129,15 +197,16 @@ static size_t cores(void)
     return n > 0 ? (size_t)n : 1;
 }
 
-int cmt_summarize_traces(const char *const *traces, const char *const *out_paths, size_t n, const struct report_cli *cli)
+int cmt_summarize_traces(const char *const *traces, const char *const *out_paths, size_t n,
+                         const struct cmt_summarize_options *o)
 {
-    size_t jobs = cli->jobs ? cli->jobs : cores();
+    size_t jobs = o->jobs ? o->jobs : cores();
     if (jobs > n)
         jobs = n;
     int status = CMT_EXIT_OK;
     if (jobs <= 1) {
         for (size_t i = 0; i < n; i++) {
-            int st = summarize_one(traces[i], out_paths[i], cli);
+            int st = summarize_one(traces[i], out_paths[i], o);
             if (st != CMT_EXIT_OK)
                 status = st;
         }
@@ -160,13 +229,13 @@ int cmt_summarize_traces(const char *const *traces, const char *const *out_paths
         if (pid < 0)
             break; /* the ones started do the work */
         if (pid == 0) {
-            worker(w, traces, out_paths, n, cli);
+            worker(w, traces, out_paths, n, o);
             _exit(0);
         }
         pids[started] = pid;
     }
     if (started == 0)
-        worker(w, traces, out_paths, n, cli); /* no process could start: this one does it all */
+        worker(w, traces, out_paths, n, o); /* no process could start: this one does it all */
     for (size_t k = 0; k < started; k++)
         while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
             ;
@@ -191,7 +260,7 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-int cmt_summarize_main(char **traces, size_t n, const struct report_cli *cli)
+static int summarize_main(char **traces, size_t n, const struct cmt_summarize_options *o)
 {
     for (size_t i = 0; i < n; i++) {
         if (cmt_cli_is_stdin(traces[i])) {
@@ -205,8 +274,8 @@ int cmt_summarize_main(char **traces, size_t n, const struct report_cli *cli)
     }
     /* -o: the summary's file for one trace, else a directory */
     const char *dir = NULL;
-    if (cli->output && (n > 1 || is_dir(cli->output))) {
-        dir = cli->output;
+    if (o->output && (n > 1 || is_dir(o->output))) {
+        dir = o->output;
         if (!is_dir(dir) && mkdir(dir, 0777) != 0 && errno != EEXIST) {
             cmt_cli_error("summarize: cannot create the directory %s: %s; create it, or give -o a writable "
                           "directory", dir, strerror(errno));
@@ -223,8 +292,8 @@ int cmt_summarize_main(char **traces, size_t n, const struct report_cli *cli)
     }
     int status = CMT_EXIT_OK;
     for (size_t i = 0; i < n && status == CMT_EXIT_OK; i++) {
-        if (cli->output && !dir)
-            snprintf(outs[i], sizeof outs[i], "%s", cli->output);
+        if (o->output && !dir)
+            snprintf(outs[i], sizeof outs[i], "%s", o->output);
         else if (cmt_summary_path_for(traces[i], dir, outs[i], sizeof outs[i]) != 0) {
             cmt_cli_error("summarize: the summary's path for %s is too long; give -o a shorter directory", traces[i]);
             status = CMT_EXIT_USAGE;
@@ -241,8 +310,116 @@ int cmt_summarize_main(char **traces, size_t n, const struct report_cli *cli)
             }
     }
     if (status == CMT_EXIT_OK)
-        status = cmt_summarize_traces((const char *const *)traces, out_ptrs, n, cli);
+        status = cmt_summarize_traces((const char *const *)traces, out_ptrs, n, o);
     free(outs);
     free(out_ptrs);
+    return status;
+}
+
+/* Parses options into o; returns -1 when done with an exit status in
+ * *status (help, errors), else the index of the first trace. */
+static int parse_options(int argc, char **argv, struct cmt_summarize_options *o, int *status)
+{
+    enum { OPT_AT = 256, OPT_INCLUDE_CACHED, OPT_ALLOWANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS };
+    static const struct option own[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"at", required_argument, NULL, OPT_AT},
+        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
+        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
+        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
+    size_t n_opts = sizeof own / sizeof own[0] - 1;
+    memcpy(longopts, own, n_opts * sizeof *longopts);
+    cmt_symbol_longopts(longopts, &n_opts);
+    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    int c, index = 0;
+    while ((c = getopt_long(argc, argv, ":ho:j:", longopts, &index)) != -1) {
+        switch (c) {
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'j':
+            if (cmt_cli_parse_count(optarg, &o->jobs) != 0 || o->jobs == 0 || o->jobs > 1024) {
+                cmt_cli_error("summarize: --jobs needs a count from 1 to 1024, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case OPT_AT:
+            if (cmt_parse_time_arg(optarg, &o->opt.at_ns) != 0 || o->opt.at_ns == 0) {
+                cmt_cli_error("summarize: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
+                              "80us or 1500000ns; got '%s'",
+                              optarg);
+                return -1;
+            }
+            o->opt.at_set = true;
+            break;
+        case OPT_INCLUDE_CACHED:
+            o->opt.include_cached = true;
+            break;
+        case OPT_ALLOWANCE:
+            if (cmt_parse_size(optarg, &o->opt.context_allowance) != 0) {
+                cmt_cli_error("summarize: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
+                return -1;
+            }
+            o->opt.context_allowance_set = true;
+            break;
+        case OPT_SUPPRESSIONS:
+            if (o->n_suppression_files == CMT_SUMMARIZE_MAX_SUPPRESSION_FILES) {
+                cmt_cli_error("%s: at most %d %s options", "summarize", CMT_SUMMARIZE_MAX_SUPPRESSION_FILES,
+                              "--suppressions");
+                return -1;
+            }
+            o->suppression_files[o->n_suppression_files++] = optarg;
+            break;
+        case OPT_NO_DEFAULT_SUPPRESSIONS:
+            o->no_default_suppressions = true;
+            break;
+        case 'h':
+            summarize_usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        default:
+            if (cmt_symbol_is_option(c)) {
+                if (cmt_symbol_parse("summarize", c, optarg, &o->symbols) != 0)
+                    return -1;
+                break;
+            }
+            cmt_cli_option_error("summarize", c, argv);
+            cmt_cli_try_help("summarize");
+            return -1;
+        }
+    }
+    if (optind == argc) {
+        cmt_cli_error("summarize: no trace given");
+        cmt_cli_try_help("summarize");
+        return -1;
+    }
+    return optind;
+}
+
+int cmt_cmd_summarize(int argc, char **argv)
+{
+    struct cmt_summarize_options *o = malloc(sizeof *o);
+    if (!o) {
+        cmt_cli_error("summarize: out of memory; give fewer traces at a time, or free memory");
+        return CMT_EXIT_USAGE;
+    }
+    cmt_summarize_options_init(o);
+    int status;
+    int first = parse_options(argc, argv, o, &status);
+    if (first >= 0)
+        status = cmt_summarize_options_ready(o, "summarize") != 0
+                     ? CMT_EXIT_USAGE
+                     : summarize_main(argv + first, (size_t)(argc - first), o);
+    cmt_summarize_options_free(o);
+    free(o);
     return status;
 }

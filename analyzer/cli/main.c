@@ -28,6 +28,7 @@ static void usage(FILE *out)
           "  diff [--format F] [OPTIONS] OLD NEW        two runs compared call site by call site\n"
           "  whatif [--set VALUE] [--compare] TRACE     PyTorch's cache replayed under other settings\n"
           "                                             and device sizes: reserve, out of memory or not\n"
+          "  top [--once] [OPTIONS] [TRACE... | DIR]    follow running processes' traces live\n"
           "  version, -V, --version                     print the version\n"
           "  help [COMMAND]                             this text, or COMMAND's (COMMAND --help)\n"
           "\n"
@@ -50,6 +51,7 @@ static const struct command {
     {"export", cmt_cmd_export},
     {"whatif", cmt_cmd_whatif},
     {"summarize", cmt_cmd_summarize},
+    {"top", cmt_cmd_top},
 };
 
 static const struct command *find_command(const char *name)

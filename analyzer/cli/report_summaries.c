@@ -12,8 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "report_cli.h"
-#include "report_set.h"
+#include "cli.h"
+#include "memory_budget.h"
+#include "report_summaries.h"
+#include "size_parse.h"
 #include "summary_file.h"
 
 static bool is_dir(const char *path)
@@ -22,7 +24,7 @@ static bool is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool cmt_report_input_is_summary(const char *path)
+bool cmt_summaries_input(const char *path)
 {
     return !cmt_cli_is_stdin(path) && (is_dir(path) || cmt_summary_file_is_summary(path));
 }
@@ -98,7 +100,7 @@ static int expand_inputs(char **paths, size_t n, struct input_list *l)
 {
     const char *a_summary = NULL;
     for (size_t i = 0; i < n && !a_summary; i++)
-        if (cmt_report_input_is_summary(paths[i]))
+        if (cmt_summaries_input(paths[i]))
             a_summary = paths[i];
     for (size_t i = 0; i < n; i++) {
         if (is_dir(paths[i])) {
@@ -236,67 +238,69 @@ static int permute(struct ordered *order, size_t n, struct cmt_process_summary *
     return 0;
 }
 
-int cmt_report_from_summaries(char **paths, size_t n, const struct report_cli *cli)
+int cmt_summaries_load(char **paths, size_t n, struct cmt_loaded_summaries *l)
 {
-    if (cli->figure_options[0]) {
-        cmt_cli_error("report: %s shapes figures that the summaries already hold: give it to `cumemtrace "
-                      "summarize` where the traces lie",
-                      cli->figure_options);
-        return CMT_EXIT_USAGE;
+    memset(l, 0, sizeof *l);
+    struct input_list in = {0};
+    if (expand_inputs(paths, n, &in) != 0) {
+        free_list(&in);
+        return -1;
     }
-    if (!cmt_renderer_find(CMT_VIEW_JOB, cli->format.format)) {
-        cmt_cli_error("report: --format %s is not one of the job view's: give --format text, json or html",
-                      cli->format.format);
-        return CMT_EXIT_USAGE;
+    /* one member and one row per summary: refused up front when they would
+     * pass the memory budget (a directory of a million files) */
+    uint64_t need = (uint64_t)in.n * (sizeof(struct cmt_process_summary) + sizeof(struct cmt_job_member) +
+                                      sizeof(struct ordered));
+    uint64_t budget = cmt_memory_budget();
+    if (budget && need > budget) {
+        char need_s[32], budget_s[32];
+        cmt_format_size(need, need_s, sizeof need_s);
+        cmt_format_size(budget, budget_s, sizeof budget_s);
+        cmt_cli_error("report: %zu summaries need %s, over the memory budget of %s (--max-memory): give fewer at a "
+                      "time, or a larger --max-memory",
+                      in.n, need_s, budget_s);
+        free_list(&in);
+        return -1;
     }
-    struct input_list l = {0};
-    if (expand_inputs(paths, n, &l) != 0) {
-        free_list(&l);
-        return CMT_EXIT_USAGE;
-    }
-    struct cmt_process_summary *sums = calloc(l.n, sizeof *sums);
-    struct cmt_job_member *members = calloc(l.n, sizeof *members);
-    struct ordered *order = calloc(l.n, sizeof *order);
-    char settings[sizeof ((struct cmt_trace_summary *)0)->settings] = "";
-    int status = CMT_EXIT_USAGE;
-    if (!sums || !members || !order) {
+    l->paths = in.paths;
+    l->n = in.n;
+    l->summaries = calloc(in.n ? in.n : 1, sizeof *l->summaries);
+    l->members = calloc(in.n ? in.n : 1, sizeof *l->members);
+    struct ordered *order = calloc(in.n ? in.n : 1, sizeof *order);
+    int status = -1;
+    if (!l->summaries || !l->members || !order) {
         cmt_cli_error("report: out of memory; give fewer traces at a time, or free memory");
         goto out;
     }
-    status = read_all(&l, sums, members, order, settings, sizeof settings);
-    if (status < 0) {
-        status = CMT_EXIT_USAGE;
+    status = read_all(&in, l->summaries, l->members, order, l->settings, sizeof l->settings);
+    if (status < 0)
         goto out;
-    }
-    qsort(order, l.n, sizeof *order, by_rank);
-    if (permute(order, l.n, sums, members, l.paths) != 0) {
+    qsort(order, in.n, sizeof *order, by_rank);
+    if (permute(order, in.n, l->summaries, l->members, l->paths) != 0) {
         cmt_cli_error("report: out of memory; give fewer traces at a time, or free memory");
-        status = CMT_EXIT_USAGE;
+        status = -1;
         goto out;
     }
-    struct cmt_job_set jobs;
-    bool grouped = cmt_job_set_build(&jobs, members, l.n) == 0;
-    struct cmt_summary_set set = {.n = l.n,
-                                  .paths = (const char *const *)l.paths,
-                                  .summaries = sums,
-                                  .members = members,
-                                  .jobs = grouped ? &jobs : NULL,
-                                  .job_columns = cli->opt.chart_width,
-                                  .clock_tolerance_ns = cli->clock_tolerance_ns,
-                                  .settings = settings};
-    FILE *stream = cmt_report_open_output(cli);
-    if (stream) {
-        cmt_cli_render(CMT_VIEW_JOB, cli->format.format, &set, stream);
-        status = cmt_report_close_output(cli, stream, status);
-    } else {
-        status = CMT_EXIT_USAGE;
-    }
-    if (grouped)
-        cmt_job_set_free(&jobs);
+    l->grouped = cmt_job_set_build(&l->jobs, l->members, in.n) == 0;
+    l->set = (struct cmt_summary_set){.n = in.n,
+                                      .paths = (const char *const *)l->paths,
+                                      .summaries = l->summaries,
+                                      .members = l->members,
+                                      .jobs = l->grouped ? &l->jobs : NULL,
+                                      .settings = l->settings};
 out:
-    free(sums);
-    free(members);
     free(order);
-    free_list(&l);
+    if (status < 0)
+        cmt_summaries_free(l);
     return status;
+}
+
+void cmt_summaries_free(struct cmt_loaded_summaries *l)
+{
+    if (l->grouped)
+        cmt_job_set_free(&l->jobs);
+    struct input_list in = {.paths = l->paths, .n = l->n};
+    free_list(&in);
+    free(l->summaries);
+    free(l->members);
+    memset(l, 0, sizeof *l);
 }

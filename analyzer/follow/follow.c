@@ -65,6 +65,9 @@ struct cmt_follow {
     char *path;
     char *prefix;
     size_t prefix_len;
+    bool no_windows;
+    void (*on_mark)(void *ctx, const struct cmt_event_in *e);
+    void *mark_ctx;
     struct cmt_reader *reader;
     struct cmt_replay replay;
     struct cmt_replay_observer observer;
@@ -407,7 +410,10 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
 {
     struct cmt_follow *f = ctx;
     if (e->type == CMT_REC_MARK) {
-        on_mark(f, e);
+        if (!f->no_windows)
+            on_mark(f, e);
+        if (f->on_mark)
+            f->on_mark(f->mark_ctx, e);
         return 0;
     }
     if (cmt_replay_event(&f->replay, e) != 0)
@@ -436,6 +442,11 @@ int cmt_follow_open(const char *path, const struct cmt_follow_options *opt, stru
         return -1;
     }
     f->prefix_len = strlen(f->prefix);
+    if (opt) {
+        f->no_windows = opt->no_windows;
+        f->on_mark = opt->on_mark;
+        f->mark_ctx = opt->mark_ctx;
+    }
     if (cmt_suppressions_load_all(&f->sup, opt ? opt->suppression_files : NULL, opt ? opt->n_suppression_files : 0,
                                   opt && opt->no_default_suppressions, err, errlen) != 0) {
         cmt_follow_close(f);
@@ -448,9 +459,12 @@ int cmt_follow_open(const char *path, const struct cmt_follow_options *opt, stru
         return -1;
     }
     const struct cmt_trace_info *info = cmt_reader_info(f->reader);
+    if (opt && opt->live_only)
+        cmt_replay_live_only(&f->replay);
     cmt_replay_set_origin(&f->replay, info->start_monotonic_ns);
     f->observer = (struct cmt_replay_observer){.ctx = f, .on_change = on_change, .on_record = on_record};
-    cmt_replay_add_observer(&f->replay, &f->observer);
+    if (!f->no_windows)
+        cmt_replay_add_observer(&f->replay, &f->observer);
     cmt_model_callbacks(&f->cb);
     f->cb.on_event = on_event;
     *out = f;
@@ -756,4 +770,41 @@ void cmt_follow_close(struct cmt_follow *f)
     free(f->path);
     free(f->prefix);
     free(f);
+}
+
+/* ---- for a live view --------------------------------------------------------------- */
+
+const struct cmt_replay *cmt_follow_replay(const struct cmt_follow *f)
+{
+    return &f->replay;
+}
+
+const struct cmt_trace_model *cmt_follow_model(const struct cmt_follow *f)
+{
+    return &f->model;
+}
+
+struct cmt_frames *cmt_follow_frames(struct cmt_follow *f)
+{
+    return frames_now(f);
+}
+
+const struct cmt_trace_info *cmt_follow_info(const struct cmt_follow *f)
+{
+    return cmt_reader_info(f->reader);
+}
+
+bool cmt_follow_ended(const struct cmt_follow *f)
+{
+    return cmt_reader_follow_ended(f->reader);
+}
+
+bool cmt_follow_writer_running(const struct cmt_follow *f)
+{
+    return cmt_reader_writer_running(f->reader);
+}
+
+int cmt_follow_add_observer(struct cmt_follow *f, const struct cmt_replay_observer *o)
+{
+    return cmt_replay_add_observer(&f->replay, o);
 }

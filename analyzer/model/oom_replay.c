@@ -75,6 +75,11 @@ void cmt_oom_replay_of(struct cmt_oom_replay *out, const struct cmt_report *r, i
     const struct cmt_whatif_device_view *d = device_view(r, device);
     if (!d)
         return;
+    /* The replay keeps each setting's first failure only: a later failure
+     * of the recorded run (a program that caught the first) is not said. */
+    const struct cmt_whatif_row *rec0 = &d->rows[0];
+    if (!rec0->fits && rec0->first.recorded_failed && r->trace.start_ns + rec0->first.time_ns < failure_ts)
+        return;
     out->on = true;
     out->capacity = d->min_room != UINT64_MAX ? d->min_room : 0;
     out->failure_ts = failure_ts;

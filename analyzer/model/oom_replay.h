@@ -58,7 +58,9 @@ struct cmt_oom_replay {
 
 /* The replay's facts about PyTorch's failure on `device` recorded at
  * failure_ts (absolute). out->on false when the report replayed nothing on
- * that device. */
+ * that device, or when the recorded settings' replay failed on an earlier
+ * failure of the run (each setting's first failure is all the replay
+ * keeps: a later one is not said). */
 void cmt_oom_replay_of(struct cmt_oom_replay *out, const struct cmt_report *r, int32_t device, uint64_t failure_ts);
 
 /* "replayed on the recorded device (79.2 GiB for PyTorch's cache), the usual

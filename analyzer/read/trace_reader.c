@@ -1524,6 +1524,11 @@ int cmt_reader_open_follow(const char *path, struct cmt_reader **out, char *err,
     return 0;
 }
 
+bool cmt_reader_writer_running(const struct cmt_reader *r)
+{
+    return r->follow && writer_running(r->fd, r->info.pid, r->info.start_realtime_ns);
+}
+
 static uint64_t load_word(const struct cmt_reader *r, uint64_t off)
 {
     return __atomic_load_n((const uint64_t *)(const void *)(r->data + off), __ATOMIC_ACQUIRE);

@@ -230,5 +230,11 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
 /* True once the END record and every chunk were read: the process exited. */
 bool cmt_reader_follow_ended(const struct cmt_reader *r);
 uint64_t cmt_reader_late_events(const struct cmt_reader *r);
+/* Whether the process writing a followed trace still runs on this machine
+ * (the test of CMT_READ_AUTO: it holds the file open). False for a reader
+ * not in follow mode. A writer gone without an END record was killed or
+ * crashed: poll once more after this says false, and what it wrote is all
+ * there is. */
+bool cmt_reader_writer_running(const struct cmt_reader *r);
 
 #endif

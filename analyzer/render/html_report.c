@@ -255,6 +255,34 @@ static int html_end(struct cmt_html_report *h)
     return err;
 }
 
+/* The model's "job_view": the comparison and the jobs as `report --json`
+ * gives them (from the traces, or from summaries: then with their number
+ * and settings), after the traces; page.js draws it (docs/html.md, "The job
+ * view"). */
+static void html_job_view(struct cmt_html_report *h, const struct cmt_process_summary *rows, size_t n,
+                          const struct cmt_job_set *jobs, const struct cmt_job_render_options *jopt,
+                          const char *settings)
+{
+    cmt_json_end_array(&h->j);
+    h->traces_closed = true;
+    cmt_json_key(&h->j, "job_view");
+    cmt_json_begin_object(&h->j);
+    if (settings) {
+        cmt_json_key(&h->j, "summaries");
+        cmt_json_uint(&h->j, n);
+        cmt_json_key(&h->j, "settings");
+        cmt_json_string(&h->j, settings);
+    }
+    cmt_json_key(&h->j, "comparison");
+    cmt_compare_render_json(rows, n, &h->j);
+    cmt_json_key(&h->j, "jobs");
+    if (!jobs)
+        cmt_json_null(&h->j);
+    else
+        cmt_job_render_json(jobs, jopt, &h->j);
+    cmt_json_end_object(&h->j);
+}
+
 void cmt_report_render_html(const struct cmt_report *r, FILE *out)
 {
     struct cmt_html_report h;
@@ -277,34 +305,19 @@ void cmt_report_set_render_html(const struct cmt_report_set *s, FILE *out)
             html_trace_error(&h, s->paths[i], s->summaries[i].error);
         s->done(s->ctx, i);
     }
+    /* the same job view as from summaries, once the last trace is done */
+    struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns, false};
+    html_job_view(&h, s->summaries, s->n, s->jobs, &jopt, NULL);
     html_end(&h);
 }
 
-/* The job view from summaries (report_set.h): no trace in the model, its
- * "job_view" member instead, the comparison and the jobs as `report --json`
- * gives them; page.js draws them (docs/html.md). */
+/* The job view from summaries (report_set.h): no trace in the model. */
 void cmt_summary_set_render_html(const struct cmt_summary_set *s, FILE *out)
 {
     struct cmt_html_report h;
     if (html_begin(&h, out, CMT_VERSION) != 0)
         return;
-    cmt_json_end_array(&h.j);
-    h.traces_closed = true;
-    cmt_json_key(&h.j, "job_view");
-    cmt_json_begin_object(&h.j);
-    cmt_json_key(&h.j, "summaries");
-    cmt_json_uint(&h.j, s->n);
-    cmt_json_key(&h.j, "settings");
-    cmt_json_string(&h.j, s->settings);
-    cmt_json_key(&h.j, "comparison");
-    cmt_compare_render_json(s->summaries, s->n, &h.j);
-    cmt_json_key(&h.j, "jobs");
-    if (!s->jobs) {
-        cmt_json_null(&h.j);
-    } else {
-        struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns, true};
-        cmt_job_render_json(s->jobs, &jopt, &h.j);
-    }
-    cmt_json_end_object(&h.j);
+    struct cmt_job_render_options jopt = {s->job_columns, s->clock_tolerance_ns, true};
+    html_job_view(&h, s->summaries, s->n, s->jobs, &jopt, s->settings);
     html_end(&h);
 }

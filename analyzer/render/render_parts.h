@@ -15,6 +15,7 @@
 #include "report.h"
 #include "report_set.h"
 #include "timeline_report.h"
+#include "top.h"
 #include "whatif_report.h"
 
 /* The renderers of renderers.c's table, and the pieces they share. Nothing
@@ -30,6 +31,10 @@ void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j
 void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);
 /* One frame object of such a list; check's findings write the same one. */
 void cmt_json_frame(struct cmt_json *j, const struct cmt_frame *f);
+
+/* `cumemtrace top --once` (top_text.c, top_json.c). */
+void cmt_top_render_text(const struct cmt_top_snapshot *m, FILE *out);
+void cmt_top_render_json(const struct cmt_top_snapshot *m, FILE *out);
 
 /* PyTorch's block layer (blocks_text.c, blocks_json.c): the report's
  * section and its "blocks" key (null without a block layer). */

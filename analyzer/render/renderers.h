@@ -23,6 +23,7 @@ enum cmt_view {
     CMT_VIEW_FOLDED,   /* struct cmt_folded_model: `cumemtrace export --format folded` */
     CMT_VIEW_WHATIF,   /* struct cmt_whatif_report: `cumemtrace whatif` */
     CMT_VIEW_JOB,      /* struct cmt_summary_set: `cumemtrace report SUMMARY...` */
+    CMT_VIEW_TOP,      /* struct cmt_top_snapshot: `cumemtrace top --once` */
     CMT_VIEW_COUNT
 };
 

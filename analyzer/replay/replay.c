@@ -41,6 +41,13 @@ void cmt_replay_bound_stacks(struct cmt_replay *r, uint64_t trace_bytes)
     r->stack_id_limit = most < CMT_MAX_STACK_ID ? (uint32_t)most : CMT_MAX_STACK_ID;
 }
 
+void cmt_replay_live_only(struct cmt_replay *r)
+{
+    r->live_only = true;
+    r->growth.started = true; /* and never checkpoints */
+    r->growth.next_ts = UINT64_MAX;
+}
+
 void cmt_replay_set_origin(struct cmt_replay *r, uint64_t origin)
 {
     cmt_timeline_set_origin(&r->timeline, origin);
@@ -399,6 +406,8 @@ static inline __attribute__((always_inline)) void account_change(struct cmt_repl
         a->live += bytes;
         a->live_count++;
         a->live_by_kind[kind & 7] += bytes;
+        if (a->live > a->high)
+            a->high = a->live;
         if (a->live > a->peak)
             account_new_peak(r, a, ts);
     } else {
@@ -591,6 +600,8 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     }
     account_change(r, a, l->kind, l->size, add, ts);
     struct cmt_timeline *tl = &r->timeline;
+    if (__builtin_expect(r->live_only, 0))
+        goto sites;
     if (__builtin_expect(!a->tl_kind[l->kind], 0)) {
         /* host memory is one set of series, whatever device was current */
         int32_t tl_device = a->cls == CMT_CLASS_HOST ? -1 : a->device;
@@ -603,6 +614,7 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
     cmt_timeline_series_change(tl, a->tl_kind[l->kind], l->size, add, ts);
     if (a->tl_total)
         cmt_timeline_series_change(tl, a->tl_total, l->size, add, ts);
+sites:
     if (add) {
         s->live_bytes += l->size;
         s->live_count++;
@@ -936,7 +948,8 @@ static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r
         r->out_of_memory = true;
         return -1;
     }
-    cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && e->result != 0);
+    if (__builtin_expect(!r->live_only, 1))
+        cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && e->result != 0);
     r->events++;
     r->events_by_api[e->api]++;
     if (!r->first_ts || e->ts < r->first_ts)

@@ -50,6 +50,10 @@ struct cmt_account {
     uint64_t peak;
     uint64_t peak_ts;
     uint64_t peak_count;
+    /* The highest live since a reader last set it (to live): a live view's
+     * peak of a phase or a step (analyzer/top/), one compare per
+     * allocation. */
+    uint64_t high;
     uint64_t live_by_kind[8];
     uint64_t peak_by_kind[8];
     /* Its timeline series, found once: per kind, and its total (not for
@@ -274,9 +278,18 @@ struct cmt_replay {
     uint32_t failure_watch[8];
     size_t n_failure_watches;
     bool out_of_memory;
+    /* A live view's replay (cmt_replay_live_only): no timeline, no growth
+     * checkpoints; the accounts, sites and live set as always. */
+    bool live_only;
 };
 
 int cmt_replay_init(struct cmt_replay *r);
+/* Keeps only what a live view reads (analyzer/top/): the live set, the
+ * accounts and their peaks, the call sites' cells; neither the timeline
+ * nor the growth checkpoints (their work was about a tenth of the replay's
+ * instructions per event). Call before the first event and instead of
+ * cmt_replay_set_origin. */
+void cmt_replay_live_only(struct cmt_replay *r);
 /* A trace of trace_bytes bytes cannot define more stacks than fit in it; an
  * event naming a larger stack id names none. Keeps the tables by stack id in
  * proportion to the trace. Call before the first event. */

@@ -15,7 +15,8 @@
  * A thread's current device is the device of its current context, or, for
  * the runtime before it has one, the device cudaSetDevice selected. Both
  * change only through calls the shim hooks and passes through, recording
- * nothing (hooks_context.c):
+ * nothing (the context hooks of hooks/hooks_driver.c, cudaSetDevice and
+ * cudaSetValidDevices in hooks/hooks_runtime.c):
  *   - on the calling thread: cudaSetDevice, cudaSetValidDevices,
  *     cuCtxSetCurrent, cuCtxPushCurrent, cuCtxPopCurrent, cuCtxCreate (every
  *     ABI of each); the thread's memory is forgotten;

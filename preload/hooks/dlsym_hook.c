@@ -15,7 +15,7 @@
 #include <dlfcn.h>
 #include <stdbool.h>
 
-#include "driver_hooks.h"
+#include "driver_table.h"
 #include "log.h"
 #include "real_symbols.h"
 

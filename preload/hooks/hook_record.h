@@ -142,4 +142,24 @@ static inline void cmt_record_ipc(struct cmt_hook *h, const struct cmt_ipc_recor
     cmt_hook_commit(h, &e);
 }
 
+/* The IPC record of a hooked call, runtime or driver alike: ts 0 takes the
+ * time now (after the call: exports and imports); a release passes the
+ * time it took before the call. */
+static inline void cmt_record_ipc_call(struct cmt_hook *h, uint8_t api, int32_t result, int32_t device, uint64_t ts,
+                                       uint64_t addr, uint64_t size, uint64_t aux0, uint64_t aux1, uint64_t aux2,
+                                       bool with_stack)
+{
+    struct cmt_ipc_record p = {
+        .api = api,
+        .result = result,
+        .device = device,
+        .ts = ts ? ts : cmt_event_ts(h->thread),
+        .addr = addr,
+        .size = size,
+        .aux = {aux0, aux1, aux2},
+        .with_stack = with_stack,
+    };
+    cmt_record_ipc(h, &p);
+}
+
 #endif

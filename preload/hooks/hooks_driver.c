@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* CUDA driver API hooks: every allocation entry point of libcuda, each ABI
- * in two copies that differ only in what they forward to (driver_hooks.h):
+ * in two copies that differ only in what they forward to (driver_table.h):
  * the exported function (programs linked with -lcuda, dlsym by name) and the
  * one cuGetProcAddress hands out (NVIDIA's runtime, static or dynamic, and
  * everything else that asks the driver for its entry points). Each calls the
@@ -22,7 +22,7 @@
 #include "array_bytes.h"
 #include "device_cache.h"
 #include "driver_device.h"
-#include "driver_hooks.h"
+#include "driver_table.h"
 #include "hook_record.h"
 #include "torch_blocks.h"
 #include "pool_hooks.h"
@@ -394,17 +394,7 @@ static CUresult mem_pool_trim_to(PFN_cuMemPoolTrimTo_v11020 real, CUmemoryPool p
 static void record_ipc(struct cmt_hook *h, uint8_t api, CUresult r, const void *real, uint64_t ts, uint64_t addr,
                        uint64_t size, uint64_t aux0, uint64_t aux1, uint64_t aux2, bool with_stack)
 {
-    struct cmt_ipc_record p = {
-        .api = api,
-        .result = (int32_t)r,
-        .device = cmt_driver_device(real),
-        .ts = ts ? ts : cmt_event_ts(h->thread),
-        .addr = addr,
-        .size = size,
-        .aux = {aux0, aux1, aux2},
-        .with_stack = with_stack,
-    };
-    cmt_record_ipc(h, &p);
+    cmt_record_ipc_call(h, api, (int32_t)r, cmt_driver_device(real), ts, addr, size, aux0, aux1, aux2, with_stack);
 }
 
 _Static_assert(sizeof(CUipcMemHandle) == 64, "a CUDA IPC handle is 64 bytes");
@@ -609,180 +599,24 @@ static CUresult mem_pool_import_pointer(PFN_cuMemPoolImportPointer_v11020 real, 
 /* --- context hooks: pass through, then forget the remembered device ------------
  * Nothing is recorded; device_cache.h says why these calls are hooked. */
 
-static CUresult ctx_switch(PFN_cuCtxSetCurrent_v4000 real, CUcontext ctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(ctx);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_pop(PFN_cuCtxPopCurrent_v4000 real, CUcontext *pctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v2(PFN_cuCtxCreate_v3020 real, CUcontext *pctx, unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v3(PFN_cuCtxCreate_v11040 real, CUcontext *pctx, CUexecAffinityParam *params,
-                              int nparams, unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, params, nparams, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-static CUresult ctx_create_v4(PFN_cuCtxCreate_v12050 real, CUcontext *pctx, CUctxCreateParams *params,
-                              unsigned int flags, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(pctx, params, flags, dev);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-
-/* A context that other threads may have current is destroyed or reset. */
-static CUresult ctx_destroy(PFN_cuCtxDestroy_v4000 real, CUcontext ctx)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(ctx);
-    cmt_device_cache_forget_all();
-    return r;
-}
-
-static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUdevice dev)
-{
-    if (!real)
-        return CMT_CU_NO_REAL;
-    CUresult r = real(dev);
-    cmt_device_cache_forget_all();
-    return r;
-}
+/* Pass through, then forget the thread's remembered device (a switch, a push,
+ * a pop, a creation) or every thread's (a context that other threads may
+ * have current is destroyed, or a primary context released or reset). The
+ * rows of CMT_CONTEXT_HOOKS name one of the two as their implementation. */
+#define CMT_CONTEXT_CALL(forget, real, ...)                                     \
+    ({                                                                          \
+        __typeof__(real) ctx_real_ = (real);                                    \
+        CUresult ctx_r_ = CMT_CU_NO_REAL;                                       \
+        if (ctx_real_) {                                                        \
+            ctx_r_ = ctx_real_(__VA_ARGS__);                                    \
+            forget();                                                           \
+        }                                                                       \
+        ctx_r_;                                                                 \
+    })
+#define CMT_CONTEXT_FORGETS_THREAD(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_thread, real, __VA_ARGS__)
+#define CMT_CONTEXT_FORGETS_ALL(real, ...) CMT_CONTEXT_CALL(cmt_device_cache_forget_all, real, __VA_ARGS__)
 
 /* --- the two copies of each hook, and the table ------------------------------ */
-
-#define LEGACY CU_GET_PROC_ADDRESS_LEGACY_STREAM
-#define PER_THREAD CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-
-/* X(exported name, base name, ABI version, PFN_ suffix, stream flags, implementation, (parameters), arguments...) */
-#define CMT_ALLOCATION_HOOKS(X)                                                                                    \
-    X(cuMemAlloc_v2, cuMemAlloc, 3020, , LEGACY, mem_alloc, (CUdeviceptr * dptr, size_t bytesize), dptr, bytesize) \
-    X(cuMemFree_v2, cuMemFree, 3020, , LEGACY, mem_free, (CUdeviceptr dptr), dptr)                                 \
-    X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, , LEGACY, mem_alloc_pitch,                                        \
-      (CUdeviceptr * dptr, size_t * pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes),    \
-      dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)                                                        \
-    X(cuMemAllocManaged, cuMemAllocManaged, 6000, , LEGACY, mem_alloc_managed,                                     \
-      (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), dptr, bytesize, flags)                            \
-    X(cuMemAllocHost_v2, cuMemAllocHost, 3020, , LEGACY, mem_alloc_host, (void **pp, size_t bytesize), pp,         \
-      bytesize)                                                                                                    \
-    X(cuMemHostAlloc, cuMemHostAlloc, 2020, , LEGACY, mem_host_alloc, (void **pp, size_t bytesize, unsigned int Flags), \
-      pp, bytesize, Flags)                                                                                         \
-    X(cuMemFreeHost, cuMemFreeHost, 2000, , LEGACY, mem_free_host, (void *p), p)                                   \
-    X(cuMemAllocAsync, cuMemAllocAsync, 11020, , LEGACY, mem_alloc_async,                                          \
-      (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), dptr, bytesize, hStream)                            \
-    X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, _ptsz, PER_THREAD, mem_alloc_async,                            \
-      (CUdeviceptr * dptr, size_t bytesize, CUstream hStream), dptr, bytesize, hStream)                            \
-    X(cuMemFreeAsync, cuMemFreeAsync, 11020, , LEGACY, mem_free_async, (CUdeviceptr dptr, CUstream hStream), dptr, \
-      hStream)                                                                                                     \
-    X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, _ptsz, PER_THREAD, mem_free_async,                               \
-      (CUdeviceptr dptr, CUstream hStream), dptr, hStream)                                                         \
-    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, , LEGACY, mem_alloc_from_pool_async,                \
-      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), dptr, bytesize, pool, hStream)   \
-    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, _ptsz, PER_THREAD, mem_alloc_from_pool_async,  \
-      (CUdeviceptr * dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), dptr, bytesize, pool, hStream)   \
-    X(cuMemCreate, cuMemCreate, 10020, , LEGACY, mem_create,                                                       \
-      (CUmemGenericAllocationHandle * handle, size_t size, const CUmemAllocationProp *prop,                        \
-       unsigned long long flags),                                                                                  \
-      handle, size, prop, flags)                                                                                   \
-    X(cuMemRelease, cuMemRelease, 10020, , LEGACY, mem_release, (CUmemGenericAllocationHandle handle), handle)     \
-    X(cuMemMap, cuMemMap, 10020, , LEGACY, mem_map,                                                                \
-      (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,                           \
-       unsigned long long flags),                                                                                  \
-      ptr, size, offset, handle, flags)                                                                            \
-    X(cuMemUnmap, cuMemUnmap, 10020, , LEGACY, mem_unmap, (CUdeviceptr ptr, size_t size), ptr, size)               \
-    X(cuMemAddressReserve, cuMemAddressReserve, 10020, , LEGACY, mem_address_reserve,                              \
-      (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags), ptr, size,   \
-      alignment, addr, flags)                                                                                      \
-    X(cuMemAddressFree, cuMemAddressFree, 10020, , LEGACY, mem_address_free, (CUdeviceptr ptr, size_t size), ptr,  \
-      size)                                                                                                        \
-    X(cuArrayCreate_v2, cuArrayCreate, 3020, , LEGACY, array_create,                                               \
-      (CUarray * pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray), pHandle, pAllocateArray)                   \
-    X(cuArray3DCreate_v2, cuArray3DCreate, 3020, , LEGACY, array_3d_create,                                        \
-      (CUarray * pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray), pHandle, pAllocateArray)                 \
-    X(cuArrayDestroy, cuArrayDestroy, 2000, , LEGACY, array_destroy, (CUarray hArray), hArray)                     \
-    X(cuMemPoolCreate, cuMemPoolCreate, 11020, , LEGACY, mem_pool_create,                                          \
-      (CUmemoryPool * pool, const CUmemPoolProps *poolProps), pool, poolProps)                                     \
-    X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, , LEGACY, mem_pool_destroy, (CUmemoryPool pool), pool)            \
-    X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, , LEGACY, mem_pool_trim_to, (CUmemoryPool pool, size_t minBytesToKeep), \
-      pool, minBytesToKeep) \
-    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, , LEGACY, ipc_get_mem_handle,                                   \
-      (CUipcMemHandle * pHandle, CUdeviceptr dptr), pHandle, dptr)                                                 \
-    X(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, , LEGACY, ipc_open_mem_handle,                            \
-      (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags), pdptr, handle, Flags)                      \
-    X(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, , LEGACY, ipc_open_mem_handle,                                \
-      (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int Flags), pdptr, handle, Flags)                      \
-    X(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, , LEGACY, ipc_close_mem_handle, (CUdeviceptr dptr), dptr)   \
-    X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, , LEGACY, mem_export_to_shareable_handle, \
-      (void *shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType,          \
-       unsigned long long flags),                                                                                  \
-      shareableHandle, handle, handleType, flags)                                                                  \
-    X(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, , LEGACY,                             \
-      mem_import_from_shareable_handle,                                                                            \
-      (CUmemGenericAllocationHandle * handle, void *osHandle, CUmemAllocationHandleType shHandleType), handle,     \
-      osHandle, shHandleType)                                                                                      \
-    X(cuMemPoolExportToShareableHandle, cuMemPoolExportToShareableHandle, 11020, , LEGACY,                         \
-      mem_pool_export_to_shareable_handle,                                                                         \
-      (void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags),       \
-      handle_out, pool, handleType, flags)                                                                         \
-    X(cuMemPoolImportFromShareableHandle, cuMemPoolImportFromShareableHandle, 11020, , LEGACY,                     \
-      mem_pool_import_from_shareable_handle,                                                                       \
-      (CUmemoryPool * pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags),     \
-      pool_out, handle, handleType, flags)                                                                         \
-    X(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, , LEGACY, mem_pool_export_pointer,                   \
-      (CUmemPoolPtrExportData * shareData_out, CUdeviceptr ptr), shareData_out, ptr)                              \
-    X(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, , LEGACY, mem_pool_import_pointer,                   \
-      (CUdeviceptr * ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData * shareData), ptr_out, pool, shareData)   \
-    CMT_CONTEXT_HOOKS(X)
-
-/* Every ABI of the calls that change a thread's current context. */
-#define CMT_CONTEXT_HOOKS(X)                                                                                       \
-    X(cuCtxSetCurrent, cuCtxSetCurrent, 4000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                          \
-    X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                     \
-    X(cuCtxPushCurrent, cuCtxPushCurrent, 2000, , LEGACY, ctx_switch, (CUcontext ctx), ctx)                        \
-    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, , LEGACY, ctx_pop, (CUcontext * pctx), pctx)                      \
-    X(cuCtxPopCurrent, cuCtxPopCurrent, 2000, , LEGACY, ctx_pop, (CUcontext * pctx), pctx)                         \
-    X(cuCtxCreate, cuCtxCreate, 2000, , LEGACY, ctx_create_v2, (CUcontext * pctx, unsigned int flags, CUdevice dev), \
-      pctx, flags, dev)                                                                                            \
-    X(cuCtxCreate_v2, cuCtxCreate, 3020, , LEGACY, ctx_create_v2,                                                  \
-      (CUcontext * pctx, unsigned int flags, CUdevice dev), pctx, flags, dev)                                      \
-    X(cuCtxCreate_v3, cuCtxCreate, 11040, , LEGACY, ctx_create_v3,                                                 \
-      (CUcontext * pctx, CUexecAffinityParam * paramsArray, int numParams, unsigned int flags, CUdevice dev),      \
-      pctx, paramsArray, numParams, flags, dev)                                                                    \
-    X(cuCtxCreate_v4, cuCtxCreate, 12050, , LEGACY, ctx_create_v4,                                                 \
-      (CUcontext * pctx, CUctxCreateParams * ctxCreateParams, unsigned int flags, CUdevice dev), pctx,             \
-      ctxCreateParams, flags, dev)                                                                                 \
-    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, , LEGACY, ctx_destroy, (CUcontext ctx), ctx)                            \
-    X(cuCtxDestroy, cuCtxDestroy, 2000, , LEGACY, ctx_destroy, (CUcontext ctx), ctx)                               \
-    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev) \
-    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, , LEGACY, primary_ctx_gone, (CUdevice dev), dev)
 
 #define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \
@@ -797,7 +631,7 @@ static CUresult primary_ctx_gone(PFN_cuDevicePrimaryCtxRelease_v11000 real, CUde
         return impl((__typeof__(&name))cmt_driver_hook_proc_real(CMT_HOOK_##name), __VA_ARGS__);          \
     }                                                                                                     \
     CMT_SELF_ALIAS(name)
-CMT_ALLOCATION_HOOKS(CMT_DEFINE_HOOKS)
+CMT_DRIVER_HOOKS(CMT_DEFINE_HOOKS)
 
 #define CMT_HOOK_ROW(name, base, version, suffix, flags, impl, params, ...) \
     [CMT_HOOK_##name] = {                                                    \
@@ -811,14 +645,14 @@ CMT_ALLOCATION_HOOKS(CMT_DEFINE_HOOKS)
     },
 
 struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
-    CMT_ALLOCATION_HOOKS(CMT_HOOK_ROW)
+    CMT_DRIVER_HOOKS(CMT_HOOK_ROW)
     /* The lookup function itself: the runtime asks cuGetProcAddress_v2 for
      * "cuGetProcAddress" at 11030 (v1 ABI) and 12000 (v2 ABI) and fetches
      * everything else through what it gets back. */
     [CMT_HOOK_cuGetProcAddress] = {
         .symbol = "cuGetProcAddress",
         .abi_version = 11030,
-        .stream_flags = LEGACY,
+        .stream_flags = CMT_LEGACY_STREAM,
         .export_name = "cuGetProcAddress",
         .named_hook = (void *)&cmt_self_cuGetProcAddress,
         .named_real = &cmt_get_proc_address_v1_named_real,
@@ -828,7 +662,7 @@ struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
     [CMT_HOOK_cuGetProcAddress_v2] = {
         .symbol = "cuGetProcAddress",
         .abi_version = 12000,
-        .stream_flags = LEGACY,
+        .stream_flags = CMT_LEGACY_STREAM,
         .export_name = "cuGetProcAddress_v2",
         .named_hook = (void *)&cmt_self_cuGetProcAddress_v2,
         .named_real = &cmt_get_proc_address_v2_named_real,

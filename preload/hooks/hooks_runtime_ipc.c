@@ -27,18 +27,11 @@ CMT_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *dev
     struct cmt_hook h;
     bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(handle, devPtr);
-    if (rec) {
-        struct cmt_ipc_record p = {
-            .api = CMT_API_CUDA_IPC_GET_MEM_HANDLE,
-            .result = r,
-            .device = cmt_runtime_device((const void *)real),
-            .ts = cmt_event_ts(h.thread),
-            .addr = (uint64_t)(uintptr_t)devPtr,
-            .aux = {r == cudaSuccess && handle ? cmt_ipc_fingerprint(handle, sizeof *handle) : 0},
-            .with_stack = cmt_config.stack_depth != 0,
-        };
-        cmt_record_ipc(&h, &p);
-    }
+    if (rec)
+        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_GET_MEM_HANDLE, r, cmt_runtime_device((const void *)real), 0,
+                            (uint64_t)(uintptr_t)devPtr, 0,
+                            r == cudaSuccess && handle ? cmt_ipc_fingerprint(handle, sizeof *handle) : 0, 0, 0,
+                            cmt_config.stack_depth != 0);
     cmt_hook_leave(&h);
     return r;
 }
@@ -53,17 +46,9 @@ CMT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t ha
     cudaError_t r = real(devPtr, handle, flags);
     if (rec) {
         uint64_t addr = r == cudaSuccess && devPtr ? (uint64_t)(uintptr_t)*devPtr : 0;
-        struct cmt_ipc_record p = {
-            .api = CMT_API_CUDA_IPC_OPEN_MEM_HANDLE,
-            .result = r,
-            .device = cmt_runtime_device((const void *)real),
-            .addr = addr,
-            .size = addr ? cmt_sampler_range_size(addr) : 0,
-            .aux = {cmt_ipc_fingerprint(&handle, sizeof handle), flags},
-            .with_stack = cmt_config.stack_depth != 0,
-        };
-        p.ts = cmt_event_ts(h.thread);
-        cmt_record_ipc(&h, &p);
+        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, r, cmt_runtime_device((const void *)real), 0, addr,
+                            addr ? cmt_sampler_range_size(addr) : 0, cmt_ipc_fingerprint(&handle, sizeof handle), flags,
+                            0, cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -78,17 +63,9 @@ CMT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
     bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
     cudaError_t r = real(devPtr);
-    if (rec) {
-        struct cmt_ipc_record p = {
-            .api = CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE,
-            .result = r,
-            .device = cmt_runtime_device((const void *)real),
-            .ts = ts,
-            .addr = (uint64_t)(uintptr_t)devPtr,
-            .with_stack = cmt_config.free_stacks,
-        };
-        cmt_record_ipc(&h, &p);
-    }
+    if (rec)
+        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, r, cmt_runtime_device((const void *)real), ts,
+                            (uint64_t)(uintptr_t)devPtr, 0, 0, 0, 0, cmt_config.free_stacks);
     cmt_hook_leave(&h);
     return r;
 }

@@ -27,17 +27,8 @@ _Static_assert(sizeof(cudaMemFabricHandle_t) == 64, "a fabric handle is 64 bytes
 static void record(struct cmt_hook *h, uint8_t api, cudaError_t r, const void *real, uint64_t addr, uint64_t size,
                    uint64_t aux0, uint64_t aux1, uint64_t aux2)
 {
-    struct cmt_ipc_record p = {
-        .api = api,
-        .result = r,
-        .device = cmt_runtime_device(real),
-        .ts = cmt_event_ts(h->thread),
-        .addr = addr,
-        .size = size,
-        .aux = {aux0, aux1, aux2},
-        .with_stack = cmt_config.stack_depth != 0,
-    };
-    cmt_record_ipc(h, &p);
+    cmt_record_ipc_call(h, api, r, cmt_runtime_device(real), 0, addr, size, aux0, aux1, aux2,
+                        cmt_config.stack_depth != 0);
 }
 
 /* A fabric handle's 64 bytes name the pool in every process; a file

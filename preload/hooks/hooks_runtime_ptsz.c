@@ -7,5 +7,7 @@
 #include "hook_record.h"
 #include "real_symbols.h"
 #include "runtime_device.h"
+#include "runtime_hooks.h"
+#include "torch_blocks.h"
 
 #include "hooks_runtime_async.inc"

@@ -7,7 +7,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include "driver_hooks.h"
+#include "driver_table.h"
 #include "proc_address.h"
 #include "real_symbols.h"
 

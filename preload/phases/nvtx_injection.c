@@ -16,7 +16,7 @@
  *
  * Ranges become CMT_REC_MARK records (format.h); the analyzer turns them
  * into phases and steps. Nothing here allocates with malloc or takes a lock
- * on the path of a push or pop (phases.c). */
+ * on the path of a push or pop (phase_record.c). */
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>

@@ -21,13 +21,13 @@ struct cmt_phase_string {
     char text[];
 };
 
+/* At load (thread_block.h). */
+void cmt_phase_record_init(void);
+
 /* Records a CMT_REC_MARK event of this api (enum cmt_api) on the calling
  * thread. name: the name (len bytes, not terminated) or NULL for none; a
  * registered string may be given instead as name_handle. Returns whether the
  * event was recorded. */
-/* At load (thread_block.h). */
-void cmt_phase_record_init(void);
-
 int cmt_phase_record(unsigned api, const char *name, size_t len, struct cmt_phase_string *name_handle,
                      struct cmt_phase_string *domain, uint64_t id);
 

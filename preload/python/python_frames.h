@@ -23,13 +23,13 @@ struct cmt_py_stack {
     uint32_t ids[CMT_MAX_STACK_DEPTH];
 };
 
+/* At load (thread_block.h). */
+void cmt_python_frames_init(void);
+
 /* Fills s (s->n == 0: no Python frames: no interpreter, a thread without a
  * thread state, an interpreter not running or finalizing). At most max
  * frames. Inside a hook; may take the metadata lock to record a new
  * location. */
-/* At load (thread_block.h). */
-void cmt_python_frames_init(void);
-
 void cmt_python_collect(struct cmt_py_stack *s, unsigned max);
 
 /* The stack to record: native frames ips[0..n) (innermost first) with each

@@ -34,10 +34,8 @@ struct cmt_recorder {
 
 extern struct cmt_recorder cmt_recorder;
 
-/* Per-thread state. depth counts hooks on this thread's stack: only the
- * outermost records, so cudaMalloc and the cuMemAlloc it makes inside cudart
- * are one event, and a hook reached from a signal handler that interrupted a
- * hook passes straight through. */
+/* The thread's current device as a device query last answered
+ * (device/device_cache.h). */
 struct cmt_device_memo {
     int32_t device;
     uint32_t epoch;   /* valid while equal to cmt_device_epoch (device_cache.h) */
@@ -57,6 +55,10 @@ enum cmt_layer {
     CMT_LAYER_BLOCK = 4 /* a framework allocator's trace callback (torch_blocks.c) */
 };
 
+/* Per-thread state. depth counts hooks on this thread's stack: only the
+ * outermost records, so cudaMalloc and the cuMemAlloc it makes inside cudart
+ * are one event, and a hook reached from a signal handler that interrupted a
+ * hook passes straight through. */
 struct cmt_thread {
     uint32_t depth;
     uint32_t generation;

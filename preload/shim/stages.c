@@ -29,7 +29,7 @@
 #include "clock.h"
 #include "config.h"
 #include "device_cache.h"
-#include "driver_hooks.h"
+#include "driver_table.h"
 #include "log.h"
 #include "modules.h"
 #include "nvtx_injection.h"

@@ -93,6 +93,10 @@
  * 29 GiB in 20 MiB pages (1485 pages, 29700 MiB), which fits once the
  * 18 GiB free at the start is unmapped (921 whole pages, 18420 MiB): no
  * failure, reserved peak 60 GiB - 18420 MiB + 29700 MiB = 72720 MiB.
+ * --oom-stranded-twice: the same, and the program, having caught the error,
+ * asks for the 30 GiB again at 2.5 ms: it fails the same way (PyTorch's
+ * OOM record at 2.7 ms), a second failure the replay does not follow (each
+ * setting's first failure is all it keeps).
  *
  * gen_pytorch_trace OUT.bin --uncached: PyTorch with its cache off
  * (PYTORCH_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc and a cudaFree per
@@ -284,7 +288,7 @@ static void oom(bool fragments, bool late, uint32_t s_seg, uint32_t s_fail, uint
 }
 
 /* --oom-stranded (the header comment). */
-static void oom_stranded(uint32_t s_big, uint32_t s_small, uint32_t s_fail)
+static void oom_stranded(uint32_t s_big, uint32_t s_small, uint32_t s_fail, bool twice)
 {
     const uint64_t S1 = 0x7f0000000000ull, S2 = 0x7f0600000000ull, S3 = 0x7f0c00000000ull;
     const uint64_t total = 80 * GiB, free = 19 * GiB;
@@ -305,12 +309,15 @@ static void oom_stranded(uint32_t s_big, uint32_t s_small, uint32_t s_fail)
     record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 4 * MS / 10, S1, 1 * GiB, s_small, 0, 0, 0, 0);
     record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 5 * MS / 10, S1 + GiB, 1 * GiB, s_small, 0, 0, 0, 0);
     record(4242, CMT_REC_BLOCK, CMT_API_TORCH_ALLOC, 1 * MS + 6 * MS / 10, S3, 19 * GiB, s_small, 0, 0, 0, 0);
-    for (unsigned k = 0; k < 2; k++) {
-        uint64_t t = 2 * MS + k * MS / 10;
-        record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, 0, 30 * GiB, s_fail, 2, 0, 0, 0);
-        record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, t + 10, 0, 30 * GiB, 0, 0, free, total, 0);
+    for (unsigned n = 0; n < (twice ? 2u : 1u); n++) {
+        uint64_t at = 2 * MS + n * MS / 2;
+        for (unsigned k = 0; k < 2; k++) {
+            uint64_t t = at + k * MS / 10;
+            record(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, t, 0, 30 * GiB, s_fail, 2, 0, 0, 0);
+            record(4242, CMT_REC_SAMPLE, CMT_API_SAMPLE_FAILURE, t + 10, 0, 30 * GiB, 0, 0, free, total, 0);
+        }
+        record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, at + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
     }
-    record(4242, CMT_REC_BLOCK, CMT_API_TORCH_OOM, 2 * MS + MS / 5, 0, 30 * GiB, s_fail, 0, 0, 0, free);
     cmt_tb_end(b, START + 3 * MS, CMT_END_EXIT);
     if (cmt_tb_close(b) != 0)
         fail("close");
@@ -383,9 +390,9 @@ int main(int argc, char **argv)
     if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache") ||
                                      !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
                                      !strcmp(argv[2], "--oom-late") || !strcmp(argv[2], "--oom-stranded") ||
-                                     !strcmp(argv[2], "--uncached")))) {
+                                     !strcmp(argv[2], "--oom-stranded-twice") || !strcmp(argv[2], "--uncached")))) {
         fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | "
-                        "--oom-late | --oom-stranded | --uncached]\n");
+                        "--oom-late | --oom-stranded | --oom-stranded-twice | --uncached]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -471,8 +478,8 @@ int main(int argc, char **argv)
         oom(!strcmp(argv[2], "--oom-fragments"), !strcmp(argv[2], "--oom-late"), s_fwd30, s_fwd31, s_fwd30, s_scratch);
         return 0;
     }
-    if (argc == 3 && !strcmp(argv[2], "--oom-stranded")) {
-        oom_stranded(s_fwd30, s_fwd31, s_fwd42);
+    if (argc == 3 && (!strcmp(argv[2], "--oom-stranded") || !strcmp(argv[2], "--oom-stranded-twice"))) {
+        oom_stranded(s_fwd30, s_fwd31, s_fwd42, !strcmp(argv[2], "--oom-stranded-twice"));
         return 0;
     }
     if (argc == 3 && !strcmp(argv[2], "--uncached")) {

@@ -112,6 +112,12 @@ def test_run_summary_equals_traces():
     eq(model["traces"], [], "html: no trace")
     eq(model["job_view"]["jobs"], t["jobs"], "html: the job view's model")
     eq(model["job_view"]["comparison"], t["comparison"], "html: the comparison's model")
+    th = cmtest.cli("report", "--format", "html", *traces)
+    eq(th.returncode, 0, f"html of the traces: {th.stderr}")
+    tmodel = html_model(th.stdout)
+    eq(len(tmodel["traces"]), 3, "html of the traces: every trace")
+    eq(tmodel["job_view"]["jobs"], t["jobs"], "html of the traces: the same job view")
+    check("summaries" not in tmodel["job_view"], "html of the traces: no summaries")
     # summarize on the same traces makes the same bytes
     again = os.path.join(tmp, "again")
     p = cmtest.cli("summarize", "-j", "2", "-o", again, *traces)
@@ -283,6 +289,13 @@ def test_mismatched_summaries():
     cmtest.check_catalogued(p.stderr)
     s, _ = report_json(sb)
     eq(s["settings"], "--include-cached", "the settings said")
+    # one form whatever the spelling: --at 2ms and --at 2000us agree
+    c, d = os.path.join(tmp, "c.cmtsum"), os.path.join(tmp, "d.cmtsum")
+    eq(cmtest.cli("summarize", "--at", "2ms", "-o", c, traces[0]).returncode, 0, "--at 2ms")
+    eq(cmtest.cli("summarize", "--at", "2000us", "--max-memory", "1GiB", "-o", d, traces[1]).returncode, 0,
+       "--at 2000us")
+    s, _ = report_json(c, d)
+    eq(s["settings"], "--at 2000000ns", "the settings in one form (--max-memory shapes no figure)")
     # a trace among summaries
     p = cmtest.cli("report", a, traces[2])
     eq((p.returncode, p.stdout), (2, ""), "a trace among summaries")
@@ -291,12 +304,21 @@ def test_mismatched_summaries():
     # options that shape figures belong to summarize
     p = cmtest.cli("report", "--at", "1ms", a)
     eq(p.returncode, 2, "--at with summaries")
-    eq(p.stderr, "cumemtrace: report: --at 1ms shapes figures that the summaries already hold: give it to "
-                 "`cumemtrace summarize` where the traces lie\n", "the message")
+    eq(p.stderr, "cumemtrace: report: --at 1000000ns shapes figures that the summaries already hold: give it to "
+                 "`cumemtrace summarize` where the traces lie\n", "the message (the options in one form)")
     p = cmtest.cli("summarize", "--format", "json", traces[0])
     eq(p.returncode, 2, "--format to summarize")
-    eq(p.stderr, "cumemtrace: summarize: --format shapes the report, not the summary: give it to `cumemtrace "
-                 "report`\n", "the message")
+    eq(p.stderr, "cumemtrace: summarize: unknown option '--format'\ntry `cumemtrace summarize --help`\n",
+       "--format is report's")
+    # the memory budget: one member per summary, refused up front
+    p = cmtest.cli("report", "--max-memory", "16KiB", a)
+    eq(p.returncode, 2, "over the budget")
+    check(p.stderr.startswith("cumemtrace: report: 2 summaries need ") and
+          p.stderr.endswith(", over the memory budget of 16.0 KiB (--max-memory): give fewer at a time, or a larger "
+                            "--max-memory\n"), p.stderr)
+    cmtest.check_catalogued(p.stderr)
+    s, _ = report_json("--max-memory", "1GiB", a)
+    eq(len(s["jobs"][0]["ranks"]), 2, "--max-memory is report's own with summaries")
     empty = os.path.join(tmp, "empty")
     os.mkdir(empty)
     p = cmtest.cli("report", empty)

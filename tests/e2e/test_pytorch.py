@@ -515,6 +515,22 @@ def test_oom_block_stranded():
     d.done()
 
 
+def test_oom_block_stranded_twice():
+    """The stranded cache's 30 GiB asked again after the program caught the
+    error: PyTorch's second OOM record has no replay's facts (each setting's
+    first failure is all the replay keeps), so its sentence stays the block
+    layer's own; the first keeps them."""
+    d, out = oom_trace("--oom-stranded-twice")
+    rep = cmtest.report(out)
+    fails = rep["blocks"]["devices"][0]["failures"]
+    eq([(f["cache"]["ts_ns"], f["replayed"] is not None and f["replayed"]["best"]) for f in fails],
+       [(2200000, "max_split_size_mb:128"), (2700000, False)], "the replay's facts on the first failure only")
+    eq(fails[1]["explanation"], "reserved 60.0 GiB, allocated 41.0 GiB: fragmentation inside the cache (19.0 GiB free "
+       "in its segments, the largest free range 18.0 GiB, 30.0 GiB asked); expandable_segments:True would have "
+       "served it", "the second failure, as the block layer says it")
+    d.done()
+
+
 def test_oom_block_late():
     """PyTorch's OOM record after the thread's next allocation is not the
     driver failures' own: the driver's figures decide (R5), the settings are

@@ -381,8 +381,10 @@ def test_cli_messages():
         out = os.path.join(d, "no", "such", "out")
         fails([cmd, "--format", fmt, "-o", out, r.trace], f"cumemtrace: {cmd}: cannot create {out}: No such file or "
               "directory; check that its directory exists and is writable\n")
-    # a directory given as the trace
-    fails(["report", d], f"cumemtrace: {d}: not a regular file: give the path of a trace file\n")
+    # a directory given as the trace; report takes a directory of summaries
+    fails(["timeline", d], f"cumemtrace: {d}: not a regular file: give the path of a trace file\n")
+    fails(["report", d], f"cumemtrace: report: {d} holds no summary (*.cmtsum): make them with `cumemtrace "
+          "summarize`, or give traces\n")
     cmtest.cleanup(r)
 
 

@@ -7,16 +7,19 @@
 // stack of a clicked flame-graph frame, and look like something.
 //
 // tests/data/blocks/h200_train_mlp.bin (a real H200 trace of PyTorch with
-// the block layer) must show its section "Inside PyTorch's cache".
+// the block layer) must show its section "Inside PyTorch's cache";
+// tests/data/tensors/h100_frag_oom.bin (an H100's fragmentation OOM) its
+// failure's advice from the replay of the usual settings.
 //
-//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE
+//   node test_html.js CUMEMTRACE GEN_GOLDEN NODE_MODULES CHROMIUM OUTDIR BLOCKS_TRACE EXPANDABLE LEAK FRAG_OOM
 'use strict';
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace] = process.argv.slice(2);
+const [cumemtrace, genGolden, nodeModules, chromium, outDir, blocksTrace, expandableTrace, leakTrace, fragOomTrace] =
+  process.argv.slice(2);
 let failures = 0, passes = 0;
 function check(ok, what) {
   if (ok) { passes++; console.log('ok: ' + what); } else { failures++; console.log('FAIL: ' + what); }
@@ -61,6 +64,8 @@ execFileSync(cumemtrace, ['report', '--format', 'html', '-o', expandableHtml, ex
 // an H100 run keeping one 64 MiB output a step (tests/data/tensors)
 const leakHtml = path.join(dir, 'tensor_leak.html');
 execFileSync(cumemtrace, ['report', '--format', 'html', '-o', leakHtml, leakTrace]);
+const fragOomHtml = path.join(dir, 'frag_oom.html');
+execFileSync(cumemtrace, ['report', '--format', 'html', '-o', fragOomHtml, fragOomTrace]);
 // the H200 run had no failure: the page's drawing of one, on its model with
 // a failure of the form blocks_json.c writes added (verdict fragmentation)
 const oomHtml = path.join(dir, 'blocks_oom.html');
@@ -225,10 +230,13 @@ function inked(page) {
     check(axes.every(x => Math.abs(x - axes[0]) < 0.01), 'the ranks share one time axis: ' + axes.join(', '));
     check(job.problems.length === 0, 'the job: no console error, no request: ' + job.problems.join('; '));
     await job.page.screenshot({path: path.join(outDir, 'html_report_job.png'), fullPage: false});
+    // the job view drawn from the traces too, with the same figures
+    const traceRankPeaks = await job.page.$$eval('#job-0 [data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
+    check(traceRankPeaks.join(',') === '1619001344,2699034624,3779067904', 'the job view from the traces: the peaks by rank: ' + traceRankPeaks.join(','));
     const fromSummaries = await open(browser, summaryHtml);
     const rankPeaks = await fromSummaries.page.$$eval('[data-rank-peak]', es => es.map(e => e.getAttribute('data-rank-peak')));
     check(rankPeaks.join(',') === '1619001344,2699034624,3779067904', 'from summaries: the peaks by rank: ' + rankPeaks.join(','));
-    const heatInk = await fromSummaries.page.$eval('#job-heat canvas', c => {
+    const heatInk = await fromSummaries.page.$eval('#job-0 canvas.job-heat', c => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
       let n = 0;
       for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
@@ -411,6 +419,22 @@ function inked(page) {
       oomRow[0][5].includes('expandable_segments:True') && /train_mlp\.py:70/.test(oomRow[0][6]),
       'a failure of the block layer: when, asked, free, its verdict, why and its site: ' + JSON.stringify(oomRow));
     check(oom.problems.length === 0, 'blocks_oom.html: no console error, no request: ' + oom.problems.join('; '));
+    // the H100's fragmentation OOM: the advice is what the replay found, each setting listed
+    const fo = await open(browser, fragOomHtml);
+    const fov = await fo.page.evaluate(() => {
+      const lists = Array.from(document.querySelectorAll('ul.replayed')).map(u => Array.from(u.children).map(li => li.textContent));
+      const cells = Array.from(document.querySelectorAll('td')).map(td => td.innerText);
+      return {lists, tries: cells.filter(t => /Try: set PYTORCH_CUDA_ALLOC_CONF/.test(t))};
+    });
+    const replayed = ['the defaults (recorded): fails here (fragmentation)', 'expandable_segments:True: no failure, reserved peak 77.9 GiB',
+      'max_split_size_mb:128: no failure, reserved peak 78.3 GiB', 'max_split_size_mb:512: no failure, reserved peak 78.3 GiB',
+      'roundup_power2_divisions:4: fails before it (capacity)', 'garbage_collection_threshold:0.6: fails here (fragmentation)'];
+    check(fov.lists.length === 2 && fov.lists.every(l => JSON.stringify(l) === JSON.stringify(replayed)),
+      'frag_oom.html: the forensics\' case and the block layer\'s failure list each setting replayed: ' + JSON.stringify(fov.lists));
+    check(fov.tries.length === 2 && fov.tries.every(t => t.includes('Try: set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ' +
+      '(replayed: no failure, reserved peak 77.9 GiB (83592478720 B), +8.0 MiB against the recorded run)')),
+      'frag_oom.html: what to try, from the replay: ' + JSON.stringify(fov.tries));
+    check(fo.problems.length === 0, 'frag_oom.html: no console error, no request: ' + fo.problems.join('; '));
     const ip = await open(browser, ipcHtml);
     const ipv = await ip.page.evaluate(() => {
       const tot = document.querySelector('.ipc-total');

@@ -28,7 +28,8 @@ ROOT = os.environ["CMT_SOURCE_ROOT"]
 SUITE_DIR = os.path.join(ROOT, "tests", "e2e", "pytest_suite")
 MiB = cmtest.MiB
 # The system libraries the wheel vendors; hidden in the namespace check.
-VENDORED = ["libunwind.so.8", "libdw.so.1", "libelf.so.1", "liblzma.so.5", "libbz2.so.1.0"]
+VENDORED = ["libunwind.so.8", "libdw.so.1", "libelf.so.1", "liblzma.so.5", "libbz2.so.1.0", "libncursesw.so.6",
+            "libtinfo.so.6"]
 SYSTEM_PY = "/usr/bin/python3"
 
 
@@ -182,6 +183,10 @@ def check_from_venv(env_dir, work, hidden=False):
     check("FAILED test_gpu_suite.py::test_leaks_into_a_module_list - GPU leak: 32.0 MiB" in p.stdout,
           f"the plugin judged: {p.stdout[-3000:]}")
     check("1 failed, 1 passed" in p.stdout, p.stdout[-500:])
+    # `top` links ncurses: the wheel's copies (libncursesw, libtinfo) load
+    p = sh([os.path.join(env_dir, "bin", "cumemtrace"), "top", "--once", "--format", "json", work], env=clean_env())
+    eq(p.returncode, 0, f"top --once from the venv: {p.stderr}")
+    check(isinstance(json.loads(p.stdout)["processes"], list), p.stdout[:500])
     print("ok from the venv" + (" with the system's copies hidden" if hidden else ""))
 
 

@@ -227,7 +227,7 @@
     }
   });
 
-  /* the job view from summaries (report SUMMARY...): no trace, drawn below */
+  /* the job view (several traces, or their summaries: then no trace) */
   if (model.job_view) drawJobView(model.job_view, over);
 
   /* ---- timelines -------------------------------------------------------- */
@@ -1027,14 +1027,19 @@
    * the imbalance, memory on other ranks' GPUs, IPC mappings, and the
    * timeline as a heat map (a row per rank, a column per stretch of time). */
   function drawJobView(v, parent) {
-    document.getElementById('cmt-subtitle').textContent = v.summaries + (v.summaries === 1 ? ' summary' : ' summaries') +
-      ' · cumemtrace ' + model.version + (v.settings ? ' · summarised with ' + v.settings : '');
+    var fromSummaries = v.summaries !== undefined;
+    if (!fromSummaries && !(v.jobs || []).length) return; /* traces of no job: their own sections say it all */
+    if (fromSummaries)
+      document.getElementById('cmt-subtitle').textContent = v.summaries + (v.summaries === 1 ? ' summary' : ' summaries') +
+        ' · cumemtrace ' + model.version + (v.settings ? ' · summarised with ' + v.settings : '');
     var cmp = v.comparison || {processes: []};
     var bad = cmp.processes.filter(function (p) { return !p.analysed; });
-    bad.forEach(function (p) { parent.appendChild(el('p', {cls: 'warn', text: p.trace + ': ' + p.error})); });
+    if (fromSummaries)
+      bad.forEach(function (p) { parent.appendChild(el('p', {cls: 'warn', text: p.trace + ': ' + p.error})); });
     (v.jobs || []).forEach(function (job, ji) { drawOneJob(job, ji, parent); });
     if (!v.jobs || !v.jobs.length)
       parent.appendChild(el('p', {cls: 'muted', text: 'No job: the summaries name no rank of a job of several.'}));
+    if (!fromSummaries) return; /* the traces' own overview compares them */
     parent.appendChild(el('h3', {text: 'Comparison of ' + cmp.processes.length + ' processes'}));
     parent.appendChild(table([{name: 'trace'}, {name: 'rank', num: 1}, {name: 'host'}, {name: 'peak', num: 1},
       {name: 'leaks', num: 1}, {name: 'growing', num: 1}, {name: 'failed', num: 1}, {name: 'events', num: 1}],
@@ -1052,13 +1057,13 @@
     var im = job.imbalance, cards = el('div', {cls: 'cards'});
     if (im) {
       cards.appendChild(card('peak', 'Highest peak', human(im.peak_max_bytes), 'rank ' + im.peak_max_rank + ', ' +
-        exact(im.peak_max_bytes), {'peak-bytes': im.peak_max_bytes, 'rank': im.peak_max_rank}));
+        exact(im.peak_max_bytes), {'job-peak-bytes': im.peak_max_bytes, 'rank': im.peak_max_rank}));
       cards.appendChild(card('', 'Mean peak', human(im.peak_mean_bytes), 'highest / mean ' + im.peak_max_over_mean.toFixed(2)));
       cards.appendChild(card('', 'Lowest peak', human(im.peak_min_bytes), 'rank ' + im.peak_min_rank));
     }
     var leaks = job.ranks.reduce(function (a, r) { return a + r.leak_bytes; }, 0);
     var failing = job.ranks.filter(function (r) { return r.failed_count > 0; });
-    cards.appendChild(card(leaks ? 'leak' : 'good', 'Leaks, all ranks', human(leaks), exact(leaks), {'leak-bytes': leaks}));
+    cards.appendChild(card(leaks ? 'leak' : 'good', 'Leaks, all ranks', human(leaks), exact(leaks), {'job-leak-bytes': leaks}));
     cards.appendChild(card(failing.length ? 'fail' : 'good', 'Ranks with failed allocations', String(failing.length),
       failing.slice(0, 8).map(function (r) { return 'rank ' + r.rank; }).join(', ')));
     box.appendChild(cards);
@@ -1125,7 +1130,7 @@
       info.textContent = 'rank ' + r.rank + ', ' + secs(ci * t.column_ns) + ' to ' + secs((ci + 1) * t.column_ns) + ': ' +
         both(r.own_device_max_bytes[ci]) + ' at most';
     };
-    parent.appendChild(el('div', {cls: 'chart-box', id: 'job-heat'}, [el('div', {cls: 'chart-head'},
+    parent.appendChild(el('div', {cls: 'chart-box'}, [el('div', {cls: 'chart-head'},
       [el('span', {cls: 'name', text: 'The ranks side by side'})]), c, info]));
   }
 

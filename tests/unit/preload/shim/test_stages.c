@@ -8,7 +8,7 @@
 #include "config.h"
 #include "clock.h"
 #include "device_cache.h"
-#include "driver_hooks.h"
+#include "driver_table.h"
 #include "log.h"
 #include "modules.h"
 #include "nvtx_injection.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Deciding which of our hooks, if any, stands in for a pointer that
- * cuGetProcAddress or dlsym found (driver_hooks.h). Never on an allocation's
+ * cuGetProcAddress or dlsym found (driver_table.h). Never on an allocation's
  * hot path: this runs when a program looks its entry points up. */
-#include "driver_hooks.h"
+#include "driver_table.h"
 
 #include <dlfcn.h>
 #include <sched.h>
