@@ -21,7 +21,7 @@ static void diff_usage(FILE *out)
           "Compares two runs call site by call site: the change in bytes live at the\n"
           "device peak, in bytes leaked (live at exit) and in allocation calls, largest\n"
           "change first. Call sites are matched by their frames (function, the file's\n"
-          "name, line), as check --baseline matches them: two checkouts of one source\n"
+          "name, line), as check's baselines match them: two checkouts of one source\n"
           "match.\n"
           "\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
