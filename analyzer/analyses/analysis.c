@@ -33,6 +33,11 @@ bool cmt_analysis_check_budget(struct cmt_analysis *a)
     return true;
 }
 
+static void read_passes_event(void *ctx, const struct cmt_event_in *e)
+{
+    cmt_read_passes_event(ctx, e);
+}
+
 /* The one place that wires reader -> model -> replay, for a file or bytes. */
 static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
                    const struct cmt_analysis_options *opt)
@@ -114,10 +119,27 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
      * stack, so per-stack tables stay in proportion to the trace. */
     cmt_replay_bound_stacks(&a->replay, a->info.file_size);
     cmt_replay_set_origin(&a->replay, a->info.start_monotonic_ns);
+    if (opt && opt->holder_frames && (opt->holder_peaks || opt->whatif)) {
+        a->passes = malloc(sizeof *a->passes);
+        if (!a->passes ||
+            cmt_read_passes_init(a->passes, &a->model, opt->holder_frames, opt->holder_peaks, opt->whatif,
+                                 opt->whatif_settings, opt->n_whatif_settings, opt->whatif_capacity,
+                                 stop_at_ns ? a->info.start_monotonic_ns + stop_at_ns : 0,
+                                 a->replay.stack_id_limit) != 0) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+    }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,
                             .stop_at_ns = stop_at_ns};
+    if (a->passes) {
+        feed.on_read = read_passes_event;
+        feed.read_ctx = a->passes;
+    }
     int read_rc = cmt_feed_run(&feed);
+    if (a->passes)
+        cmt_read_passes_finish(a->passes);
     a->stopped_early = feed.stopped_early;
     if (feed.over_budget || cmt_memory_over_budget(&feed.memory_in_use)) {
         over_budget(a, feed.memory_in_use, feed.events_read);
@@ -211,6 +233,10 @@ void cmt_analysis_free(struct cmt_analysis *a)
         cmt_site_calls_free(a->site_calls);
     free(a->site_calls);
     a->site_calls = NULL;
+    if (a->passes)
+        cmt_read_passes_free(a->passes);
+    free(a->passes);
+    a->passes = NULL;
     if (a->thread_use)
         cmt_thread_use_free(a->thread_use);
     free(a->thread_use);

@@ -10,6 +10,7 @@
 #include "forensics.h"
 #include "block_layer.h"
 #include "phases.h"
+#include "read_passes.h"
 #include "replay.h"
 #include "site_calls.h"
 #include "thread_use.h"
@@ -37,6 +38,7 @@ struct cmt_analysis {
     struct cmt_site_calls *site_calls; /* NULL when not asked for (usage) */
     struct cmt_thread_use *thread_use; /* NULL when not asked for (usage) */
     struct cmt_whatif *whatif;         /* NULL when not asked for (what-if replays) */
+    struct cmt_read_passes *passes;    /* NULL when not asked for (holder peaks, uncached what-if) */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };
@@ -60,6 +62,14 @@ struct cmt_analysis_options {
     const struct cmt_ta_settings *whatif_settings;
     size_t n_whatif_settings;
     uint64_t whatif_capacity;
+    /* Follow, while the trace is read, what the report needs of each
+     * stack's holder (read_passes.h): each holder's own peak
+     * (holder_peaks) and, with whatif, what-if of PyTorch without its
+     * cache. The stacks are classified with these frame options (the
+     * report's); NULL: not followed (the report reads the trace again
+     * when it needs them). */
+    const struct cmt_frames_options *holder_frames;
+    bool holder_peaks;
     /* More analyses, observers of the replay (replay.h), attached after
      * those above in this order: a new analysis is a file of analyses/ and
      * one line in the command that asks for it. Their results are theirs;

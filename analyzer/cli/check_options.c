@@ -299,10 +299,18 @@ void cmt_check_options_help(FILE *out, bool run_mode)
           "  --check-incomplete        check leaks of processes that did not exit normally\n"
           "                            (by default their leaks cannot be judged: status 2)\n"
           "Output:\n"
-          "  --format FMT              text (default), json, junit or sarif\n"
-          "  --report-file FILE        write the report to FILE (a one-line result per trace\n"
-          "                            still goes to the terminal)\n"
-          "  --source-root DIR         print source paths relative to DIR (default: the\n"
+          "  --format FMT              text (default), json, junit or sarif\n",
+          out);
+    if (run_mode)
+        fputs("  --report-file FILE        write the report to FILE (a one-line result per trace\n"
+              "                            still goes to the terminal)\n",
+              out);
+    else
+        fputs("  -o, --output FILE         write the report to FILE (a one-line result per trace\n"
+              "                            still goes to the terminal); --report-file FILE is the\n"
+              "                            same\n",
+              out);
+    fputs("  --source-root DIR         print source paths relative to DIR (default: the\n"
           "                            current directory)\n"
           "  --error-exitcode N        exit status for violations (default 1)\n"
           "  --max-frames N            frames shown per call site (default 8, 0 = all)\n"

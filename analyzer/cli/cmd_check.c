@@ -9,6 +9,7 @@
 #include "check.h"
 #include "check_options.h"
 #include "cli.h"
+#include "command_options.h"
 
 static void check_usage(FILE *out)
 {
@@ -60,35 +61,45 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
     return rc;
 }
 
+struct check_cli {
+    struct cmt_check_options o;
+    struct cmt_cli_options common; /* -o FILE (command_options.h) */
+};
+
+/* One of check's options (check_options.c, shared with `run --check`).
+ * --report-file is check's older spelling of -o: the last one given wins. */
+static int check_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct check_cli *cli = ctx;
+    if (!strcmp(option, "report-file")) {
+        cli->common.output = arg;
+        return 0;
+    }
+    return cmt_check_parse_option(&cli->o, value, arg, "check");
+}
+
 int cmt_cmd_check(int argc, char **argv)
 {
-    struct option longopts[CMT_CHECK_LONGOPTS_MAX + 2];
-    size_t n = cmt_check_all_longopts(longopts);
-    longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
-    longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
-    struct cmt_check_options o;
-    cmt_check_options_init(&o);
-    optind = 1;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            check_usage(stdout);
-            return CMT_EXIT_OK;
-        }
-        if (!cmt_check_is_option(c)) {
-            cmt_cli_option_error("check", c, argv);
-            cmt_cli_try_help("check");
-            return CMT_EXIT_USAGE;
-        }
-        if (cmt_check_parse_option(&o, c, optarg, "check") != 0)
-            return CMT_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        cmt_cli_error("check: no trace given");
-        cmt_cli_try_help("check");
+    struct option own[CMT_CHECK_LONGOPTS_MAX];
+    struct cmt_cli_command command = {
+        .name = "check",
+        .view = CMT_VIEW_CHECK,
+        .takes = CMT_TAKES_OUTPUT,
+        .own = own,
+        .n_own = cmt_check_all_longopts(own),
+        .own_option = check_option,
+        .usage = check_usage,
+    };
+    struct check_cli cli = {0};
+    cmt_check_options_init(&cli.o);
+    int status;
+    int first = cmt_cli_parse(&command, argc, argv, &cli.common, &cli, &status);
+    if (first < 0)
+        return status;
+    if (cmt_cli_some_traces("check", argc, first) != 0)
         return CMT_EXIT_USAGE;
-    }
+    struct cmt_check_options o = cli.o;
+    o.report_file = cli.common.output;
     if (cmt_check_validate_options(&o, "check", false) != 0)
         return CMT_EXIT_USAGE;
     struct cmt_check chk;
@@ -98,14 +109,14 @@ int cmt_cmd_check(int argc, char **argv)
         cmt_check_free(&chk);
         return CMT_EXIT_USAGE;
     }
-    for (int i = optind; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         if (cmt_check_add_trace(&chk, argv[i]) != 0) {
             cmt_cli_error("check: %s: out of memory; give fewer traces at a time, or free memory", argv[i]);
             cmt_check_free(&chk);
             return CMT_EXIT_USAGE;
         }
     }
-    int status = cmt_check_status(&chk);
+    status = cmt_check_status(&chk);
     if (cmt_check_write_report(&chk, "check", stdout, stderr) != 0)
         status = CMT_EXIT_USAGE;
     cmt_check_free(&chk);

@@ -7,12 +7,11 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "diff.h"
 #include "report.h"
 #include "suppressions.h"
 #include "symbol_options.h"
-
-#define MAX_SUPPRESSION_FILES 64
 
 static void diff_usage(FILE *out)
 {
@@ -26,6 +25,7 @@ static void diff_usage(FILE *out)
           "\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
           "  --json                 --format json\n"
+          "  -o, --output FILE      write the comparison to FILE instead of standard output\n"
           "  --top N                call sites listed in text (default 10, 0 = all)\n"
           "  --include-cached       count what caching allocators hold at exit as leaked\n"
           "  --suppressions FILE    leak:PATTERN lines, as for report and check (repeatable;\n"
@@ -47,91 +47,36 @@ static void diff_usage(FILE *out)
 }
 
 struct diff_cli {
-    struct cmt_cli_format format;
-    size_t top;
+    struct cmt_cli_options common; /* the shared options (command_options.h) */
     struct cmt_report_options opt;
-    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
-    size_t n_suppression_files;
-    bool no_default_suppressions;
+};
+
+static const struct cmt_cli_command diff_command = {
+    .name = "diff",
+    .view = CMT_VIEW_DIFF,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
+             CMT_TAKES_INCLUDE_CACHED | CMT_TAKES_SUPPRESSIONS,
+    .usage = diff_usage,
 };
 
 static int parse_options(int argc, char **argv, struct diff_cli *cli, int *status)
 {
-    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_INCLUDE_CACHED, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"top", required_argument, NULL, OPT_TOP},
-        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
-        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
-    struct cmt_frames_args symbols = {0};
-    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
-    cli->top = 10;
-    /* Every site at the peak is compared, not only the top rows shown. */
-    cli->opt = (struct cmt_report_options){.top = SIZE_MAX, .max_frames = 0, .tree_min_percent = 100.0};
-    cli->opt.frames.symbolizer.demangle = true;
-    *status = CMT_EXIT_USAGE;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("diff", CMT_VIEW_DIFF, &cli->format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
-                return -1;
-            break;
-        case OPT_TOP:
-            if (cmt_cli_parse_count(optarg, &cli->top) != 0) {
-                cmt_cli_error("diff: --top needs a count, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_INCLUDE_CACHED:
-            cli->opt.include_cached = true;
-            break;
-        case OPT_SUPPRESSIONS:
-            if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("%s: at most %d %s options", "diff", MAX_SUPPRESSION_FILES, "--suppressions");
-                return -1;
-            }
-            cli->suppression_files[cli->n_suppression_files++] = optarg;
-            break;
-        case OPT_NO_DEFAULT_SUPPRESSIONS:
-            cli->no_default_suppressions = true;
-            break;
-        case 'h':
-            diff_usage(stdout);
-            *status = CMT_EXIT_OK;
-            return -1;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("diff", c, optarg, &symbols) != 0)
-                    return -1;
-                break;
-            }
-            cmt_cli_option_error("diff", c, argv);
-            cmt_cli_try_help("diff");
-            return -1;
-        }
-    }
-    if (argc - optind != 2) {
-        cmt_cli_error("diff: needs two traces, OLD and NEW; got %d", argc - optind);
+    cli->common.format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    cli->common.top = 10;
+    int first = cmt_cli_parse(&diff_command, argc, argv, &cli->common, NULL, status);
+    if (first < 0)
+        return -1;
+    if (argc - first != 2) {
+        cmt_cli_error("diff: needs two traces, OLD and NEW; got %d", argc - first);
         cmt_cli_try_help("diff");
         return -1;
     }
-    cmt_frames_args_apply(&symbols, &cli->opt.frames);
-    return optind;
+    /* Every site at the peak is compared, not only the top rows shown. */
+    cli->opt = (struct cmt_report_options){.top = SIZE_MAX, .max_frames = 0, .tree_min_percent = 100.0,
+                                           .include_cached = cli->common.include_cached};
+    cli->opt.frames.symbolizer.demangle = true;
+    cmt_frames_args_apply(&cli->common.symbols, &cli->opt.frames);
+    return first;
 }
 
 /* Reads one run into d. Returns the exit status (a damaged trace is
@@ -163,8 +108,8 @@ static int add_run(struct cmt_diff *d, int which, const char *path, const struct
 static int load_suppressions(struct diff_cli *cli, struct cmt_suppressions *s)
 {
     char err[800];
-    if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
-                                  err, sizeof err) != 0) {
+    if (cmt_suppressions_load_all(s, cli->common.suppression_files, cli->common.n_suppression_files,
+                                  cli->common.no_default_suppressions, err, sizeof err) != 0) {
         cmt_cli_error("diff: %s", err);
         return -1;
     }
@@ -214,9 +159,14 @@ static int diff_main(char **argv, struct diff_cli *cli_in, int first)
             status = st;
     }
     cmt_diff_finish(&d);
-    d.top = cli.top;
-    cmt_cli_render(CMT_VIEW_DIFF, cli.format.format, &d, stdout);
-    fflush(stdout);
+    d.top = cli.common.top;
+    FILE *out = cmt_cli_output_open("diff", cli.common.output);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_DIFF, cli.common.format.format, &d, out);
+        status = cmt_cli_output_close("diff", cli.common.output, out, out != stdout, status);
+    } else {
+        status = CMT_EXIT_USAGE;
+    }
     cmt_diff_free(&d);
     return status;
 }

@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "export_model.h"
 #include "progress.h"
 #include "renderers.h"
@@ -24,7 +25,6 @@ struct export_cli {
     const char *stdin_data; /* the trace "-", read whole before the first */
     size_t stdin_size;
     struct cmt_report_options opt;
-    struct cmt_frames_args symbols;
 };
 
 static void export_usage(FILE *out)
@@ -54,80 +54,70 @@ static void export_usage(FILE *out)
           out);
 }
 
+enum { OPT_FORMAT = CMT_CLI_OWN_FIRST, OPT_METRIC };
+
+static const struct option export_options[] = {
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"metric", required_argument, NULL, OPT_METRIC},
+};
+
+/* export's --format names a format of its own, not of one view: its own
+ * option, like --metric (the shared ones: command_options.c). */
+static int export_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct export_cli *cli = ctx;
+    (void)option;
+    if (value == OPT_FORMAT) {
+        if (!strcmp(arg, "perfetto"))
+            cli->format = FORMAT_PERFETTO;
+        else if (!strcmp(arg, "folded"))
+            cli->format = FORMAT_FOLDED;
+        else {
+            cmt_cli_error("export: --format is perfetto or folded, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(arg, "peak"))
+        cli->metric = CMT_FOLDED_PEAK;
+    else if (!strcmp(arg, "leaks"))
+        cli->metric = CMT_FOLDED_LEAKS;
+    else if (!strcmp(arg, "allocated"))
+        cli->metric = CMT_FOLDED_ALLOCATED;
+    else {
+        cmt_cli_error("export: --metric is peak, leaks or allocated, got '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct cmt_cli_command export_command = {
+    .name = "export",
+    .view = CMT_VIEW_PERFETTO,
+    .takes = CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS,
+    .own = export_options,
+    .n_own = sizeof export_options / sizeof export_options[0],
+    .own_option = export_option,
+    .usage = export_usage,
+};
+
 static int parse_options(int argc, char **argv, struct export_cli *cli, int *status)
 {
-    enum { OPT_FORMAT = 256, OPT_METRIC };
-    static const struct option own[] = {
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"metric", required_argument, NULL, OPT_METRIC},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){.top = 10, .max_frames = 8, .tree_min_percent = 1.0, .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
+    struct cmt_cli_options common = {0};
+    if (cmt_cli_parse(&export_command, argc, argv, &common, cli, status) < 0)
+        return -1;
+    cli->output = common.output;
     *status = CMT_EXIT_USAGE;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_FORMAT:
-            if (!strcmp(optarg, "perfetto"))
-                cli->format = FORMAT_PERFETTO;
-            else if (!strcmp(optarg, "folded"))
-                cli->format = FORMAT_FOLDED;
-            else {
-                cmt_cli_error("export: --format is perfetto or folded, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_METRIC:
-            if (!strcmp(optarg, "peak"))
-                cli->metric = CMT_FOLDED_PEAK;
-            else if (!strcmp(optarg, "leaks"))
-                cli->metric = CMT_FOLDED_LEAKS;
-            else if (!strcmp(optarg, "allocated"))
-                cli->metric = CMT_FOLDED_ALLOCATED;
-            else {
-                cmt_cli_error("export: --metric is peak, leaks or allocated, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'o':
-            cli->output = optarg;
-            break;
-        case 'h':
-            export_usage(stdout);
-            *status = CMT_EXIT_OK;
-            return -1;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("export", c, optarg, &cli->symbols) != 0)
-                    return -1;
-                break;
-            }
-            cmt_cli_option_error("export", c, argv);
-            cmt_cli_try_help("export");
-            return -1;
-        }
-    }
     if (cli->format == FORMAT_NONE) {
         cmt_cli_error("export: say which format: --format perfetto or --format folded");
         cmt_cli_try_help("export");
         return -1;
     }
-    if (optind == argc) {
-        cmt_cli_error("export: no trace given");
-        cmt_cli_try_help("export");
+    if (cmt_cli_some_traces("export", argc, optind) != 0)
         return -1;
-    }
     if (cli->format == FORMAT_FOLDED && argc - optind > 1) {
         cmt_cli_error("export: --format folded takes one trace (run it once per trace)");
         return -1;
@@ -139,7 +129,7 @@ static int parse_options(int argc, char **argv, struct export_cli *cli, int *sta
         cmt_cli_error("export: the standard input (-) can be given once");
         return -1;
     }
-    cmt_frames_args_apply(&cli->symbols, &opt->frames);
+    cmt_frames_args_apply(&common.symbols, &opt->frames);
     return optind;
 }
 
@@ -249,12 +239,9 @@ int cmt_cmd_export(int argc, char **argv)
 static int export_all(struct export_cli *cli_in, size_t n)
 {
     struct export_cli cli = *cli_in;
-    int status;
-    FILE *out = stdout;
-    if (cli.output && !(out = fopen(cli.output, "w"))) {
-        cmt_cli_error("export: cannot create %s: %m; check that its directory exists and is writable", cli.output);
+    FILE *out = cmt_cli_output_open("export", cli.output);
+    if (!out)
         return CMT_EXIT_USAGE;
-    }
     struct export_source src = {.cli = &cli, .status = CMT_EXIT_OK};
     cmt_progress_init(&src.progress, n);
     if (cli.format == FORMAT_PERFETTO) {
@@ -279,11 +266,5 @@ static int export_all(struct export_cli *cli_in, size_t n)
         }
         export_done(&src, 0);
     }
-    status = src.status;
-    if (fflush(out) != 0 || ferror(out) || (out != stdout && fclose(out) != 0)) {
-        cmt_cli_error("export: writing %s failed: %m; check the free space (df) and `ulimit -f`",
-                      cli.output ? cli.output : "standard output");
-        return CMT_EXIT_USAGE;
-    }
-    return status;
+    return cmt_cli_output_close("export", cli.output, out, out != stdout, src.status);
 }

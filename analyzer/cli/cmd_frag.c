@@ -8,9 +8,8 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "report.h"
-#include "size_parse.h"
-#include "symbol_options.h"
 
 static void frag_usage(FILE *out)
 {
@@ -23,6 +22,7 @@ static void frag_usage(FILE *out)
           "\n"
           "  --format FORMAT            text (default) or json: one object (docs/fragmentation.md)\n"
           "  --json                     --format json\n"
+          "  -o, --output FILE          write the output to FILE instead of standard output\n"
           "  --top N                    call sites listed per list (default 10)\n"
           "  --max-frames N             frames shown per call site in text (default 8, 0 = all)\n"
           "  --context-allowance SIZE   device memory the CUDA context may use before the\n"
@@ -42,74 +42,31 @@ static void frag_usage(FILE *out)
           out);
 }
 
+static const struct cmt_cli_command frag_command = {
+    .name = "frag",
+    .view = CMT_VIEW_FRAG,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_TOP |
+             CMT_TAKES_MAX_FRAMES | CMT_TAKES_ALLOWANCE,
+    .usage = frag_usage,
+};
+
 int cmt_cmd_frag(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 255, OPT_TOP = 256, OPT_MAX_FRAMES, OPT_ALLOWANCE };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"top", required_argument, NULL, OPT_TOP},
-        {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
-        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
-    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
-    struct cmt_frames_args symbols = {0};
-    struct cmt_report_options opt = {.top = 10, .max_frames = 8};
-    opt.frames.symbolizer.demangle = true;
-    optind = 1;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("frag", CMT_VIEW_FRAG, &format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
-                return CMT_EXIT_USAGE;
-            break;
-        case OPT_TOP:
-        case OPT_MAX_FRAMES:
-            if (cmt_cli_parse_count(optarg, c == OPT_TOP ? &opt.top : &opt.max_frames) != 0) {
-                cmt_cli_error("frag: %s needs a count, got '%s'", c == OPT_TOP ? "--top" : "--max-frames", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_ALLOWANCE:
-            if (cmt_parse_size(optarg, &opt.context_allowance) != 0) {
-                cmt_cli_error("frag: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            opt.context_allowance_set = true;
-            break;
-        case 'h':
-            frag_usage(stdout);
-            return CMT_EXIT_OK;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("frag", c, optarg, &symbols) != 0)
-                    return CMT_EXIT_USAGE;
-                break;
-            }
-            cmt_cli_option_error("frag", c, argv);
-            cmt_cli_try_help("frag");
-            return CMT_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "frag: no trace given" : "frag: one trace at a time: run frag once per trace");
-        cmt_cli_try_help("frag");
+    struct cmt_cli_options o = {.format = CMT_CLI_FORMAT_INIT, .top = 10, .max_frames = 8};
+    int status;
+    int first = cmt_cli_parse(&frag_command, argc, argv, &o, NULL, &status);
+    if (first < 0)
+        return status;
+    if (cmt_cli_one_trace("frag", argc, first) != 0)
         return CMT_EXIT_USAGE;
-    }
-    cmt_frames_args_apply(&symbols, &opt.frames);
+    struct cmt_report_options opt = {.top = o.top,
+                                     .max_frames = o.max_frames,
+                                     .context_allowance = o.context_allowance,
+                                     .context_allowance_set = o.context_allowance_set};
+    opt.frames.symbolizer.demangle = true;
+    cmt_frames_args_apply(&o.symbols, &opt.frames);
 
-    const char *path = argv[optind];
+    const char *path = argv[first];
     struct cmt_analysis a;
     struct cmt_analysis_options aopt = {.forensics = true, .forensics_opt = {.track_holes = true}};
     if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
@@ -124,9 +81,16 @@ int cmt_cmd_frag(int argc, char **argv)
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_FRAG, format.format, &r, stdout);
-    fflush(stdout);
-    int status = cmt_cli_damage_status(path, &a, "output");
+    FILE *out = cmt_cli_output_open("frag", o.output);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_FRAG, o.format.format, &r, out);
+        status = cmt_cli_output_close("frag", o.output, out, out != stdout, CMT_EXIT_OK);
+        int damage = cmt_cli_damage_status(path, &a, "output");
+        if (status == CMT_EXIT_OK)
+            status = damage;
+    } else {
+        status = CMT_EXIT_USAGE;
+    }
     cmt_report_free(&r);
     cmt_cli_analysis_free(&a);
     return status;

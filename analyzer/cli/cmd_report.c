@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "progress.h"
 #include "report.h"
 #include "one_trace.h"
@@ -17,8 +18,6 @@
 #include "suppressions.h"
 #include "symbol_options.h"
 #include "time_arg.h"
-
-#define MAX_SUPPRESSION_FILES 64
 
 static void report_usage(FILE *out)
 {
@@ -100,161 +99,111 @@ static int parse_percent(const char *s, double *out)
 }
 
 struct report_cli {
-    struct cmt_cli_format format;
-    const char *output; /* -o FILE; NULL: stdout */
-    FILE *stream;       /* set by cmt_report_command's caller: the report goes there */
+    struct cmt_cli_options common; /* the shared options (command_options.h) */
+    FILE *stream; /* set by cmt_report_command's caller: the report goes there */
     struct cmt_report_options opt;
-    struct cmt_frames_args symbols;
     bool no_forensics; /* --no-forensics */
     bool no_whatif;    /* --no-whatif */
     struct cmt_ta_settings whatif[8]; /* the candidates replayed (whatif_report.h) */
     size_t n_whatif;
     uint64_t clock_tolerance_ns; /* --clock-tolerance */
-    const char *suppression_files[MAX_SUPPRESSION_FILES]; /* --suppressions */
-    size_t n_suppression_files;
-    bool no_default_suppressions;
+};
+
+enum {
+    OPT_TREE_MIN = CMT_CLI_OWN_FIRST,
+    OPT_CHART_W,
+    OPT_CHART_H,
+    OPT_NO_FORENSICS,
+    OPT_CLOCK_TOLERANCE,
+    OPT_NO_WHATIF
+};
+
+static const struct option report_options[] = {
+    {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
+    {"chart-width", required_argument, NULL, OPT_CHART_W},
+    {"chart-height", required_argument, NULL, OPT_CHART_H},
+    {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
+    {"no-whatif", no_argument, NULL, OPT_NO_WHATIF},
+    {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
+};
+
+/* One of report's own options (the shared ones: command_options.c). */
+static int report_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct report_cli *cli = ctx;
+    struct cmt_report_options *opt = &cli->opt;
+    switch (value) {
+    case OPT_CHART_W:
+    case OPT_CHART_H:
+        if (cmt_cli_parse_count(arg, value == OPT_CHART_W ? &opt->chart_width : &opt->chart_height) != 0) {
+            cmt_cli_error("%s: --%s needs a count, got '%s'", "report", option, arg);
+            return -1;
+        }
+        return 0;
+    case OPT_TREE_MIN:
+        if (parse_percent(arg, &opt->tree_min_percent) != 0) {
+            cmt_cli_error("report: --tree-min-percent needs a number from 0 to 100, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_NO_FORENSICS:
+        cli->no_forensics = true;
+        return 0;
+    case OPT_NO_WHATIF:
+        cli->no_whatif = true;
+        return 0;
+    case OPT_CLOCK_TOLERANCE:
+        if (cmt_parse_time_arg(arg, &cli->clock_tolerance_ns) != 0) {
+            cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static const struct cmt_cli_command report_command = {
+    .name = "report",
+    .view = CMT_VIEW_REPORT,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_AT |
+             CMT_TAKES_TOP | CMT_TAKES_MAX_FRAMES | CMT_TAKES_INCLUDE_CACHED | CMT_TAKES_ALLOWANCE |
+             CMT_TAKES_SUPPRESSIONS,
+    .own = report_options,
+    .n_own = sizeof report_options / sizeof report_options[0],
+    .own_option = report_option,
+    .usage = report_usage,
 };
 
 /* Parses options into cli; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
 static int parse_options(int argc, char **argv, struct report_cli *cli, int *status)
 {
-    enum {
-        OPT_TOP = 256, OPT_FORMAT, OPT_MAX_FRAMES, OPT_AT, OPT_TREE_MIN, OPT_CHART_W, OPT_CHART_H, OPT_ALLOWANCE,
-        OPT_NO_FORENSICS, OPT_INCLUDE_CACHED, OPT_CLOCK_TOLERANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS,
-        OPT_NO_WHATIF
-    };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"output", required_argument, NULL, 'o'},
-        {"at", required_argument, NULL, OPT_AT},
-        {"top", required_argument, NULL, OPT_TOP},
-        {"max-frames", required_argument, NULL, OPT_MAX_FRAMES},
-        {"tree-min-percent", required_argument, NULL, OPT_TREE_MIN},
-        {"chart-width", required_argument, NULL, OPT_CHART_W},
-        {"chart-height", required_argument, NULL, OPT_CHART_H},
-        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
-        {"no-forensics", no_argument, NULL, OPT_NO_FORENSICS},
-        {"no-whatif", no_argument, NULL, OPT_NO_WHATIF},
-        {"clock-tolerance", required_argument, NULL, OPT_CLOCK_TOLERANCE},
-        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
-        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
     struct cmt_report_options *opt = &cli->opt;
     *opt = (struct cmt_report_options){
         .top = 10, .max_frames = 8, .tree_min_percent = 1.0, .chart_width = 64, .chart_height = 6,
         .holder_peaks = true};
     opt->frames.symbolizer.demangle = true;
-    cli->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    struct cmt_cli_options *common = &cli->common;
+    common->format = (struct cmt_cli_format)CMT_CLI_FORMAT_INIT;
+    common->top = opt->top;
+    common->max_frames = opt->max_frames;
     cli->clock_tolerance_ns = CMT_JOB_DEFAULT_CLOCK_TOLERANCE_NS;
-    *status = CMT_EXIT_USAGE;
-    optind = 1;
-    int c, index = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jho:", longopts, &index)) != -1) {
-        switch (c) {
-        case 'o':
-            cli->output = optarg;
-            break;
-        case 'j':
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("report", CMT_VIEW_REPORT, &cli->format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
-                return -1;
-            break;
-        case OPT_AT:
-            if (cmt_parse_time_arg(optarg, &opt->at_ns) != 0 || opt->at_ns == 0) {
-                cmt_cli_error("report: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
-                              "80us or 1500000ns; got '%s'",
-                              optarg);
-                return -1;
-            }
-            opt->at_set = true;
-            break;
-        case OPT_TOP:
-        case OPT_MAX_FRAMES:
-        case OPT_CHART_W:
-        case OPT_CHART_H: {
-            size_t *dst = c == OPT_TOP ? &opt->top
-                          : c == OPT_MAX_FRAMES ? &opt->max_frames
-                          : c == OPT_CHART_W ? &opt->chart_width
-                                             : &opt->chart_height;
-            if (cmt_cli_parse_count(optarg, dst) != 0) {
-                cmt_cli_error("report: --%s needs a count, got '%s'", longopts[index].name, optarg);
-                return -1;
-            }
-            break;
-        }
-        case OPT_TREE_MIN:
-            if (parse_percent(optarg, &opt->tree_min_percent) != 0) {
-                cmt_cli_error("report: --tree-min-percent needs a number from 0 to 100, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_INCLUDE_CACHED:
-            opt->include_cached = true;
-            break;
-        case OPT_ALLOWANCE:
-            if (cmt_parse_size(optarg, &opt->context_allowance) != 0) {
-                cmt_cli_error("report: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
-                return -1;
-            }
-            opt->context_allowance_set = true;
-            break;
-        case OPT_NO_FORENSICS:
-            cli->no_forensics = true;
-            break;
-        case OPT_NO_WHATIF:
-            cli->no_whatif = true;
-            break;
-        case OPT_CLOCK_TOLERANCE:
-            if (cmt_parse_time_arg(optarg, &cli->clock_tolerance_ns) != 0) {
-                cmt_cli_error("report: --clock-tolerance needs a time such as 10ms, 500us or 0, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_SUPPRESSIONS:
-            if (cli->n_suppression_files == MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("%s: at most %d %s options", "report", MAX_SUPPRESSION_FILES, "--suppressions");
-                return -1;
-            }
-            cli->suppression_files[cli->n_suppression_files++] = optarg;
-            break;
-        case OPT_NO_DEFAULT_SUPPRESSIONS:
-            cli->no_default_suppressions = true;
-            break;
-        case 'h':
-            report_usage(stdout);
-            *status = CMT_EXIT_OK;
-            return -1;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("report", c, optarg, &cli->symbols) != 0)
-                    return -1;
-                break;
-            }
-            cmt_cli_option_error("report", c, argv);
-            cmt_cli_try_help("report");
-            return -1;
-        }
-    }
-    if (optind == argc) {
-        cmt_cli_error("report: no trace given");
-        cmt_cli_try_help("report");
+    int first = cmt_cli_parse(&report_command, argc, argv, common, cli, status);
+    if (first < 0)
         return -1;
-    }
-    cmt_frames_args_apply(&cli->symbols, &opt->frames);
+    if (cmt_cli_some_traces("report", argc, first) != 0)
+        return -1;
+    opt->top = common->top;
+    opt->max_frames = common->max_frames;
+    opt->include_cached = common->include_cached;
+    opt->context_allowance = common->context_allowance;
+    opt->context_allowance_set = common->context_allowance_set;
+    opt->at_ns = common->at_ns;
+    opt->at_set = common->at_ns != 0;
+    cmt_frames_args_apply(&common->symbols, &opt->frames);
     cli->n_whatif = cmt_whatif_candidates(cli->whatif, sizeof cli->whatif / sizeof cli->whatif[0]);
-    return optind;
+    return first;
 }
 
 
@@ -324,37 +273,27 @@ static void set_done(void *ctx, size_t i)
         cmt_report_set_group_jobs(&src->set);
 }
 
-/* Where the report goes: -o FILE or stdout. NULL (with a message) when the
- * file cannot be created. */
+/* Where the report goes: the library caller's stream, -o FILE or stdout.
+ * NULL (with a message) when the file cannot be created. */
 static FILE *open_output(const struct report_cli *cli)
 {
     if (cli->stream)
         return cli->stream;
-    if (!cli->output)
-        return stdout;
-    FILE *out = fopen(cli->output, "w");
-    if (!out)
-        cmt_cli_error("report: cannot create %s: %m; check that its directory exists and is writable", cli->output);
-    return out;
+    return cmt_cli_output_open("report", cli->common.output);
 }
 
 /* Flushes and closes what open_output opened; CMT_EXIT_USAGE when writing
  * failed. */
 static int close_output(const struct report_cli *cli, FILE *out, int status)
 {
-    if (fflush(out) != 0 || ferror(out) || (out != stdout && out != cli->stream && fclose(out) != 0)) {
-        cmt_cli_error("report: writing %s failed: %m; check the free space (df) and `ulimit -f`",
-                      cli->output ? cli->output : "standard output");
-        return CMT_EXIT_USAGE;
-    }
-    return status;
+    return cmt_cli_output_close("report", cli->common.output, out, out != stdout && out != cli->stream, status);
 }
 
 static int report_many(char **paths, size_t n, const struct report_cli *cli)
 {
-    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->format.format)) {
+    if (!cmt_renderer_find(CMT_VIEW_REPORTS, cli->common.format.format)) {
         cmt_cli_error("report: --format %s shows one trace at a time: give one trace, or --format text or json",
-                      cli->format.format);
+                      cli->common.format.format);
         return CMT_EXIT_USAGE;
     }
     for (size_t i = 0; i < n; i++) {
@@ -394,7 +333,7 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
     cmt_progress_init(&src.progress, n);
     FILE *out = open_output(cli);
     if (out) {
-        cmt_cli_render(CMT_VIEW_REPORTS, cli->format.format, &src.set, out);
+        cmt_cli_render(CMT_VIEW_REPORTS, cli->common.format.format, &src.set, out);
         finish_current(&src);
         cmt_report_set_free_jobs(&src.set);
         src.status = close_output(cli, out, src.status);
@@ -414,8 +353,8 @@ static int report_many(char **paths, size_t n, const struct report_cli *cli)
 static int load_suppressions(struct report_cli *cli, struct cmt_suppressions *s)
 {
     char err[800];
-    if (cmt_suppressions_load_all(s, cli->suppression_files, cli->n_suppression_files, cli->no_default_suppressions,
-                                  err, sizeof err) != 0) {
+    if (cmt_suppressions_load_all(s, cli->common.suppression_files, cli->common.n_suppression_files,
+                                  cli->common.no_default_suppressions, err, sizeof err) != 0) {
         cmt_cli_error("report: %s", err);
         return -1;
     }
@@ -462,10 +401,10 @@ static int report_summaries(char **paths, size_t n, const struct report_cli *cli
                                    .include_cached = cli->opt.include_cached,
                                    .allowance_set = cli->opt.context_allowance_set,
                                    .allowance = cli->opt.context_allowance,
-                                   .suppression_files = cli->suppression_files,
-                                   .n_suppression_files = cli->n_suppression_files,
-                                   .no_default_suppressions = cli->no_default_suppressions,
-                                   .symbols = &cli->symbols};
+                                   .suppression_files = cli->common.suppression_files,
+                                   .n_suppression_files = cli->common.n_suppression_files,
+                                   .no_default_suppressions = cli->common.no_default_suppressions,
+                                   .symbols = &cli->common.symbols};
     char given[1024];
     cmt_figure_options_describe(&f, given, sizeof given);
     if (given[0]) {
@@ -474,9 +413,9 @@ static int report_summaries(char **paths, size_t n, const struct report_cli *cli
                       given);
         return CMT_EXIT_USAGE;
     }
-    if (!cmt_renderer_find(CMT_VIEW_JOB, cli->format.format)) {
+    if (!cmt_renderer_find(CMT_VIEW_JOB, cli->common.format.format)) {
         cmt_cli_error("report: --format %s is not one of the job view's: give --format text, json or html",
-                      cli->format.format);
+                      cli->common.format.format);
         return CMT_EXIT_USAGE;
     }
     struct cmt_loaded_summaries l;
@@ -487,7 +426,7 @@ static int report_summaries(char **paths, size_t n, const struct report_cli *cli
     l.set.clock_tolerance_ns = cli->clock_tolerance_ns;
     FILE *out = open_output(cli);
     if (out) {
-        cmt_cli_render(CMT_VIEW_JOB, cli->format.format, &l.set, out);
+        cmt_cli_render(CMT_VIEW_JOB, cli->common.format.format, &l.set, out);
         status = close_output(cli, out, status);
     } else {
         status = CMT_EXIT_USAGE;
@@ -501,7 +440,7 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
     struct report_cli cli = *cli_in;
     int status;
     /* the floors only the HTML page draws: they name every site's holder */
-    cli.opt.site_floors = !strcmp(cli.format.format, "html");
+    cli.opt.site_floors = !strcmp(cli.common.format.format, "html");
     size_t n = (size_t)(argc - first);
     for (size_t i = 0; i < n; i++)
         if (cmt_summaries_input(argv[first + i]))
@@ -523,7 +462,7 @@ static int report_main(int argc, char **argv, struct report_cli *cli_in, int fir
         cmt_report_free_one(&b);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_REPORT, cli.format.format, &b.r, out);
+    cmt_cli_render(CMT_VIEW_REPORT, cli.common.format.format, &b.r, out);
     status = close_output(&cli, out, cmt_cli_damage_status(path, &b.a, "report"));
     cmt_report_free_one(&b);
     return status;

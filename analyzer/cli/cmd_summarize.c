@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "command_options.h"
 #include "cmt_version.h"
 #include "one_trace.h"
 #include "size_parse.h"
@@ -316,93 +317,64 @@ static int summarize_main(char **traces, size_t n, const struct cmt_summarize_op
     return status;
 }
 
+static const struct option summarize_options[] = {
+    {"jobs", required_argument, NULL, 'j'},
+};
+
+/* summarize's own option, -j N (the shared ones: command_options.c). */
+static int summarize_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct cmt_summarize_options *o = ctx;
+    (void)value;
+    (void)option;
+    if (cmt_cli_parse_count(arg, &o->jobs) != 0 || o->jobs == 0 || o->jobs > 1024) {
+        cmt_cli_error("summarize: --jobs needs a count from 1 to 1024, got '%s'", arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct cmt_cli_command summarize_command = {
+    .name = "summarize",
+    .view = CMT_VIEW_JOB,
+    .takes = CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS | CMT_TAKES_AT | CMT_TAKES_INCLUDE_CACHED | CMT_TAKES_ALLOWANCE |
+             CMT_TAKES_SUPPRESSIONS,
+    .own = summarize_options,
+    .n_own = sizeof summarize_options / sizeof summarize_options[0],
+    .own_option = summarize_option,
+    .own_shorts = "j:",
+    .usage = summarize_usage,
+};
+
 /* Parses options into o; returns -1 when done with an exit status in
  * *status (help, errors), else the index of the first trace. */
 static int parse_options(int argc, char **argv, struct cmt_summarize_options *o, int *status)
 {
-    enum { OPT_AT = 256, OPT_INCLUDE_CACHED, OPT_ALLOWANCE, OPT_SUPPRESSIONS, OPT_NO_DEFAULT_SUPPRESSIONS };
-    static const struct option own[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"jobs", required_argument, NULL, 'j'},
-        {"at", required_argument, NULL, OPT_AT},
-        {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED},
-        {"context-allowance", required_argument, NULL, OPT_ALLOWANCE},
-        {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
-        {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
-    *status = CMT_EXIT_USAGE;
-    optind = 1;
-    opterr = 0;
-    int c, index = 0;
-    while ((c = getopt_long(argc, argv, ":ho:j:", longopts, &index)) != -1) {
-        switch (c) {
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'j':
-            if (cmt_cli_parse_count(optarg, &o->jobs) != 0 || o->jobs == 0 || o->jobs > 1024) {
-                cmt_cli_error("summarize: --jobs needs a count from 1 to 1024, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case OPT_AT:
-            if (cmt_parse_time_arg(optarg, &o->opt.at_ns) != 0 || o->opt.at_ns == 0) {
-                cmt_cli_error("summarize: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, "
-                              "80us or 1500000ns; got '%s'",
-                              optarg);
-                return -1;
-            }
-            o->opt.at_set = true;
-            break;
-        case OPT_INCLUDE_CACHED:
-            o->opt.include_cached = true;
-            break;
-        case OPT_ALLOWANCE:
-            if (cmt_parse_size(optarg, &o->opt.context_allowance) != 0) {
-                cmt_cli_error("summarize: --context-allowance needs a size such as 512MiB or 0, got '%s'", optarg);
-                return -1;
-            }
-            o->opt.context_allowance_set = true;
-            break;
-        case OPT_SUPPRESSIONS:
-            if (o->n_suppression_files == CMT_SUMMARIZE_MAX_SUPPRESSION_FILES) {
-                cmt_cli_error("%s: at most %d %s options", "summarize", CMT_SUMMARIZE_MAX_SUPPRESSION_FILES,
-                              "--suppressions");
-                return -1;
-            }
-            o->suppression_files[o->n_suppression_files++] = optarg;
-            break;
-        case OPT_NO_DEFAULT_SUPPRESSIONS:
-            o->no_default_suppressions = true;
-            break;
-        case 'h':
-            summarize_usage(stdout);
-            *status = CMT_EXIT_OK;
-            return -1;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("summarize", c, optarg, &o->symbols) != 0)
-                    return -1;
-                break;
-            }
-            cmt_cli_option_error("summarize", c, argv);
-            cmt_cli_try_help("summarize");
-            return -1;
-        }
-    }
-    if (optind == argc) {
-        cmt_cli_error("summarize: no trace given");
-        cmt_cli_try_help("summarize");
+    struct cmt_cli_options *common = calloc(1, sizeof *common);
+    if (!common) {
+        cmt_cli_error("summarize: out of memory; give fewer traces at a time, or free memory");
+        *status = CMT_EXIT_USAGE;
         return -1;
     }
-    return optind;
+    int first = cmt_cli_parse(&summarize_command, argc, argv, common, o, status);
+    if (first >= 0 && cmt_cli_some_traces("summarize", argc, first) != 0) {
+        *status = CMT_EXIT_USAGE;
+        first = -1;
+    }
+    if (first >= 0) {
+        o->output = common->output;
+        o->opt.at_ns = common->at_ns;
+        o->opt.at_set = common->at_ns != 0;
+        o->opt.include_cached = common->include_cached;
+        o->opt.context_allowance = common->context_allowance;
+        o->opt.context_allowance_set = common->context_allowance_set;
+        for (size_t i = 0; i < common->n_suppression_files && i < CMT_SUMMARIZE_MAX_SUPPRESSION_FILES; i++)
+            o->suppression_files[o->n_suppression_files++] = common->suppression_files[i];
+        o->no_default_suppressions = common->no_default_suppressions;
+        o->symbols = common->symbols;
+    }
+    free(common);
+    return first;
 }
 
 int cmt_cmd_summarize(int argc, char **argv)

@@ -8,8 +8,8 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "symbol_options.h"
-#include "time_arg.h"
 #include "timeline_report.h"
 
 static void timeline_usage(FILE *out)
@@ -24,6 +24,7 @@ static void timeline_usage(FILE *out)
           "  --format FORMAT        text (default); csv: one row per time bucket\n"
           "                         (docs/report.md lists the columns); json: one object\n"
           "  --csv, --json          --format csv, --format json\n"
+          "  -o, --output FILE      write the timeline to FILE instead of standard output\n"
           "  --buckets N            at most N time buckets (default: all kept, up to 1024)\n"
           "  --at TIME              stop the replay at TIME after the start (2, 1.5s, 250ms...)\n"
           "  --chart-width N        columns of the text charts (default 72)\n"
@@ -36,93 +37,75 @@ static void timeline_usage(FILE *out)
           out);
 }
 
+struct timeline_args {
+    size_t buckets, width, height;
+};
+
+enum { OPT_BUCKETS = CMT_CLI_OWN_FIRST, OPT_CHART_W, OPT_CHART_H };
+
+static const struct option timeline_options[] = {
+    {"buckets", required_argument, NULL, OPT_BUCKETS},
+    {"chart-width", required_argument, NULL, OPT_CHART_W},
+    {"chart-height", required_argument, NULL, OPT_CHART_H},
+};
+
+/* One of timeline's own options (the shared ones: command_options.c). */
+static int timeline_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct timeline_args *t = ctx;
+    size_t *dst = value == OPT_BUCKETS ? &t->buckets : value == OPT_CHART_W ? &t->width : &t->height;
+    if (cmt_cli_parse_count(arg, dst) != 0 || *dst == 0) {
+        cmt_cli_error("timeline: --%s needs a positive count, got '%s'", option, arg);
+        return -1;
+    }
+    return 0;
+}
+
+static const struct cmt_cli_command timeline_command = {
+    .name = "timeline",
+    .view = CMT_VIEW_TIMELINE,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_CSV | CMT_TAKES_AT |
+             CMT_TAKES_MAX_MEMORY,
+    .own = timeline_options,
+    .n_own = sizeof timeline_options / sizeof timeline_options[0],
+    .own_option = timeline_option,
+    .usage = timeline_usage,
+};
+
 int cmt_cmd_timeline(int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_JSON, OPT_FORMAT, OPT_BUCKETS, OPT_AT, OPT_CHART_W, OPT_CHART_H, OPT_MAX_MEMORY };
-    static const struct option longopts[] = {
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"buckets", required_argument, NULL, OPT_BUCKETS},
-        {"at", required_argument, NULL, OPT_AT},
-        {"chart-width", required_argument, NULL, OPT_CHART_W},
-        {"chart-height", required_argument, NULL, OPT_CHART_H},
-        {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
-    size_t buckets = CMT_TIMELINE_BUCKETS, width = 72, height = 8;
-    uint64_t at = 0;
-    optind = 1;
-    int c, index = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, &index)) != -1) {
-        switch (c) {
-        case OPT_CSV:
-        case OPT_JSON:
-            if (cmt_cli_format_option("timeline", CMT_VIEW_TIMELINE, &format, c == OPT_CSV ? "csv" : "json",
-                                      c == OPT_CSV ? "--csv" : "--json") != 0)
-                return CMT_EXIT_USAGE;
-            break;
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("timeline", CMT_VIEW_TIMELINE, &format, optarg, NULL) != 0)
-                return CMT_EXIT_USAGE;
-            break;
-        case OPT_BUCKETS:
-        case OPT_CHART_W:
-        case OPT_CHART_H: {
-            size_t *dst = c == OPT_BUCKETS ? &buckets : c == OPT_CHART_W ? &width : &height;
-            if (cmt_cli_parse_count(optarg, dst) != 0 || *dst == 0) {
-                cmt_cli_error("timeline: --%s needs a positive count, got '%s'", longopts[index].name, optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        }
-        case OPT_AT:
-            if (cmt_parse_time_arg(optarg, &at) != 0 || at == 0) {
-                cmt_cli_error("timeline: --at needs a time after the start of the trace, such as 2, 1.5s, "
-                              "250ms, 80us or 1500000ns; got '%s'",
-                              optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_MAX_MEMORY:
-            if (cmt_memory_option("timeline", optarg) != 0)
-                return CMT_EXIT_USAGE;
-            break;
-        case 'h':
-            timeline_usage(stdout);
-            return CMT_EXIT_OK;
-        default:
-            cmt_cli_option_error("timeline", c, argv);
-            cmt_cli_try_help("timeline");
-            return CMT_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "timeline: no trace given"
-                                     : "timeline: one trace at a time: run timeline once per trace");
-        cmt_cli_try_help("timeline");
+    struct cmt_cli_options o = {.format = CMT_CLI_FORMAT_INIT};
+    struct timeline_args t = {.buckets = CMT_TIMELINE_BUCKETS, .width = 72, .height = 8};
+    int status;
+    int first = cmt_cli_parse(&timeline_command, argc, argv, &o, &t, &status);
+    if (first < 0)
+        return status;
+    if (cmt_cli_one_trace("timeline", argc, first) != 0)
         return CMT_EXIT_USAGE;
-    }
-    const char *path = argv[optind];
+    const char *path = argv[first];
     struct cmt_analysis a;
-    if (cmt_cli_analyse(&a, path, at, NULL) != 0) {
+    if (cmt_cli_analyse(&a, path, o.at_ns, NULL) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_timeline_report t;
-    if (cmt_timeline_report_build(&t, &a, buckets, width, height) != 0) {
+    struct cmt_timeline_report rep;
+    if (cmt_timeline_report_build(&rep, &a, t.buckets, t.width, t.height) != 0) {
         cmt_cli_error("%s: out of memory; free memory", path);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_TIMELINE, format.format, &t, stdout);
-    fflush(stdout);
-    int status = cmt_cli_damage_status(path, &a, "timeline");
-    cmt_timeline_report_free(&t);
+    FILE *out = cmt_cli_output_open("timeline", o.output);
+    if (out) {
+        cmt_cli_render(CMT_VIEW_TIMELINE, o.format.format, &rep, out);
+        status = cmt_cli_output_close("timeline", o.output, out, out != stdout, CMT_EXIT_OK);
+        int damage = cmt_cli_damage_status(path, &a, "timeline");
+        if (status == CMT_EXIT_OK)
+            status = damage;
+    } else {
+        status = CMT_EXIT_USAGE;
+    }
+    cmt_timeline_report_free(&rep);
     cmt_cli_analysis_free(&a);
     return status;
 }

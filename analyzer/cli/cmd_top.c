@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "command_options.h"
 #include "top.h"
 #include "top_cli.h"
 #include "tui.h"
@@ -25,6 +26,8 @@ static void top_usage(FILE *out)
           "  --once                 print one snapshot and exit (no terminal needed)\n"
           "  --format FORMAT        with --once: text (default) or json\n"
           "  --json                 --format json\n"
+          "  -o, --output FILE      with --once: write the snapshot to FILE instead of\n"
+          "                         standard output\n"
           "  --interval SECONDS     refresh every SECONDS (0.1 to 60; default 0.5)\n"
           "  --sort KEY             live (default), peak, count or growth\n"
           "  --view VIEW            sites (default), threads or phases\n"
@@ -76,15 +79,17 @@ bool cmt_top_color_wanted(bool no_color_option)
     return !no_color_option && !(nc && *nc);
 }
 
-static int once(struct cmt_top *t, const char *format, enum cmt_top_sort sort, size_t sites)
+static int once(struct cmt_top *t, const char *format, const char *output, enum cmt_top_sort sort, size_t sites)
 {
     cmt_top_poll(t, true);
     struct cmt_top_snapshot snap = {.top = t, .sort = sort, .max_sites = sites};
-    cmt_cli_render(CMT_VIEW_TOP, format, &snap, stdout);
-    fflush(stdout);
+    FILE *out = cmt_cli_output_open("top", output);
+    if (!out)
+        return CMT_EXIT_USAGE;
+    cmt_cli_render(CMT_VIEW_TOP, format, &snap, out);
+    int status = cmt_cli_output_close("top", output, out, out != stdout, CMT_EXIT_OK);
     const struct cmt_top_process *const *p;
     size_t n = cmt_top_processes(t, &p);
-    int status = CMT_EXIT_OK;
     for (size_t i = 0; i < n; i++)
         if (p[i]->state == CMT_TOP_DAMAGED) {
             cmt_cli_error("top: %s", p[i]->how); /* the follower's words name the trace */
@@ -97,79 +102,88 @@ static int once(struct cmt_top *t, const char *format, enum cmt_top_sort sort, s
     return status;
 }
 
+enum { OPT_ONCE = CMT_CLI_OWN_FIRST, OPT_INTERVAL, OPT_SORT, OPT_VIEW, OPT_SITES, OPT_NO_COLOR };
+
+static const struct option top_options[] = {
+    {"once", no_argument, NULL, OPT_ONCE},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"sort", required_argument, NULL, OPT_SORT},
+    {"view", required_argument, NULL, OPT_VIEW},
+    {"sites", required_argument, NULL, OPT_SITES},
+    {"no-color", no_argument, NULL, OPT_NO_COLOR},
+};
+
+struct top_args {
+    bool once_only, no_color;
+    unsigned interval_ms;
+    enum cmt_top_sort sort;
+    enum cmt_top_view view;
+    size_t sites;
+};
+
+/* One of top's own options (the shared ones: command_options.c). */
+static int top_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct top_args *a = ctx;
+    (void)option;
+    switch (value) {
+    case OPT_ONCE:
+        a->once_only = true;
+        return 0;
+    case OPT_INTERVAL:
+        if (cmt_top_parse_interval(arg, &a->interval_ms) != 0) {
+            cmt_cli_error("top: --interval takes seconds from 0.1 to 60, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_SORT:
+        if (cmt_top_parse_sort(arg, &a->sort) != 0) {
+            cmt_cli_error("top: --sort is one of live, peak, count, growth; got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_VIEW:
+        if (parse_view(arg, &a->view) != 0) {
+            cmt_cli_error("top: --view is one of sites, threads, phases; got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_SITES:
+        if (cmt_cli_parse_count(arg, &a->sites) != 0) {
+            cmt_cli_error("top: --sites takes a count, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    default:
+        a->no_color = true;
+        return 0;
+    }
+}
+
+static const struct cmt_cli_command top_command = {
+    .name = "top",
+    .view = CMT_VIEW_TOP,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT,
+    .own = top_options,
+    .n_own = sizeof top_options / sizeof top_options[0],
+    .own_option = top_option,
+    .usage = top_usage,
+};
+
 int cmt_cmd_top(int argc, char **argv)
 {
-    enum { OPT_ONCE = 256, OPT_FORMAT, OPT_INTERVAL, OPT_SORT, OPT_VIEW, OPT_SITES, OPT_NO_COLOR };
-    static const struct option longopts[] = {
-        {"once", no_argument, NULL, OPT_ONCE},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"json", no_argument, NULL, 'j'},
-        {"interval", required_argument, NULL, OPT_INTERVAL},
-        {"sort", required_argument, NULL, OPT_SORT},
-        {"view", required_argument, NULL, OPT_VIEW},
-        {"sites", required_argument, NULL, OPT_SITES},
-        {"no-color", no_argument, NULL, OPT_NO_COLOR},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
-    bool once_only = false, no_color = false;
-    unsigned interval_ms = 500;
-    enum cmt_top_sort sort = CMT_TOP_SORT_LIVE;
-    enum cmt_top_view view = CMT_TOP_VIEW_SITES;
-    size_t sites = 10;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_ONCE:
-            once_only = true;
-            break;
-        case 'j':
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("top", CMT_VIEW_TOP, &format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
-                return CMT_EXIT_USAGE;
-            break;
-        case OPT_INTERVAL:
-            if (cmt_top_parse_interval(optarg, &interval_ms) != 0) {
-                cmt_cli_error("top: --interval takes seconds from 0.1 to 60, got '%s'", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_SORT:
-            if (cmt_top_parse_sort(optarg, &sort) != 0) {
-                cmt_cli_error("top: --sort is one of live, peak, count, growth; got '%s'", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_VIEW:
-            if (parse_view(optarg, &view) != 0) {
-                cmt_cli_error("top: --view is one of sites, threads, phases; got '%s'", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_SITES:
-            if (cmt_cli_parse_count(optarg, &sites) != 0) {
-                cmt_cli_error("top: --sites takes a count, got '%s'", optarg);
-                return CMT_EXIT_USAGE;
-            }
-            break;
-        case OPT_NO_COLOR:
-            no_color = true;
-            break;
-        case 'h':
-            top_usage(stdout);
-            return CMT_EXIT_OK;
-        default:
-            cmt_cli_option_error("top", c, argv);
-            cmt_cli_try_help("top");
-            return CMT_EXIT_USAGE;
-        }
+    struct cmt_cli_options opts = {.format = CMT_CLI_FORMAT_INIT};
+    struct top_args a = {.interval_ms = 500, .sort = CMT_TOP_SORT_LIVE, .view = CMT_TOP_VIEW_SITES, .sites = 10};
+    int status;
+    int first = cmt_cli_parse(&top_command, argc, argv, &opts, &a, &status);
+    if (first < 0)
+        return status;
+    if (opts.format.given_as[0] && !a.once_only) {
+        cmt_cli_error("top: %s is for --once: the live view is a screen", opts.format.given_as);
+        return CMT_EXIT_USAGE;
     }
-    if (format.given_as[0] && !once_only) {
-        cmt_cli_error("top: %s is for --once: the live view is a screen", format.given_as);
+    if (opts.output && !a.once_only) {
+        cmt_cli_error("top: %s is for --once: the live view is a screen", "-o");
         return CMT_EXIT_USAGE;
     }
     struct cmt_top *t;
@@ -179,8 +193,8 @@ int cmt_cmd_top(int argc, char **argv)
     }
     char err[600];
     char *dot[] = {(char *)".", NULL};
-    char **paths = optind < argc ? argv + optind : dot;
-    int n_paths = optind < argc ? argc - optind : 1;
+    char **paths = first < argc ? argv + first : dot;
+    int n_paths = first < argc ? argc - first : 1;
     for (int i = 0; i < n_paths; i++) {
         if (cmt_top_add_path(t, paths[i], err, sizeof err) != 0) {
             cmt_cli_error("top: %s", err);
@@ -188,12 +202,11 @@ int cmt_cmd_top(int argc, char **argv)
             return CMT_EXIT_USAGE;
         }
     }
-    int status;
-    if (once_only) {
-        status = once(t, format.format, sort, sites);
+    if (a.once_only) {
+        status = once(t, opts.format.format, opts.output, a.sort, a.sites);
     } else {
-        struct cmt_tui_options o = {.interval_ms = interval_ms, .color = cmt_top_color_wanted(no_color),
-                                    .sort = sort, .view = view};
+        struct cmt_tui_options o = {.interval_ms = a.interval_ms, .color = cmt_top_color_wanted(a.no_color),
+                                    .sort = a.sort, .view = a.view};
         status = CMT_EXIT_OK;
         if (cmt_tui_run(t, &o, err, sizeof err) != 0) {
             cmt_cli_error("top: %s", err);

@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "command_options.h"
 #include "phases_view.h"
 #include "size_parse.h"
 #include "symbol_options.h"
@@ -39,6 +40,7 @@ static void whatif_usage(FILE *out)
           "                         context, other libraries) still takes its share\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
           "  --json                 --format json\n"
+          "  -o, --output FILE      write the output to FILE instead of standard output\n"
           "  --full-stacks          keep every frame when naming call sites\n"
           "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"
           "  --unfold PATTERN       frames matching PATTERN are yours (repeatable)\n"
@@ -79,21 +81,22 @@ static int add_setting(struct whatif_args *w, const char *text)
 }
 
 static int run(const char *path, const struct whatif_args *w, const struct cmt_frames_args *symbols,
-               const char *format)
+               const char *format, const char *output)
 {
     struct cmt_analysis a;
+    struct cmt_frames_options fo = {.symbolizer = {.demangle = true}};
+    cmt_frames_args_apply(symbols, &fo);
     struct cmt_analysis_options aopt = {.phases = true,
                                         .whatif = true,
                                         .whatif_settings = w->settings,
                                         .n_whatif_settings = w->n,
-                                        .whatif_capacity = w->capacity};
+                                        .whatif_capacity = w->capacity,
+                                        .holder_frames = &fo};
     if (cmt_cli_analyse(&a, path, 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, a.message);
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    struct cmt_frames_options fo = {.symbolizer = {.demangle = true}};
-    cmt_frames_args_apply(symbols, &fo);
     struct cmt_frames *frames = cmt_frames_new(&a.model, &fo);
     struct cmt_phases_view *phases = NULL;
     struct cmt_whatif *uncached = NULL;
@@ -115,9 +118,15 @@ static int run(const char *path, const struct whatif_args *w, const struct cmt_f
         cmt_cli_analysis_free(&a);
         return CMT_EXIT_USAGE;
     }
-    cmt_cli_render(CMT_VIEW_WHATIF, format, &rep, stdout);
-    fflush(stdout);
-    int status = cmt_cli_damage_status(path, &a, "output");
+    FILE *out = cmt_cli_output_open("whatif", output);
+    int status = CMT_EXIT_USAGE;
+    if (out) {
+        cmt_cli_render(CMT_VIEW_WHATIF, format, &rep, out);
+        status = cmt_cli_output_close("whatif", output, out, out != stdout, CMT_EXIT_OK);
+        int damage = cmt_cli_damage_status(path, &a, "output");
+        if (status == CMT_EXIT_OK)
+            status = damage;
+    }
     cmt_whatif_report_free(&rep);
     cmt_phases_view_free(phases);
     cmt_frames_free(frames);
@@ -126,76 +135,59 @@ static int run(const char *path, const struct whatif_args *w, const struct cmt_f
     return status;
 }
 
+enum { OPT_SET = CMT_CLI_OWN_FIRST, OPT_COMPARE, OPT_CAPACITY };
+
+static const struct option whatif_options[] = {
+    {"set", required_argument, NULL, OPT_SET},
+    {"compare", no_argument, NULL, OPT_COMPARE},
+    {"capacity", required_argument, NULL, OPT_CAPACITY},
+};
+
+/* One of whatif's own options (the shared ones: command_options.c). */
+static int whatif_option(void *ctx, int value, const char *arg, const char *option)
+{
+    struct whatif_args *w = ctx;
+    (void)option;
+    switch (value) {
+    case OPT_SET:
+        return add_setting(w, arg);
+    case OPT_COMPARE:
+        w->compare = true;
+        return 0;
+    default:
+        if (cmt_parse_size(arg, &w->capacity) != 0 || w->capacity == 0) {
+            cmt_cli_error("whatif: --capacity needs a device size such as 80GiB or 40GB, got '%s'", arg);
+            return -1;
+        }
+        return 0;
+    }
+}
+
+static const struct cmt_cli_command whatif_command = {
+    .name = "whatif",
+    .view = CMT_VIEW_WHATIF,
+    .takes = CMT_TAKES_FORMAT | CMT_TAKES_JSON | CMT_TAKES_OUTPUT | CMT_TAKES_SYMBOLS,
+    .own = whatif_options,
+    .n_own = sizeof whatif_options / sizeof whatif_options[0],
+    .own_option = whatif_option,
+    .usage = whatif_usage,
+};
+
 int cmt_cmd_whatif(int argc, char **argv)
 {
-    enum { OPT_FORMAT = 256, OPT_SET, OPT_COMPARE, OPT_CAPACITY };
-    static const struct option own[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"set", required_argument, NULL, OPT_SET},
-        {"compare", no_argument, NULL, OPT_COMPARE},
-        {"capacity", required_argument, NULL, OPT_CAPACITY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct option longopts[sizeof own / sizeof own[0] + CMT_SYMBOL_LONGOPTS_MAX];
-    size_t n_opts = sizeof own / sizeof own[0] - 1;
-    memcpy(longopts, own, n_opts * sizeof *longopts);
-    cmt_symbol_longopts(longopts, &n_opts);
-    longopts[n_opts] = (struct option){NULL, 0, NULL, 0};
-    struct cmt_cli_format format = CMT_CLI_FORMAT_INIT;
-    struct cmt_frames_args symbols = {0};
+    struct cmt_cli_options o = {.format = CMT_CLI_FORMAT_INIT};
     struct whatif_args *w = calloc(1, sizeof *w);
     if (!w) {
         cmt_cli_error("whatif: out of memory; free memory");
         return CMT_EXIT_USAGE;
     }
-    int status = CMT_EXIT_USAGE;
-    optind = 1;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-        case OPT_FORMAT:
-            if (cmt_cli_format_option("whatif", CMT_VIEW_WHATIF, &format, c == 'j' ? "json" : optarg,
-                                      c == 'j' ? "--json" : NULL) != 0)
-                goto out;
-            break;
-        case OPT_SET:
-            if (add_setting(w, optarg) != 0)
-                goto out;
-            break;
-        case OPT_COMPARE:
-            w->compare = true;
-            break;
-        case OPT_CAPACITY:
-            if (cmt_parse_size(optarg, &w->capacity) != 0 || w->capacity == 0) {
-                cmt_cli_error("whatif: --capacity needs a device size such as 80GiB or 40GB, got '%s'", optarg);
-                goto out;
-            }
-            break;
-        case 'h':
-            whatif_usage(stdout);
-            status = CMT_EXIT_OK;
-            goto out;
-        default:
-            if (cmt_symbol_is_option(c)) {
-                if (cmt_symbol_parse("whatif", c, optarg, &symbols) != 0)
-                    goto out;
-                break;
-            }
-            cmt_cli_option_error("whatif", c, argv);
-            cmt_cli_try_help("whatif");
-            goto out;
-        }
-    }
-    if (optind != argc - 1) {
-        cmt_cli_error(optind == argc ? "whatif: no trace given"
-                                     : "whatif: one trace at a time: run whatif once per trace");
-        cmt_cli_try_help("whatif");
+    int status;
+    int first = cmt_cli_parse(&whatif_command, argc, argv, &o, w, &status);
+    if (first < 0)
         goto out;
-    }
+    status = CMT_EXIT_USAGE;
+    if (cmt_cli_one_trace("whatif", argc, first) != 0)
+        goto out;
     if (w->compare) {
         struct cmt_ta_settings cand[8];
         size_t n = cmt_whatif_candidates(cand, 8);
@@ -203,7 +195,7 @@ int cmt_cmd_whatif(int argc, char **argv)
             if (w->n < sizeof w->settings / sizeof w->settings[0])
                 w->settings[w->n++] = cand[i];
     }
-    status = run(argv[optind], w, &symbols, format.format);
+    status = run(argv[first], w, &o.symbols, o.format.format, o.output);
 out:
     free(w);
     return status;

@@ -20,7 +20,10 @@ int cmt_report_build_one(const char *path, const struct cmt_trace_build *how, st
                                         .usage = true,
                                         .whatif = !how->no_whatif,
                                         .whatif_settings = how->whatif,
-                                        .n_whatif_settings = how->n_whatif};
+                                        .n_whatif_settings = how->n_whatif,
+                                        /* the holders followed as the trace is read: no second reading */
+                                        .holder_frames = &how->opt->frames,
+                                        .holder_peaks = how->opt->holder_peaks};
     if (cmt_cli_analyse(&b->a, path, how->opt->at_set ? how->opt->at_ns : 0, &aopt) != 0) {
         cmt_cli_error("%s: %s", path, b->a.message);
         if (summary)

@@ -4,131 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An allocation of a holder's, live in the pass. */
-struct held_alloc {
-    uint64_t addr, size;
-    uint8_t used, ns, holder;
-    int8_t device;
-};
+#include "holder_pass.h"
 
-struct holder_pass {
-    struct cmt_report *r;
-    uint64_t stop_ts; /* absolute; 0: read to the end */
-    struct held_alloc *t; /* open addressing by (namespace, address), at most half full */
-    size_t cap, count;
-    bool out_of_memory;
-    uint64_t live[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-    uint64_t live_count[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-    struct cmt_holder_peak peak[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];
-};
-
-static size_t slot_hash(const struct holder_pass *p, uint8_t ns, uint64_t addr)
+static enum cmt_holder report_holder(void *ctx, uint64_t stack)
 {
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20) & (p->cap - 1);
-}
-
-static struct held_alloc *find(struct holder_pass *p, uint8_t ns, uint64_t addr)
-{
-    if (!p->cap)
-        return NULL;
-    for (size_t i = slot_hash(p, ns, addr);; i = (i + 1) & (p->cap - 1)) {
-        struct held_alloc *a = &p->t[i];
-        if (!a->used)
-            return NULL;
-        if (a->addr == addr && a->ns == ns)
-            return a;
-    }
-}
-
-static int grow(struct holder_pass *p)
-{
-    size_t cap = p->cap ? p->cap * 2 : 256;
-    struct held_alloc *old = p->t, *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    size_t old_cap = p->cap;
-    p->t = t;
-    p->cap = cap;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (!old[i].used)
-            continue;
-        size_t j = slot_hash(p, old[i].ns, old[i].addr);
-        while (t[j].used)
-            j = (j + 1) & (cap - 1);
-        t[j] = old[i];
-    }
-    free(old);
-    return 0;
-}
-
-/* Removes a, shifting back the entries of its probe run (no tombstones). */
-static void erase(struct holder_pass *p, struct held_alloc *a)
-{
-    size_t mask = p->cap - 1, hole = (size_t)(a - p->t);
-    p->t[hole].used = 0;
-    p->count--;
-    for (size_t i = (hole + 1) & mask; p->t[i].used; i = (i + 1) & mask) {
-        size_t home = slot_hash(p, p->t[i].ns, p->t[i].addr);
-        /* i may move to hole when its home is not in (hole, i] cyclically */
-        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-        if (stays)
-            continue;
-        p->t[hole] = p->t[i];
-        p->t[i].used = 0;
-        hole = i;
-    }
-}
-
-static void release(struct holder_pass *p, struct held_alloc *a)
-{
-    uint64_t *v = &p->live[a->device][a->holder], *c = &p->live_count[a->device][a->holder];
-    *v -= *v < a->size ? *v : a->size;
-    *c -= *c ? 1 : 0;
-    erase(p, a);
+    return cmt_report_holder(ctx, stack);
 }
 
 static int on_event(void *ctx, const struct cmt_event_in *e)
 {
-    struct holder_pass *p = ctx;
-    if (p->stop_ts && e->ts > p->stop_ts)
-        return 1;
-    if (e->result != 0 || e->addr == 0)
-        return 0;
-    if (e->type == CMT_REC_FREE) {
-        struct held_alloc *a = find(p, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
-        if (a)
-            release(p, a);
-        return 0;
-    }
-    if (e->type != CMT_REC_ALLOC || !cmt_kind_holds_memory(e->kind))
-        return 0;
-    uint8_t ns = (uint8_t)cmt_namespace_of_kind(e->kind);
-    struct held_alloc *a = find(p, ns, e->addr);
-    if (a) /* handed out again while live: its release went unrecorded (as the replay counts it) */
-        release(p, a);
-    if (e->device < 0 || e->device >= CMT_MAX_DEVICES ||
-        cmt_class_of_allocation(e->kind, e->device) != CMT_CLASS_DEVICE)
-        return 0;
-    enum cmt_holder h = cmt_report_holder(p->r, e->stack);
-    if (h == CMT_HOLDER_OTHER)
-        return 0;
-    if ((p->count + 1) * 2 > p->cap && grow(p) != 0) {
-        p->out_of_memory = true;
-        return 1;
-    }
-    size_t i = slot_hash(p, ns, e->addr);
-    while (p->t[i].used)
-        i = (i + 1) & (p->cap - 1);
-    p->t[i] = (struct held_alloc){e->addr, e->size, 1, ns, (uint8_t)h, (int8_t)e->device};
-    p->count++;
-    uint64_t *v = &p->live[e->device][h], *c = &p->live_count[e->device][h];
-    *v += e->size;
-    *c += 1;
-    struct cmt_holder_peak *pk = &p->peak[e->device][h];
-    if (*v > pk->bytes)
-        *pk = (struct cmt_holder_peak){*v, *c, e->ts};
-    return 0;
+    return cmt_holder_pass_event(ctx, e);
+}
+
+/* The trace read once more for the holders (the analysis did not follow
+ * them, or its classes may not be the final ones): p filled. */
+static void read_again(struct cmt_report *r, const struct cmt_analysis *an, struct cmt_holder_pass *p, bool *read)
+{
+    cmt_holder_pass_init(p, report_holder, r, an->stop_at_ns ? an->info.start_monotonic_ns + an->stop_at_ns : 0);
+    struct cmt_reader *reader = NULL;
+    char err[CMT_READER_MESSAGE_MAX];
+    int rc = an->data ? cmt_reader_open_memory(an->data, an->data_size, &reader, err, sizeof err)
+                      : cmt_reader_open(an->path, &reader, err, sizeof err);
+    *read = rc == 0;
+    if (rc != 0)
+        return;
+    struct cmt_reader_callbacks cb = {.on_event = on_event};
+    /* Damage stops this reading where it stopped the first: what came
+     * before still counts. */
+    cmt_reader_run(reader, &cb, p);
+    cmt_reader_close(reader);
 }
 
 int cmt_holder_peaks_build(struct cmt_report *r, const struct cmt_analysis *an)
@@ -139,35 +43,37 @@ int cmt_holder_peaks_build(struct cmt_report *r, const struct cmt_analysis *an)
         any = cmt_report_holder(r, rp->active_sites[i]) != CMT_HOLDER_OTHER;
     if (!any)
         return 0;
-    struct holder_pass *p = calloc(1, sizeof *p);
-    if (!p)
-        return -1;
-    p->r = r;
-    if (an->stop_at_ns)
-        p->stop_ts = an->info.start_monotonic_ns + an->stop_at_ns;
-    struct cmt_reader *reader = NULL;
-    char err[CMT_READER_MESSAGE_MAX];
-    int rc = an->data ? cmt_reader_open_memory(an->data, an->data_size, &reader, err, sizeof err)
-                      : cmt_reader_open(an->path, &reader, err, sizeof err);
-    if (rc == 0) {
-        struct cmt_reader_callbacks cb = {.on_event = on_event};
-        /* Damage stops this reading where it stopped the first: what came
-         * before still counts. */
-        cmt_reader_run(reader, &cb, p);
-        cmt_reader_close(reader);
-        for (size_t i = 0; i < r->n_accounts && !p->out_of_memory; i++) {
-            struct cmt_account_view *v = &r->accounts[i];
-            int d = v->account->device;
-            if (v->account->cls != CMT_CLASS_DEVICE || d < 0 || d >= CMT_MAX_DEVICES)
-                continue;
-            v->has_own_peaks = true;
-            memcpy(v->own_peak, p->peak[d], sizeof v->own_peak);
-        }
+    const struct cmt_holder_pass *p = cmt_read_passes_holder_peaks(an->passes);
+    struct cmt_holder_pass *again = NULL;
+    bool read = true;
+    if (p) {
+        /* the report's frames resolve these stacks in the order the
+         * reading met them, as a reading of its own would have */
+        size_t n;
+        const uint32_t *asked = cmt_read_passes_holder_asked(an->passes, &n);
+        for (size_t i = 0; i < n; i++)
+            cmt_report_holder(r, asked[i]);
+    } else {
+        again = calloc(1, sizeof *again);
+        if (!again)
+            return -1;
+        read_again(r, an, again, &read);
+        p = again;
     }
     /* A trace that opened the first time and not now (removed meanwhile):
      * no own peaks, said by their absence. */
-    rc = p->out_of_memory ? -1 : 0;
-    free(p->t);
-    free(p);
+    for (size_t i = 0; i < r->n_accounts && read && !p->out_of_memory; i++) {
+        struct cmt_account_view *v = &r->accounts[i];
+        int d = v->account->device;
+        if (v->account->cls != CMT_CLASS_DEVICE || d < 0 || d >= CMT_MAX_DEVICES)
+            continue;
+        v->has_own_peaks = true;
+        memcpy(v->own_peak, p->peak[d], sizeof v->own_peak);
+    }
+    int rc = p->out_of_memory ? -1 : 0;
+    if (again) {
+        cmt_holder_pass_free(again);
+        free(again);
+    }
     return rc;
 }

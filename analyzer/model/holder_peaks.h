@@ -7,10 +7,11 @@
 /* Each holder's own peak on each device (memory_holder.h): the most its
  * device-resident allocations had live at once, PyTorch's being what
  * torch.cuda.max_memory_reserved() reports with its cache on. Holders come
- * from symbolized frames, which the replay cannot have while it runs
- * (modules and stacks arrive with the events), so the trace is read once
- * more: only the events, and only the allocations of stacks with a holder
- * are followed (a light pass, not a second replay). Fills own_peak and
+ * from symbolized frames: the analysis follows them as the trace is read
+ * (read_passes.h), each stack classified when an event first names it;
+ * when it did not (or a stack was named before its record) the trace is
+ * read once more: only the events, and only the allocations of stacks with
+ * a holder are followed (a light pass, not a second replay). Fills own_peak and
  * has_own_peaks of r's device accounts; does nothing when no stack has a
  * holder. Returns 0, or -1 when out of memory. */
 int cmt_holder_peaks_build(struct cmt_report *r, const struct cmt_analysis *an);

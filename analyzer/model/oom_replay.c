@@ -268,11 +268,13 @@ bool cmt_oom_replay_remedy(const struct cmt_oom_replay *p, bool capacity, char *
     buf[0] = '\0';
     char a[64];
     if (capacity) {
+        /* a setting that serves it anyway makes the shrinking the recorded settings' need */
+        const char *under = p->best != SIZE_MAX || p->serving ? " under the recorded settings" : "";
         if (p->short_by)
-            put(&w, "the tensors' peak must be %s smaller for this request to fit",
-                cmt_size_exact_str(p->short_by, a, sizeof a));
+            put(&w, "the tensors' peak must be %s smaller for this request to fit%s",
+                cmt_size_exact_str(p->short_by, a, sizeof a), under);
         else
-            put(&w, "the tensors' peak must be smaller for this request to fit");
+            put(&w, "the tensors' peak must be smaller for this request to fit%s", under);
         category_words(&w, p, "; ");
         if (p->best != SIZE_MAX) {
             put(&w, "; %s serves it with the data as it is (", p->settings[p->best].row->label);

@@ -58,10 +58,6 @@ struct cmt_suppression_use {
 };
 
 /* The most one holder (memory_holder.h) had live on one device. */
-struct cmt_holder_peak {
-    uint64_t bytes, count, ts; /* ts absolute; 0 bytes: nothing ever */
-};
-
 /* What one account held at one instant (its peak, or --at TIME). */
 struct cmt_snapshot {
     uint64_t ts;    /* absolute */

@@ -1745,16 +1745,28 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
      * never goes back in time. */
     while (r->heap_len) {
         struct cursor *c = r->heap[0].c;
-        struct cmt_event_in e = c->next;
-        if (e.ts < r->follow_ts) {
-            e.ts = r->follow_ts;
-            r->late_events++;
-        }
-        r->follow_ts = e.ts;
-        r->stats.events++;
-        if (cb->on_event)
-            cb->on_event(ctx, &e);
-        enum decode_result d = cursor_decode(r, c);
+        /* Events of this chunk before the next one of any other chunk
+         * (strictly: equal keys are the heap's to order) come without heap
+         * work: a sift per event was 7% of a live view's instructions with
+         * one writing thread (callgrind). */
+        uint64_t limit = UINT64_MAX;
+        if (r->heap_len > 1)
+            limit = r->heap[1].ts;
+        if (r->heap_len > 2 && r->heap[2].ts < limit)
+            limit = r->heap[2].ts;
+        enum decode_result d;
+        do {
+            struct cmt_event_in e = c->next;
+            if (e.ts < r->follow_ts) {
+                e.ts = r->follow_ts;
+                r->late_events++;
+            }
+            r->follow_ts = e.ts;
+            r->stats.events++;
+            if (cb->on_event)
+                cb->on_event(ctx, &e);
+            d = cursor_decode(r, c);
+        } while (d == DECODE_EVENT && c->next.ts < limit);
         if (d == DECODE_EVENT) {
             heap_sift_down(r, 0, (struct heap_entry){c->next.ts, c->chunk_off, c});
             continue;

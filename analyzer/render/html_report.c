@@ -206,7 +206,7 @@ static void html_trace(struct cmt_html_report *h, const struct cmt_report *r)
 {
     cmt_json_begin_object(&h->j);
     cmt_json_key(&h->j, "report");
-    cmt_report_render_json_value(r, &h->j);
+    cmt_report_render_page_value(r, &h->j);
     json_timeline(&h->j, r);
     json_sites(&h->j, r);
     json_pools(&h->j, r);

@@ -265,14 +265,19 @@ void cmt_phases_render_text(const struct cmt_report *r, FILE *out)
 
 /* ---- JSON ---------------------------------------------------------------------------------- */
 
-static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
+/* The phases list; at most max rows (0: all), the rest summed up in
+ * "list_omitted" (the HTML page's model: a trace can name hundreds of
+ * thousands of ranges, XLA's do, and the page shows the list 100 rows at a
+ * time). */
+static void json_nodes(const struct cmt_report *r, struct cmt_json *j, size_t max)
 {
     size_t n_nodes = r->phases->n_nodes;
     const struct cmt_phase_node *nodes = r->phases->nodes;
+    size_t shown = max && n_nodes > max ? max : n_nodes;
     char path[1024], name[256];
     cmt_json_key(j, "list");
     cmt_json_begin_array(j);
-    for (uint32_t i = 0; i < n_nodes; i++) {
+    for (uint32_t i = 0; i < shown; i++) {
         const struct cmt_phase_node *nd = &nodes[i];
         cmt_json_begin_object(j);
         cmt_json_key(j, "index");
@@ -330,6 +335,28 @@ static void json_nodes(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_end_object(j);
     }
     cmt_json_end_array(j);
+    if (!max)
+        return;
+    uint64_t instances = 0, allocated = 0, left_live = 0, failures = 0;
+    for (size_t i = shown; i < n_nodes; i++) {
+        instances += nodes[i].instances;
+        allocated += nodes[i].alloc_bytes;
+        left_live += nodes[i].retained_bytes;
+        failures += nodes[i].failures;
+    }
+    cmt_json_key(j, "list_omitted");
+    cmt_json_begin_object(j);
+    cmt_json_key(j, "phases");
+    cmt_json_uint(j, n_nodes - shown);
+    cmt_json_key(j, "instances");
+    cmt_json_uint(j, instances);
+    cmt_json_key(j, "allocated_bytes");
+    cmt_json_uint(j, allocated);
+    cmt_json_key(j, "left_live_bytes");
+    cmt_json_uint(j, left_live);
+    cmt_json_key(j, "failures");
+    cmt_json_uint(j, failures);
+    cmt_json_end_object(j);
 }
 
 static void json_steps(const struct cmt_report *r, struct cmt_json *j)
@@ -427,7 +454,7 @@ static void json_step_growth(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_end_object(j);
 }
 
-void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
+static void render_json(const struct cmt_report *r, struct cmt_json *j, size_t max_phases)
 {
     const struct cmt_phases_view *p = r->phases;
     cmt_json_key(j, "phases");
@@ -435,7 +462,7 @@ void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
     cmt_json_key(j, "recorded");
     cmt_json_bool(j, p != NULL);
     if (p) {
-        json_nodes(r, j);
+        json_nodes(r, j, max_phases);
         json_steps(r, j);
         json_step_growth(r, j);
         cmt_json_key(j, "marks");
@@ -444,4 +471,14 @@ void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
         cmt_json_uint(j, p->unmatched);
     }
     cmt_json_end_object(j);
+}
+
+void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j)
+{
+    render_json(r, j, 0);
+}
+
+void cmt_phases_render_page_json(const struct cmt_report *r, struct cmt_json *j)
+{
+    render_json(r, j, CMT_PAGE_PHASES);
 }

@@ -28,5 +28,9 @@ void cmt_phases_render_text(const struct cmt_report *r, FILE *out);
 void cmt_phases_json_peak(const struct cmt_report *r, const struct cmt_account_view *v, struct cmt_json *j);
 void cmt_phases_json_failure(const struct cmt_report *r, size_t failure_index, struct cmt_json *j);
 void cmt_phases_render_json(const struct cmt_report *r, struct cmt_json *j);
+/* The same for the HTML page's model: the first CMT_PAGE_PHASES phases of
+ * the list, the others summed up in "list_omitted" (docs/html.md). */
+#define CMT_PAGE_PHASES 1000
+void cmt_phases_render_page_json(const struct cmt_report *r, struct cmt_json *j);
 
 #endif

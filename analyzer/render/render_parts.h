@@ -26,6 +26,8 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out);
 void cmt_report_render_json(const struct cmt_report *r, FILE *out);
 /* The report as one JSON value inside a document being written. */
 void cmt_report_render_json_value(const struct cmt_report *r, struct cmt_json *j);
+/* The same for the HTML page's model: what the page shows (html_report.c). */
+void cmt_report_render_page_value(const struct cmt_report *r, struct cmt_json *j);
 /* The "frames" member of a call site (stack: canonical id), innermost first,
  * and its "site_frame" (frames_json.c). */
 void cmt_report_json_frames(const struct cmt_report *r, struct cmt_json *j, uint64_t stack);

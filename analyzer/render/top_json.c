@@ -96,6 +96,7 @@ void cmt_top_render_json(const struct cmt_top_snapshot *m, FILE *out)
     cmt_json_key(&j, "processes");
     cmt_json_begin_array(&j);
     for (size_t i = 0; i < n; i++) {
+        cmt_top_detail(m->top, i);
         cmt_json_begin_object(&j);
         cmt_json_key(&j, "trace");
         cmt_json_string(&j, p[i]->path);

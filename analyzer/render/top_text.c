@@ -63,6 +63,7 @@ void cmt_top_render_text(const struct cmt_top_snapshot *m, FILE *out)
         running += p[i]->state == CMT_TOP_RUNNING;
     fprintf(out, "cumemtrace top: %zu %s, %zu running\n", n, cmt_plural(n, "process", "processes"), running);
     for (size_t i = 0; i < n; i++) {
+        cmt_top_detail(m->top, i);
         fputc('\n', out);
         if (p[i]->rank >= 0)
             fprintf(out, "rank %" PRId64 ", ", p[i]->rank);

@@ -110,6 +110,8 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         f->stopped_early = true;
         return 1;
     }
+    if (f->on_read)
+        f->on_read(f->read_ctx, e);
     /* A few microseconds per 65,536 events: the budget is checked while
      * the model and the replay grow, not once the machine is out of memory. */
     if (++f->events_read % CMT_FEED_BUDGET_EVERY == 0 && cmt_memory_over_budget(&f->memory_in_use)) {

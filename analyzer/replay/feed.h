@@ -29,6 +29,10 @@ struct cmt_feed {
     bool over_budget;
     uint64_t memory_in_use; /* when the budget was found exceeded */
     uint64_t events_read;
+    /* Each event as read, before the replay gets it, on the reading thread
+     * (analyses/read_passes.h follows holders there); NULL: none. */
+    void (*on_read)(void *ctx, const struct cmt_event_in *e);
+    void *read_ctx;
 };
 
 #define CMT_FEED_BUDGET_EVERY 65536u

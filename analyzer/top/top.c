@@ -818,14 +818,9 @@ static void fill_process(struct source *s)
         v->live_count = a->live_count;
         v->peak = a->peak;
         v->peak_ns = a->peak_ts > start ? a->peak_ts - start : 0;
-        struct holder_sum h = {.s = s};
-        cmt_replay_account_cells(r, a, holder_add, &h);
         v->reserve_from_blocks = blocks;
-        v->reserve = blocks ? (uint64_t)(s->reserve[d] > 0 ? s->reserve[d] : 0) : h.by[CMT_HOLDER_PYTORCH];
-        v->cublas = h.by[CMT_HOLDER_CUBLAS];
-        v->nccl = h.by[CMT_HOLDER_NCCL];
-        uint64_t known = v->reserve + v->cublas + v->nccl;
-        v->other = v->live > known ? v->live - known : 0;
+        v->reserve = blocks ? (uint64_t)(s->reserve[d] > 0 ? s->reserve[d] : 0) : 0;
+        v->other = v->live > v->reserve ? v->live - v->reserve : 0;
         v->has_tensors = blocks;
         v->tensors = s->tensors[d] > 0 ? (uint64_t)s->tensors[d] : 0;
         if (s->steps_seen >= 2) {
@@ -842,6 +837,34 @@ static void fill_process(struct source *s)
                 v->chart[i] = c->v[(c->head + CMT_TOP_CHART - c->n + i) % CMT_TOP_CHART];
             v->n_chart = c->n;
         }
+    }
+}
+
+/* Who holds each device's bytes, by the frames of their stacks: resolving
+ * them is the one costly part (the symbolizer reads the binaries' DWARF
+ * once per trace), so it is done for the processes shown in detail only. */
+void cmt_top_detail(struct cmt_top *t, size_t i)
+{
+    if (!t->order_src || i >= t->n_sources)
+        return;
+    struct source *s = t->order_src[i];
+    if (!s->f)
+        return;
+    const struct cmt_replay *r = cmt_follow_replay(s->f);
+    for (size_t k = 0; k < s->proc.n_devices; k++) {
+        struct cmt_top_device *v = &s->devs[k];
+        const struct cmt_account *a = device_account(r, v->device);
+        if (!a)
+            continue;
+        struct holder_sum h = {.s = s};
+        cmt_replay_account_cells(r, a, holder_add, &h);
+        if (!v->reserve_from_blocks)
+            v->reserve = h.by[CMT_HOLDER_PYTORCH];
+        v->cublas = h.by[CMT_HOLDER_CUBLAS];
+        v->nccl = h.by[CMT_HOLDER_NCCL];
+        uint64_t known = v->reserve + v->cublas + v->nccl;
+        v->other = v->live > known ? v->live - known : 0;
+        v->holders_known = true;
     }
 }
 

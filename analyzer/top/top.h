@@ -69,6 +69,7 @@ struct cmt_top_device {
      * block layer's segments when recorded, else by the frames of the
      * allocations' stacks; cuBLAS, NCCL; other is the rest. */
     uint64_t reserve, cublas, nccl, other;
+    bool holders_known; /* cmt_top_detail was called: cuBLAS, NCCL (and the reserve by frames) are filled */
     bool reserve_from_blocks;
     bool has_tensors; /* the block layer is on: PyTorch's tensors live now */
     uint64_t tensors;
@@ -130,6 +131,10 @@ bool cmt_top_out_of_memory(const struct cmt_top *t);
  * pid, then path. Valid until the next call or poll; the views below take
  * the index in this order. */
 size_t cmt_top_processes(struct cmt_top *t, const struct cmt_top_process *const **out);
+/* Fills the holders of process i's devices (its index in the order of
+ * cmt_top_processes): reading them needs the call sites' frames, so only
+ * the processes shown in detail ask (until the next cmt_top_processes). */
+void cmt_top_detail(struct cmt_top *t, size_t i);
 /* The rows of a view of process i, device index d (in its devices), sorted
  * by sort, at most max rows: sites (struct cmt_top_site), threads
  * (struct cmt_top_thread) or phases (struct cmt_top_phase). Returns the

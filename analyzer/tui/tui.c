@@ -235,6 +235,7 @@ static void draw(struct view *v)
         running += p[i]->state == CMT_TOP_RUNNING;
     size_t pi = 0, di = 0;
     find_selection(v, p, n, &pi, &di);
+    cmt_top_detail(v->top, pi); /* the selected process's holders (frames) only */
     style_on(v, PAIR_TITLE, A_REVERSE);
     char title[256];
     snprintf(title, sizeof title, "cumemtrace top  %zu %s, %zu running  every %.2g s  sort: %s  view: %s%s", n,

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Where the shim's dlsym (dlsym_entry.S) sends each call.
  *
- * Only one kind of look-up is ours: a driver entry point we hook, by its
- * exported name, on a real handle (dlopen's), which is how NVIDIA's static
- * runtime fetches cuGetProcAddress_v2 and how ctypes, Numba and the like
- * fetch cuMemAlloc_v2. Everything else, including every RTLD_DEFAULT and
+ * Only one kind of look-up is ours: a driver entry point or a runtime
+ * function we hook, by its exported name, on a real handle (dlopen's),
+ * which is how NVIDIA's static runtime fetches cuGetProcAddress_v2, how
+ * ctypes, Numba and the like fetch cuMemAlloc_v2, and how ctypes fetches
+ * cudaMalloc from a libcudart it opened (runtime_exports.h). Everything else, including every RTLD_DEFAULT and
  * RTLD_NEXT look-up, jumps straight into glibc's dlsym with the caller's
  * return address, so glibc resolves it relative to the real caller:
  *   - RTLD_NEXT is how interposers chain; another LD_PRELOAD library asking
@@ -18,6 +19,7 @@
 #include "driver_table.h"
 #include "log.h"
 #include "real_symbols.h"
+#include "runtime_exports.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
@@ -27,7 +29,10 @@ dlsym_fn cmt_dlsym_target(void *handle, const char *name);
 static void *dlsym_interposed(void *handle, const char *name)
 {
     cmt_real_symbols_remember_scope(handle);
-    return cmt_driver_hooks_substitute_dlsym(handle, name, cmt_real_dlsym(handle, name));
+    void *p = cmt_real_dlsym(handle, name);
+    if (cmt_runtime_hooks_find_export(name))
+        return cmt_runtime_hooks_substitute_dlsym(handle, name, p);
+    return cmt_driver_hooks_substitute_dlsym(handle, name, p);
 }
 
 /* Without glibc's dlsym every look-up fails: say so once. */
@@ -47,7 +52,8 @@ dlsym_fn cmt_dlsym_target(void *handle, const char *name)
     dlsym_fn glibc = (dlsym_fn)cmt_glibc_dlsym();
     if (!glibc)
         return dlsym_unavailable;
-    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || !name || !cmt_driver_hooks_find_export(name))
+    if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || !name ||
+        (!cmt_driver_hooks_find_export(name) && !cmt_runtime_hooks_find_export(name)))
         return glibc;
     return dlsym_interposed;
 }

@@ -169,6 +169,7 @@ CMT_EXPORT cudaError_t cudaSetDevice(int device)
     cmt_device_cache_forget_thread();
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaSetDevice)
 
 CMT_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
 {
@@ -179,5 +180,6 @@ CMT_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
     cmt_device_cache_forget_thread();
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaSetValidDevices)
 
 #include "hooks_runtime_async.inc"

@@ -10,6 +10,7 @@
 
 #include "hook_record.h"
 #include "real_symbols.h"
+#include "runtime_exports.h"
 #include "runtime_device.h"
 #include "sampler.h"
 
@@ -35,6 +36,7 @@ CMT_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *dev
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaIpcGetMemHandle)
 
 CMT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
 {
@@ -53,6 +55,7 @@ CMT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t ha
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaIpcOpenMemHandle)
 
 CMT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
 {
@@ -69,3 +72,4 @@ CMT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaIpcCloseMemHandle)

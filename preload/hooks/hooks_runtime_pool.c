@@ -8,6 +8,7 @@
 
 #include "pool_hooks.h"
 #include "real_symbols.h"
+#include "runtime_exports.h"
 
 CMT_REAL_SLOT(cudaMemPoolCreate);
 CMT_REAL_SLOT(cudaMemPoolDestroy);
@@ -28,6 +29,7 @@ CMT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cu
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolCreate)
 
 CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
@@ -43,6 +45,7 @@ CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolDestroy)
 
 CMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
 {
@@ -57,3 +60,4 @@ CMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesT
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolTrimTo)

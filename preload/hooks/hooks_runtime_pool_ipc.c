@@ -13,6 +13,7 @@
 
 #include "hook_record.h"
 #include "real_symbols.h"
+#include "runtime_exports.h"
 #include "runtime_device.h"
 #include "sampler.h"
 
@@ -61,6 +62,7 @@ CMT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle,
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolExportToShareableHandle)
 
 /* shareableHandle is the descriptor itself (cast to a pointer) for a POSIX
  * fd, a pointer to the handle's bytes for a fabric handle. */
@@ -85,6 +87,7 @@ CMT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPo
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolImportFromShareableHandle)
 
 CMT_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr)
 {
@@ -100,6 +103,7 @@ CMT_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData 
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolExportPointer)
 
 CMT_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool,
                                                 struct cudaMemPoolPtrExportData *exportData)
@@ -120,3 +124,4 @@ CMT_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPoo
     cmt_hook_leave(&h);
     return r;
 }
+CMT_RUNTIME_EXPORT(cudaMemPoolImportPointer)

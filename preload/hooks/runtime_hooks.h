@@ -7,7 +7,10 @@
  * function, enter, call it once with the caller's arguments, record, leave,
  * return what it returned. The real function is passed to the row's
  * describe_NAME, which fills the record (the device is asked of the same
- * libcudart). Include after hook_record.h and torch_blocks.h. */
+ * libcudart); each is registered for dlsym (runtime_exports.h). Include
+ * after hook_record.h and torch_blocks.h. */
+
+#include "runtime_exports.h"
 
 #define CMT_UNPAREN(...) __VA_ARGS__
 
@@ -31,7 +34,8 @@
         }                                                                                 \
         cmt_hook_leave(&h);                                                               \
         return r;                                                                         \
-    }
+    }                                                                                     \
+    CMT_RUNTIME_EXPORT(name)
 
 /* A release of NULL releases nothing (programs call cudaFree(NULL) to create
  * the context): not an event. The timestamp is taken before the real call,
@@ -51,6 +55,7 @@
             cmt_record_free(&h, api, ts, r, (uint64_t)(uintptr_t)(released), (uint64_t)(stream)); \
         cmt_hook_leave(&h);                                                                      \
         return r;                                                                                \
-    }
+    }                                                                                            \
+    CMT_RUNTIME_EXPORT(name)
 
 #endif

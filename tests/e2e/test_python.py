@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""End-to-end: Python frames in the recorded stacks (preload/python_*.c).
+"""End-to-end: Python frames in the recorded stacks (preload/python/), and
+the runtime called through ctypes (recorded as the API the program called).
 
 tests/e2e/programs/py_alloc.py allocates through ctypes on the simulated
 device from lines marked `# @name`; each allocation's size names the path.
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cmtest  # noqa: E402
@@ -90,13 +92,23 @@ def one_site(rep, size, count=1):
     return found[0]
 
 
+def innermost_in_libffi(site, what):
+    """The event is the program's call, cudaMalloc through ctypes: its stack
+    starts where libffi called it, as a C program's starts at its call, and
+    nothing of the runtime below it is in it."""
+    eq(site["api"], "cudaMalloc", f"{what}: the API the program called")
+    module = os.path.basename(site["frames"][0]["module"] or "")
+    check(module.startswith("libffi"), f"{what}: innermost frame in libffi, not {module}")
+    check("cudaMalloc" not in functions(site), f"{what}: the runtime's own frames in {functions(site)}")
+
+
 def check_merged(site, what):
-    """The stack starts in cudaMalloc, reaches the Python frames through
-    ctypes' native frames, and no evaluation-loop frame is left where
-    Python frames replaced it; the Python frames of one loop call are
-    consecutive."""
+    """The stack starts at ctypes' call into cudaMalloc, reaches the Python
+    frames through ctypes' native frames, and no evaluation-loop frame is
+    left where Python frames replaced it; the Python frames of one loop
+    call are consecutive."""
     names = functions(site)
-    eq(names[0], "cudaMalloc", f"{what}: innermost frame")
+    innermost_in_libffi(site, what)
     first = next(i for i, f in enumerate(site["frames"]) if is_python(f))
     check("PyCFuncPtr_call" in names[:first], f"{what}: ctypes' frames before the Python ones: {names[:first]}")
     check("_PyEval_EvalFrameDefault" not in names, f"{what}: an evaluation-loop frame left in {names}")
@@ -133,7 +145,7 @@ def test_other_executable():
     site = one_site(rep, 1 * MiB)
     eq(python_frames(site), [here("allocate", "allocate"), here("Model.forward", "forward"),
                              here("lines", "lines_forward"), here("<module>", "module_call")], "Python frames")
-    eq(functions(site)[0], "cudaMalloc", "innermost frame")
+    innermost_in_libffi(site, "other executable")
     cmtest.cleanup(r)
 
 
@@ -157,6 +169,44 @@ def test_callback_order():
     check("_CallPythonObject" in between or "closure_fcn" in between,
           f"ctypes' callback frames between the callback and the C function: {between}")
     eq(names[outer + 1:].count("_PyEval_EvalFrameDefault"), 0, "evaluation-loop frames after the outer frames")
+    cmtest.cleanup(r)
+
+
+CTYPES = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "e2e", "programs", "ctypes_runtime.py")
+LIBCUDART = os.path.join(os.environ["CMT_SIM_DIR"], "libcudart.so.13")
+
+
+def test_ctypes_runtime_named():
+    """Issue 33, item 4: cudaMalloc called through ctypes on a libcudart the
+    program opened itself (RTLD_LOCAL) is recorded as cudaMalloc, the API
+    the program called, not as the cuMemAlloc the runtime makes inside it:
+    dlsym on that handle hands out the shim's hook, which calls the very
+    function dlsym found."""
+    r = cmtest.run([sys.executable, CTYPES, "local", LIBCUDART], env=python_env())
+    eq(r.proc.returncode, 0, f"exit status: {r.proc.stderr}")
+    eq(r.proc.stdout.splitlines()[-1], "done", "the program finished")
+    rep = cmtest.report(r.trace)
+    eq(rep["events_by_api"], {"cudaMalloc": 13, "cudaFree": 5}, "events by API")
+    eq(rep["leaks"]["bytes"], sum(i * MiB for i in range(6, 14)), "bytes live at exit")
+    cmtest.cleanup(r)
+
+
+def test_ctypes_other_runtime_untouched():
+    """The hook is handed out only in place of the function it calls: with
+    one libcudart loaded globally (the hooks forward to it) and another file
+    of it opened locally, the local one's cudaMalloc is passed through as
+    dlsym found it (its call recorded where the driver sees it), and both
+    calls succeed with their own pointers."""
+    tmp = tempfile.mkdtemp(prefix="cmt-ctypes-")
+    copy = os.path.join(tmp, "libcudart_copy.so.13")
+    shutil.copyfile(LIBCUDART, copy)
+    r = cmtest.run([sys.executable, CTYPES, "two", LIBCUDART, copy], env=python_env())
+    eq(r.proc.returncode, 0, f"exit status: {r.proc.stderr}")
+    eq(r.proc.stdout.splitlines()[-1], "done", "the program finished")
+    rep = cmtest.report(r.trace)
+    eq(rep["events_by_api"], {"cudaMalloc": 1, "cudaFree": 1, "cuMemAlloc": 1, "cuMemFree": 1}, "events by API")
+    eq(rep["leaks"]["bytes"], 0, "bytes live at exit")
+    shutil.rmtree(tmp)
     cmtest.cleanup(r)
 
 

@@ -388,6 +388,76 @@ def test_cli_messages():
     cmtest.cleanup(r)
 
 
+def test_output_option():
+    """-o FILE and --output FILE on every command that writes a report
+    (docs/cli.md): FILE holds what the standard output would, byte for
+    byte, with the same exit status; nothing goes to the standard output;
+    a FILE that cannot be created is said and exits 2; a trace that cannot
+    be read leaves no FILE behind (but for check and export). check's --report-file is its older
+    spelling: the last one given wins."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    d = r.dir
+    commands = [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
+                ("diff", [r.trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
+    for cmd, opts in commands:
+        plain = cmtest.cli(cmd, *opts, r.trace)
+        # check fails the trace (leak_peak leaks 69 MiB, its peak is over no limit: only the leaks)
+        eq(plain.returncode, 1 if cmd == "check" else 0, f"{cmd}: status {plain.stderr}")
+        check(plain.stdout, f"{cmd} printed something")
+        for spelling in ("-o", "--output"):
+            out = os.path.join(d, f"{cmd}{spelling}.out")
+            p = cmtest.cli(cmd, *opts, spelling, out, r.trace)
+            eq(p.returncode, plain.returncode, f"{cmd} {spelling}: the same status ({p.stderr})")
+            eq(p.stdout, "", f"{cmd} {spelling}: nothing on the standard output")
+            with open(out) as f:
+                eq(f.read(), plain.stdout, f"{cmd} {spelling}: the file holds what the standard output would")
+            if cmd == "check":
+                # the one-line result still goes to the terminal
+                eq(plain.stderr, "", "check: the result is in the report")
+                check(re.fullmatch(f"cumemtrace check: FAIL {re.escape(r.trace)} \\(leak_peak, pid \\d+\\): 3 "
+                                   "violations; leaked 69.0 MiB in 6 allocations; peak 115.0 MiB on device 0\n",
+                                   p.stderr), f"check {spelling}: the result line on stderr: {p.stderr}")
+            else:
+                eq(p.stderr, "", f"{cmd} {spelling}: nothing on stderr")
+        # a FILE that cannot be created
+        missing = os.path.join(d, "no", "such", "out")
+        p = cmtest.cli(cmd, *opts, "-o", missing, r.trace)
+        if cmd == "check":
+            eq((p.returncode, p.stdout), (2, ""), "check -o into a missing directory")
+            check(f"cumemtrace: check: cannot write the report to {missing}: No such file or directory; check that "
+                  "its directory exists and is writable\n" in p.stderr, p.stderr)
+        else:
+            eq((p.returncode, p.stdout, p.stderr),
+               (2, "", f"cumemtrace: {cmd}: cannot create {missing}: No such file or directory; check that its "
+                "directory exists and is writable\n"), f"{cmd} -o into a missing directory")
+        cmtest.check_catalogued(p.stderr)
+        # a trace that cannot be read: no file (check writes its report of the
+        # error; export streams its traces into a file made first)
+        if cmd not in ("check", "export"):
+            out = os.path.join(d, f"{cmd}.unread")
+            absent = os.path.join(d, "absent.bin")
+            args = [cmd, *opts, "-o", out, absent] if cmd != "diff" else [cmd, "-o", out, absent, absent]
+            p = cmtest.cli(*args)
+            eq(p.returncode, 2, f"{cmd}: an unreadable trace")
+            check(not os.path.exists(out), f"{cmd}: no file for a trace that cannot be read")
+    # check: --report-file and -o are one option, the last one given wins
+    a, b = os.path.join(d, "a.txt"), os.path.join(d, "b.txt")
+    p = cmtest.cli("check", "--report-file", a, "-o", b, r.trace)
+    eq((p.returncode, os.path.exists(a), os.path.exists(b)), (1, False, True), "-o after --report-file")
+    os.unlink(b)
+    p = cmtest.cli("check", "-o", a, "--report-file", b, r.trace)
+    eq((p.returncode, os.path.exists(a), os.path.exists(b)), (1, False, True), "--report-file after -o")
+    # top writes a snapshot only with --once: the live view is a screen
+    p = cmtest.cli("top", "-o", a, r.trace)
+    eq((p.returncode, p.stdout, p.stderr, os.path.exists(a)),
+       (2, "", "cumemtrace: top: -o is for --once: the live view is a screen\n", False), "top -o without --once")
+    # each command's --help says it
+    for cmd, _ in commands:
+        h = cmtest.cli(cmd, "--help")
+        check(re.search(r"^  -o, --output FILE +(with --once: )?write ", h.stdout, re.M), f"{cmd} --help names -o: {h.stdout}")
+    cmtest.cleanup(r)
+
+
 def test_output_template_and_quiet():
     r = cmtest.run([cmtest.program("leak_peak")], template="t-%p-%%.bin")
     pid_files = [os.path.basename(t) for t in r.traces]

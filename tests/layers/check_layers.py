@@ -10,6 +10,11 @@ leaves undefined and another analyzer library defines must be defined by a
 lower layer's library (a call upward is a circle between folders). Fails
 when a folder of analyzer/ is not in LAYERS, so a new folder gets a place.
 
+Files: inside a folder, no two source files call each other, directly or
+through others (a circle of calls between the objects of one library): what
+two files share goes into a leaf file both call (analyses/series.c,
+render/frames_json.c).
+
 Renderers read the models only: render/ includes no header of RENDER_BARRED
 and uses no symbol their libraries define, though they are lower; what a
 renderer prints, the model (model/, check/) copies or computes when it is
@@ -21,7 +26,8 @@ import sys
 
 # Lowest first; cli is the command (the executable's main.c is in it), lib
 # the analysis library over it (analyzer/lib/).
-LAYERS = ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "follow", "render", "launch", "cli", "lib"]
+LAYERS = ["base", "torchalloc", "read", "symbolize", "replay", "analyses", "model", "check", "follow", "top", "render", "tui",
+          "launch", "cli", "lib"]
 # Below the models, out of the renderers' reach (symbolize/ is not: the
 # report model hands out its frame tables, struct cmt_frames).
 RENDER_BARRED = ["read", "replay", "analyses"]
@@ -106,18 +112,111 @@ def symbol_problems(root, nm, libs, render_reads):
     return problems
 
 
+def object_symbols(nm, lib):
+    """Per object of an archive: the global symbols it defines and those it
+    leaves undefined."""
+    out = subprocess.run([nm, "-g", lib], capture_output=True, text=True, check=True).stdout
+    defines, uses = {}, {}
+    obj = None
+    for l in out.splitlines():
+        if l.endswith(":") and l.strip():
+            obj = os.path.basename(l[:-1])
+            defines.setdefault(obj, set())
+            uses.setdefault(obj, set())
+            continue
+        f = l.split()
+        if obj is None or not f:
+            continue
+        if len(f) == 3 and f[1] not in "Uwv":
+            defines[obj].add(f[2])
+        elif len(f) == 2 and f[0] in ("U", "w", "v"):
+            uses[obj].add(f[1])
+    return defines, uses
+
+
+def source_name(obj):
+    """x.c.o (meson's object of x.c) -> x.c."""
+    return obj[:-2] if obj.endswith(".c.o") else obj
+
+
+def circles(edges):
+    """The strongly connected components of more than one node (Tarjan's,
+    iteratively), each sorted; edges: node -> {node: symbol}."""
+    index, low, on, stack, found = {}, {}, set(), [], []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges.get(root, {}))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, {})))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def file_problems(nm, libs):
+    """Circles of calls between the files of one folder."""
+    problems = []
+    for lib in libs:
+        layer = os.path.basename(os.path.dirname(lib))
+        defines, uses = object_symbols(nm, lib)
+        definer = {}
+        for obj, syms in defines.items():
+            for s in syms:
+                definer.setdefault(s, obj)
+        edges = {}
+        for obj, syms in uses.items():
+            for s in sorted(syms):
+                d = definer.get(s)
+                if d and d != obj:
+                    edges.setdefault(source_name(obj), {}).setdefault(source_name(d), s)
+        for comp in circles(edges):
+            inside = set(comp)
+            calls = [f"{a} uses {s} ({b})" for a in comp for b, s in sorted(edges.get(a, {}).items()) if b in inside]
+            problems.append(f"analyzer/{layer}/: {', '.join(comp)} call each other in a circle: {'; '.join(calls)}")
+    return problems
+
+
 def main():
     root, nm, libs = sys.argv[1], sys.argv[2], sys.argv[3:]
     render_reads = {}
     problems = header_problems(root, render_reads) + symbol_problems(root, nm, libs, render_reads)
+    problems += file_problems(nm, libs)
     for f in sorted(render_reads):
         problems += render_reads[f]
     for p in problems:
         print(p)
     if problems:
-        print(f"{len(problems)} layering problem(s): a folder uses a higher one, or a renderer a lower one than the models (docs/design.md, Layers)")
+        print(f"{len(problems)} layering problem(s): a folder uses a higher one, a renderer a lower one than the models, or the files of a folder call each other in a circle (docs/design.md, Layers)")
         return 1
-    print(f"layers: {len(LAYERS)} folders, headers and symbols point down only, renderers to the models")
+    print(f"layers: {len(LAYERS)} folders, headers and symbols point down only, renderers to the models, no circle between the files of a folder")
     return 0
 
 

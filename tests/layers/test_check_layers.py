@@ -3,7 +3,8 @@
 between two layers' libraries, a folder in no layer, a renderer that includes
 a header of read/, replay/ or analyses/ or calls their code (though lower:
 renderers read the models only); and passes a clean tree, renderers reading
-a model and symbolize/.
+a model and symbolize/; and two files of one folder that call each other
+(directly or through a third) while it passes a leaf file two files share.
 
 usage: test_check_layers.py CHECK_LAYERS CC AR NM"""
 import os
@@ -78,4 +79,22 @@ case("a renderer calling the replay fails",
      dict(render_clean, **{"render/w.c": "int replay_fn(void);\nint w_fn(void);\nint w_fn(void) { return replay_fn(); }\n"}),
      1, "render: w.c.o uses replay_fn, defined in replay: renderers read the models only")
 case("a folder in no layer fails", dict(clean, **{"extras/x.c": "int x;\n"}), 1, "analyzer/extras/ is in no layer")
+leaf = dict(clean, **{
+    "model/series.c": "int series_fn(void);\nint series_fn(void) { return 4; }\n",
+    "model/a.c": "int series_fn(void);\nint a_fn(void);\nint a_fn(void) { return series_fn(); }\n",
+    "model/b.c": "int series_fn(void);\nint a_fn(void);\nint b_fn(void);\nint b_fn(void) { return series_fn() + a_fn(); }\n",
+})
+case("files sharing a leaf file pass", leaf, 0, "no circle between the files of a folder")
+case("two files calling each other fail",
+     dict(leaf, **{"model/a.c": "int b_fn(void);\nint a_fn(void);\nint a_fn(void) { return b_fn(); }\n"}),
+     1, "analyzer/model/: a.c, b.c call each other in a circle: a.c uses b_fn (b.c); b.c uses a_fn (a.c)")
+case("a circle through a third file fails",
+     dict(leaf, **{"model/series.c": "int b_fn(void);\nint series_fn(void);\nint series_fn(void) { return b_fn(); }\n"}),
+     1, "analyzer/model/: a.c, b.c, series.c call each other in a circle: a.c uses series_fn (series.c); b.c uses "
+        "a_fn (a.c); b.c uses series_fn (series.c); series.c uses b_fn (b.c)")
+case("a circle in another folder fails too",
+     dict(clean, **{"read/x.c": "int y_fn(void);\nint x_fn(void);\nint x_fn(void) { return y_fn(); }\n",
+                    "read/y.c": "int z_fn(void);\nint y_fn(void);\nint y_fn(void) { return z_fn(); }\n",
+                    "read/z.c": "int x_fn(void);\nint z_fn(void);\nint z_fn(void) { return x_fn(); }\n"}),
+     1, "analyzer/read/: x.c, y.c, z.c call each other in a circle: x.c uses y_fn (y.c); y.c uses z_fn (z.c); z.c uses x_fn (x.c)")
 sys.exit(1 if failures else 0)

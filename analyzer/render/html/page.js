@@ -989,6 +989,11 @@
       var phs = section(s, 'Phases');
       phs.appendChild(table([{name: 'phase'}, {name: 'instances', num: 1}, {name: 'peak', num: 1}, {name: 'allocated', num: 1}, {name: 'left live', num: 1}, {name: 'failures', num: 1}],
         ph.list, function (x) { return [x.path, x.instances, both(x.peak_bytes), both(x.allocated_bytes), both(x.left_live_bytes), x.failures]; }));
+      var om = ph.list_omitted;
+      if (om && om.phases)
+        phs.appendChild(el('div', {cls: 'muted phases-omitted', text: om.phases + ' more phases are not in this page (' +
+          om.instances + ' instances, ' + both(om.allocated_bytes) + ' allocated, ' + both(om.left_live_bytes) +
+          ' left live, ' + om.failures + ' failures in all): cumemtrace report --json lists every one'}));
     }
   });
 

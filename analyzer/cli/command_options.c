@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* The options the trace commands share, parsed once (command_options.h),
+ * and their output: -o FILE or the standard output. */
+#include "command_options.h"
+
+#include <string.h>
+
+#include "size_parse.h"
+#include "symbol_options.h"
+#include "time_arg.h"
+
+enum {
+    OPT_FORMAT = 500,
+    OPT_CSV,
+    OPT_TOP,
+    OPT_MAX_FRAMES,
+    OPT_ALLOWANCE,
+    OPT_AT,
+    OPT_INCLUDE_CACHED,
+    OPT_SUPPRESSIONS,
+    OPT_NO_DEFAULT_SUPPRESSIONS,
+    OPT_MAX_MEMORY,
+};
+
+/* Each shared option, with what makes a command take it. */
+static const struct shared_option {
+    unsigned takes;
+    struct option opt;
+} shared[] = {
+    {CMT_TAKES_JSON, {"json", no_argument, NULL, 'j'}},
+    {CMT_TAKES_CSV, {"csv", no_argument, NULL, OPT_CSV}},
+    {CMT_TAKES_FORMAT, {"format", required_argument, NULL, OPT_FORMAT}},
+    {CMT_TAKES_OUTPUT, {"output", required_argument, NULL, 'o'}},
+    {CMT_TAKES_AT, {"at", required_argument, NULL, OPT_AT}},
+    {CMT_TAKES_TOP, {"top", required_argument, NULL, OPT_TOP}},
+    {CMT_TAKES_MAX_FRAMES, {"max-frames", required_argument, NULL, OPT_MAX_FRAMES}},
+    {CMT_TAKES_INCLUDE_CACHED, {"include-cached", no_argument, NULL, OPT_INCLUDE_CACHED}},
+    {CMT_TAKES_ALLOWANCE, {"context-allowance", required_argument, NULL, OPT_ALLOWANCE}},
+    {CMT_TAKES_SUPPRESSIONS, {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS}},
+    {CMT_TAKES_SUPPRESSIONS, {"no-default-suppressions", no_argument, NULL, OPT_NO_DEFAULT_SUPPRESSIONS}},
+    {CMT_TAKES_MAX_MEMORY, {"max-memory", required_argument, NULL, OPT_MAX_MEMORY}},
+};
+
+#define LONGOPTS_MAX 96
+
+/* One shared option's value applied. Returns 0, or -1 after saying why. */
+static int apply_shared(const struct cmt_cli_command *c, struct cmt_cli_options *o, int value, const char *arg)
+{
+    const char *cmd = c->name;
+    switch (value) {
+    case 'j':
+        return cmt_cli_format_option(cmd, c->view, &o->format, "json", "--json");
+    case OPT_CSV:
+        return cmt_cli_format_option(cmd, c->view, &o->format, "csv", "--csv");
+    case OPT_FORMAT:
+        return cmt_cli_format_option(cmd, c->view, &o->format, arg, NULL);
+    case 'o':
+        o->output = arg;
+        return 0;
+    case OPT_AT:
+        if (cmt_parse_time_arg(arg, &o->at_ns) != 0 || o->at_ns == 0) {
+            cmt_cli_error("%s: --at needs a time after the start of the trace, such as 2, 1.5s, 250ms, 80us or "
+                          "1500000ns; got '%s'",
+                          cmd, arg);
+            return -1;
+        }
+        return 0;
+    case OPT_TOP:
+    case OPT_MAX_FRAMES:
+        if (cmt_cli_parse_count(arg, value == OPT_TOP ? &o->top : &o->max_frames) != 0) {
+            cmt_cli_error("%s: --%s needs a count, got '%s'", cmd, value == OPT_TOP ? "top" : "max-frames", arg);
+            return -1;
+        }
+        return 0;
+    case OPT_INCLUDE_CACHED:
+        o->include_cached = true;
+        return 0;
+    case OPT_ALLOWANCE:
+        if (cmt_parse_size(arg, &o->context_allowance) != 0) {
+            cmt_cli_error("%s: --context-allowance needs a size such as 512MiB or 0, got '%s'", cmd, arg);
+            return -1;
+        }
+        o->context_allowance_set = true;
+        return 0;
+    case OPT_SUPPRESSIONS:
+        if (o->n_suppression_files == CMT_CLI_MAX_FILES) {
+            cmt_cli_error("%s: at most %d %s options", cmd, CMT_CLI_MAX_FILES, "--suppressions");
+            return -1;
+        }
+        o->suppression_files[o->n_suppression_files++] = arg;
+        return 0;
+    case OPT_NO_DEFAULT_SUPPRESSIONS:
+        o->no_default_suppressions = true;
+        return 0;
+    case OPT_MAX_MEMORY:
+        return cmt_memory_option(cmd, arg);
+    default:
+        return cmt_symbol_parse(cmd, value, arg, &o->symbols);
+    }
+}
+
+static bool is_shared(const struct cmt_cli_command *c, int value)
+{
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
+        if ((c->takes & shared[i].takes) && shared[i].opt.val == value)
+            return true;
+    return (c->takes & CMT_TAKES_SYMBOLS) && cmt_symbol_is_option(value);
+}
+
+int cmt_cli_parse(const struct cmt_cli_command *c, int argc, char **argv, struct cmt_cli_options *o, void *ctx,
+                  int *status)
+{
+    struct option longopts[LONGOPTS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_own && n < LONGOPTS_MAX - 1; i++)
+        longopts[n++] = c->own[i];
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
+        if (c->takes & shared[i].takes)
+            longopts[n++] = shared[i].opt;
+    if (c->takes & CMT_TAKES_SYMBOLS)
+        cmt_symbol_longopts(longopts, &n);
+    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    char shorts[32] = ":h";
+    if (c->takes & CMT_TAKES_JSON)
+        strcat(shorts, "j");
+    if (c->takes & CMT_TAKES_OUTPUT)
+        strcat(shorts, "o:");
+    if (c->own_shorts && strlen(c->own_shorts) < sizeof shorts - strlen(shorts))
+        strcat(shorts, c->own_shorts);
+    *status = CMT_EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    int value;
+    while ((value = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+        if (value == 'h') {
+            c->usage(stdout);
+            *status = CMT_EXIT_OK;
+            return -1;
+        }
+        if (is_shared(c, value)) {
+            if (apply_shared(c, o, value, optarg) != 0)
+                return -1;
+            continue;
+        }
+        if (value != ':' && value != '?' && c->own_option) {
+            const char *name = NULL;
+            for (size_t i = 0; i < c->n_own; i++)
+                if (c->own[i].val == value)
+                    name = c->own[i].name;
+            if (name) {
+                if (c->own_option(ctx, value, optarg, name) != 0)
+                    return -1;
+                continue;
+            }
+        }
+        cmt_cli_option_error(c->name, value, argv);
+        cmt_cli_try_help(c->name);
+        return -1;
+    }
+    return optind;
+}
+
+int cmt_cli_some_traces(const char *cmd, int argc, int first)
+{
+    if (first < argc)
+        return 0;
+    cmt_cli_error("%s: no trace given", cmd);
+    cmt_cli_try_help(cmd);
+    return -1;
+}
+
+int cmt_cli_one_trace(const char *cmd, int argc, int first)
+{
+    if (first == argc - 1)
+        return 0;
+    if (first == argc)
+        cmt_cli_error("%s: no trace given", cmd);
+    else
+        cmt_cli_error("%s: one trace at a time: run %s once per trace", cmd, cmd);
+    cmt_cli_try_help(cmd);
+    return -1;
+}
+
+FILE *cmt_cli_output_open(const char *cmd, const char *path)
+{
+    if (!path)
+        return stdout;
+    FILE *out = fopen(path, "w");
+    if (!out)
+        cmt_cli_error("%s: cannot create %s: %m; check that its directory exists and is writable", cmd, path);
+    return out;
+}
+
+int cmt_cli_output_close(const char *cmd, const char *path, FILE *out, bool close, int status)
+{
+    if (fflush(out) != 0 || ferror(out) || (close && fclose(out) != 0)) {
+        cmt_cli_error("%s: writing %s failed: %m; check the free space (df) and `ulimit -f`", cmd,
+                      path ? path : "standard output");
+        return CMT_EXIT_USAGE;
+    }
+    return status;
+}
