@@ -99,6 +99,8 @@ int cmt_check_init(struct cmt_check *c, const struct cmt_check_options *opt, cha
     ro->frames.symbolizer.demangle = true;
     cmt_frames_args_apply(&opt->symbols, &ro->frames);
     ro->include_cached = opt->include_cached;
+    /* the result line says the process did not exit or still runs */
+    ro->state_in_verdict = !opt->check_incomplete;
     if (cmt_suppressions_load_all(&c->suppressions, opt->suppression_files, opt->n_suppression_files,
                                   opt->no_default_suppressions, err, errlen) != 0)
         return -1;

@@ -61,11 +61,14 @@ static bool is_blank(char c)
 }
 
 /* What a comment line says an entry is for: its text up to the first ": ",
- * ", ", "; " or ". " (or its end), a final '.' dropped. */
+ * ", ", "; " or ". " (or its end), a final '.' dropped; and before a
+ * parenthesis the line does not close (the comment goes on below it: "(a
+ * trace checked" read as an unbalanced label). */
 static size_t reason_clause(const char *a, const char *b)
 {
     const char *e = a;
-    while (e < b && !((*e == ':' || *e == ',' || *e == ';' || *e == '.') && (e + 1 == b || e[1] == ' ')))
+    while (e < b && !((*e == ':' || *e == ',' || *e == ';' || *e == '.') && (e + 1 == b || e[1] == ' ')) &&
+           !(*e == '(' && !memchr(e, ')', (size_t)(b - e))))
         e++;
     while (e > a && is_blank(e[-1]))
         e--;

@@ -15,7 +15,8 @@ static void check_usage(FILE *out)
 {
     fputs("usage: cumemtrace check [OPTIONS] TRACE...\n"
           "\n"
-          "Fails when a trace leaks, peaks over a budget, or fails allocations, for CI.\n"
+          "Fails when a trace leaks, peaks over a budget, or its program did not survive a\n"
+          "failed allocation, for CI.\n"
           "`cumemtrace run --check [OPTIONS] -- PROGRAM` runs a program and checks its traces.\n"
           "\n",
           out);

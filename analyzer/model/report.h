@@ -147,6 +147,10 @@ struct cmt_report_options {
     struct cmt_frames_options frames;
     double tree_min_percent; /* call tree nodes below this share of the snapshot are summarized */
     bool at_set;             /* --at TIME: the replay stopped at at_ns after the start */
+    /* The caller says in its own verdict that the process did not exit
+     * normally or still runs (check, unless --check-incomplete): no
+     * warning repeats it. */
+    bool state_in_verdict;
     uint64_t at_ns;
     size_t chart_width, chart_height; /* the text timeline; 0: no chart */
     /* Optional: leak suppressions (`check`'s and `report`'s,

@@ -747,7 +747,9 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
                                   "profiler's own exit or fork work; live bytes and leaks miss them",
                                (unsigned long long)a->info.unrecorded_nested);
     bool cut = a->damaged || (a->reader && cmt_reader_truncated(a->reader));
-    if (cmt_analysis_in_progress(a))
+    if (cmt_analysis_in_progress(a) && r->opt->state_in_verdict)
+        ;
+    else if (cmt_analysis_in_progress(a))
         cmt_report_add_warning(r, "the trace is still being written (process %llu is running): the figures cover "
                                   "what it had committed when it was read, up to offset %llu; what is live then is "
                                   "not leaked yet",
@@ -757,7 +759,7 @@ static void collect_warnings(struct cmt_report *r, const struct cmt_analysis *a)
         cmt_report_add_warning(r, "the trace ends at a cut (truncated or damaged): what was live at the cut may "
                                   "have been released after it, and what came after it is unknown, so what is "
                                   "live at the end is not a list of leaks");
-    else if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT))
+    else if (!(flags & CMT_FILE_FLAG_CLEAN_EXIT) && !r->opt->state_in_verdict)
         cmt_report_add_warning(r, "the process did not exit normally (killed, crashed, or _exit): \"live at "
                                   "exit\" means live when recording ended");
     if (rp->unmatched_frees)

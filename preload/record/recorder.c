@@ -558,6 +558,19 @@ static uint64_t end_time(void)
     return t;
 }
 
+void cmt_recorder_exit_now(int status)
+{
+    if (__atomic_load_n(&cmt_recorder.state, __ATOMIC_ACQUIRE) != CMT_RECORDER_ACTIVE)
+        return;
+    if (cmt_thread_state.depth != 0)
+        return;
+    const struct cmt_file_header *h = cmt_recorder.tf.header;
+    if (!h || h->pid != (uint32_t)getpid())
+        return;
+    exit_status = status & 0xff;
+    cmt_recorder_shutdown();
+}
+
 void cmt_recorder_shutdown(void)
 {
     cmt_internal_enter();

@@ -91,6 +91,12 @@ void cmt_recorder_set_stages(const struct cmt_recorder_stages *stages);
 bool cmt_recorder_start(void);
 bool cmt_recorder_thread_setup(struct cmt_thread *t);
 void cmt_recorder_shutdown(void);
+/* The process ends with _exit(status) (hooks/exit_hook.c): the trace is
+ * closed with that status as at exit, when the trace is this process's (not
+ * a vfork child's, which shares its parent's memory) and no hook of this
+ * thread is in progress (a signal handler's _exit may have interrupted one
+ * holding the recorder's locks); otherwise nothing is done. */
+void cmt_recorder_exit_now(int status);
 /* The recorder's part of fork (its locks, the child's fresh state), run by
  * the lifecycle owner inside cmt_internal_enter/leave. */
 void cmt_recorder_fork_prepare(void);

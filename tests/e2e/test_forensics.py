@@ -70,8 +70,10 @@ def test_capacity():
           "context's share (0 B) exceed the device's 16.0 GiB: the data does not fit" in text, text)
     check("device 0 then: 4.0 GiB free of 16.0 GiB" in text, text)
     # Every sample is explained (no context, no other process on the device):
-    # no "largest gap" row, the first and last samples say so.
+    # no "largest gap" row, the first and last samples say so (one device:
+    # named in the heading, no line of its own).
     unexplained = text[text.index("\nDevice memory in use that this process"):]
+    check(unexplained.splitlines()[1].endswith(" device samples of device 0:"), unexplained)
     eq([line.split()[0] for line in unexplained.splitlines()[2:]], ["first", "at"], "sample rows")
     rows = unexplained.splitlines()[2:]
     check(rows[0].endswith(": 12.0 GiB in use of 16.0 GiB: this process's allocations 12.0 GiB: all explained"),

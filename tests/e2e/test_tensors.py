@@ -533,6 +533,11 @@ def test_h100_symbol_warnings():
     mods = sorted(re.match(r"module (\S+): file not found", w).group(1).rsplit("/", 1)[1]
                   for w in cmtest.report(trace)["warnings"])
     eq(mods, ["libcublas.so.13", "libtorch_cpu.so", "libtorch_cuda.so", "libtorch_python.so"], "shown modules")
+    # a suppression named by its comment's first clause, never cut inside a
+    # parenthesis the comment closes on a later line
+    text = cmtest.cli("report", "--chart-width", "0", trace).stdout
+    check(re.search(r"suppressed by default\.supp:\d+ \(The same handle state read without the libraries' symbols\)\n",
+                    text), text)
 
 
 def test_h100_diff():

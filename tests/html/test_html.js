@@ -153,6 +153,11 @@ function inked(page) {
     check(leakTotal === '507510784', 'the leaks section: 507510784');
     const body = await page.evaluate(() => document.body.innerText);
     check(/remember_batch\s+cache\.c:19/.test(body), 'the growing site by name and line');
+    // a call site's row names where it was called from before it is opened
+    // (issue 33 item 7: rows of one helper read the same until expanded)
+    const summaries = await page.evaluate(() => Array.from(document.querySelectorAll('td details > summary')).map(e => e.textContent));
+    check(summaries.includes('forward  model.c:57 · from train_step  train.c:88'),
+      'a site row: the site and its caller: ' + summaries.slice(0, 6).join(' | '));
     check(body.includes('try_huge_batch'), 'the failed allocation\'s site');
 
     // drag across the first chart: every chart zooms to the same range

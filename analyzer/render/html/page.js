@@ -57,7 +57,9 @@
     return f.module || '';
   }
   function frameShort(f) {
-    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines[0] : 0);
+    /* a call tree's node is every line of the frame its children come from
+     * (main leak.cu:32,33), not the first one only */
+    var line = f.line !== undefined ? f.line : (f.lines && f.lines.length ? f.lines.join(',') : 0);
     return frameName(f) + (f.file ? '  ' + base(f.file) + (line ? ':' + line : '') : '');
   }
 
@@ -94,8 +96,11 @@
     return ol;
   }
   function siteCell(frames, site) {
-    var f = frames && frames.length ? frames[site !== null && site !== undefined ? site : 0] : null;
-    var d = el('details', null, [el('summary', {cls: 'mono', text: f ? frameShort(f) : '(no stack)'})]);
+    var at = frames && frames.length ? (site !== null && site !== undefined ? site : 0) : -1;
+    var f = at >= 0 ? frames[at] : null, caller = at >= 0 && at + 1 < frames.length ? frames[at + 1] : null;
+    /* the site and where it was called from: rows of one helper called from
+     * several places read apart before they are opened */
+    var d = el('details', null, [el('summary', {cls: 'mono', text: f ? frameShort(f) + (caller ? ' · from ' + frameShort(caller) : '') : '(no stack)'})]);
     d.appendChild(framesList(frames, site));
     return d;
   }
@@ -272,11 +277,11 @@
     var data = [xs, total.max, total.min];
     var fmt = function (u, v) { return v === null || v === undefined ? '-' : both(v); };
     var series = [{label: 'time', value: function (u, v) { return v === null ? '-' : secs(Math.round((v - axisS(t, 0)) * 1e9)); }},
-      {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', value: fmt},
-      {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, value: fmt}];
+      {label: 'total (highest in bucket)', stroke: '#1d2330', width: 1.5, fill: 'rgba(28,126,214,0.10)', paths: STEPPED, value: fmt},
+      {label: 'total (lowest in bucket)', stroke: 'rgba(29,35,48,0.35)', width: 1, paths: STEPPED, value: fmt}];
     kinds.concat(others).forEach(function (s, i) {
       data.push(s.max);
-      series.push({label: seriesLabel(s), stroke: COLORS[i % COLORS.length], width: 1, value: fmt});
+      series.push({label: seriesLabel(s), stroke: COLORS[i % COLORS.length], width: 1, paths: STEPPED, value: fmt});
     });
     var box = el('div', {cls: 'chart-box', 'data-trace': ti, 'data-device': device});
     var title = (traces.length > 1 ? traceName(t) + ' · ' : '') + (device < 0 ? 'pinned host memory' : 'device ' + device);
@@ -674,7 +679,7 @@
     for (var i = keys.length - 1; i >= 0; i--) {
       (function (k) {
         data.push(cum[keys.indexOf(k)]);
-        series.push({label: CATEGORY_NAMES[k], stroke: CATEGORY_COLORS[k], fill: CATEGORY_COLORS[k], width: 1,
+        series.push({label: CATEGORY_NAMES[k], stroke: CATEGORY_COLORS[k], fill: CATEGORY_COLORS[k], width: 1, paths: STEPPED,
           value: function (u, v, si, idx) { return idx === null || idx === undefined ? '-' : both(c.bytes[k][idx]); }});
       })(keys[i]);
     }
@@ -974,7 +979,9 @@
       ds.appendChild(el('div', {cls: 'muted', text: 'In use on the device (cuMemGetInfo) minus this process\'s live bytes and its pools\' unused bytes: the CUDA context, libraries\' own memory, other processes.'}));
       ds.appendChild(table([{name: 'device', num: 1}, {name: 'samples', num: 1}, {name: 'at the start', num: 1}, {name: 'largest', num: 1}, {name: 'when', num: 1}, {name: 'at the end', num: 1}],
         r.device_samples, function (x) {
-          return [x.ordinal, x.samples, both(x.first.unexplained), both(x.largest_unexplained.unexplained), secs(x.largest_unexplained.time_ns), both(x.last.unexplained)];
+          /* as the text: no gap is "all explained", and has no time */
+          var gap = x.largest_unexplained.unexplained;
+          return [x.ordinal, x.samples, both(x.first.unexplained), gap ? both(gap) : 'all explained', gap ? secs(x.largest_unexplained.time_ns) : '-', both(x.last.unexplained)];
         }));
     }
     var ph = r.phases;
