@@ -96,7 +96,7 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
 {
     const struct cmt_oom_figures *f = &v->fig;
     const struct cmt_verdict_result *x = &v->verdict;
-    char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+    char a[32], b[32], c[32], d[32], e[32], g[32], h[32], i[32];
     switch (x->rule) {
     case CMT_VRULE_NOT_OOM:
         snprintf(buf, len, "the call failed with %s, which is not a shortage of memory",
@@ -142,10 +142,14 @@ void cmt_oom_explain(const struct cmt_oom_view *v, char *buf, size_t len)
         break;
     case CMT_VRULE_OTHERS_COVER:
         snprintf(buf, len,
-                 "the device had %s free, %s short of the request; %s of the %s in use are not this process's "
-                 "(in use minus its live %s, its pools' unused %s and the context allowance %s)",
-                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, x->others), SZ(d, x->used), SZ(e, f->live),
-                 SZ(g, f->pool_slack), SZ(h, x->allowance));
+                 /* the context's true share is not known: the allowance is
+                  * an estimate, so the figure is a bound, and the other
+                  * bound (no allowance at all) is said beside it */
+                 "the device had %s free, %s short of the request; at least %s of the %s in use are not this "
+                 "process's, %s if its context holds nothing (in use minus its live %s, its pools' unused %s and "
+                 "the context allowance %s)",
+                 SZ(a, f->free), SZ(b, x->shortfall), SZ(c, x->others), SZ(d, x->used), SZ(i, x->unexplained),
+                 SZ(e, f->live), SZ(g, f->pool_slack), SZ(h, x->allowance));
         break;
     case CMT_VRULE_OWN_POOL:
         snprintf(buf, len,
