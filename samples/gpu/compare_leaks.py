@@ -153,7 +153,12 @@ def holds_memory(kind_name):
 
 
 def first_function(site):
-    return site["frames"][0]["function"] if site["frames"] else "?"
+    """The innermost frame's function without its parameter list: the program
+    prints `runtime_leak`, the symbolizer names the C++ function
+    `runtime_leak()` (demangled in full, as compute-sanitizer does)."""
+    if not site["frames"] or not site["frames"][0]["function"]:
+        return "?"
+    return site["frames"][0]["function"].split("(", 1)[0]
 
 
 if __name__ == "__main__":
