@@ -71,6 +71,49 @@ static void append(struct cmt_trace_file *tf, struct cmt_event_stream *s, uint64
     cmt_event_stream_append(s, &e);
 }
 
+static void append_at(struct cmt_trace_file *tf, struct cmt_event_stream *s, uint64_t addr, uint64_t ts)
+{
+    CHECK(cmt_event_stream_reserve(tf, s));
+    struct cmt_event e = {.type = CMT_REC_ALLOC, .api = CMT_API_CUDA_MALLOC, .has_device = true,
+                          .ts = ts, .addr = addr, .size = 4096, .stack = 0};
+    cmt_event_stream_append(s, &e);
+}
+
+/* 0. An event committed after a later one of another thread was delivered
+ * comes at the next poll with the latest time delivered; the events of its
+ * thread after it keep their own times (each is decoded from the one
+ * before as written, not as delivered). */
+static void test_late(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/late.bin", dir);
+    struct cmt_trace_file tf;
+    struct cmt_trace_create_options opt = {.pid = 78};
+    CHECK(cmt_trace_create(&tf, path, &opt) == 0);
+    struct cmt_event_stream a = {.tid = 1}, b = {.tid = 2};
+    uint64_t base = cmt_now_ns();
+    append_at(&tf, &a, 0xa1, base + 1000);
+    struct cmt_reader *r;
+    char err[256];
+    CHECK(cmt_reader_open_follow(path, &r, err, sizeof err) == 0);
+    memset(&got, 0, sizeof got);
+    CHECK(cmt_reader_poll(r, &cb, NULL) == 0);
+    CHECK_EQ_U64(got.n, 1);
+    append_at(&tf, &b, 0xb1, base + 500);
+    append_at(&tf, &b, 0xb2, base + 1500);
+    append_at(&tf, &a, 0xa2, base + 2000);
+    CHECK(cmt_reader_poll(r, &cb, NULL) == 0);
+    CHECK_EQ_U64(got.n, 4);
+    static const uint64_t addr[] = {0xa1, 0xb1, 0xb2, 0xa2}, at[] = {1000, 1000, 1500, 2000};
+    for (size_t i = 0; i < 4; i++) {
+        CHECK_EQ_U64(got.ev[i].addr, addr[i]);
+        CHECK_EQ_U64(got.ev[i].ts - base, at[i]);
+    }
+    CHECK_EQ_U64(cmt_reader_late_events(r), 1);
+    cmt_trace_finish(&tf, cmt_now_ns());
+    cmt_reader_close(r);
+}
+
 /* 1. One writer, polls between batches: each poll brings that batch only,
  * in order, over chunks claimed in between (4 KiB doubling). */
 static void test_batches(void)
@@ -211,6 +254,7 @@ int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/cmt-follow-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
+    test_late();
     test_batches();
     test_concurrent();
     test_finished();
