@@ -358,6 +358,18 @@ static void draw(struct view *v)
 }
 
 /* Moves the selection by step rows of the table (processes and devices). */
+static void draw_reading(struct view *v)
+{
+    erase();
+    style_on(v, PAIR_TITLE, A_REVERSE);
+    const char *title = "cumemtrace top  reading what the traces hold so far...";
+    mvaddnstr(0, 0, title, COLS);
+    for (int x = (int)strlen(title); x < COLS; x++)
+        addch(' ');
+    style_off(v, PAIR_TITLE, A_REVERSE);
+    refresh();
+}
+
 static void move_selection(struct view *v, int step, bool device_only)
 {
     const struct cmt_top_process *const *p;
@@ -485,6 +497,10 @@ int cmt_tui_run(struct cmt_top *t, const struct cmt_tui_options *o, char *err, s
     sigaction(SIGTERM, &sa, &old_term);
     quit_requested = 0;
     bool quit = false;
+    /* The first poll reads everything committed so far: seconds for a long
+     * trace already written. Say so on the screen rather than leave it
+     * blank meanwhile. */
+    draw_reading(v);
     while (!quit && !quit_requested) {
         if (!v->paused) {
             if (o->on_tick)
