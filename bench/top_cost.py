@@ -3,7 +3,7 @@
 """What `cumemtrace top` costs (docs/performance.md, "The live view").
 
   bench/top_cost.py --build BUILD [--rate 1000000] [--seconds 10] [--rounds 3]
-                    [--ranks 64] [--rank-rate 2000]
+                    [--ranks 64] [--rank-rate 2000] [--callgrind] [--cli CUMEMTRACE]
 
 1. One writer (bench/cpu/rate_writer on the simulated device, under the
    shim) at --rate events per second for --seconds, alone and followed by
@@ -17,6 +17,11 @@
 3. --ranks writers at --rank-rate events per second each in one directory,
    followed by the view at 2 Hz (--interval 0.5): the view's CPU per
    refresh, and one `top --once` over the directory.
+4. With --callgrind (valgrind installed): one writer at --rate for 1 s, then
+   `top --once` over its trace under callgrind: the instructions of its
+   polls (reading and replaying, cmt_top_poll inclusive) per event, and of
+   the whole run. Instructions do not depend on the machine's load, as the
+   CPU times above do.
 Prints one JSON document."""
 import argparse
 import json
@@ -146,6 +151,34 @@ def ranks(build, cli, n, rate, seconds):
         os.rmdir(d)
 
 
+def callgrind(build, cli, rate):
+    d = tempfile.mkdtemp(prefix="cmt-topcg-")
+    try:
+        w = run_writer(build, d, rate, 1)
+        trace = [os.path.join(d, f) for f in os.listdir(d) if f.endswith(".bin")][0]
+        out = os.path.join(d, "callgrind.out")
+        subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, cli, "top", "--once",
+                        "--format", "json", trace], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", out], stdout=subprocess.PIPE, text=True,
+                             check=True).stdout
+
+        def count(pattern):
+            for line in ann.splitlines():
+                if pattern in line:
+                    return int(line.split()[0].replace(",", ""))
+            return None
+
+        total = count("PROGRAM TOTALS")
+        polls = count(":cmt_top_poll ")
+        return {"events": w["events"], "instructions": total, "poll_instructions": polls,
+                "poll_instructions_per_event": polls / w["events"] if polls else None,
+                "instructions_per_event": total / w["events"] if total else None}
+    finally:
+        for f in os.listdir(d):
+            os.unlink(os.path.join(d, f))
+        os.rmdir(d)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
@@ -154,9 +187,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ranks", type=int, default=64)
     ap.add_argument("--rank-rate", type=int, default=2000)
+    ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--cli", help="the cumemtrace to measure (default: BUILD/analyzer/cumemtrace), to compare two")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
-    cli = os.path.join(build, "analyzer", "cumemtrace")
+    cli = os.path.abspath(a.cli) if a.cli else os.path.join(build, "analyzer", "cumemtrace")
     res = {"rate": a.rate, "seconds": a.seconds, "paced": [], "unpaced": []}
     for _ in range(a.rounds):
         res["paced"].append({"alone": one_writer(build, cli, a.rate, a.seconds, False),
@@ -178,6 +213,8 @@ def main():
     }
     if a.ranks:
         res["ranks"] = ranks(build, cli, a.ranks, a.rank_rate, a.seconds)
+    if a.callgrind:
+        res["callgrind"] = callgrind(build, cli, a.rate)
     with open("/proc/loadavg") as f:
         res["loadavg_after"] = f.read().split()[:3]
     json.dump(res, sys.stdout, indent=1)
