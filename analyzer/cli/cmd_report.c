@@ -48,7 +48,7 @@ static void report_usage(FILE *out)
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
           "  --top N                call sites listed per list, leaks' groups included\n"
-          "                         (default 10)\n"
+          "                         (default 10, 0 = all)\n"
           "  --max-frames N         frames shown per call site in text (default 8, 0 = all)\n"
           "  --tree-min-percent P   call tree nodes under P% of the total are summed up\n"
           "                         (default 1, 0 = show every node)\n"
