@@ -586,6 +586,28 @@ static void print_suppressed(const struct cmt_report *r, FILE *out)
     }
 }
 
+/* With PyTorch's tensors recorded, the leaks below are those of device
+ * memory outside its cache (its tensors' are in their section above): the
+ * heading says so, and what the tensors' section found, so that "none"
+ * here does not read as a denial of the leaks above (issue 33). */
+static const char *leaks_heading(const struct cmt_report *r)
+{
+    return r->tensors && r->tensors->on ? "Leaks outside PyTorch's cache" : "Leaks";
+}
+
+static void tensor_leaks_pointer(const struct cmt_report *r, FILE *out)
+{
+    if (!r->tensors || !r->tensors->on)
+        return;
+    char b1[64];
+    if (r->tensors->leak_count)
+        fprintf(out, "  the tensors' leaks are under PyTorch's tensors above: %s in %" PRIu64 " %s\n",
+                cmt_size_exact_str(r->tensors->leak_bytes, b1, sizeof b1), r->tensors->leak_count,
+                cmt_plural(r->tensors->leak_count, "tensor", "tensors"));
+    else
+        fprintf(out, "  no tensor leaked either (PyTorch's tensors above)\n");
+}
+
 static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
@@ -618,16 +640,18 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
-            fprintf(out, r->n_suppressed ? "\nLeaks: none (nothing but suppressed allocations%s was live at exit)\n"
-                         : r->n_held     ? "\nLeaks: none (nothing but allocator caches%s was live at exit)\n"
-                                         : "\nLeaks: none (nothing was live at exit)%s\n",
-                    r->n_suppressed && r->n_held ? " and allocator caches" : "");
+            fprintf(out, r->n_suppressed ? "\n%s: none (nothing but suppressed allocations%s was live at exit)\n"
+                         : r->n_held     ? "\n%s: none (nothing but allocator caches%s was live at exit)\n"
+                                         : "\n%s: none (nothing was live at exit)%s\n",
+                    leaks_heading(r), r->n_suppressed && r->n_held ? " and allocator caches" : "");
+            tensor_leaks_pointer(r, out);
             print_suppressed(r, out);
             return;
         }
-        fprintf(out, "\n%sLeaks (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK),
+        fprintf(out, "\n%s%s (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK), leaks_heading(r),
                 cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), colour(out, SGR_OFF), r->leak_count,
                 cmt_plural(r->leak_count, "allocation", "allocations"));
+        tensor_leaks_pointer(r, out);
     }
     if (r->leak_once_count) {
         /* With --at the run went on: "never freed" is unknown there. */

@@ -144,6 +144,14 @@ def test_leak_recognised():
           in text and "): 768.0 MiB (805306368 B) in 12 tensors\n" in text, text)
     check("holds tensors kept step after step (+64.0 MiB a step, most made in Block.forward at "
           f"{TRAIN}:14; 768.0 MiB held when the work ended)" in text, text)
+    # the segments' leaks say what they cover and where the tensors' are (issue 33: "Leaks: none" read as
+    # a denial of the tensors' leaks a few lines above)
+    check("\nLeaks outside PyTorch's cache: none (nothing but suppressed allocations and allocator caches was live "
+          "at exit)\n  the tensors' leaks are under PyTorch's tensors above: 768.0 MiB (805306368 B) in 12 tensors\n"
+          "  suppressed (not counted as leaks; " in text, text)
+    clean = cmtest.cli("report", "--chart-width", "0", s.trace("clean")).stdout
+    check("\nLeaks outside PyTorch's cache: none (nothing but suppressed allocations and allocator caches was live "
+          "at exit)\n  no tensor leaked either (PyTorch's tensors above)\n" in clean, clean)
     s.done()
 
 
