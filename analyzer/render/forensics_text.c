@@ -592,6 +592,27 @@ static void print_waste(const struct cmt_report *r, const struct cmt_forensics_r
                      "API)\n");
 }
 
+bool cmt_render_pytorch_cache_off(const struct cmt_report *r, uint64_t stack)
+{
+    /* PyTorch's allocate() calls cudaMalloc itself when its cache is off;
+     * with the cache on, every device allocation is its cache's
+     * (DeviceCachingAllocator). Without its symbols neither shows: no
+     * claim then. */
+    if (!stack)
+        return false;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, stack);
+    bool native = false;
+    for (size_t i = 0; i < sf->n; i++) {
+        const char *fn = sf->frames[i].function;
+        if (!fn)
+            continue;
+        if (strstr(fn, "DeviceCachingAllocator::"))
+            return false;
+        native = native || strstr(fn, "NativeCachingAllocator::");
+    }
+    return native;
+}
+
 static void print_churn(const struct cmt_report *r, const struct cmt_forensics_report *fr, FILE *out, bool full)
 {
     if (!fr->n_churn)
@@ -613,7 +634,12 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
             fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
                     v->allocator_name);
         print_frames(r, out, row->key, "      ", full ? r->opt->max_frames : 4);
-        if (v->allocator != CMT_ALLOCATOR_NONE)
+        if (cmt_render_pytorch_cache_off(r, row->key) && !full && cmt_usage_calls_row_shown(r, row->key))
+            fprintf(out, "    PyTorch ran with its cache off: what to try is under Most allocation calls above\n");
+        else if (cmt_render_pytorch_cache_off(r, row->key))
+            fprintf(out, "    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): each of these is one "
+                         "tensor's own cudaMalloc and cudaFree; what to try: %s\n", CMT_PYTORCH_CACHE_OFF_REMEDY);
+        else if (v->allocator != CMT_ALLOCATOR_NONE)
             fprintf(out, "    %s's caching allocator made these: it keeps a segment for each size its cached "
                          "blocks could not serve, so reserved memory grows above what is allocated; what to try: %s\n",
                     v->allocator_name, v->allocator_remedy);

@@ -45,6 +45,35 @@ static size_t rows_shown(const struct cmt_report *r, size_t n)
     return n < top ? n : top;
 }
 
+static size_t rows_shown(const struct cmt_report *r, size_t n);
+
+bool cmt_usage_calls_row_shown(const struct cmt_report *r, uint64_t stack)
+{
+    const struct cmt_calls_view *v = &r->calls;
+    size_t repeated = 0;
+    while (repeated < v->n && v->rows[repeated].calls > 1)
+        repeated++;
+    uint64_t canonical = cmt_frames_canonical(r->frames, stack);
+    for (size_t i = 0, n = rows_shown(r, repeated); i < n; i++)
+        if (v->rows[i].stack == canonical)
+            return true;
+    return false;
+}
+
+/* A row of PyTorch's tensors made with its cache off: the heading's
+ * advice (keep a buffer, use a pool) is not what to change; its cache is.
+ * Said in full once, under the allocation calls. */
+static void cache_off_note(const struct cmt_report *r, FILE *out, uint64_t stack, bool first)
+{
+    if (!cmt_render_pytorch_cache_off(r, stack))
+        return;
+    if (!first && cmt_usage_calls_row_shown(r, stack))
+        fprintf(out, "    PyTorch ran with its cache off: what to try is under Most allocation calls above\n");
+    else
+        fprintf(out, "    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): a cudaMalloc and cudaFree "
+                     "per tensor; what to try: %s\n", CMT_PYTORCH_CACHE_OFF_REMEDY);
+}
+
 static void print_calls(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_calls_view *v = &r->calls;
@@ -80,6 +109,7 @@ static void print_calls(const struct cmt_report *r, FILE *out)
             fprintf(out, "; %" PRIu64 " short-lived", row->short_lived);
         fprintf(out, "\n");
         print_frames(r, out, row->stack, "      ");
+        cache_off_note(r, out, row->stack, true);
         CMT_PRINT_TWIN_NOTE(r, out, twins, v->rows, i, "      ");
     }
     free(twins);
@@ -106,6 +136,7 @@ static void print_short_lived(const struct cmt_report *r, FILE *out)
                 row->calls, plural(row->calls, "call", "calls"), cmt_api_name(row->api),
                 (cmt_format_size(row->short_bytes, a, sizeof a), a), life);
         print_frames(r, out, row->stack, "      ");
+        cache_off_note(r, out, row->stack, false);
     }
 }
 
