@@ -274,6 +274,16 @@ def test_frag_oom():
     eq(rep["blocks"]["devices"][0]["failures"][0]["replayed"], p, "the block layer's failure: the same replay")
     html = cmtest.cli("report", "--format", "html", out).stdout
     check('"rule":"R11"' in html.replace(" ", ""), "the HTML page's data")
+    # whatif's table: roundup's peak is up to its first failure (its first request): 0 B, marked, and not set
+    # against the recorded peak as a saving of 78.7 GiB (issue 33)
+    w = cmtest.cli("whatif", "--compare", out).stdout
+    check("\n  roundup_power2_divisions:4                0 B*           -          0 B*            0 B  181        "
+          "capacity\n  garbage_collection_threshold:0.6      78.7 GiB        same      78.7 GiB            0 B  1    "
+          "      fragmentation\n  * up to its first failure (where the program as recorded would stop), not "
+          "comparable with the recorded peak\n" in w, w)
+    check("\n  roundup_power2_divisions:4: reserved peak 0 B up to its first failure (its first request failed)\n"
+          in w, w)
+    check("when it ran out" not in w, w)
     s.done()
 
 

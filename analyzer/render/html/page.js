@@ -824,8 +824,10 @@
             el('div', null, [el('span', {cls: 'verdict', text: f.verdict}),
               el('div', {cls: 'muted', text: 'at ' + secs(f.time_ns) + ': ' + both(f.requested_bytes) + (f.site ? ' at ' + f.site : '') +
                 (f.phase ? ', in ' + f.phase : '') + (f.short_by_bytes ? '; the peak must be ' + human(f.short_by_bytes) + ' smaller' : '')})]);
-          return [x.label + (x.recorded ? ' (recorded)' : ''), both(x.peak_reserved_bytes), signedHuman(x.vs_recorded_bytes),
-            both(x.peak_allocated_bytes), human(x.unallocated_at_peak.total),
+          /* a setting that runs out where the recorded run did not: its peaks up to that failure, not a saving */
+          var cut = x.out_of_memory && !f.recorded_run_failed_it, upTo = cut ? ' up to its first failure' : '';
+          return [x.label + (x.recorded ? ' (recorded)' : ''), both(x.peak_reserved_bytes) + upTo,
+            cut ? '-' : signedHuman(x.vs_recorded_bytes), both(x.peak_allocated_bytes) + upTo, human(x.unallocated_at_peak.total),
             x.maps ? x.maps + ' mappings' : String(x.segments_made), oom];
         }));
       t.className = 'whatif-settings';
