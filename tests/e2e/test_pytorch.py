@@ -528,6 +528,17 @@ def test_oom_block_stranded_twice():
     eq(fails[1]["explanation"], "reserved 60.0 GiB, allocated 41.0 GiB: fragmentation inside the cache (19.0 GiB free "
        "in its segments, the largest free range 18.0 GiB, 30.0 GiB asked); expandable_segments:True would have "
        "served it", "the second failure, as the block layer says it")
+    # the program's second request came after PyTorch raised: its own failure, not the allocator's retry
+    # (issue 33: folded as "1 failure, 3 of 4 calls the allocator asking again")
+    eq([(f["count"], f["allocator_retries"]) for f in rep["failed"]], [(4, 2)], "4 calls, 2 the allocator's retries")
+    eq([(c["rule"], c["allocator_retries"]) for c in rep["oom"]["cases"]], [("R11", 1), ("R11", 1)],
+       "two failures, each retried once by PyTorch")
+    text = cmtest.cli("report", "--chart-width", "0", out).stdout
+    check("\nFailed allocations: 2 (4 calls: 2 of them a caching allocator asking again after a failure, the same "
+          "failure)\n  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed with cudaErrorMemoryAllocation (2), "
+          "4 times (2 of them the allocator's own retry);" in text, text)
+    frag = cmtest.cli("frag", out).stdout
+    check("Out-of-memory forensics: 2 failures examined of 4 failed allocation calls" in frag, frag)
     d.done()
 
 
