@@ -8,6 +8,7 @@
 
 #include "hash_seed.h"
 #include "trace_model.h"
+#include "xla_names.h"
 
 /* A range open now: on a thread's stack, or process-wide. */
 struct open_range {
@@ -98,20 +99,6 @@ struct cmt_phases {
 #define MARK_COMPILER (1ull << 62)
 #define MARK_NUMBER (MARK_COMPILER - 1)
 
-bool cmt_phase_xla_compile_name(const char *name, size_t len)
-{
-    /* The annotations XLA's GPU compiler opens (through TSL's NVTX domain)
-     * while it optimises, emits and compiles a module; measured on a JAX
-     * run: "XlaCompileBackend:#module=jit_f,program_id=3#" holding
-     * "XlaEmitLlvmIr" holding "XlaCompileGpuAsm", thousands per run. */
-    static const char *const prefixes[] = {"XlaCompile", "XlaOptimize", "XlaEmit", "XlaAutotun"};
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
-        size_t pl = strlen(prefixes[i]);
-        if (len >= pl && !strncmp(name, prefixes[i], pl))
-            return true;
-    }
-    return false;
-}
 
 
 bool cmt_phase_step_number(const char *name, size_t len, uint64_t *n)
@@ -148,7 +135,7 @@ void cmt_phases_classify(const struct cmt_trace_model *m, struct cmt_event_in *e
     const char *name = cmt_model_string(m, id);
     size_t len = strlen(name);
     uint64_t n;
-    if (cmt_phase_xla_compile_name(name, len))
+    if (cmt_xla_compile_range_name(name, len))
         e->aux[3] = MARK_COMPILER;
     else if (cmt_phase_step_number(name, len, &n))
         e->aux[3] = MARK_STEP | (n & MARK_NUMBER);

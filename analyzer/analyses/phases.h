@@ -28,9 +28,7 @@
  * gathers that phase of every step. A step is the outermost range on a
  * stack whose name has a step keyword followed by a number
  * (cmt_phase_step_number), or the span from one cumemtrace_step call to the
- * next (the last ends with the trace). XLA's compiler is one phase per
- * compile range (cmt_phase_xla_compile_name): what it opens inside is that
- * phase's.
+ * next (the last ends with the trace).
  *
  * Cost: nothing per event while no range is open; with ranges open, one
  * hash-table insert per allocation and a walk of the open ranges of its
@@ -132,11 +130,5 @@ void cmt_phases_classify(const struct cmt_trace_model *m, struct cmt_event_in *e
  * separators (space _ - : # = .) and a decimal number, which is the step's
  * number: "step 41", "iteration_7", "epoch 2 step 10" (10), "Step#3". */
 bool cmt_phase_step_number(const char *name, size_t len, uint64_t *n);
-
-/* XLA's compiler rule: the name is one of the ranges XLA's GPU compiler
- * opens ("XlaCompile...", "XlaOptimize...", "XlaEmit...", "XlaAutotun...").
- * Such a range is a phase of its own (the compilation, by module) and the
- * ranges opened inside it are counted as it, not as phases. */
-bool cmt_phase_xla_compile_name(const char *name, size_t len);
 
 #endif

@@ -11,6 +11,7 @@
 #include "render_parts.h"
 #include "units.h"
 #include "text_escape.h"
+#include "xla_names.h"
 
 
 /* The names are the model's (phases_view.c), so that models built on the
@@ -32,7 +33,7 @@ static uint32_t compile_node(const struct cmt_phases_view *pv, const struct cmt_
     if (w->node == CMT_PHASE_NONE || w->node >= pv->n_nodes || pv->nodes[w->node].name == CMT_PHASE_STEP_NAME)
         return CMT_PHASE_NONE;
     const char *name = pv->node_name[w->node];
-    return name && cmt_phase_xla_compile_name(name, strlen(name)) ? w->node : CMT_PHASE_NONE;
+    return name && cmt_xla_compile_range_name(name, strlen(name)) ? w->node : CMT_PHASE_NONE;
 }
 
 /* The module XLA was compiling, as its range names it ("module=jit_f,");

@@ -45,6 +45,27 @@ static size_t rows_shown(const struct cmt_report *r, size_t n)
     return n < top ? n : top;
 }
 
+bool cmt_render_pytorch_cache_off(const struct cmt_report *r, uint64_t stack)
+{
+    /* PyTorch's allocate() calls cudaMalloc itself when its cache is off;
+     * with the cache on, every device allocation is its cache's
+     * (DeviceCachingAllocator). Without its symbols neither shows: no
+     * claim then. */
+    if (!stack)
+        return false;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, stack);
+    bool native = false;
+    for (size_t i = 0; i < sf->n; i++) {
+        const char *fn = sf->frames[i].function;
+        if (!fn)
+            continue;
+        if (strstr(fn, "DeviceCachingAllocator::"))
+            return false;
+        native = native || strstr(fn, "NativeCachingAllocator::");
+    }
+    return native;
+}
+
 static size_t rows_shown(const struct cmt_report *r, size_t n);
 
 bool cmt_usage_calls_row_shown(const struct cmt_report *r, uint64_t stack)
