@@ -539,6 +539,10 @@ def test_oom_block_stranded_twice():
           "4 times (2 of them the allocator's own retry);" in text, text)
     frag = cmtest.cli("frag", out).stdout
     check("Out-of-memory forensics: 2 failures examined of 4 failed allocation calls" in frag, frag)
+    check("\n  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed at 2.5 ms with cudaErrorMemoryAllocation (2)\n"
+          "    the program asked again: PyTorch raised torch.OutOfMemoryError for the same request at 2.2 ms (the "
+          "failure at 2.0 ms) and the program went on: a failure of its own, not PyTorch's retry\n" in frag, frag)
+    eq(frag.count("the program asked again"), 1, "said of the second failure only")
     d.done()
 
 
