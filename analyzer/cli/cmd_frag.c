@@ -21,7 +21,7 @@ static void frag_usage(FILE *out)
           "pools, and device memory no allocation explains.\n"
           "\n"
           "  --format FORMAT            text (default) or json: one object (docs/fragmentation.md)\n"
-          "  --json                     --format json\n"
+          "  -j, --json                 --format json\n"
           "  -o, --output FILE          write the output to FILE instead of standard output\n"
           "  --top N                    call sites listed per list (default 10, 0 = all)\n"
           "  --max-frames N             frames shown per call site in text (default 8, 0 = all)\n"

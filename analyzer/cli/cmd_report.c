@@ -44,7 +44,7 @@ static void report_usage(FILE *out)
           "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
           "                         (one self-contained page with charts, docs/html.md)\n"
           "  -o, --output FILE      write the report to FILE instead of standard output\n"
-          "  --json                 --format json\n"
+          "  -j, --json             --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
           "  --top N                call sites listed per list, leaks' groups included\n"
