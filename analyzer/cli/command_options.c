@@ -247,8 +247,8 @@ FILE *cmt_cli_output_open(const char *cmd, const char *path)
     FILE *out;
     if (exists && !S_ISREG(st.st_mode))
         out = fopen(path, "w"); /* a device, a FIFO, a link: written in place */
-    else
-        out = open_beside(path, exists ? &st : NULL);
+    else if (!(out = open_beside(path, exists ? &st : NULL)) && exists && (errno == EACCES || errno == EROFS))
+        out = fopen(path, "w"); /* a writable file in a directory that is not: in place, as before */
     if (!out)
         cmt_cli_error("%s: cannot create %s: %m; check that its directory exists and is writable", cmd, path);
     return out;
