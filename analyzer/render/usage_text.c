@@ -95,6 +95,24 @@ static void cache_off_note(const struct cmt_report *r, FILE *out, uint64_t stack
                      "per tensor; what to try: %s\n", CMT_PYTORCH_CACHE_OFF_REMEDY);
 }
 
+/* The call that releases what api allocates, for the heading's words;
+ * NULL when it has no single one. */
+static const char *release_of(const char *api)
+{
+    static const char *const pairs[][2] = {
+        {"cudaMalloc", "cudaFree"},           {"cudaMallocPitch", "cudaFree"},
+        {"cudaMallocManaged", "cudaFree"},    {"cudaMallocHost", "cudaFreeHost"},
+        {"cudaHostAlloc", "cudaFreeHost"},    {"cuMemAlloc", "cuMemFree"},
+        {"cuMemAllocPitch", "cuMemFree"},     {"cuMemAllocManaged", "cuMemFree"},
+        {"cuMemAllocHost", "cuMemFreeHost"},  {"cuMemHostAlloc", "cuMemFreeHost"},
+        {"cuMemCreate", "cuMemRelease"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (!strcmp(api, pairs[i][0]))
+            return pairs[i][1];
+    return NULL;
+}
+
 static void print_calls(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_calls_view *v = &r->calls;
@@ -108,14 +126,39 @@ static void print_calls(const struct cmt_report *r, FILE *out)
     size_t n = rows_shown(r, repeated);
     char a[32];
     /* What the calls cost depends on their API: stream-ordered ones are
-     * served by their pool without synchronizing the device. */
-    bool synchronous = false;
-    for (size_t i = 0; i < n; i++)
-        synchronous = synchronous || v->rows[i].kind != CMT_KIND_ASYNC;
-    fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s",
-            synchronous ? "calls cost time even where nothing leaks: cudaMalloc and cudaFree synchronize the device"
-                        : "stream-ordered: their pool serves them without synchronizing the device",
-            v->calls, plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
+     * served by their pool without synchronizing the device; the others
+     * are named as the program called them (a driver-API program's
+     * cuMemAlloc is no cudaMalloc). */
+    uint8_t apis[4];
+    size_t n_apis = 0;
+    bool more = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v->rows[i].kind == CMT_KIND_ASYNC)
+            continue;
+        size_t k = 0;
+        while (k < n_apis && apis[k] != v->rows[i].api)
+            k++;
+        if (k == n_apis && n_apis < sizeof apis)
+            apis[n_apis++] = v->rows[i].api;
+        else if (k == n_apis)
+            more = true;
+    }
+    char why[256] = "stream-ordered: their pool serves them without synchronizing the device";
+    if (n_apis) {
+        size_t pos = (size_t)snprintf(why, sizeof why, "calls cost time even where nothing leaks: ");
+        for (size_t k = 0; k < n_apis && pos < sizeof why; k++)
+            pos += (size_t)snprintf(why + pos, sizeof why - pos, "%s%s", k ? (k + 1 == n_apis && !more ? " and " : ", ")
+                                                                              : "",
+                                    cmt_api_name(apis[k]));
+        const char *release = n_apis == 1 && !more ? release_of(cmt_api_name(apis[0])) : NULL;
+        if (pos < sizeof why)
+            snprintf(why + pos, sizeof why - pos, "%s%s synchronize the device",
+                     release ? " and " : more ? " and others, and their releases," : n_apis > 1 ? " and their releases"
+                                                                                           : " and its release",
+                     release ? release : "");
+    }
+    fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s", why, v->calls,
+            plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
     if (n < repeated)
         fprintf(out, "; the top %zu of the %zu that allocated more than once", n, repeated);
     else if (n < v->n)

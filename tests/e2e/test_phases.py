@@ -133,6 +133,9 @@ def test_xla_compiler_ranges():
         check("\n  phase at the peak: train_step [TSL], during XLA's compilation of jit_f\n" in text, text)
         check("\n      in phase: (no phase of the program open), during XLA's compilation of jit_g\n" in text, text)
         check("XlaEmitLlvmIr" not in text, text)
+        # a driver-API program's calls are named as it made them, not as cudaMalloc
+        check("\nMost allocation calls (calls cost time even where nothing leaks: cuMemAlloc and cuMemFree synchronize "
+              "the device): 7 calls at 5 call sites; the 1 that allocated more than once\n" in text, text)
     finally:
         shutil.rmtree(d)
 
