@@ -146,16 +146,13 @@ static void print_calls(const struct cmt_report *r, FILE *out)
     char why[256] = "stream-ordered: their pool serves them without synchronizing the device";
     if (n_apis) {
         size_t pos = (size_t)snprintf(why, sizeof why, "calls cost time even where nothing leaks: ");
+        /* "cuMemAlloc and cuMemFree"; "cudaMalloc, cuMemAlloc and their releases" */
         for (size_t k = 0; k < n_apis && pos < sizeof why; k++)
-            pos += (size_t)snprintf(why + pos, sizeof why - pos, "%s%s", k ? (k + 1 == n_apis && !more ? " and " : ", ")
-                                                                              : "",
-                                    cmt_api_name(apis[k]));
+            pos += (size_t)snprintf(why + pos, sizeof why - pos, "%s%s", k ? ", " : "", cmt_api_name(apis[k]));
         const char *release = n_apis == 1 && !more ? release_of(cmt_api_name(apis[0])) : NULL;
         if (pos < sizeof why)
-            snprintf(why + pos, sizeof why - pos, "%s%s synchronize the device",
-                     release ? " and " : more ? " and others, and their releases," : n_apis > 1 ? " and their releases"
-                                                                                           : " and its release",
-                     release ? release : "");
+            snprintf(why + pos, sizeof why - pos, " and %s synchronize the device",
+                     release ? release : more ? "the others and their releases" : "their releases");
     }
     fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s", why, v->calls,
             plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
