@@ -29,6 +29,7 @@
 #include "proc_address.h"
 #include "real_symbols.h"
 #include "sampler.h"
+#include "shareable_handle.h"
 
 #include <string.h>
 
@@ -447,25 +448,6 @@ static CUresult ipc_close_mem_handle(PFN_cuIpcCloseMemHandle_v4010 real, CUdevic
     return r;
 }
 
-/* A shareable handle's fingerprint: a fabric handle's 64 bytes name the
- * memory in every process; a file descriptor or a Win32 handle is a number
- * of this process only (0: not matched across traces). */
-static uint64_t shareable_fingerprint(const void *sh, CUmemAllocationHandleType type)
-{
-    if (!sh || type != CU_MEM_HANDLE_TYPE_FABRIC)
-        return 0;
-    return cmt_ipc_fingerprint(sh, sizeof(CUmemFabricHandle));
-}
-
-static uint64_t shareable_fd(const void *sh, CUmemAllocationHandleType type)
-{
-    if (!sh || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-        return 0;
-    int fd;
-    memcpy(&fd, sh, sizeof fd);
-    return (uint64_t)(uint32_t)fd;
-}
-
 static CUresult mem_export_to_shareable_handle(PFN_cuMemExportToShareableHandle_v10020 real, void *shareableHandle,
                                                CUmemGenericAllocationHandle handle,
                                                CUmemAllocationHandleType handleType, unsigned long long flags)
@@ -478,8 +460,8 @@ static CUresult mem_export_to_shareable_handle(PFN_cuMemExportToShareableHandle_
     if (rec) {
         bool ok = r == CUDA_SUCCESS;
         record_ipc(&h, CMT_API_CU_MEM_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0, (uint64_t)handle, 0,
-                   ok ? shareable_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType,
-                   ok ? shareable_fd(shareableHandle, handleType) : 0, cmt_config.stack_depth != 0);
+                   ok ? cmt_shareable_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType,
+                   ok ? cmt_shareable_exported_fd(shareableHandle, handleType) : 0, cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -498,14 +480,9 @@ static CUresult mem_import_from_shareable_handle(PFN_cuMemImportFromShareableHan
     CUresult r = real(handle, osHandle, shHandleType);
     if (rec) {
         uint64_t value = r == CUDA_SUCCESS && handle ? (uint64_t)*handle : 0;
-        /* The caller's bytes are read only once the driver has accepted
-         * them: a failed call may have been given a pointer to nothing. */
-        uint64_t fp = r == CUDA_SUCCESS && shHandleType == CU_MEM_HANDLE_TYPE_FABRIC
-                          ? shareable_fingerprint(osHandle, shHandleType)
-                          : 0;
-        uint64_t fd = shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)osHandle : 0;
-        record_ipc(&h, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, value, 0, fp,
-                   (uint64_t)shHandleType, fd, cmt_config.stack_depth != 0);
+        record_ipc(&h, CMT_API_CU_MEM_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, value, 0,
+                   r == CUDA_SUCCESS ? cmt_shareable_fingerprint(osHandle, shHandleType) : 0, (uint64_t)shHandleType,
+                   cmt_shareable_imported_fd(osHandle, shHandleType), cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -531,8 +508,9 @@ static CUresult mem_pool_export_to_shareable_handle(PFN_cuMemPoolExportToShareab
     if (rec) {
         bool ok = r == CUDA_SUCCESS;
         record_ipc(&h, CMT_API_CU_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real, 0,
-                   (uint64_t)(uintptr_t)pool, 0, ok ? shareable_fingerprint(handle_out, handleType) : 0,
-                   (uint64_t)handleType, ok ? shareable_fd(handle_out, handleType) : 0, cmt_config.stack_depth != 0);
+                   (uint64_t)(uintptr_t)pool, 0, ok ? cmt_shareable_fingerprint(handle_out, handleType) : 0,
+                   (uint64_t)handleType, ok ? cmt_shareable_exported_fd(handle_out, handleType) : 0,
+                   cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -551,10 +529,9 @@ static CUresult mem_pool_import_from_shareable_handle(PFN_cuMemPoolImportFromSha
     CUresult r = real(pool_out, handle, handleType, flags);
     if (rec) {
         uint64_t pool = r == CUDA_SUCCESS && pool_out ? (uint64_t)(uintptr_t)*pool_out : 0;
-        uint64_t fd = handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ? (uint64_t)(uint32_t)(uintptr_t)handle : 0;
         record_ipc(&h, CMT_API_CU_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, 0, pool, 0,
-                   r == CUDA_SUCCESS ? shareable_fingerprint(handle, handleType) : 0, (uint64_t)handleType, fd,
-                   cmt_config.stack_depth != 0);
+                   r == CUDA_SUCCESS ? cmt_shareable_fingerprint(handle, handleType) : 0, (uint64_t)handleType,
+                   cmt_shareable_imported_fd(handle, handleType), cmt_config.stack_depth != 0);
     }
     cmt_hook_leave(&h);
     return r;

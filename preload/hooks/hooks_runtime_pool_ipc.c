@@ -9,13 +9,13 @@
  * the dynamic runtime the driver call underneath passes through (one event
  * per user call). */
 #include <cuda_runtime_api.h>
-#include <string.h>
 
 #include "hook_record.h"
 #include "real_symbols.h"
 #include "runtime_exports.h"
 #include "runtime_device.h"
 #include "sampler.h"
+#include "shareable_handle.h"
 
 CMT_REAL_SLOT(cudaMemPoolExportToShareableHandle);
 CMT_REAL_SLOT(cudaMemPoolImportFromShareableHandle);
@@ -32,13 +32,11 @@ static void record(struct cmt_hook *h, uint8_t api, cudaError_t r, const void *r
                         cmt_config.stack_depth != 0);
 }
 
-/* A fabric handle's 64 bytes name the pool in every process; a file
- * descriptor is a number of this process only (0: not matched across
- * traces, its value kept apart). */
-static uint64_t fabric_fingerprint(const void *sh, enum cudaMemAllocationHandleType type)
-{
-    return sh && type == cudaMemHandleTypeFabric ? cmt_ipc_fingerprint(sh, sizeof(cudaMemFabricHandle_t)) : 0;
-}
+/* The runtime's shareable handles are the driver's (shareable_handle.h). */
+_Static_assert((int)cudaMemHandleTypeFabric == (int)CU_MEM_HANDLE_TYPE_FABRIC &&
+                   (int)cudaMemHandleTypePosixFileDescriptor == (int)CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
+                   sizeof(cudaMemFabricHandle_t) == sizeof(CUmemFabricHandle),
+               "the runtime's handle types are the driver's");
 
 CMT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool,
                                                           enum cudaMemAllocationHandleType handleType,
@@ -51,13 +49,10 @@ CMT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle,
     bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
     cudaError_t r = real(shareableHandle, memPool, handleType, flags);
     if (rec) {
-        bool ok = r == cudaSuccess && shareableHandle;
-        int fd = 0;
-        if (ok && handleType == cudaMemHandleTypePosixFileDescriptor)
-            memcpy(&fd, shareableHandle, sizeof fd);
+        bool ok = r == cudaSuccess;
         record(&h, CMT_API_CUDA_MEM_POOL_EXPORT_TO_SHAREABLE_HANDLE, r, (const void *)real,
-               (uint64_t)(uintptr_t)memPool, 0, ok ? fabric_fingerprint(shareableHandle, handleType) : 0,
-               (uint64_t)handleType, (uint64_t)(uint32_t)fd);
+               (uint64_t)(uintptr_t)memPool, 0, ok ? cmt_shareable_fingerprint(shareableHandle, handleType) : 0,
+               (uint64_t)handleType, ok ? cmt_shareable_exported_fd(shareableHandle, handleType) : 0);
     }
     cmt_hook_leave(&h);
     return r;
@@ -78,11 +73,9 @@ CMT_EXPORT cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPo
     cudaError_t r = real(memPool, shareableHandle, handleType, flags);
     if (rec) {
         uint64_t pool = r == cudaSuccess && memPool ? (uint64_t)(uintptr_t)*memPool : 0;
-        uint64_t fd = handleType == cudaMemHandleTypePosixFileDescriptor
-                          ? (uint64_t)(uint32_t)(uintptr_t)shareableHandle
-                          : 0;
         record(&h, CMT_API_CUDA_MEM_POOL_IMPORT_FROM_SHAREABLE_HANDLE, r, (const void *)real, pool, 0,
-               r == cudaSuccess ? fabric_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType, fd);
+               r == cudaSuccess ? cmt_shareable_fingerprint(shareableHandle, handleType) : 0, (uint64_t)handleType,
+               cmt_shareable_imported_fd(shareableHandle, handleType));
     }
     cmt_hook_leave(&h);
     return r;
