@@ -225,3 +225,21 @@ bool cmt_meta_write_allocator_locked(struct cmt_trace_file *tf, struct cmt_meta_
     cmt_meta_commit_locked(m, CMT_META_ALLOCATOR, b.p);
     return true;
 }
+
+/* ---- the END record under the lock, and for writers without a stream ---- */
+
+void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason,
+                          int exit_status)
+{
+    pthread_mutex_lock(&m->lock);
+    cmt_meta_close_trace_locked(tf, m, end_ts, reason, exit_status);
+    pthread_mutex_unlock(&m->lock);
+}
+
+void cmt_trace_finish(struct cmt_trace_file *tf, uint64_t end_ts)
+{
+    struct cmt_meta_stream m;
+    cmt_meta_stream_init(&m);
+    cmt_meta_close_trace(tf, &m, end_ts, CMT_END_EXIT, -1);
+    pthread_mutex_destroy(&m.lock);
+}

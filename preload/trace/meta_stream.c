@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "meta_stream.h"
 
-#include "meta_records.h"
 #include "record_commit.h"
 
 void cmt_meta_stream_init(struct cmt_meta_stream *m)
@@ -66,20 +65,4 @@ void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *pa
 uint8_t *cmt_meta_begin_last_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload)
 {
     return begin_locked(tf, m, max_payload, 0);
-}
-
-void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason,
-                          int exit_status)
-{
-    pthread_mutex_lock(&m->lock);
-    cmt_meta_close_trace_locked(tf, m, end_ts, reason, exit_status);
-    pthread_mutex_unlock(&m->lock);
-}
-
-void cmt_trace_finish(struct cmt_trace_file *tf, uint64_t end_ts)
-{
-    struct cmt_meta_stream m;
-    cmt_meta_stream_init(&m);
-    cmt_meta_close_trace(tf, &m, end_ts, CMT_END_EXIT, -1);
-    pthread_mutex_destroy(&m.lock);
 }

@@ -40,7 +40,8 @@ void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *pa
 uint8_t *cmt_meta_begin_last_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload);
 
 /* Ends recording at process exit: cmt_meta_close_trace_locked
- * (meta_records.h, the END record's writer) under m->lock. */
+ * (meta_records.h, the END record's writer) under m->lock. This and
+ * cmt_trace_finish are defined beside it, in meta_records.c. */
 void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason,
                           int exit_status);
 /* For writers without a metadata stream of their own (tests, benchmarks):
