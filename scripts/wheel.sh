@@ -34,7 +34,7 @@ arch="$(uname -m)"
 while (($#)); do
   case "$1" in
     -o) out="$2"; shift 2 ;;
-    --arch) arch="$2"; shift 2 ;;
+    --arch) arch="${2:?wheel: --arch needs an architecture (aarch64)}"; shift 2 ;;
     --no-install) install=0; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "wheel: unknown argument $1 (--help)" >&2; exit 2 ;;
