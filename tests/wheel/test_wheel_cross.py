@@ -177,8 +177,18 @@ def test_aarch64():
         eq(p.stdout, "leak_peak done\n", "the program's output")
         check("leaked 69.0 MiB in 6 allocations; peak 115.0 MiB on device 0" in p.stderr,
               f"the check's figures: {p.stderr}")
-        check("error: leaked 64.0 MiB in 1 allocation (cudaMalloc) [leak]\n    #0 keep_forever at " in p.stderr,
-              f"the 64 MiB leak's site, symbolized by the aarch64 command: {p.stderr}")
+        # The stack unwound on aarch64 by the wheel's libunwind, symbolized
+        # by its libdw.
+        src = os.path.join(ROOT, "tests", "e2e", "programs", "leak_peak.c")
+        with open(src) as f:
+            lines = f.read().splitlines()
+        alloc = lines.index("    check(cudaMalloc(&p, 64 * MiB), \"keep_forever\");") + 1
+        call = lines.index("    keep_forever();") + 1
+        check(f"leak_peak.c:{alloc}: error: leaked 64.0 MiB in 1 allocation (cudaMalloc) [leak]\n"
+              f"    #0 keep_forever at {src}:{alloc}\n    #1 main at {src}:{call}\n" in p.stderr,
+              f"the 64 MiB leak's stack, unwound and symbolized on aarch64: {p.stderr}")
+        cmtest.check_catalogued("\n".join(line for line in p.stderr.splitlines()
+                                          if line.startswith(("cumemtrace: ", "cumemtrace run: "))))
         traces = glob.glob(os.path.join(run_dir, "t.*.bin"))
         eq(len(traces), 1, "one trace")
         want = {"leaked_bytes": 69 * MiB, "leaked_count": 6, "peak_bytes": 115 * MiB}
