@@ -1759,9 +1759,10 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
             /* Delivered in place, as a whole read does: a copy of the event
              * loaded it as 16-byte vectors just after cursor_decode stored it
              * field by field, which cannot be forwarded from those stores
-             * and stalled until they retired (15% of a live view's time,
-             * perf). The next decode starts from c->prev_ts, never from
-             * c->next, so a late event's time is raised where it lies. */
+             * and stalled until they retired (most of the 15% of a live
+             * view's time perf put in this loop). The next decode starts
+             * from c->prev_ts, never from c->next, so a late event's time
+             * is raised where it lies. */
             struct cmt_event_in *e = &c->next;
             if (e->ts < r->follow_ts) {
                 e->ts = r->follow_ts;
