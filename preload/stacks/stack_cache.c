@@ -452,7 +452,7 @@ uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, const struct c
 void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, const uint64_t *ips,
                           const uint64_t *sps, unsigned n, unsigned walked, bool ended, uint64_t id)
 {
-    (void)o, (void)ips, (void)sps, (void)n, (void)walked, (void)ended, (void)id;
+    (void)o, (void)py, (void)ips, (void)sps, (void)n, (void)walked, (void)ended, (void)id;
 }
 
 void cmt_stack_cache_invalidate(void)
