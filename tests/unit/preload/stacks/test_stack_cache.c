@@ -60,9 +60,8 @@ void cmt_unwind_rules_forget(void)
 static uint64_t stack[2 * FRAMES + 2];
 static uint64_t stack_copy[2 * FRAMES + 2]; /* the same words at another stack pointer */
 
-/* Lays out a stack of n frames whose return addresses are ips[1..n) and
- * fills the cache with id for it, from origin (ips[0], &stack[0]); cut: the
- * unwind stopped at the depth limit (else it ended at an outermost frame). */
+/* Lays out a stack of n frames whose return addresses are ips[1..n), frame
+ * k at &stack[2k] (sps[k]); returns its origin (ips[0], &stack[0]). */
 static struct cmt_stack_origin lay_out(const uint64_t *ips, unsigned n, uint64_t *sps)
 {
     for (unsigned k = 0; k < n; k++) {
@@ -73,6 +72,9 @@ static struct cmt_stack_origin lay_out(const uint64_t *ips, unsigned n, uint64_t
     return (struct cmt_stack_origin){.ip = ips[0], .sp = sps[0], .rbp = 0};
 }
 
+/* Lays the stack out and fills the cache with id for it, as after a full
+ * unwind; cut: the unwind stopped at the depth limit (else it ended at the
+ * thread's first frame). */
 static void fill(const uint64_t *ips, unsigned n, bool cut, const struct cmt_py_stack *py, uint64_t id)
 {
     uint64_t sps[FRAMES];
