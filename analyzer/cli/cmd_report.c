@@ -44,11 +44,11 @@ static void report_usage(FILE *out)
           "  --format FORMAT        text (default), json (one object, docs/report.md) or html\n"
           "                         (one self-contained page with charts, docs/html.md)\n"
           "  -o, --output FILE      write the report to FILE instead of standard output\n"
-          "  --json                 --format json\n"
+          "  -j, --json             --format json\n"
           "  --at TIME              replay up to TIME after the start of the trace and show\n"
           "                         what was live then: 2, 1.5s, 250ms, 80us, 1500000ns\n"
           "  --top N                call sites listed per list, leaks' groups included\n"
-          "                         (default 10)\n"
+          "                         (default 10, 0 = all)\n"
           "  --max-frames N         frames shown per call site in text (default 8, 0 = all)\n"
           "  --tree-min-percent P   call tree nodes under P% of the total are summed up\n"
           "                         (default 1, 0 = show every node)\n"
@@ -212,6 +212,8 @@ static int build_one(const char *path, const struct report_cli *cli, struct cmt_
                      struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
     struct cmt_trace_build how = {.opt = &cli->opt, .no_forensics = cli->no_forensics, .no_whatif = cli->no_whatif,
+                                  /* the HTML page shows no usage views */
+                                  .no_usage = !strcmp(cli->common.format.format, "html"),
                                   .whatif = cli->whatif, .n_whatif = cli->n_whatif};
     return cmt_report_build_one(path, &how, b, summary, member);
 }

@@ -59,7 +59,14 @@
 
 #if defined(__x86_64__)
 
-#define CACHE_SETS 512u                  /* sets, chosen by (ip_0, sp_0) */
+/* Sets, chosen by (ip_0, sp_0) and the Python frames. The unit test
+ * (tests/unit/preload/stacks/test_stack_cache.c) builds the cache with one,
+ * so that every entry collides with every other. */
+#ifndef CMT_STACK_CACHE_SETS
+#define CMT_STACK_CACHE_SETS 512u
+#endif
+#define CACHE_SETS CMT_STACK_CACHE_SETS
+_Static_assert((CACHE_SETS & (CACHE_SETS - 1)) == 0, "a power of two: a set is chosen by masking");
 #define CACHE_WAYS 4u                    /* entries per set, most recently used first: call paths
                                           * that reach one instruction at one stack pointer */
 #define CACHE_REGION_BYTES (256u << 10) /* entries, bump-allocated; emptied when full */
