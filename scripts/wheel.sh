@@ -74,7 +74,7 @@ if [ "$arch" != "$(uname -m)" ]; then
   fi
   if ! cross_missing="$(scripts/cross_setup.sh "$arch" --check)"; then
     if ((!install)); then
-      echo "wheel: missing for $arch:" $cross_missing "(scripts/cross_setup.sh $arch installs them)" >&2
+      echo "wheel: missing for $arch: ${cross_missing//$'\n'/ } (scripts/cross_setup.sh $arch installs them)" >&2
       exit 1
     fi
     scripts/cross_setup.sh "$arch"

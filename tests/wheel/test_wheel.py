@@ -21,8 +21,10 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "e2e"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cmtest  # noqa: E402
 from cmtest import check, eq  # noqa: E402
+import check_wheel  # noqa: E402
 
 ROOT = os.environ["CMT_SOURCE_ROOT"]
 SUITE_DIR = os.path.join(ROOT, "tests", "e2e", "pytest_suite")
@@ -99,6 +101,10 @@ def check_contents(wheel):
     check("[pytest11]\ncumemtrace = cumemtrace.pytest_plugin" in entry, f"the plugin's entry point: {entry}")
     check("[console_scripts]\ncumemtrace = cumemtrace.__main__:main" in entry, f"the script: {entry}")
     eq(len(record.strip().splitlines()), len(names), "RECORD lists every file")
+    # Every ELF file this machine's, every DT_NEEDED inside the wheel or
+    # manylinux's, the licences, RECORD's hashes (check_wheel.py, which the
+    # aarch64 wheel's test also runs).
+    eq(check_wheel.check_wheel(wheel, os.uname().machine), [], "check_wheel.py")
 
 
 def venv(wheel, work):
