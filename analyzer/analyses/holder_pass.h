@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "addr_table.h"
 #include "memory_holder.h"
 #include "replay.h"
 #include "trace_reader.h"
@@ -29,8 +30,7 @@ struct cmt_holder_pass {
     uint64_t stop_ts; /* absolute; 0: to the end */
     uint8_t *known; /* by stack id: holder_of's answer + 1 (asked once per stack) */
     size_t known_cap;
-    struct cmt_held_alloc *t; /* open addressing by (namespace, address), at most half full */
-    size_t cap, count;
+    struct cmt_addr_table live_allocs; /* the holders' live allocations (tag: the holder) */
     bool out_of_memory;
     bool stopped;
     uint64_t live[CMT_MAX_DEVICES][CMT_HOLDER_COUNT];

@@ -173,7 +173,7 @@ void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in 
      * change nothing: a load or two here, no call (the calls' register
      * saves were 4% of a report of such a trace, callgrind). */
     const struct cmt_holder_pass *h = &p->holder;
-    if (!h->count && (e->type == CMT_REC_FREE || (e->type == CMT_REC_ALLOC && e->stack < h->known_cap &&
+    if (!h->live_allocs.count && (e->type == CMT_REC_FREE || (e->type == CMT_REC_ALLOC && e->stack < h->known_cap &&
                                                   h->known[e->stack] == CMT_HOLDER_OTHER + 1)))
         return;
     cmt_holder_pass_event(&p->holder, e);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr_table.h"
 #include "block_layer.h"
 #include "phases.h"
 #include "trace_reader.h"
@@ -71,12 +72,6 @@ struct dev_state {
 };
 
 /* A device allocation outside the block layer, live. */
-struct outside_alloc {
-    uint64_t addr, size;
-    uint8_t used, ns, cat;
-    int32_t device;
-};
-
 struct pass {
     struct cmt_tensor_pass *out;
     const struct cmt_tensor_pass_input *in;
@@ -104,8 +99,7 @@ struct pass {
     /* the chart */
     uint64_t chart_origin, chart_width;
     /* outside allocations */
-    struct outside_alloc *t;
-    size_t cap, count;
+    struct cmt_addr_table outside; /* device allocations outside the cache (tag: their category) */
     uint64_t stop_ts;
     uint64_t last_ts;
     bool past_work; /* after the program's last tensor allocation: the teardown */
@@ -617,64 +611,14 @@ static void on_tensor(void *ctx, const struct cmt_bl_device *bd, struct cmt_bl_b
 
 /* ---- device memory outside the cache ------------------------------------------------------------ */
 
-static size_t slot_hash(const struct pass *p, uint8_t ns, uint64_t addr)
-{
-    uint64_t h = (addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20) & (p->cap - 1);
-}
-
-static struct outside_alloc *outside_find(struct pass *p, uint8_t ns, uint64_t addr)
-{
-    if (!p->cap)
-        return NULL;
-    for (size_t i = slot_hash(p, ns, addr);; i = (i + 1) & (p->cap - 1)) {
-        struct outside_alloc *a = &p->t[i];
-        if (!a->used)
-            return NULL;
-        if (a->addr == addr && a->ns == ns)
-            return a;
-    }
-}
-
-static bool outside_grow(struct pass *p)
-{
-    size_t cap = p->cap ? p->cap * 2 : 256, old_cap = p->cap;
-    struct outside_alloc *old = p->t, *t = calloc(cap, sizeof *t);
-    if (!t)
-        return false;
-    p->t = t;
-    p->cap = cap;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (!old[i].used)
-            continue;
-        size_t j = slot_hash(p, old[i].ns, old[i].addr);
-        while (t[j].used)
-            j = (j + 1) & (cap - 1);
-        t[j] = old[i];
-    }
-    free(old);
-    return true;
-}
-
-static void outside_erase(struct pass *p, struct outside_alloc *a)
+static void outside_erase(struct pass *p, struct cmt_addr_entry *a)
 {
     struct dev_state *d = dev_of(p, a->device);
     if (d) {
-        d->outside[a->cat] -= a->size <= d->outside[a->cat] ? a->size : d->outside[a->cat];
+        d->outside[a->tag] -= a->size <= d->outside[a->tag] ? a->size : d->outside[a->tag];
         d->outside_total -= a->size <= d->outside_total ? a->size : d->outside_total;
     }
-    size_t mask = p->cap - 1, hole = (size_t)(a - p->t);
-    p->t[hole].used = 0;
-    p->count--;
-    for (size_t i = (hole + 1) & mask; p->t[i].used; i = (i + 1) & mask) {
-        size_t home = slot_hash(p, p->t[i].ns, p->t[i].addr);
-        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-        if (stays)
-            continue;
-        p->t[hole] = p->t[i];
-        p->t[i].used = 0;
-        hole = i;
-    }
+    cmt_addr_table_erase(&p->outside, a);
 }
 
 static void on_driver(struct pass *p, const struct cmt_event_in *e)
@@ -682,7 +626,8 @@ static void on_driver(struct pass *p, const struct cmt_event_in *e)
     if (e->result != 0 || e->addr == 0)
         return;
     if (e->type == CMT_REC_FREE) {
-        struct outside_alloc *a = outside_find(p, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
+        struct cmt_addr_entry *a =
+            cmt_addr_table_find(&p->outside, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
         if (a) {
             int32_t dev = a->device;
             outside_erase(p, a);
@@ -696,24 +641,19 @@ static void on_driver(struct pass *p, const struct cmt_event_in *e)
         cmt_class_of_allocation(e->kind, e->device) != CMT_CLASS_DEVICE)
         return;
     uint8_t ns = (uint8_t)cmt_namespace_of_kind(e->kind);
-    struct outside_alloc *old = outside_find(p, ns, e->addr);
+    struct cmt_addr_entry *old = cmt_addr_table_find(&p->outside, ns, e->addr);
     if (old)
         outside_erase(p, old); /* its release went unrecorded */
     enum cmt_tensor_category c = outside_of(p, e->stack);
     if (c == CMT_CAT_RESERVE)
         return;
-    if ((p->count + 1) * 2 > p->cap && !outside_grow(p)) {
-        p->out->out_of_memory = true;
-        return;
-    }
     struct dev_state *d = dev_of(p, e->device);
     if (!d)
         return;
-    size_t i = slot_hash(p, ns, e->addr);
-    while (p->t[i].used)
-        i = (i + 1) & (p->cap - 1);
-    p->t[i] = (struct outside_alloc){e->addr, e->size, 1, ns, (uint8_t)c, e->device};
-    p->count++;
+    if (!cmt_addr_table_put(&p->outside, ns, e->addr, e->size, e->device, (uint8_t)c)) {
+        p->out->out_of_memory = true;
+        return;
+    }
     d->outside[c] += e->size;
     d->outside_total += e->size;
     chart(p, d, e->ts);
@@ -888,7 +828,7 @@ static void pass_free(struct pass *p)
     free(p->by_end);
     free(p->cur_min);
     free(p->active);
-    free(p->t);
+    cmt_addr_table_free(&p->outside);
     cmt_block_layer_free(&p->bl);
 }
 

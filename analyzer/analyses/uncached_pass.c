@@ -6,19 +6,11 @@
 
 #include "replay.h"
 
-/* A device allocation live in the pass: the process's device-resident
- * bytes (what the device held outside the cache is the rest) and which of
- * them are PyTorch's tensors. */
-struct cmt_uncached_alloc {
-    uint64_t addr, size;
-    uint8_t used, ns, tensor;
-    int8_t device;
-};
-
 void cmt_uncached_pass_init(struct cmt_uncached_pass *p, const struct cmt_trace_model *model, struct cmt_whatif *w,
                             cmt_tensor_fn is_tensor, void *ctx, uint64_t stop_ts)
 {
     memset(p, 0, sizeof *p);
+    cmt_addr_table_init(&p->allocs);
     p->model = model;
     p->w = w;
     p->is_tensor = is_tensor;
@@ -29,9 +21,7 @@ void cmt_uncached_pass_init(struct cmt_uncached_pass *p, const struct cmt_trace_
 
 void cmt_uncached_pass_free(struct cmt_uncached_pass *p)
 {
-    free(p->t);
-    p->t = NULL;
-    p->cap = p->count = 0;
+    cmt_addr_table_free(&p->allocs);
 }
 
 bool cmt_uncached_pass_failed(const struct cmt_uncached_pass *p)
@@ -77,59 +67,6 @@ bool cmt_uncached_pass_model_same(const struct cmt_uncached_pass *p)
             return false;
     }
     return true;
-}
-
-static size_t slot_hash(const struct cmt_uncached_pass *p, uint8_t ns, uint64_t addr)
-{
-    return (size_t)(((addr ^ ((uint64_t)ns << 59)) * 0x9e3779b97f4a7c15ull) >> 20) & (p->cap - 1);
-}
-
-static struct cmt_uncached_alloc *find(struct cmt_uncached_pass *p, uint8_t ns, uint64_t addr)
-{
-    if (!p->cap)
-        return NULL;
-    for (size_t i = slot_hash(p, ns, addr);; i = (i + 1) & (p->cap - 1)) {
-        if (!p->t[i].used)
-            return NULL;
-        if (p->t[i].addr == addr && p->t[i].ns == ns)
-            return &p->t[i];
-    }
-}
-
-static int grow(struct cmt_uncached_pass *p)
-{
-    size_t cap = p->cap ? 2 * p->cap : 1024, old_cap = p->cap;
-    struct cmt_uncached_alloc *old = p->t, *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    p->t = t;
-    p->cap = cap;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (!old[i].used)
-            continue;
-        size_t j = slot_hash(p, old[i].ns, old[i].addr);
-        while (t[j].used)
-            j = (j + 1) & (cap - 1);
-        t[j] = old[i];
-    }
-    free(old);
-    return 0;
-}
-
-static void erase(struct cmt_uncached_pass *p, struct cmt_uncached_alloc *e)
-{
-    size_t mask = p->cap - 1, hole = (size_t)(e - p->t);
-    p->t[hole].used = 0;
-    p->count--;
-    for (size_t i = (hole + 1) & mask; p->t[i].used; i = (i + 1) & mask) {
-        size_t home = slot_hash(p, p->t[i].ns, p->t[i].addr);
-        bool stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
-        if (stays)
-            continue;
-        p->t[hole] = p->t[i];
-        p->t[i].used = 0;
-        hole = i;
-    }
 }
 
 static struct cmt_whatif_device *device_of(struct cmt_uncached_pass *p, int32_t device)
@@ -179,19 +116,14 @@ static int on_alloc(struct cmt_uncached_pass *p, const struct cmt_event_in *e)
     if (!cmt_kind_holds_memory(e->kind) || cmt_class_of_allocation(e->kind, e->device) != CMT_CLASS_DEVICE)
         return 0;
     uint8_t ns = (uint8_t)cmt_namespace_of_kind(e->kind);
-    struct cmt_uncached_alloc *old = find(p, ns, e->addr);
+    struct cmt_addr_entry *old = cmt_addr_table_find(&p->allocs, ns, e->addr);
     if (old) { /* handed out again while live: its release went unrecorded */
         p->live[old->device] -= p->live[old->device] < old->size ? p->live[old->device] : old->size;
-        erase(p, old);
+        cmt_addr_table_erase(&p->allocs, old);
     }
-    if ((p->count + 1) * 2 > p->cap && grow(p) != 0)
-        return -1;
     bool tensor = p->is_tensor(p->tensor_ctx, e);
-    size_t i = slot_hash(p, ns, e->addr);
-    while (p->t[i].used)
-        i = (i + 1) & (p->cap - 1);
-    p->t[i] = (struct cmt_uncached_alloc){e->addr, e->size, 1, ns, tensor, (int8_t)e->device};
-    p->count++;
+    if (!cmt_addr_table_put(&p->allocs, ns, e->addr, e->size, e->device, tensor))
+        return -1;
     p->live[e->device] += e->size;
     if (!tensor)
         return 0;
@@ -207,14 +139,15 @@ static int on_alloc(struct cmt_uncached_pass *p, const struct cmt_event_in *e)
 
 static void on_free(struct cmt_uncached_pass *p, const struct cmt_event_in *e)
 {
-    struct cmt_uncached_alloc *l = find(p, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
+    struct cmt_addr_entry *l =
+        cmt_addr_table_find(&p->allocs, (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(e->api)), e->addr);
     if (!l)
         return;
     int32_t device = l->device;
     uint64_t size = l->size;
-    bool tensor = l->tensor;
+    bool tensor = l->tag;
     p->live[device] -= p->live[device] < size ? p->live[device] : size;
-    erase(p, l);
+    cmt_addr_table_erase(&p->allocs, l);
     if (!tensor)
         return;
     struct cmt_whatif_device *d = device_of(p, device);

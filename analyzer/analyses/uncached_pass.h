@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "addr_table.h"
 #include "trace_model.h"
 #include "trace_reader.h"
 #include "whatif.h"
@@ -23,8 +24,7 @@ struct cmt_uncached_pass {
     cmt_tensor_fn is_tensor;
     void *tensor_ctx;
     uint64_t stop_ts; /* absolute; 0: to the end */
-    struct cmt_uncached_alloc *t;
-    size_t cap, count;
+    struct cmt_addr_table allocs; /* device allocations live (tag: one of PyTorch's tensors) */
     uint64_t live[CMT_WHATIF_MAX_DEVICES];
     bool out_of_memory, stopped;
     /* What the model said when the engine first needed it: the recorded

@@ -212,6 +212,8 @@ static int build_one(const char *path, const struct report_cli *cli, struct cmt_
                      struct cmt_process_summary *summary, struct cmt_job_member *member)
 {
     struct cmt_trace_build how = {.opt = &cli->opt, .no_forensics = cli->no_forensics, .no_whatif = cli->no_whatif,
+                                  /* the HTML page shows no usage views */
+                                  .no_usage = !strcmp(cli->common.format.format, "html"),
                                   .whatif = cli->whatif, .n_whatif = cli->n_whatif};
     return cmt_report_build_one(path, &how, b, summary, member);
 }

@@ -17,7 +17,7 @@ int cmt_report_build_one(const char *path, const struct cmt_trace_build *how, st
     b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !how->no_forensics,
                                         .phases = true,
-                                        .usage = true,
+                                        .usage = !how->no_usage,
                                         .whatif = !how->no_whatif,
                                         .whatif_settings = how->whatif,
                                         .n_whatif_settings = how->n_whatif,

@@ -23,6 +23,9 @@
 struct cmt_trace_build {
     const struct cmt_report_options *opt;
     bool no_forensics, no_whatif;
+    /* The usage views (site_calls.h, thread_use.h) not followed: the
+     * renderer shows none (HTML, summaries); about a tenth of a replay. */
+    bool no_usage;
     const struct cmt_ta_settings *whatif; /* the candidates replayed (whatif_report.h) */
     size_t n_whatif;
 };
