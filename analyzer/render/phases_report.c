@@ -26,7 +26,7 @@ static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, 
     cmt_phases_view_node_path(r->phases, node, step, buf, len);
 }
 
-/* The compile range w fell in (XLA's compiler, phases.h: where names its
+/* The compile range w fell in (XLA's compiler, analyses/phases.c: where names its
  * outermost range); CMT_PHASE_NONE when none. */
 static uint32_t compile_node(const struct cmt_phases_view *pv, const struct cmt_phase_where *w)
 {
