@@ -210,7 +210,9 @@ struct cmt_replay_record {
 /* An analysis that follows the replay event by event without the engine
  * knowing what it computes (the analyses of analyses/: forensics.h,
  * phases.h): one pass feeds every observer and every other view, in the
- * order they were added. Every callback may be NULL; a nonzero return
+ * order they were added. Every callback may be NULL; on_change and ctx are
+ * read once, when the observer is added (the replay keeps them side by side
+ * for its per-event loop): set them before. A nonzero return
  * means out of memory and stops the replay. r->event is the event being
  * applied during on_change and on_failure. */
 struct cmt_replay_observer {
@@ -240,9 +242,20 @@ struct cmt_replay_observer {
 /* Observers a replay takes at most. */
 #define CMT_REPLAY_MAX_OBSERVERS 8
 
+/* An observer's on_change and its context, side by side: the replay calls
+ * them for every event, one load each instead of two dependent ones. */
+struct cmt_replay_change_hook {
+    int (*fn)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+    void *ctx;
+};
+
 struct cmt_replay {
     const struct cmt_replay_observer *observers[CMT_REPLAY_MAX_OBSERVERS]; /* cmt_replay_add_observer */
     unsigned n_observers;
+    /* the observers' on_change callbacks, in their order, as they were when
+     * added (cmt_replay_add_observer) */
+    struct cmt_replay_change_hook change_hooks[CMT_REPLAY_MAX_OBSERVERS];
+    unsigned n_change_hooks;
     const struct cmt_replay_in *event;          /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
