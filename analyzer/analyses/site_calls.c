@@ -22,6 +22,11 @@ static struct cmt_site_calls_cell *cell_for(struct cmt_site_calls *s, uint32_t s
             return NULL;
         memset(n + s->cap, 0, (cap - s->cap) * sizeof *n);
         s->by_stack = n;
+        struct cmt_site_calls_last *o = realloc(s->own, cap * sizeof *o);
+        if (!o)
+            return NULL; /* by_stack is larger: no harm, cap says what both hold */
+        memset(o + s->cap, 0, (cap - s->cap) * sizeof *o);
+        s->own = o;
         s->cap = cap;
     }
     return &s->by_stack[stack];
@@ -38,6 +43,16 @@ static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_
 /* The (site, thread) entry, made when absent; NULL when out of memory. */
 static struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t stack, uint32_t tid, bool make)
 {
+    /* stack < s->cap: cell_for came first */
+    struct cmt_site_calls_last *own = &s->own[stack];
+    if (__builtin_expect(own->key == (uint64_t)tid + 1, 1))
+        return own;
+    if (!own->key) { /* the site's first thread (none is in last then) */
+        if (!make)
+            return NULL;
+        *own = (struct cmt_site_calls_last){.key = (uint64_t)tid + 1};
+        return own;
+    }
     uint64_t key = ((uint64_t)stack << 32 | tid) + 1;
     size_t i = last_slot(s->last, s->last_cap, key);
     if (s->last[i].key || !make)
@@ -115,6 +130,7 @@ int cmt_site_calls_init(struct cmt_site_calls *s)
 void cmt_site_calls_free(struct cmt_site_calls *s)
 {
     free(s->by_stack);
+    free(s->own);
     free(s->last);
     memset(s, 0, sizeof *s);
 }
