@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up cumemtrace and runs every test: the suite on the simulated CUDA
 # device (with the Debian packages built and tested, suite `package`, and
-# the Python wheel, suite `wheel`), its
+# the Python wheel, suite `wheel`; with CMT_CROSS=aarch64 also the aarch64
+# wheel, cross-built and run under qemu), its
 # shim and CLI tests again under valgrind, then everything under
 # AddressSanitizer+UndefinedBehaviorSanitizer.
 set -euo pipefail
@@ -13,6 +14,13 @@ scripts/package.sh --deps --lintian
 export CMT_PACKAGE_REQUIRED=1
 # The wheel's tools come with setup.sh: its test must run too.
 export CMT_WHEEL_REQUIRED=1
+# The aarch64 wheel (suite `wheel`, test wheel_aarch64): only when asked,
+# CMT_CROSS=aarch64: its cross toolchain and qemu are installed and the
+# test must run (a few minutes more); otherwise it skips without them.
+if [ -n "${CMT_CROSS:-}" ]; then
+  scripts/cross_setup.sh "$CMT_CROSS"
+  export CMT_CROSS_REQUIRED=1
+fi
 
 jobs="$(nproc)"
 echo "test: default build"

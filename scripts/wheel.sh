@@ -12,6 +12,11 @@
 #   scripts/wheel.sh                 build/wheel/cumemtrace-VERSION-py3-none-manylinux_2_X_ARCH.whl
 #   scripts/wheel.sh -o DIR          the wheel in DIR instead
 #   scripts/wheel.sh --no-install    install nothing; fail, naming it, when a tool is missing
+#   scripts/wheel.sh --arch aarch64  cross-built for aarch64 on this x86-64 machine:
+#                                    build/wheel-aarch64/cumemtrace-VERSION-py3-none-
+#                                    manylinux_2_X_aarch64.whl, the arm64 libraries vendored
+#                                    (scripts/cross/aarch64-linux-gnu.ini; the cross
+#                                    toolchain from scripts/cross_setup.sh)
 #   CUDA_ROOT=/opt/cuda scripts/wheel.sh    the CUDA headers' toolkit (default /usr/local/cuda)
 #
 # meson-python builds in a temporary directory of its own (.mesonpy-* here,
@@ -23,11 +28,13 @@
 # (scripts/setup.sh installs them), nothing from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=build/wheel
+out=""
 install=1
+arch="$(uname -m)"
 while (($#)); do
   case "$1" in
     -o) out="$2"; shift 2 ;;
+    --arch) arch="${2:?wheel: --arch needs an architecture (aarch64)}"; shift 2 ;;
     --no-install) install=0; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "wheel: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -53,6 +60,27 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# This machine's wheel in build/wheel/ (scripts/gpu_bundle.sh takes what is
+# there), another architecture's in build/wheel-ARCH/.
+[ -n "$out" ] || { [ "$arch" = "$(uname -m)" ] && out=build/wheel || out="build/wheel-$arch"; }
+# Another architecture: meson-python runs meson with the cross file, the
+# repair finds the target's libraries in its multiarch directory.
+setup_args=("-Dcuda-root=${CUDA_ROOT:-/usr/local/cuda}")
+if [ "$arch" != "$(uname -m)" ]; then
+  cross_file="$PWD/scripts/cross/$arch-linux-gnu.ini"
+  if [ ! -f "$cross_file" ]; then
+    echo "wheel: no cross file for $arch (scripts/cross/ has: $(ls scripts/cross))" >&2
+    exit 2
+  fi
+  if ! cross_missing="$(scripts/cross_setup.sh "$arch" --check)"; then
+    if ((!install)); then
+      echo "wheel: missing for $arch:" $cross_missing "(scripts/cross_setup.sh $arch installs them)" >&2
+      exit 1
+    fi
+    scripts/cross_setup.sh "$arch"
+  fi
+  setup_args+=("--cross-file=$cross_file")
+fi
 if [ ! -f analyzer/render/html/node_modules/.package-lock.json ]; then
   echo "wheel: analyzer/render/html/node_modules lacks the HTML report's JavaScript libraries: run scripts/setup.sh" >&2
   exit 1
@@ -62,18 +90,20 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 raw="$(mktemp -d "${TMPDIR:-/tmp}/cumemtrace-wheel.XXXXXX")"
 trap 'rm -rf "$raw"' EXIT
-echo "wheel: meson-python (log: $out/build.log)"
-if ! "$python" - "$raw" "-Dcuda-root=${CUDA_ROOT:-/usr/local/cuda}" >"$out/build.log" 2>&1 <<'PY'
+log="$out/build.log"
+echo "wheel: meson-python (log: $log)"
+if ! "$python" - "$raw" "${setup_args[@]}" >"$log" 2>&1 <<'PY'
 import sys
 import mesonpy
 # PEP 517's build_wheel, as pip would call it, without pip's isolation (no
-# network): the options come from pyproject.toml, CUDA's root from here.
-print(mesonpy.build_wheel(sys.argv[1], {"setup-args": [sys.argv[2]]}))
+# network): the options come from pyproject.toml, CUDA's root and the cross
+# file from here.
+print(mesonpy.build_wheel(sys.argv[1], {"setup-args": sys.argv[2:]}))
 PY
 then
-  tail -n 40 "$out/build.log" >&2
-  echo "wheel: meson-python failed (whole log: $out/build.log)" >&2
+  tail -n 40 "$log" >&2
+  echo "wheel: meson-python failed (whole log: $log)" >&2
   exit 1
 fi
-rm -f "$out"/cumemtrace-*.whl
+rm -f "$out"/cumemtrace-*_"$arch".whl
 "$python" scripts/wheel_repair.py "$raw"/cumemtrace-*.whl "$out"

@@ -18,6 +18,12 @@ patchelf is): usage: wheel_repair.py WHEEL OUTDIR (scripts/wheel.sh runs it).
   licenses/README names which file came from which package and version.
 - Debug information is stripped before patchelf runs (the symbol tables
   stay: the report names the profiler's own frames).
+- The architecture is the command's ELF machine (x86-64 or aarch64): a
+  wheel cross-built for another than this machine's (scripts/wheel.sh
+  --arch aarch64) has its libraries looked up in RUNPATH and the target's
+  multiarch directories (/usr/lib/TRIPLET, Debian's LIBRARY:ARCH packages)
+  instead of with ldd, is stripped by TRIPLET-strip, and every ELF file in
+  it must be of that machine.
 - The tag: py3-none-manylinux_2_X_ARCH, X the newest GLIBC_2.X symbol
   version any file uses: nothing in the wheel depends on the Python ABI (the
   command, the shim and the analysis library are no extension modules; the
@@ -56,6 +62,21 @@ def needed(path):
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", sh(["readelf", "-d", path]))
 
 
+# ELF e_machine -> the architecture's name in the wheel's tag and Debian's
+# multiarch triplet.
+MACHINES = {62: ("x86_64", "x86_64-linux-gnu"), 183: ("aarch64", "aarch64-linux-gnu")}
+
+
+def elf_machine(path):
+    """The architecture of an ELF file (little-endian: both of MACHINES)."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    machine = int.from_bytes(head[18:20], "little")
+    if machine not in MACHINES:
+        sys.exit(f"wheel_repair: {path}: ELF machine {machine} is none this script knows (x86-64, aarch64)")
+    return MACHINES[machine]
+
+
 def resolved(path):
     """NEEDED name -> the file the loader would use here (ldd)."""
     out = {}
@@ -66,17 +87,44 @@ def resolved(path):
     return out
 
 
+def runpath(path):
+    m = re.search(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[([^\]]*)\]", sh(["readelf", "-d", path]))
+    return m.group(1).split(":") if m else []
+
+
+def resolved_cross(path, triplet):
+    """NEEDED name -> the file the target's loader would use, for a file of
+    another architecture than this machine's (ldd cannot run it): its
+    RUNPATH ($ORIGIN expanded), then the target's multiarch directories,
+    where Debian's LIBRARY:ARCH packages put the libraries
+    (scripts/cross_setup.sh)."""
+    dirs = [d.replace("$ORIGIN", os.path.dirname(os.path.abspath(path))) for d in runpath(path)]
+    dirs += [f"/lib/{triplet}", f"/usr/lib/{triplet}"]
+    out = {}
+    for lib in needed(path):
+        for d in dirs:
+            candidate = os.path.join(d, lib)
+            if os.path.isfile(candidate):
+                out[lib] = candidate
+                break
+    return out
+
+
 def glibc_versions(path):
     return [tuple(map(int, v)) for v in re.findall(r"GLIBC_(\d+)\.(\d+)", sh(["readelf", "-V", "--wide", path]))]
 
 
 def debian_package(path):
-    """(package, version) owning path, or (None, None)."""
+    """(package, version) owning path, or (None, None). dpkg -S answers
+    PACKAGE:ARCH for a multiarch package (the arm64 libraries of a cross
+    build beside the amd64 ones): its version is that architecture's."""
     for candidate in (path, os.path.realpath(path)):
         p = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
         if p.returncode == 0:
-            pkg = p.stdout.split(":")[0].strip()
-            ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True).stdout
+            qualified = p.stdout.split(": ")[0].strip()
+            pkg = qualified.split(":")[0]
+            ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}", qualified], capture_output=True,
+                                 text=True).stdout
             return pkg, ver
     return None, None
 
@@ -109,13 +157,22 @@ def main(wheel, outdir):
                 p = os.path.join(d, name)
                 if os.path.isfile(p) and is_elf(p):
                     ours.append(p)
+        # The architecture: the command's. Another than this machine's is
+        # a cross build (scripts/wheel.sh --arch): its libraries are found
+        # without ldd and stripped by the target's binutils.
+        arch, triplet = elf_machine(os.path.join(pkg, "bin", "cumemtrace"))
+        cross = arch != os.uname().machine
+        strip = f"{triplet}-strip" if cross else "strip"
+        own_names = {os.path.basename(p) for p in ours}
         vendored = {}  # soname -> (new name, source path)
         queue = list(ours)
         while queue:
             path = queue.pop(0)
-            where = resolved(path)
+            if elf_machine(path)[0] != arch:
+                sys.exit(f"wheel_repair: {os.path.relpath(path, work)} is not built for {arch}, as the command is")
+            where = resolved_cross(path, triplet) if cross else resolved(path)
             for lib in needed(path):
-                if SYSTEM.match(lib) or lib in vendored:
+                if SYSTEM.match(lib) or lib in vendored or lib in own_names:
                     continue
                 src = where.get(lib)
                 if not src or src == "not":
@@ -135,7 +192,7 @@ def main(wheel, outdir):
         # made in one call (a RUNPATH holding a soname).
         sonames = {new for new, _ in vendored.values()}
         for path in ours + [os.path.join(libdir, n) for n, _ in vendored.values()]:
-            sh(["strip", "--strip-debug", path])
+            sh([strip, "--strip-debug", path])
             if os.path.basename(path) in sonames:
                 sh(["patchelf", "--set-soname", os.path.basename(path), path])
             for lib in needed(path):
@@ -163,7 +220,6 @@ def main(wheel, outdir):
         # The tag.
         files = ours + [os.path.join(libdir, n) for n, _ in vendored.values()]
         newest = max((v for p in files for v in glibc_versions(p)), default=(2, 17))
-        arch = os.uname().machine
         tag = f"py3-none-manylinux_{newest[0]}_{newest[1]}_{arch}"
         distinfo = [d for d in os.listdir(work) if d.endswith(".dist-info")][0]
         wheel_meta = os.path.join(work, distinfo, "WHEEL")

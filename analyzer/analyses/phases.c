@@ -8,6 +8,7 @@
 
 #include "hash_seed.h"
 #include "trace_model.h"
+#include "xla_names.h"
 
 /* A range open now: on a thread's stack, or process-wide. */
 struct open_range {
@@ -17,6 +18,8 @@ struct open_range {
     uint32_t domain;
     uint32_t step;     /* index + 1 of the step it is (0: not one) */
     uint32_t in_step;  /* index + 1 of the step it is in (its own when a step) */
+    bool compiler;     /* XLA's compiler: a compile range or one inside it */
+    bool folded;       /* a range inside a compile range: counted as that one (its node) */
     uint64_t start_ts;
     uint64_t peak, peak_ts;
     uint64_t alloc_bytes, alloc_count;
@@ -88,7 +91,15 @@ struct cmt_phases {
     bool out_of_memory;
 };
 
-/* ---- the step rule ---------------------------------------------------------------- */
+/* ---- the step rule, XLA's compiler ------------------------------------------------- */
+
+/* aux3 of a mark (cmt_phases_classify): bit 63 a step, its number below;
+ * bit 62 a range of XLA's compiler. */
+#define MARK_STEP (1ull << 63)
+#define MARK_COMPILER (1ull << 62)
+#define MARK_NUMBER (MARK_COMPILER - 1)
+
+
 
 bool cmt_phase_step_number(const char *name, size_t len, uint64_t *n)
 {
@@ -122,9 +133,12 @@ void cmt_phases_classify(const struct cmt_trace_model *m, struct cmt_event_in *e
     if (!id || (e->api != CMT_API_MARK_PUSH && e->api != CMT_API_MARK_RANGE_START))
         return;
     const char *name = cmt_model_string(m, id);
+    size_t len = strlen(name);
     uint64_t n;
-    if (cmt_phase_step_number(name, strlen(name), &n))
-        e->aux[3] = 1ull << 63 | (n & ~(1ull << 63));
+    if (cmt_xla_compile_range_name(name, len))
+        e->aux[3] = MARK_COMPILER;
+    else if (cmt_phase_step_number(name, len, &n))
+        e->aux[3] = MARK_STEP | (n & MARK_NUMBER);
 }
 
 /* ---- growing arrays ------------------------------------------------------------------ */
@@ -368,6 +382,8 @@ static int sample_step_end(struct cmt_phases *p, const struct cmt_replay *r, uin
 
 static void close_range(struct cmt_phases *p, const struct open_range *o, uint64_t ts, bool closed)
 {
+    if (o->folded)
+        return; /* the compile range it is in counts it; its peak is folded into that one */
     struct cmt_phase_node *n = &p->nodes[o->node];
     if (!closed) {
         n->open_at_end++;
@@ -407,7 +423,7 @@ static void fold_peak(struct open_range *into, const struct open_range *from)
 }
 
 static struct open_range *open_range(struct cmt_phases *p, struct range_stack *s, uint32_t node, uint32_t domain,
-                                     uint64_t ts)
+                                     uint64_t ts, bool folded)
 {
     struct open_range *o = stack_push(s);
     if (!o)
@@ -418,7 +434,10 @@ static struct open_range *open_range(struct cmt_phases *p, struct range_stack *s
     o->start_ts = ts;
     o->peak = p->live_total;
     o->peak_ts = ts;
-    p->nodes[node].instances++;
+    o->folded = folded;
+    o->compiler = folded;
+    if (!folded)
+        p->nodes[node].instances++;
     return o;
 }
 
@@ -432,19 +451,29 @@ static int on_push(struct cmt_phases *p, const struct cmt_replay_record *rec)
     uint32_t in_step = top ? top->in_step : 0;
     if (!in_step)
         in_step = global_step(p);
+    /* XLA's compiler is not a phase of the program (issue 33 item 9): its
+     * outermost range (XlaCompileBackend:#module=...#) is one, and every
+     * range opened inside it counts as that one, so that where the peak
+     * fell names the program's phase and the module being compiled, not
+     * the compiler's passes (docs/report.md, "Phases and steps"). */
+    bool folded = top && top->compiler;
+    bool compiler = folded || (rec->aux[3] & MARK_COMPILER);
     /* the outermost step-named range is the step; one inside a step is a phase */
-    bool is_step = (rec->aux[3] >> 63) && !in_step;
+    bool is_step = !compiler && (rec->aux[3] & MARK_STEP) && !in_step;
     if (!is_step && !in_step)
         in_step = ambient_step(p); /* a helper thread's range inside another thread's step */
-    uint32_t node = node_get(p, top ? top->node : CMT_PHASE_NONE, is_step ? CMT_PHASE_STEP_NAME : name, domain, false);
+    uint32_t node = folded ? top->node
+                           : node_get(p, top ? top->node : CMT_PHASE_NONE, is_step ? CMT_PHASE_STEP_NAME : name,
+                                      domain, false);
     if (node == CMT_PHASE_NONE)
         return -1;
     uint32_t step = 0;
-    if (is_step && !(step = step_new(p, name, rec->aux[3] & ~(1ull << 63), false, rec->ts)))
+    if (is_step && !(step = step_new(p, name, rec->aux[3] & MARK_NUMBER, false, rec->ts)))
         return -1;
-    struct open_range *o = open_range(p, &s->stack, node, domain, rec->ts);
+    struct open_range *o = open_range(p, &s->stack, node, domain, rec->ts, folded);
     if (!o)
         return -1;
+    o->compiler = compiler;
     o->step = step;
     o->in_step = step ? step : in_step;
     return set_active(p, s, true);
@@ -488,15 +517,15 @@ static int close_global(struct cmt_phases *p, const struct cmt_replay *r, size_t
 static int on_range_start(struct cmt_phases *p, const struct cmt_replay_record *rec)
 {
     uint32_t name = (uint32_t)rec->aux[CMT_MARK_AUX_NAME], domain = (uint32_t)rec->aux[CMT_MARK_AUX_DOMAIN];
-    bool is_step = (rec->aux[3] >> 63) && !global_step(p);
+    bool is_step = (rec->aux[3] & MARK_STEP) && !global_step(p);
     uint32_t node = node_get(p, CMT_PHASE_NONE, is_step ? CMT_PHASE_STEP_NAME : name, domain, true);
     if (node == CMT_PHASE_NONE)
         return -1;
     uint32_t step = 0;
-    if (is_step && !(step = step_new(p, name, rec->aux[3] & ~(1ull << 63), false, rec->ts)))
+    if (is_step && !(step = step_new(p, name, rec->aux[3] & MARK_NUMBER, false, rec->ts)))
         return -1;
     uint32_t in_step = global_step(p);
-    struct open_range *o = open_range(p, &p->global, node, domain, rec->ts);
+    struct open_range *o = open_range(p, &p->global, node, domain, rec->ts, false);
     if (!o)
         return -1;
     o->range_id = rec->aux[CMT_MARK_AUX_ID];
@@ -528,7 +557,7 @@ static int on_step_call(struct cmt_phases *p, const struct cmt_replay *r, const 
     if (node == CMT_PHASE_NONE)
         return -1;
     uint32_t step = step_new(p, 0, rec->aux[CMT_MARK_AUX_ID], true, rec->ts);
-    struct open_range *o = step ? open_range(p, &p->global, node, 0, rec->ts) : NULL;
+    struct open_range *o = step ? open_range(p, &p->global, node, 0, rec->ts, false) : NULL;
     if (!o)
         return -1;
     o->step = o->in_step = step;

@@ -24,7 +24,7 @@ static void diff_usage(FILE *out)
           "match.\n"
           "\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
-          "  --json                 --format json\n"
+          "  -j, --json             --format json\n"
           "  -o, --output FILE      write the comparison to FILE instead of standard output\n"
           "  --top N                call sites listed in text (default 10, 0 = all)\n"
           "  --include-cached       count what caching allocators hold at exit as leaked\n"

@@ -159,6 +159,7 @@ struct export_source {
     struct cmt_analysis a;
     struct cmt_report r;
     bool analysed, built;
+    size_t n_built; /* traces rendered: none, and -o FILE is left as it was */
     int status;
 };
 
@@ -196,6 +197,7 @@ static const struct cmt_report *export_report(void *ctx, size_t i)
         return NULL;
     }
     src->built = true;
+    src->n_built++;
     return &src->r;
 }
 
@@ -248,8 +250,7 @@ static int export_all(struct export_cli *cli_in, size_t n)
         struct cmt_process_summary *sums = calloc(n, sizeof *sums);
         if (!sums) {
             cmt_cli_error("export: out of memory; give fewer traces at a time, or free memory");
-            if (out != stdout)
-                fclose(out);
+            cmt_cli_output_discard(out);
             return CMT_EXIT_USAGE;
         }
         struct cmt_perfetto_model m = {
@@ -265,6 +266,10 @@ static int export_all(struct export_cli *cli_in, size_t n)
             cmt_cli_render(CMT_VIEW_FOLDED, "folded", &m, out);
         }
         export_done(&src, 0);
+    }
+    if (!src.n_built && out != stdout) {
+        cmt_cli_output_discard(out); /* no trace could be read: no file */
+        return src.status;
     }
     return cmt_cli_output_close("export", cli.output, out, out != stdout, src.status);
 }

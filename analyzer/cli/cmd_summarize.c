@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cumemtrace summarize [-o OUT] [-j N] [OPTIONS] TRACE...  (docs/cli.md)
+/* cumemtrace summarize [-o OUT] [--jobs N] [OPTIONS] TRACE...  (docs/cli.md)
  *
  * Each trace summed up for the job view into a small file of its own
  * (summary_file.h), where the trace lies: the launcher that ran the job runs
@@ -47,7 +47,7 @@ static void summarize_usage(FILE *out)
           "\n"
           "  -o, --output PATH      the summary's file (one trace), or the directory the\n"
           "                         summaries go to (created if missing)\n"
-          "  -j, --jobs N           traces summarised at once (default: one per core)\n"
+          "  --jobs N               traces summarised at once (default: one per core)\n"
           "  --at TIME              replay up to TIME after the start of the trace\n"
           "  --include-cached       count what a caching allocator holds at exit as leaks\n"
           "  --context-allowance SIZE  as for report\n"
@@ -217,7 +217,7 @@ int cmt_summarize_traces(const char *const *traces, const char *const *out_paths
     size_t size = sizeof(struct shared_work) + n * sizeof(int);
     struct shared_work *w = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (w == MAP_FAILED) {
-        cmt_cli_error("summarize: cannot share work between processes (mmap: %s); give -j 1", strerror(errno));
+        cmt_cli_error("summarize: cannot share work between processes (mmap: %s); give --jobs 1", strerror(errno));
         return CMT_EXIT_USAGE;
     }
     w->next = 0;
@@ -244,7 +244,7 @@ int cmt_summarize_traces(const char *const *traces, const char *const *out_paths
     for (size_t i = 0; i < n; i++) {
         if (w->status[i] < 0) {
             cmt_cli_error("summarize: %s: the process summarising it ended before it was done (killed, or out of "
-                          "memory); summarise it again with -j 1",
+                          "memory); summarise it again with --jobs 1",
                           traces[i]);
             status = CMT_EXIT_USAGE;
         } else if (w->status[i] != CMT_EXIT_OK) {
@@ -318,11 +318,14 @@ static int summarize_main(char **traces, size_t n, const struct cmt_summarize_op
     return status;
 }
 
+enum { OPT_JOBS = CMT_CLI_OWN_FIRST };
+
 static const struct option summarize_options[] = {
-    {"jobs", required_argument, NULL, 'j'},
+    {"jobs", required_argument, NULL, OPT_JOBS},
 };
 
-/* summarize's own option, -j N (the shared ones: command_options.c). */
+/* summarize's own option, --jobs N (the shared ones: command_options.c).
+ * No short form: -j is --json in every command that has it (docs/cli.md). */
 static int summarize_option(void *ctx, int value, const char *arg, const char *option)
 {
     struct cmt_summarize_options *o = ctx;
@@ -343,7 +346,6 @@ static const struct cmt_cli_command summarize_command = {
     .own = summarize_options,
     .n_own = sizeof summarize_options / sizeof summarize_options[0],
     .own_option = summarize_option,
-    .own_shorts = "j:",
     .usage = summarize_usage,
 };
 
@@ -357,6 +359,16 @@ static int parse_options(int argc, char **argv, struct cmt_summarize_options *o,
         *status = CMT_EXIT_USAGE;
         return -1;
     }
+    /* -j N was --jobs here once; it is --json elsewhere: said, not a bare "unknown option" */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strncmp(argv[i], "-j", 2)) {
+            cmt_cli_error("summarize: -j is not --jobs: give the number of traces summarised at once as --jobs N "
+                          "(-j means --json in the other commands)");
+            cmt_cli_try_help("summarize");
+            free(common);
+            *status = CMT_EXIT_USAGE;
+            return -1;
+        }
     int first = cmt_cli_parse(&summarize_command, argc, argv, common, o, status);
     if (first >= 0 && cmt_cli_some_traces("summarize", argc, first) != 0) {
         *status = CMT_EXIT_USAGE;

@@ -23,7 +23,7 @@ static void timeline_usage(FILE *out)
           "\n"
           "  --format FORMAT        text (default); csv: one row per time bucket\n"
           "                         (docs/report.md lists the columns); json: one object\n"
-          "  --csv, --json          --format csv, --format json\n"
+          "  --csv, -j, --json      --format csv, --format json\n"
           "  -o, --output FILE      write the timeline to FILE instead of standard output\n"
           "  --buckets N            at most N time buckets (default: all kept, up to 1024)\n"
           "  --at TIME              stop the replay at TIME after the start (2, 1.5s, 250ms...)\n"

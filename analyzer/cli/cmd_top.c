@@ -25,7 +25,7 @@ static void top_usage(FILE *out)
           "\n"
           "  --once                 print one snapshot and exit (no terminal needed)\n"
           "  --format FORMAT        with --once: text (default) or json\n"
-          "  --json                 --format json\n"
+          "  -j, --json             --format json\n"
           "  -o, --output FILE      with --once: write the snapshot to FILE instead of\n"
           "                         standard output\n"
           "  --interval SECONDS     refresh every SECONDS (0.1 to 60; default 0.5)\n"

@@ -39,7 +39,7 @@ static void whatif_usage(FILE *out)
           "                         recorded one; what was not PyTorch's cache (the CUDA\n"
           "                         context, other libraries) still takes its share\n"
           "  --format FORMAT        text (default) or json: one object (docs/report.md)\n"
-          "  --json                 --format json\n"
+          "  -j, --json             --format json\n"
           "  -o, --output FILE      write the output to FILE instead of standard output\n"
           "  --full-stacks          keep every frame when naming call sites\n"
           "  --fold PATTERN         also fold frames matching the glob PATTERN (repeatable)\n"

@@ -3,7 +3,13 @@
  * and their output: -o FILE or the standard output. */
 #include "command_options.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "size_parse.h"
 #include "symbol_options.h"
@@ -71,6 +77,9 @@ static int apply_shared(const struct cmt_cli_command *c, struct cmt_cli_options 
             cmt_cli_error("%s: --%s needs a count, got '%s'", cmd, value == OPT_TOP ? "top" : "max-frames", arg);
             return -1;
         }
+        /* one meaning on every command (docs/cli.md): --top 0 lists every row */
+        if (value == OPT_TOP && o->top == 0)
+            o->top = SIZE_MAX;
         return 0;
     case OPT_INCLUDE_CACHED:
         o->include_cached = true;
@@ -182,19 +191,109 @@ int cmt_cli_one_trace(const char *cmd, int argc, int first)
     return -1;
 }
 
+/* The -o file being written: a temporary next to it, renamed over it once
+ * the output is whole, so that a run that fails leaves no empty or cut file
+ * (and an earlier one in place). One at a time: a command writes one. */
+static struct {
+    FILE *out;
+    char *tmp;
+} pending;
+
+/* A temporary beside path, with the mode path has (or a new file would
+ * get); NULL with errno set when it cannot be made. */
+static FILE *open_beside(const char *path, const struct stat *old)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return NULL;
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    /* hidden, so that a listing of the directory meanwhile shows no half file */
+    snprintf(tmp, len + 16, "%.*s.%s.XXXXXX", (int)dir, path, path + dir);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        free(tmp);
+        return NULL;
+    }
+    mode_t mode;
+    if (old) {
+        mode = old->st_mode & 07777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    FILE *out = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+    if (!out) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        errno = e;
+        return NULL;
+    }
+    pending.out = out;
+    pending.tmp = tmp;
+    return out;
+}
+
 FILE *cmt_cli_output_open(const char *cmd, const char *path)
 {
     if (!path)
         return stdout;
-    FILE *out = fopen(path, "w");
+    struct stat st;
+    bool exists = lstat(path, &st) == 0;
+    FILE *out;
+    if (exists && !S_ISREG(st.st_mode))
+        out = fopen(path, "w"); /* a device, a FIFO, a link: written in place */
+    else if (!(out = open_beside(path, exists ? &st : NULL)) && exists && (errno == EACCES || errno == EROFS))
+        out = fopen(path, "w"); /* a writable file in a directory that is not: in place, as before */
     if (!out)
         cmt_cli_error("%s: cannot create %s: %m; check that its directory exists and is writable", cmd, path);
     return out;
 }
 
+/* Forgets the temporary of out, removing it unless keep; the name it had. */
+static char *take_pending(FILE *out)
+{
+    if (!out || out != pending.out)
+        return NULL;
+    char *tmp = pending.tmp;
+    pending.out = NULL;
+    pending.tmp = NULL;
+    return tmp;
+}
+
+void cmt_cli_output_discard(FILE *out)
+{
+    if (!out || out == stdout)
+        return;
+    char *tmp = take_pending(out);
+    fclose(out);
+    if (tmp)
+        unlink(tmp);
+    free(tmp);
+}
+
 int cmt_cli_output_close(const char *cmd, const char *path, FILE *out, bool close, int status)
 {
-    if (fflush(out) != 0 || ferror(out) || (close && fclose(out) != 0)) {
+    char *tmp = close ? take_pending(out) : NULL;
+    bool failed = fflush(out) != 0 || ferror(out);
+    int e = errno;
+    if (close && fclose(out) != 0 && !failed) {
+        failed = true;
+        e = errno;
+    }
+    if (!failed && tmp && rename(tmp, path) != 0) {
+        failed = true;
+        e = errno;
+    }
+    if (tmp && failed)
+        unlink(tmp);
+    free(tmp);
+    if (failed) {
+        errno = e;
         cmt_cli_error("%s: writing %s failed: %m; check the free space (df) and `ulimit -f`", cmd,
                       path ? path : "standard output");
         return CMT_EXIT_USAGE;

@@ -84,13 +84,19 @@ int cmt_cli_some_traces(const char *cmd, int argc, int first);
  * or -1 after saying "no trace given" or "one trace at a time". */
 int cmt_cli_one_trace(const char *cmd, int argc, int first);
 
-/* The command's output: -o FILE, created (truncated) now, or the standard
- * output when path is NULL. NULL after saying why the file cannot be
- * created. Open it once what is written is known to exist: a trace that
- * cannot be read creates no file. */
+/* The command's output: -o FILE, or the standard output when path is NULL.
+ * A regular file (or a new one) is written to a temporary beside it that
+ * cmt_cli_output_close renames over it: a run that fails leaves FILE as it
+ * was, never empty or cut; a device, FIFO or symbolic link is written in
+ * place. NULL after saying why the file cannot be created. Open it once
+ * what is written is known to exist where that is known early. */
 FILE *cmt_cli_output_open(const char *cmd, const char *path);
-/* Flushes out, and closes it when close; returns status, or CMT_EXIT_USAGE
- * after saying that writing path (NULL: the standard output) failed. */
+/* Flushes out, and closes it when close (a file: renamed into place);
+ * returns status, or CMT_EXIT_USAGE after saying that writing path (NULL:
+ * the standard output) failed, the temporary removed. */
 int cmt_cli_output_close(const char *cmd, const char *path, FILE *out, bool close, int status);
+/* Closes what cmt_cli_output_open opened with nothing worth keeping in it
+ * (no trace could be read): FILE is left as it was. */
+void cmt_cli_output_discard(FILE *out);
 
 #endif

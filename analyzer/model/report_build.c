@@ -628,13 +628,31 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
     return 0;
 }
 
+/* PyTorch raised OutOfMemoryError (its OOM record, the block layer) on
+ * f's thread and device after from and before to: a failure at to is the
+ * program asking again (it caught the error), not the allocator's own
+ * retry after releasing its cache (issue 33). */
+static bool torch_raised_between(const struct cmt_analysis *a, const struct cmt_failure *f, uint64_t from, uint64_t to)
+{
+    for (size_t d = 0; a->blocks && d < a->blocks->n_devices; d++) {
+        const struct cmt_bl_device *dev = &a->blocks->devices[d];
+        if (dev->ordinal != f->device)
+            continue;
+        for (size_t k = 0; k < dev->n_ooms; k++)
+            if (dev->ooms[k].tid == f->tid && dev->ooms[k].at.ts > from && dev->ooms[k].at.ts < to)
+                return true;
+    }
+    return false;
+}
+
 /* A caching allocator's probes and retries among the failures (report.h):
  * a probe failed not for lack of memory and the thread asked again at once
  * for the same size, and was served (PyTorch's expandable segments ask for
  * a shareable handle type the driver may refuse); a retry is the same
  * request failing again right after a failure (PyTorch releases its cache
  * and asks again before it raises). Both only through a caching allocator
- * (allocator_family.h, by module when symbols are missing). */
+ * (allocator_family.h, by module when symbols are missing). A failure after
+ * PyTorch raised is the program's (torch_raised_between). */
 static int classify_failures(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_replay *rp = &a->replay;
@@ -670,7 +688,8 @@ static int classify_failures(struct cmt_report *r, const struct cmt_analysis *a)
         for (size_t k = i; k-- > 0;) {
             if (rp->failures[k].tid != f->tid)
                 continue;
-            if (rp->failures[k].next == CMT_NEXT_SAME_FAILED && rp->failures[k].size == f->size) {
+            if (rp->failures[k].next == CMT_NEXT_SAME_FAILED && rp->failures[k].size == f->size &&
+                !torch_raised_between(a, f, rp->failures[k].ts, f->ts)) {
                 r->failure_flags[i] |= CMT_FAILURE_RETRY;
                 r->failed_calls_retrying++;
             }

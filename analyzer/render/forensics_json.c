@@ -411,7 +411,8 @@ static void json_churn(const struct cmt_report *r, struct cmt_json *j, const str
         key_string(j, "pattern", v->pattern == CMT_CHURN_SHORT_LIVED ? "short-lived" : "kept");
         key_string(j, "allocator", v->allocator_name);
         key_uint(j, "call_paths", v->row.paths);
-        key_string(j, "what_to_try", v->allocator != CMT_ALLOCATOR_NONE ? v->allocator_remedy
+        key_string(j, "what_to_try", cmt_render_pytorch_cache_off(r, v->row.key) ? CMT_PYTORCH_CACHE_OFF_REMEDY
+                                     : v->allocator != CMT_ALLOCATOR_NONE ? v->allocator_remedy
                                      : v->pattern == CMT_CHURN_SHORT_LIVED
                                          ? "reuse buffers, round sizes to a few classes, or allocate from a "
                                            "stream-ordered pool (cudaMallocAsync)"

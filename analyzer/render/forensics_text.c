@@ -285,7 +285,23 @@ void cmt_oom_remedy(const struct cmt_oom_view *v, char *buf, size_t len)
 
 /* --- out-of-memory forensics ---------------------------------------------------- */
 
-static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view *v, FILE *out, bool full)
+/* The failure before v that PyTorch raised for on v's thread, of the same
+ * size (its OOM record came before v): v is the program asking again after
+ * catching torch.OutOfMemoryError (report_build.c: not the allocator's
+ * retry). NULL when none. */
+static const struct cmt_oom_view *raised_before(const struct cmt_forensics_report *fr, const struct cmt_oom_view *v)
+{
+    for (size_t k = (size_t)(v - fr->oom); k-- > 0;) {
+        const struct cmt_oom_view *p = &fr->oom[k];
+        if (p->probe || p->retry_of != SIZE_MAX || p->c->tid != v->c->tid || p->c->device != v->c->device)
+            continue;
+        return p->c->size == v->c->size && p->block_oom && p->block_oom->at.ts < v->c->ts ? p : NULL;
+    }
+    return NULL;
+}
+
+static void print_oom_case(const struct cmt_report *r, const struct cmt_forensics_report *fr,
+                           const struct cmt_oom_view *v, FILE *out, bool full)
 {
     const struct cmt_oom_case *c = v->c;
     char a[32], b[32], c1[32], text[1600];
@@ -294,6 +310,11 @@ static void print_oom_case(const struct cmt_report *r, const struct cmt_oom_view
         fprintf(out, " on device %d", c->device);
     fprintf(out, " failed at %s with %s (%d)\n", AT(r, c->ts),
             cmt_cuda_error_name(c->result, cmt_api_is_driver(c->api)), c->result);
+    const struct cmt_oom_view *before = raised_before(fr, v);
+    if (before)
+        fprintf(out, "    the program asked again: PyTorch raised torch.OutOfMemoryError for the same request at %s "
+                     "(the failure at %s) and the program went on: a failure of its own, not PyTorch's retry\n",
+                AT(r, before->block_oom->at.ts), AT(r, before->c->ts));
     cmt_oom_explain(v, text, sizeof text);
     fprintf(out, "    verdict: %s (rule %s): %s\n", verdict_words(v->verdict.verdict),
             v->rule_id, text);
@@ -408,7 +429,7 @@ static void print_oom(const struct cmt_report *r, const struct cmt_forensics_rep
         if (v->probe || v->retry_of != SIZE_MAX)
             continue;
         if (n++ < limit)
-            print_oom_case(r, v, out, full);
+            print_oom_case(r, fr, v, out, full);
     }
     if (n > limit)
         fprintf(out, "  ... %zu more (cumemtrace frag or --json shows every one)\n", n - limit);
@@ -613,7 +634,12 @@ static void print_churn(const struct cmt_report *r, const struct cmt_forensics_r
             fprintf(out, "    %" PRIu64 " call paths into %s's caching allocator; the busiest:\n", row->paths,
                     v->allocator_name);
         print_frames(r, out, row->key, "      ", full ? r->opt->max_frames : 4);
-        if (v->allocator != CMT_ALLOCATOR_NONE)
+        if (cmt_render_pytorch_cache_off(r, row->key) && !full && cmt_usage_calls_row_shown(r, row->key))
+            fprintf(out, "    PyTorch ran with its cache off: what to try is under Most allocation calls above\n");
+        else if (cmt_render_pytorch_cache_off(r, row->key))
+            fprintf(out, "    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): each of these is one "
+                         "tensor's own cudaMalloc and cudaFree; what to try: %s\n", CMT_PYTORCH_CACHE_OFF_REMEDY);
+        else if (v->allocator != CMT_ALLOCATOR_NONE)
             fprintf(out, "    %s's caching allocator made these: it keeps a segment for each size its cached "
                          "blocks could not serve, so reserved memory grows above what is allocated; what to try: %s\n",
                     v->allocator_name, v->allocator_remedy);

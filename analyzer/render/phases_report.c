@@ -11,6 +11,7 @@
 #include "render_parts.h"
 #include "units.h"
 #include "text_escape.h"
+#include "xla_names.h"
 
 
 /* The names are the model's (phases_view.c), so that models built on the
@@ -25,9 +26,44 @@ static void node_path(const struct cmt_report *r, uint32_t node, uint32_t step, 
     cmt_phases_view_node_path(r->phases, node, step, buf, len);
 }
 
+/* The compile range w fell in (XLA's compiler, phases.h: where names its
+ * outermost range); CMT_PHASE_NONE when none. */
+static uint32_t compile_node(const struct cmt_phases_view *pv, const struct cmt_phase_where *w)
+{
+    if (w->node == CMT_PHASE_NONE || w->node >= pv->n_nodes || pv->nodes[w->node].name == CMT_PHASE_STEP_NAME)
+        return CMT_PHASE_NONE;
+    const char *name = pv->node_name[w->node];
+    return name && cmt_xla_compile_range_name(name, strlen(name)) ? w->node : CMT_PHASE_NONE;
+}
+
+/* The module XLA was compiling, as its range names it ("module=jit_f,");
+ * false when it names none. */
+static bool compile_module(const struct cmt_phases_view *pv, uint32_t node, char *buf, size_t len)
+{
+    const char *m = strstr(pv->node_name[node], "module=");
+    size_t n = m ? strcspn(m += strlen("module="), ",#") : 0;
+    if (n)
+        snprintf(buf, len, "%.*s", (int)n, m);
+    return n != 0;
+}
+
 void cmt_phases_where_text(const struct cmt_report *r, const struct cmt_phase_where *w, char *buf, size_t len)
 {
-    cmt_phases_view_where_text(r->phases, w, buf, len);
+    const struct cmt_phases_view *pv = r->phases;
+    uint32_t c = compile_node(pv, w);
+    if (c == CMT_PHASE_NONE) {
+        cmt_phases_view_where_text(pv, w, buf, len);
+        return;
+    }
+    /* the program's phase around the compilation, then what was compiled */
+    struct cmt_phase_where outer = *w;
+    outer.node = pv->nodes[c].parent;
+    cmt_phases_view_where_text(pv, &outer, buf, len);
+    char module[256];
+    bool named = compile_module(pv, c, module, sizeof module);
+    size_t pos = strlen(buf);
+    snprintf(buf + pos, len - pos, "%sduring XLA's compilation %s%s%s", pos ? ", " : "(no phase of the program open), ",
+             named ? "of " : "(", named ? module : pv->node_name[c], named ? "" : ")");
 }
 
 /* ---- peaks and failures -------------------------------------------------------------- */
@@ -59,11 +95,28 @@ static void json_where(const struct cmt_report *r, const struct cmt_phase_where 
     cmt_json_begin_object(j);
     cmt_json_key(j, "path");
     cmt_json_string(j, buf);
+    uint32_t c = compile_node(r->phases, w);
+    uint32_t node = c == CMT_PHASE_NONE ? w->node : r->phases->nodes[c].parent;
     cmt_json_key(j, "phase");
-    if (w->node != CMT_PHASE_NONE) {
+    if (node != CMT_PHASE_NONE) {
         char path[1024];
-        node_path(r, w->node, 0, path, sizeof path);
+        node_path(r, node, 0, path, sizeof path);
         cmt_json_string(j, path);
+    } else {
+        cmt_json_null(j);
+    }
+    cmt_json_key(j, "xla_compilation");
+    if (c != CMT_PHASE_NONE) {
+        char module[256];
+        cmt_json_begin_object(j);
+        cmt_json_key(j, "module");
+        if (compile_module(r->phases, c, module, sizeof module))
+            cmt_json_string(j, module);
+        else
+            cmt_json_null(j);
+        cmt_json_key(j, "range");
+        cmt_json_string(j, r->phases->node_name[c]);
+        cmt_json_end_object(j);
     } else {
         cmt_json_null(j);
     }

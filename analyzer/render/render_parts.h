@@ -71,6 +71,16 @@ void cmt_compare_render_json(const struct cmt_process_summary *s, size_t n, stru
  * opened the holes, every list in full); otherwise the report's sections
  * (forensics_text.c, forensics_json.c). */
 void cmt_forensics_render_text(const struct cmt_report *r, FILE *out, bool full);
+/* PyTorch made the allocation at stack with its cache off
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1: its allocator calls cudaMalloc itself,
+ * one per tensor, no frame of its cache's): advice about its cache or
+ * about reusing buffers does not fit, turning the cache back on does. */
+bool cmt_render_pytorch_cache_off(const struct cmt_report *r, uint64_t stack);
+/* The report's "Most allocation calls" lists the call site of stack. */
+bool cmt_usage_calls_row_shown(const struct cmt_report *r, uint64_t stack);
+#define CMT_PYTORCH_CACHE_OFF_REMEDY                                                                                 \
+    "unset PYTORCH_NO_CUDA_MEMORY_CACHING (set it only to find leaks): PyTorch's cache then serves these tensors "  \
+    "from the segments it keeps, without a cudaMalloc and cudaFree each"
 /* Adds the forensics keys to the JSON object being written. */
 void cmt_forensics_render_json(const struct cmt_report *r, struct cmt_json *j, bool full);
 /* Plain words for a failure's verdict and what to try, for the text and the

@@ -55,14 +55,20 @@ static void print_header(const struct cmt_report *r, FILE *out)
     const struct cmt_report_trace *t = &r->trace;
     fprintf(out, "cumemtrace report of %s\n", cmt_esc(t->path));
     const char *state = t->state;
+    /* Said once, here, with what it means for the leaks; the sections
+     * below refer to it ("see trace: above") rather than repeat it. */
     if (!strcmp(state, "damaged"))
-        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage\n",
+        fprintf(out, "  trace:    DAMAGED: %s; the figures below cover the events before the damage, and what is "
+                     "live there is not a list of leaks (it may have been released after it)\n",
                 cmt_esc(t->message));
-    else if (!strcmp(state, "truncated"))
+    else if (!strcmp(state, "truncated")) {
+        uint64_t end = t->claimed_end > t->file_size ? t->claimed_end : t->file_size;
         fprintf(out,
                 "  trace:    TRUNCATED: the file ends at offset %" PRIu64 " but its chunks reach offset %" PRIu64
-                "; the figures below cover the events before the cut\n",
-                t->file_size, t->claimed_end > t->file_size ? t->claimed_end : t->file_size);
+                " (%" PRIu64 " bytes missing); the figures below cover the events before the cut, and what is "
+                "live at the cut is not a list of leaks (it may have been released after it)\n",
+                t->file_size, end, end - t->file_size);
+    }
     if (t->has_process) {
         fprintf(out, "  program:  ");
         if (t->argc == 0)
@@ -586,6 +592,28 @@ static void print_suppressed(const struct cmt_report *r, FILE *out)
     }
 }
 
+/* With PyTorch's tensors recorded, the leaks below are those of device
+ * memory outside its cache (its tensors' are in their section above): the
+ * heading says so, and what the tensors' section found, so that "none"
+ * here does not read as a denial of the leaks above (issue 33). */
+static const char *leaks_heading(const struct cmt_report *r)
+{
+    return r->tensors && r->tensors->on ? "Leaks outside PyTorch's cache" : "Leaks";
+}
+
+static void tensor_leaks_pointer(const struct cmt_report *r, FILE *out)
+{
+    if (!r->tensors || !r->tensors->on)
+        return;
+    char b1[64];
+    if (r->tensors->leak_count)
+        fprintf(out, "  the tensors' leaks are under PyTorch's tensors above: %s in %" PRIu64 " %s\n",
+                cmt_size_exact_str(r->tensors->leak_bytes, b1, sizeof b1), r->tensors->leak_count,
+                cmt_plural(r->tensors->leak_count, "tensor", "tensors"));
+    else
+        fprintf(out, "  no tensor leaked either (PyTorch's tensors above)\n");
+}
+
 static void print_leaks(const struct cmt_report *r, FILE *out)
 {
     print_held(r, out);
@@ -603,13 +631,16 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
         /* No exit to judge leaks by (issue 33): what was live at the end of
          * what was read, and what that cannot tell. */
         bool cut = r->trace.live_basis == CMT_LIVE_AT_CUT;
-        const char *why = cut ? "the trace is cut short, truncated or damaged: an allocation live at the cut may "
-                                "have been released after it, and what came after it is unknown; not a list of "
-                                "leaks"
-                              : "the process is still running: these are not leaks, not yet";
+        bool said = !strcmp(r->trace.state, "truncated") || !strcmp(r->trace.state, "damaged");
+        const char *why = cut && said ? "not leaks: see trace: above"
+                          : cut       ? "the trace is cut short, truncated or damaged: an allocation live at the cut "
+                                        "may have been released after it, and what came after it is unknown; not a "
+                                        "list of leaks"
+                                      : "the process is still running: these are not leaks, not yet";
         if (r->n_leaks == 0) {
             fprintf(out, "\nLive %s: nothing%s (%s)\n", live_at_end(r),
-                    r->n_suppressed || r->n_held ? " but suppressed allocations or allocator caches" : "", why);
+                    r->n_suppressed || r->n_held ? " but suppressed allocations or allocator caches" : "",
+                    cut && said ? "see trace: above" : why);
             print_suppressed(r, out);
             return;
         }
@@ -618,16 +649,18 @@ static void print_leaks(const struct cmt_report *r, FILE *out)
                 cmt_plural(r->leak_count, "allocation", "allocations"));
     } else {
         if (r->n_leaks == 0) {
-            fprintf(out, r->n_suppressed ? "\nLeaks: none (nothing but suppressed allocations%s was live at exit)\n"
-                         : r->n_held     ? "\nLeaks: none (nothing but allocator caches%s was live at exit)\n"
-                                         : "\nLeaks: none (nothing was live at exit)%s\n",
-                    r->n_suppressed && r->n_held ? " and allocator caches" : "");
+            fprintf(out, r->n_suppressed ? "\n%s: none (nothing but suppressed allocations%s was live at exit)\n"
+                         : r->n_held     ? "\n%s: none (nothing but allocator caches%s was live at exit)\n"
+                                         : "\n%s: none (nothing was live at exit)%s\n",
+                    leaks_heading(r), r->n_suppressed && r->n_held ? " and allocator caches" : "");
+            tensor_leaks_pointer(r, out);
             print_suppressed(r, out);
             return;
         }
-        fprintf(out, "\n%sLeaks (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK),
+        fprintf(out, "\n%s%s (live at exit): %s%s in %" PRIu64 " %s\n", colour(out, SGR_LEAK), leaks_heading(r),
                 cmt_size_exact_str(r->leak_bytes, b1, sizeof b1), colour(out, SGR_OFF), r->leak_count,
                 cmt_plural(r->leak_count, "allocation", "allocations"));
+        tensor_leaks_pointer(r, out);
     }
     if (r->leak_once_count) {
         /* With --at the run went on: "never freed" is unknown there. */
@@ -749,6 +782,38 @@ static void print_failures(const struct cmt_report *r, FILE *out)
     }
 }
 
+/* The warnings, less what the header's trace: line said (the text's
+ * only; the JSON keeps every one): a truncated trace's cut and what it
+ * means for the leaks; a chunk's missing bytes stay, without the
+ * "trace is truncated" they start with. */
+static const char *warning_text(const struct cmt_report *r, const char *w)
+{
+    static const char truncated[] = "trace is truncated: ";
+    bool said = !strcmp(r->trace.state, "truncated") || !strcmp(r->trace.state, "damaged");
+    if (!said)
+        return w;
+    if (!strncmp(w, "the trace ends at a cut", strlen("the trace ends at a cut")) ||
+        !strncmp(w, "trace is truncated: the file ends at offset", strlen("trace is truncated: the file ends at offset")))
+        return NULL;
+    return strncmp(w, truncated, strlen(truncated)) ? w : w + strlen(truncated);
+}
+
+static void print_warnings(const struct cmt_report *r, FILE *out)
+{
+    bool any = false;
+    for (size_t i = 0; i < r->n_warnings; i++) {
+        const char *w = warning_text(r, r->warnings[i]);
+        if (!w)
+            continue;
+        if (!any)
+            fprintf(out, "\nWarnings:\n");
+        any = true;
+        /* "it ends inside a record": the file, once "trace is truncated" is gone */
+        bool it = w != r->warnings[i] && !strncmp(w, "it ", 3);
+        fprintf(out, "  - %s%s\n", it ? "the file " : "", cmt_esc(it ? w + 3 : w));
+    }
+}
+
 void cmt_report_render_text(const struct cmt_report *r, FILE *out)
 {
     print_header(r, out);
@@ -767,9 +832,5 @@ void cmt_report_render_text(const struct cmt_report *r, FILE *out)
     if (r->whatif)
         cmt_whatif_render_section(r->whatif, out);
     cmt_forensics_render_text(r, out, false);
-    if (r->n_warnings) {
-        fprintf(out, "\nWarnings:\n");
-        for (size_t i = 0; i < r->n_warnings; i++)
-            fprintf(out, "  - %s\n", cmt_esc(r->warnings[i]));
-    }
+    print_warnings(r, out);
 }

@@ -45,6 +45,74 @@ static size_t rows_shown(const struct cmt_report *r, size_t n)
     return n < top ? n : top;
 }
 
+bool cmt_render_pytorch_cache_off(const struct cmt_report *r, uint64_t stack)
+{
+    /* PyTorch's allocate() calls cudaMalloc itself when its cache is off;
+     * with the cache on, every device allocation is its cache's
+     * (DeviceCachingAllocator). Without its symbols neither shows: no
+     * claim then. */
+    if (!stack)
+        return false;
+    const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(r->frames, stack);
+    bool native = false;
+    for (size_t i = 0; i < sf->n; i++) {
+        const char *fn = sf->frames[i].function;
+        if (!fn)
+            continue;
+        if (strstr(fn, "DeviceCachingAllocator::"))
+            return false;
+        native = native || strstr(fn, "NativeCachingAllocator::");
+    }
+    return native;
+}
+
+static size_t rows_shown(const struct cmt_report *r, size_t n);
+
+bool cmt_usage_calls_row_shown(const struct cmt_report *r, uint64_t stack)
+{
+    const struct cmt_calls_view *v = &r->calls;
+    size_t repeated = 0;
+    while (repeated < v->n && v->rows[repeated].calls > 1)
+        repeated++;
+    uint64_t canonical = cmt_frames_canonical(r->frames, stack);
+    for (size_t i = 0, n = rows_shown(r, repeated); i < n; i++)
+        if (v->rows[i].stack == canonical)
+            return true;
+    return false;
+}
+
+/* A row of PyTorch's tensors made with its cache off: the heading's
+ * advice (keep a buffer, use a pool) is not what to change; its cache is.
+ * Said in full once, under the allocation calls. */
+static void cache_off_note(const struct cmt_report *r, FILE *out, uint64_t stack, bool first)
+{
+    if (!cmt_render_pytorch_cache_off(r, stack))
+        return;
+    if (!first && cmt_usage_calls_row_shown(r, stack))
+        fprintf(out, "    PyTorch ran with its cache off: what to try is under Most allocation calls above\n");
+    else
+        fprintf(out, "    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): a cudaMalloc and cudaFree "
+                     "per tensor; what to try: %s\n", CMT_PYTORCH_CACHE_OFF_REMEDY);
+}
+
+/* The call that releases what api allocates, for the heading's words;
+ * NULL when it has no single one. */
+static const char *release_of(const char *api)
+{
+    static const char *const pairs[][2] = {
+        {"cudaMalloc", "cudaFree"},           {"cudaMallocPitch", "cudaFree"},
+        {"cudaMallocManaged", "cudaFree"},    {"cudaMallocHost", "cudaFreeHost"},
+        {"cudaHostAlloc", "cudaFreeHost"},    {"cuMemAlloc", "cuMemFree"},
+        {"cuMemAllocPitch", "cuMemFree"},     {"cuMemAllocManaged", "cuMemFree"},
+        {"cuMemAllocHost", "cuMemFreeHost"},  {"cuMemHostAlloc", "cuMemFreeHost"},
+        {"cuMemCreate", "cuMemRelease"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (!strcmp(api, pairs[i][0]))
+            return pairs[i][1];
+    return NULL;
+}
+
 static void print_calls(const struct cmt_report *r, FILE *out)
 {
     const struct cmt_calls_view *v = &r->calls;
@@ -58,14 +126,36 @@ static void print_calls(const struct cmt_report *r, FILE *out)
     size_t n = rows_shown(r, repeated);
     char a[32];
     /* What the calls cost depends on their API: stream-ordered ones are
-     * served by their pool without synchronizing the device. */
-    bool synchronous = false;
-    for (size_t i = 0; i < n; i++)
-        synchronous = synchronous || v->rows[i].kind != CMT_KIND_ASYNC;
-    fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s",
-            synchronous ? "calls cost time even where nothing leaks: cudaMalloc and cudaFree synchronize the device"
-                        : "stream-ordered: their pool serves them without synchronizing the device",
-            v->calls, plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
+     * served by their pool without synchronizing the device; the others
+     * are named as the program called them (a driver-API program's
+     * cuMemAlloc is no cudaMalloc). */
+    uint8_t apis[4];
+    size_t n_apis = 0;
+    bool more = false;
+    for (size_t i = 0; i < n; i++) {
+        if (v->rows[i].kind == CMT_KIND_ASYNC)
+            continue;
+        size_t k = 0;
+        while (k < n_apis && apis[k] != v->rows[i].api)
+            k++;
+        if (k == n_apis && n_apis < sizeof apis)
+            apis[n_apis++] = v->rows[i].api;
+        else if (k == n_apis)
+            more = true;
+    }
+    char why[256] = "stream-ordered: their pool serves them without synchronizing the device";
+    if (n_apis) {
+        size_t pos = (size_t)snprintf(why, sizeof why, "calls cost time even where nothing leaks: ");
+        /* "cuMemAlloc and cuMemFree"; "cudaMalloc, cuMemAlloc and their releases" */
+        for (size_t k = 0; k < n_apis && pos < sizeof why; k++)
+            pos += (size_t)snprintf(why + pos, sizeof why - pos, "%s%s", k ? ", " : "", cmt_api_name(apis[k]));
+        const char *release = n_apis == 1 && !more ? release_of(cmt_api_name(apis[0])) : NULL;
+        if (pos < sizeof why)
+            snprintf(why + pos, sizeof why - pos, " and %s synchronize the device",
+                     release ? release : more ? "the others and their releases" : "their releases");
+    }
+    fprintf(out, "\nMost allocation calls (%s): %" PRIu64 " %s at %zu call %s", why, v->calls,
+            plural(v->calls, "call", "calls"), v->n, plural(v->n, "site", "sites"));
     if (n < repeated)
         fprintf(out, "; the top %zu of the %zu that allocated more than once", n, repeated);
     else if (n < v->n)
@@ -80,6 +170,7 @@ static void print_calls(const struct cmt_report *r, FILE *out)
             fprintf(out, "; %" PRIu64 " short-lived", row->short_lived);
         fprintf(out, "\n");
         print_frames(r, out, row->stack, "      ");
+        cache_off_note(r, out, row->stack, true);
         CMT_PRINT_TWIN_NOTE(r, out, twins, v->rows, i, "      ");
     }
     free(twins);
@@ -106,6 +197,7 @@ static void print_short_lived(const struct cmt_report *r, FILE *out)
                 row->calls, plural(row->calls, "call", "calls"), cmt_api_name(row->api),
                 (cmt_format_size(row->short_bytes, a, sizeof a), a), life);
         print_frames(r, out, row->stack, "      ");
+        cache_off_note(r, out, row->stack, false);
     }
 }
 

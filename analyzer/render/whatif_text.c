@@ -54,18 +54,31 @@ static void print_table(FILE *out, const struct cmt_whatif_report *w, const stru
     }
     fprintf(out, "%s%-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", indent, width, "setting", "reserved peak", "vs recorded",
             "allocated peak", "cache at peak", "segments", "out of memory");
+    bool ran_out = false;
     for (size_t i = 0; i < d->n_rows; i++) {
         const struct cmt_whatif_row *r = &d->rows[i];
-        char delta[40], segs[32];
+        char delta[40], segs[32], peak[40], allocated[40];
         row_label(w, r, label, sizeof label);
         if (r->maps || r->expandable_segments)
             snprintf(segs, sizeof segs, "%" PRIu64 " maps", r->maps);
         else
             snprintf(segs, sizeof segs, "%" PRIu64, r->segments_made);
-        fprintf(out, "%s%-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", indent, width, label, SZ(r->peak_reserved),
-                signed_size(r->vs_recorded, delta, sizeof delta), SZ(r->peak_allocated), SZ(unallocated_total(r)),
+        /* A setting that runs out: its peaks up to its first failure, where
+         * the program as recorded would stop; marked, and not set against
+         * the recorded peak as a saving (issue 33: roundup's 0 B read as
+         * "-78.7 GiB") unless the recorded run failed there too. */
+        bool cut = !r->fits && !r->first.recorded_failed;
+        ran_out = ran_out || cut;
+        snprintf(peak, sizeof peak, "%s%s", SZ(r->peak_reserved), cut ? "*" : "");
+        snprintf(allocated, sizeof allocated, "%s%s", SZ(r->peak_allocated), cut ? "*" : "");
+        fprintf(out, "%s%-*s  %12s  %10s  %12s  %13s  %-9s  %s\n", indent, width, label, peak,
+                cut ? "-" : signed_size(r->vs_recorded, delta, sizeof delta), allocated, SZ(unallocated_total(r)),
                 segs, r->fits ? (r->bounded ? "no" : "no (room unknown)") : r->first.verdict);
     }
+    if (ran_out)
+        fprintf(out, "%s* up to its first failure (where the program as recorded would stop), not comparable with the "
+                     "recorded peak\n",
+                indent);
 }
 
 static void print_failure(FILE *out, const struct cmt_whatif_failure_view *f, uint64_t failures)
@@ -100,7 +113,8 @@ static void print_row(FILE *out, const struct cmt_whatif_report *w, const struct
         fprintf(out, "  %s: reserved peak %s at %s", label, EXACT(r->peak_reserved),
                 CMT_DURATION(r->peak_reserved_ns));
     else
-        fprintf(out, "  %s: reserved peak %s when it ran out", label, EXACT(r->peak_reserved));
+        fprintf(out, "  %s: reserved peak %s up to its first failure%s", label, EXACT(r->peak_reserved),
+                r->peak_reserved ? "" : " (its first request failed)");
     if (r->recorded && d->exact)
         fprintf(out, ", the recorded max_memory_reserved() to the byte");
     fprintf(out, "\n");

@@ -18,13 +18,6 @@
 #include "runtime_hooks.h"
 #include "torch_blocks.h"
 
-CMT_REAL_SLOT(cudaSetDevice);
-CMT_REAL_SLOT(cudaSetValidDevices);
-
-/* A symbol that cannot be found anywhere fails the call as a runtime that
- * cannot initialise does, rather than crashing the program. */
-#define CMT_NO_REAL cudaErrorInitializationError
-
 static inline uint64_t ptr_out(cudaError_t r, void *const *p)
 {
     return r == cudaSuccess && p ? (uint64_t)(uintptr_t)*p : 0;
@@ -159,27 +152,12 @@ CMT_RUNTIME_ALLOCATIONS(CMT_RUNTIME_ALLOCATION_HOOK)
 CMT_RUNTIME_RELEASES(CMT_RUNTIME_RELEASE_HOOK)
 
 /* Device selection: passed through, nothing recorded; the thread's
- * remembered device is forgotten (device_cache.h). */
-CMT_EXPORT cudaError_t cudaSetDevice(int device)
-{
-    __typeof__(cudaSetDevice) *real = CMT_REAL(cudaSetDevice);
-    if (!real)
-        return CMT_NO_REAL;
-    cudaError_t r = real(device);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-CMT_RUNTIME_EXPORT(cudaSetDevice)
+ * remembered device is forgotten (device_cache.h).
+ * X(name, run after the call, (parameters), (arguments)) */
+#define CMT_RUNTIME_DEVICE_SELECTIONS(X)                                                            \
+    X(cudaSetDevice, cmt_device_cache_forget_thread, (int device), (device))                        \
+    X(cudaSetValidDevices, cmt_device_cache_forget_thread, (int *device_arr, int len), (device_arr, len))
 
-CMT_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
-{
-    __typeof__(cudaSetValidDevices) *real = CMT_REAL(cudaSetValidDevices);
-    if (!real)
-        return CMT_NO_REAL;
-    cudaError_t r = real(device_arr, len);
-    cmt_device_cache_forget_thread();
-    return r;
-}
-CMT_RUNTIME_EXPORT(cudaSetValidDevices)
+CMT_RUNTIME_DEVICE_SELECTIONS(CMT_RUNTIME_PASS_HOOK)
 
 #include "hooks_runtime_async.inc"

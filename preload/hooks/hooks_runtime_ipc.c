@@ -5,71 +5,57 @@
  * cudaIpcOpenMemHandle and cudaIpcCloseMemHandle (the importer: where the
  * mapping lies, how large, closed or not). Nothing here is memory of this
  * process; the analyzer keeps it apart. With the dynamic runtime the
- * driver call underneath passes through (one event per user call). */
+ * driver call underneath passes through (one event per user call). Each
+ * hook is a row of the lists below, expanded by the skeletons of
+ * runtime_hooks.h; what it records is its record_NAME. */
 #include <cuda_runtime_api.h>
 
 #include "hook_record.h"
 #include "real_symbols.h"
-#include "runtime_exports.h"
 #include "runtime_device.h"
+#include "runtime_hooks.h"
 #include "sampler.h"
-
-CMT_REAL_SLOT(cudaIpcGetMemHandle);
-CMT_REAL_SLOT(cudaIpcOpenMemHandle);
-CMT_REAL_SLOT(cudaIpcCloseMemHandle);
 
 _Static_assert(sizeof(cudaIpcMemHandle_t) == 64, "a CUDA IPC handle is 64 bytes");
 
-CMT_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+static inline void record_cudaIpcGetMemHandle(struct cmt_hook *h, cudaError_t r, const void *real,
+                                              cudaIpcMemHandle_t *handle, void *devPtr)
 {
-    __typeof__(cudaIpcGetMemHandle) *real = CMT_REAL(cudaIpcGetMemHandle);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
-    cudaError_t r = real(handle, devPtr);
-    if (rec)
-        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_GET_MEM_HANDLE, r, cmt_runtime_device((const void *)real), 0,
-                            (uint64_t)(uintptr_t)devPtr, 0,
-                            r == cudaSuccess && handle ? cmt_ipc_fingerprint(handle, sizeof *handle) : 0, 0, 0,
-                            cmt_config.stack_depth != 0);
-    cmt_hook_leave(&h);
-    return r;
+    cmt_record_ipc_call(h, CMT_API_CUDA_IPC_GET_MEM_HANDLE, r, cmt_runtime_device(real), 0, (uint64_t)(uintptr_t)devPtr,
+                        0, r == cudaSuccess && handle ? cmt_ipc_fingerprint(handle, sizeof *handle) : 0, 0, 0,
+                        cmt_config.stack_depth != 0);
 }
-CMT_RUNTIME_EXPORT(cudaIpcGetMemHandle)
 
-CMT_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+static inline void record_cudaIpcOpenMemHandle(struct cmt_hook *h, cudaError_t r, const void *real, void **devPtr,
+                                               cudaIpcMemHandle_t handle, unsigned int flags)
 {
-    __typeof__(cudaIpcOpenMemHandle) *real = CMT_REAL(cudaIpcOpenMemHandle);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
-    cudaError_t r = real(devPtr, handle, flags);
-    if (rec) {
-        uint64_t addr = r == cudaSuccess && devPtr ? (uint64_t)(uintptr_t)*devPtr : 0;
-        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, r, cmt_runtime_device((const void *)real), 0, addr,
-                            addr ? cmt_sampler_range_size(addr) : 0, cmt_ipc_fingerprint(&handle, sizeof handle), flags,
-                            0, cmt_config.stack_depth != 0);
-    }
-    cmt_hook_leave(&h);
-    return r;
+    uint64_t addr = r == cudaSuccess && devPtr ? (uint64_t)(uintptr_t)*devPtr : 0;
+    cmt_record_ipc_call(h, CMT_API_CUDA_IPC_OPEN_MEM_HANDLE, r, cmt_runtime_device(real), 0, addr,
+                        addr ? cmt_sampler_range_size(addr) : 0, cmt_ipc_fingerprint(&handle, sizeof handle), flags, 0,
+                        cmt_config.stack_depth != 0);
 }
-CMT_RUNTIME_EXPORT(cudaIpcOpenMemHandle)
 
-CMT_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
+/* Closed: the time before the call (the address may be mapped again once
+ * it returns). */
+static inline struct cmt_call_start begin_cudaIpcCloseMemHandle(struct cmt_hook *h, void *devPtr)
 {
-    __typeof__(cudaIpcCloseMemHandle) *real = CMT_REAL(cudaIpcCloseMemHandle);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
-    uint64_t ts = rec ? cmt_event_ts(h.thread) : 0;
-    cudaError_t r = real(devPtr);
-    if (rec)
-        cmt_record_ipc_call(&h, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, r, cmt_runtime_device((const void *)real), ts,
-                            (uint64_t)(uintptr_t)devPtr, 0, 0, 0, 0, cmt_config.free_stacks);
-    cmt_hook_leave(&h);
-    return r;
+    (void)devPtr;
+    return (struct cmt_call_start){.ts = cmt_event_ts(h->thread)};
 }
-CMT_RUNTIME_EXPORT(cudaIpcCloseMemHandle)
+
+static inline void record_cudaIpcCloseMemHandle(struct cmt_hook *h, const struct cmt_call_start *start,
+                                                cudaError_t r, const void *real, void *devPtr)
+{
+    cmt_record_ipc_call(h, CMT_API_CUDA_IPC_CLOSE_MEM_HANDLE, r, cmt_runtime_device(real), start->ts,
+                        (uint64_t)(uintptr_t)devPtr, 0, 0, 0, 0, cmt_config.free_stacks);
+}
+
+/* X(name, recorded when, (parameters), (arguments)) */
+#define CMT_RUNTIME_IPC_CALLS(X)                                                                                \
+    X(cudaIpcGetMemHandle, true, (cudaIpcMemHandle_t * handle, void *devPtr), (handle, devPtr))                \
+    X(cudaIpcOpenMemHandle, true, (void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags),              \
+      (devPtr, handle, flags))
+#define CMT_RUNTIME_IPC_GIVE_UPS(X) X(cudaIpcCloseMemHandle, true, (void *devPtr), (devPtr))
+
+CMT_RUNTIME_IPC_CALLS(CMT_RUNTIME_CALL_HOOK)
+CMT_RUNTIME_IPC_GIVE_UPS(CMT_RUNTIME_GIVE_UP_HOOK)

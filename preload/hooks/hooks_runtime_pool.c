@@ -3,61 +3,51 @@
  * cudaMemPoolDestroy, cudaMemPoolTrimTo. The pools' reserved and used bytes
  * over time come from the sampler; these events say when pools appear, go,
  * and give memory back on request. With the dynamic runtime the driver call
- * underneath passes through (one event per user call). */
+ * underneath passes through (one event per user call). Each hook is a row
+ * of the lists below, expanded by the skeletons of runtime_hooks.h; what it
+ * records is its record_NAME (pool_hooks.h, shared with the driver's). */
 #include <cuda_runtime_api.h>
 
+#include "hook_record.h"
 #include "pool_hooks.h"
 #include "real_symbols.h"
-#include "runtime_exports.h"
+#include "runtime_hooks.h"
 
-CMT_REAL_SLOT(cudaMemPoolCreate);
-CMT_REAL_SLOT(cudaMemPoolDestroy);
-CMT_REAL_SLOT(cudaMemPoolTrimTo);
-
-CMT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
+static inline void record_cudaMemPoolCreate(struct cmt_hook *h, cudaError_t r, const void *real, cudaMemPool_t *memPool,
+                                            const struct cudaMemPoolProps *poolProps)
 {
-    __typeof__(cudaMemPoolCreate) *real = CMT_REAL(cudaMemPoolCreate);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME);
-    cudaError_t r = real(memPool, poolProps);
-    if (rec)
-        cmt_pool_hook_created(&h, CMT_API_POOL_CREATE, r, r == cudaSuccess && memPool ? (uint64_t)(uintptr_t)*memPool : 0,
-                              poolProps ? (int)poolProps->location.type : 0, poolProps ? poolProps->location.id : 0,
-                              poolProps ? poolProps->maxSize : 0);
-    cmt_hook_leave(&h);
-    return r;
+    (void)real;
+    cmt_pool_hook_created(h, CMT_API_POOL_CREATE, r, r == cudaSuccess && memPool ? (uint64_t)(uintptr_t)*memPool : 0,
+                          poolProps ? (int)poolProps->location.type : 0, poolProps ? poolProps->location.id : 0,
+                          poolProps ? poolProps->maxSize : 0);
 }
-CMT_RUNTIME_EXPORT(cudaMemPoolCreate)
 
-CMT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
+static inline void record_cudaMemPoolTrimTo(struct cmt_hook *h, cudaError_t r, const void *real, cudaMemPool_t memPool,
+                                            size_t minBytesToKeep)
 {
-    __typeof__(cudaMemPoolDestroy) *real = CMT_REAL(cudaMemPoolDestroy);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && memPool;
-    struct cmt_pool_destroy d = rec ? cmt_pool_hook_destroy_begin(&h, (uint64_t)(uintptr_t)memPool) : (struct cmt_pool_destroy){0};
-    cudaError_t r = real(memPool);
-    if (rec)
-        cmt_pool_hook_destroyed(&h, CMT_API_POOL_DESTROY, &d, r, (uint64_t)(uintptr_t)memPool);
-    cmt_hook_leave(&h);
-    return r;
+    (void)real;
+    cmt_pool_hook_trimmed(h, CMT_API_POOL_TRIM, r, (uint64_t)(uintptr_t)memPool, minBytesToKeep);
 }
-CMT_RUNTIME_EXPORT(cudaMemPoolDestroy)
 
-CMT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
+static inline struct cmt_call_start begin_cudaMemPoolDestroy(struct cmt_hook *h, cudaMemPool_t memPool)
 {
-    __typeof__(cudaMemPoolTrimTo) *real = CMT_REAL(cudaMemPoolTrimTo);
-    if (!real)
-        return cudaErrorInitializationError;
-    struct cmt_hook h;
-    bool rec = cmt_hook_enter(&h, CMT_LAYER_RUNTIME) && memPool;
-    cudaError_t r = real(memPool, minBytesToKeep);
-    if (rec)
-        cmt_pool_hook_trimmed(&h, CMT_API_POOL_TRIM, r, (uint64_t)(uintptr_t)memPool, minBytesToKeep);
-    cmt_hook_leave(&h);
-    return r;
+    return cmt_pool_hook_destroy_begin(h, (uint64_t)(uintptr_t)memPool);
 }
-CMT_RUNTIME_EXPORT(cudaMemPoolTrimTo)
+
+static inline void record_cudaMemPoolDestroy(struct cmt_hook *h, const struct cmt_call_start *start, cudaError_t r,
+                                             const void *real, cudaMemPool_t memPool)
+{
+    (void)real;
+    cmt_pool_hook_destroyed(h, CMT_API_POOL_DESTROY, start, r, (uint64_t)(uintptr_t)memPool);
+}
+
+/* X(name, recorded when, (parameters), (arguments)): a null pool is no call
+ * to record. */
+#define CMT_RUNTIME_POOL_CALLS(X)                                                                               \
+    X(cudaMemPoolCreate, true, (cudaMemPool_t * memPool, const struct cudaMemPoolProps *poolProps),            \
+      (memPool, poolProps))                                                                                     \
+    X(cudaMemPoolTrimTo, memPool != NULL, (cudaMemPool_t memPool, size_t minBytesToKeep), (memPool, minBytesToKeep))
+#define CMT_RUNTIME_POOL_GIVE_UPS(X) X(cudaMemPoolDestroy, memPool != NULL, (cudaMemPool_t memPool), (memPool))
+
+CMT_RUNTIME_POOL_CALLS(CMT_RUNTIME_CALL_HOOK)
+CMT_RUNTIME_POOL_GIVE_UPS(CMT_RUNTIME_GIVE_UP_HOOK)

@@ -7,6 +7,7 @@
  * runtime's pool structures mirror the driver's value for value, so both
  * pass the same figures. */
 
+#include "call_hooks.h"
 #include "hook_record.h"
 #include "pool_registry.h"
 #include "sampler.h"
@@ -44,19 +45,14 @@ static inline void cmt_pool_hook_created(struct cmt_hook *h, uint8_t api, int32_
 
 /* Before cudaMemPoolDestroy/cuMemPoolDestroy runs: its time and the pool's
  * device, while the handle still means this pool. */
-struct cmt_pool_destroy {
-    uint64_t ts;
-    int32_t device;
-};
-
-static inline struct cmt_pool_destroy cmt_pool_hook_destroy_begin(struct cmt_hook *h, uint64_t pool)
+static inline struct cmt_call_start cmt_pool_hook_destroy_begin(struct cmt_hook *h, uint64_t pool)
 {
-    struct cmt_pool_destroy d = {.device = cmt_pool_device(pool)};
+    struct cmt_call_start d = {.device = cmt_pool_device(pool)};
     d.ts = cmt_event_ts(h->thread);
     return d;
 }
 
-static inline void cmt_pool_hook_destroyed(struct cmt_hook *h, uint8_t api, const struct cmt_pool_destroy *d,
+static inline void cmt_pool_hook_destroyed(struct cmt_hook *h, uint8_t api, const struct cmt_call_start *d,
                                            int32_t result, uint64_t pool)
 {
     struct cmt_pool_record p = {

@@ -2,17 +2,25 @@
 #ifndef CUMEMTRACE_PRELOAD_RUNTIME_HOOKS_H
 #define CUMEMTRACE_PRELOAD_RUNTIME_HOOKS_H
 
-/* The two skeletons every runtime allocation and release hook is made of
- * (hooks_runtime.c, hooks_runtime_async.inc list them): find the real
- * function, enter, call it once with the caller's arguments, record, leave,
- * return what it returned. The real function is passed to the row's
- * describe_NAME, which fills the record (the device is asked of the same
- * libcudart); each is registered for dlsym (runtime_exports.h). Include
- * after hook_record.h and torch_blocks.h. */
+/* The skeletons every runtime hook is made of, each row of a list expanded
+ * by one: an allocation and a release (hooks_runtime.c,
+ * hooks_runtime_async.inc list them), a call recorded after it returns and
+ * one that gives a handle up (the pool and IPC calls:
+ * hooks_runtime_pool.c, hooks_runtime_ipc.c, hooks_runtime_pool_ipc.c), a
+ * call passed through with something to do after it (device selection,
+ * hooks_runtime.c). Each finds the real function, enters, calls it once with
+ * the caller's arguments, records, leaves and returns what it returned.
+ * The real function is passed to the row's describe_NAME or record_NAME,
+ * which fills the record (the device is asked of the same libcudart); each
+ * hook is registered for dlsym (runtime_exports.h). Include after
+ * hook_record.h and torch_blocks.h. */
 
+/* A symbol that cannot be found anywhere fails the call as a runtime that
+ * cannot initialise does, rather than crashing the program. */
+#define CMT_NO_REAL cudaErrorInitializationError
+
+#include "call_hooks.h"
 #include "runtime_exports.h"
-
-#define CMT_UNPAREN(...) __VA_ARGS__
 
 /* segment: a call that may make a PyTorch segment (torch_blocks.h). */
 #define CMT_RUNTIME_ALLOCATION_HOOK(name, no_real, segment, params, args)                 \
@@ -56,6 +64,46 @@
         cmt_hook_leave(&h);                                                                      \
         return r;                                                                                \
     }                                                                                            \
+    CMT_RUNTIME_EXPORT(name)
+
+/* A call recorded after it returns, by the row's record_NAME(&h, result,
+ * real, arguments...), when want holds (call_hooks.h). */
+#define CMT_RUNTIME_CALL_HOOK(name, want, params, args)                                \
+    CMT_REAL_SLOT(name);                                                               \
+    CMT_EXPORT cudaError_t name params                                                 \
+    {                                                                                  \
+        __typeof__(name) *real = CMT_REAL(name);                                       \
+        if (!real)                                                                     \
+            return CMT_NO_REAL;                                                        \
+        CMT_CALL_BODY_AFTER(CMT_LAYER_RUNTIME, cudaError_t, real, want, record_##name, args); \
+    }                                                                                  \
+    CMT_RUNTIME_EXPORT(name)
+
+/* A call that gives a handle up: begin_NAME before it, record_NAME after
+ * (call_hooks.h). */
+#define CMT_RUNTIME_GIVE_UP_HOOK(name, want, params, args)                                                 \
+    CMT_REAL_SLOT(name);                                                                                   \
+    CMT_EXPORT cudaError_t name params                                                                     \
+    {                                                                                                      \
+        __typeof__(name) *real = CMT_REAL(name);                                                           \
+        if (!real)                                                                                         \
+            return CMT_NO_REAL;                                                                            \
+        CMT_CALL_BODY_AROUND(CMT_LAYER_RUNTIME, cudaError_t, real, want, begin_##name, record_##name, args); \
+    }                                                                                                      \
+    CMT_RUNTIME_EXPORT(name)
+
+/* Passed through, nothing recorded; then() after the call. */
+#define CMT_RUNTIME_PASS_HOOK(name, then, params, args) \
+    CMT_REAL_SLOT(name);                                \
+    CMT_EXPORT cudaError_t name params                  \
+    {                                                   \
+        __typeof__(name) *real = CMT_REAL(name);        \
+        if (!real)                                      \
+            return CMT_NO_REAL;                         \
+        cudaError_t r = real args;                      \
+        then();                                         \
+        return r;                                       \
+    }                                                   \
     CMT_RUNTIME_EXPORT(name)
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "meta_records.h"
 #include "recorder.h"
 
 /* Keys to FRAME ids: open addressing, read without a lock (an entry is
@@ -140,18 +141,10 @@ static struct line_entry *line_slot_locked(uint32_t file_id, uint32_t function_i
 
 static uint32_t write_frame_locked(uint32_t file_id, uint32_t function_id, uint32_t line)
 {
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 50);
-    if (!payload)
+    if (!cmt_meta_write_frame_locked(&cmt_recorder.tf, &cmt_recorder.meta, next_frame_id + 1, function_id, file_id,
+                                     line, 1 /* language: Python */))
         return 0;
-    uint32_t id = ++next_frame_id;
-    struct cmt_payload b = {payload, payload + 50, false};
-    cmt_payload_varint(&b, id);
-    cmt_payload_varint(&b, function_id);
-    cmt_payload_varint(&b, file_id);
-    cmt_payload_varint(&b, line);
-    cmt_payload_varint(&b, 1); /* language: Python */
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_FRAME, b.p);
-    return id;
+    return ++next_frame_id;
 }
 
 uint32_t cmt_python_location_add_locked(const struct cmt_python_code_key *k, const char *file, size_t file_len,

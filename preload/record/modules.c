@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "clock.h"
+#include "meta_records.h"
 #include "recorder.h"
 
 #define CMT_MAX_MODULES 8192u
@@ -120,20 +121,19 @@ static void record_module(const struct dl_phdr_info *info)
     memcpy(copy, name, name_len + 1);
     uint32_t path_id = cmt_recorder_intern_string_locked(name, name_len);
 
-    size_t max = 5 * 10 + 10 + build_id_len + 10;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
-    if (!payload)
+    struct cmt_meta_module rec = {
+        .id = cmt_recorder.next_module_id + 1,
+        .path_id = path_id,
+        .bias = bias,
+        .lo = lo,
+        .hi = hi,
+        .build_id = build_id,
+        .build_id_len = build_id_len,
+        .ts = cmt_now_ns(),
+    };
+    if (!cmt_meta_write_module_locked(&cmt_recorder.tf, &cmt_recorder.meta, &rec))
         return;
-    uint32_t id = ++cmt_recorder.next_module_id;
-    struct cmt_payload b = {payload, payload + max, false};
-    cmt_payload_varint(&b, id);
-    cmt_payload_varint(&b, path_id);
-    cmt_payload_varint(&b, bias);
-    cmt_payload_varint(&b, lo);
-    cmt_payload_varint(&b, hi);
-    cmt_payload_bytes(&b, build_id, build_id_len);
-    cmt_payload_varint(&b, cmt_now_ns());
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_MODULE, b.p);
+    cmt_recorder.next_module_id++;
     modules[module_count++] = (struct module){bias, lo, hi, copy};
     /* The interpreter is found where it is loaded: at the trace's start for
      * the python executable, later for a libpython opened by a program. */

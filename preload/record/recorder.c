@@ -15,6 +15,7 @@
 #include "cmt_version.h"
 #include "config.h"
 #include "log.h"
+#include "meta_records.h"
 #include "modules.h"
 #include "job_identity.h"
 #include "path_template.h"
@@ -82,15 +83,11 @@ uint32_t cmt_recorder_intern_string_locked(const char *s, size_t len)
         if (e->hash == h && e->len == len && memcmp(e->text, s, len) == 0)
             return e->id;
     }
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, len + 20);
     char *copy = cmt_arena_alloc(len + 1);
-    if (!payload || !copy)
+    if (!copy || !cmt_meta_write_string_locked(&cmt_recorder.tf, &cmt_recorder.meta, cmt_recorder.next_string_id + 1,
+                                                s, len))
         return 0;
     uint32_t id = ++cmt_recorder.next_string_id;
-    struct cmt_payload b = {payload, payload + len + 20, false};
-    cmt_payload_varint(&b, id);
-    cmt_payload_bytes(&b, s, len);
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_STRING, b.p);
     memcpy(copy, s, len);
     copy[len] = '\0';
     string_table[j] = (struct string_entry){h, id, (uint32_t)len, copy};
@@ -145,71 +142,51 @@ static void write_process_record_locked(const char *hostname, int64_t rank)
     uint32_t host_id = intern_cstr_locked(hostname);
     uint32_t cwd_id = intern_cstr_locked(cwd);
 
-    size_t max = 64 + (size_t)argc * 10;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
-    if (!payload)
-        return;
-    struct cmt_payload b = {payload, payload + max, false};
-    cmt_payload_varint(&b, (uint64_t)getpid());
-    cmt_payload_varint(&b, (uint64_t)getppid());
-    cmt_payload_varint(&b, exe_id);
-    cmt_payload_varint(&b, argc);
-    for (uint32_t i = 0; i < argc; i++)
-        cmt_payload_varint(&b, arg_ids[i]);
-    cmt_payload_varint(&b, host_id);
-    cmt_payload_svarint(&b, rank);
-    cmt_payload_varint(&b, cwd_id);
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_PROCESS, b.p);
+    struct cmt_meta_process p = {
+        .pid = (uint64_t)getpid(),
+        .ppid = (uint64_t)getppid(),
+        .exe_id = exe_id,
+        .argc = argc,
+        .arg_ids = arg_ids,
+        .host_id = host_id,
+        .rank = rank,
+        .cwd_id = cwd_id,
+    };
+    cmt_meta_write_process_locked(&cmt_recorder.tf, &cmt_recorder.meta, &p);
 }
 
 /* The JOB record (format.h): who this process is in a job of several. */
 static void write_job_record_locked(const struct cmt_job_identity *job)
 {
-    static uint32_t name_ids[CMT_JOB_MAX_VARS], value_ids[CMT_JOB_MAX_VARS];
+    static struct cmt_meta_job_var ids[CMT_JOB_MAX_VARS];
     for (size_t i = 0; i < job->nvars; i++) {
-        name_ids[i] = intern_cstr_locked(job->vars[i].name);
-        value_ids[i] = intern_cstr_locked(job->vars[i].value);
+        ids[i].name_id = intern_cstr_locked(job->vars[i].name);
+        ids[i].value_id = intern_cstr_locked(job->vars[i].value);
     }
-    uint32_t job_id = job->job_id[0] ? intern_cstr_locked(job->job_id) : 0;
-    size_t max = 8 * 10 + CMT_JOB_MAX_VARS * 2 * 10;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
-    if (!payload)
-        return;
-    struct cmt_payload b = {payload, payload + max, false};
-    cmt_payload_varint(&b, cmt_now_ns());
-    cmt_payload_varint(&b, (uint64_t)job->source);
-    cmt_payload_svarint(&b, job->rank);
-    cmt_payload_svarint(&b, job->local_rank);
-    cmt_payload_svarint(&b, job->world_size);
-    cmt_payload_svarint(&b, job->local_world_size);
-    cmt_payload_varint(&b, job_id);
-    /* A variable whose strings could not be written is left out whole. */
-    size_t n = 0;
-    for (size_t i = 0; i < job->nvars; i++)
-        n += name_ids[i] && value_ids[i];
-    cmt_payload_varint(&b, n);
-    for (size_t i = 0; i < job->nvars; i++) {
-        if (!name_ids[i] || !value_ids[i])
-            continue;
-        cmt_payload_varint(&b, name_ids[i]);
-        cmt_payload_varint(&b, value_ids[i]);
-    }
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_JOB, b.p);
+    struct cmt_meta_job j = {
+        .ts = cmt_now_ns(),
+        .source = (uint32_t)job->source,
+        .rank = job->rank,
+        .local_rank = job->local_rank,
+        .world_size = job->world_size,
+        .local_world_size = job->local_world_size,
+        .job_id = job->job_id[0] ? intern_cstr_locked(job->job_id) : 0,
+        .nvars = job->nvars,
+        .vars = ids,
+    };
+    cmt_meta_write_job_locked(&cmt_recorder.tf, &cmt_recorder.meta, &j);
 }
 
 static void write_config_record_locked(void)
 {
-    uint32_t version_id = intern_cstr_locked(CMT_VERSION);
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
-    if (!payload)
-        return;
-    struct cmt_payload b = {payload, payload + 64, false};
-    cmt_payload_varint(&b, cmt_config.stack_depth);
-    cmt_payload_varint(&b, cmt_config.free_stacks);
-    cmt_payload_varint(&b, cmt_config.sample_ms);
-    cmt_payload_varint(&b, cmt_config.max_size);
-    cmt_payload_varint(&b, version_id);
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_CONFIG, b.p);
+    struct cmt_meta_config c = {
+        .stack_depth = cmt_config.stack_depth,
+        .free_stacks = cmt_config.free_stacks,
+        .sample_ms = cmt_config.sample_ms,
+        .max_size = cmt_config.max_size,
+        .version_id = intern_cstr_locked(CMT_VERSION),
+    };
+    cmt_meta_write_config_locked(&cmt_recorder.tf, &cmt_recorder.meta, &c);
 }
 
 /* The manifest (CUMEMTRACE_MANIFEST, set by `cumemtrace run --check`): one
@@ -422,13 +399,8 @@ bool cmt_recorder_thread_setup(struct cmt_thread *t)
         return true;
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t name_id = cmt_recorder_intern_string_locked(name, strnlen(name, 16));
-    uint8_t *payload = name_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 24) : NULL;
-    if (payload) {
-        struct cmt_payload b = {payload, payload + 24, false};
-        cmt_payload_varint(&b, t->stream.tid);
-        cmt_payload_varint(&b, name_id);
-        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_THREAD, b.p);
-    }
+    if (name_id)
+        cmt_meta_write_thread_locked(&cmt_recorder.tf, &cmt_recorder.meta, t->stream.tid, name_id);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     return true;
 }
@@ -480,14 +452,8 @@ void cmt_recorder_note(enum cmt_note_source source, const char *text)
     cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t text_id = intern_cstr_locked(text);
-    uint8_t *payload = text_id ? cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 32) : NULL;
-    if (payload) {
-        struct cmt_payload b = {payload, payload + 32, false};
-        cmt_payload_varint(&b, cmt_now_ns());
-        cmt_payload_varint(&b, (uint64_t)source);
-        cmt_payload_varint(&b, text_id);
-        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_NOTE, b.p);
-    }
+    if (text_id)
+        cmt_meta_write_note_locked(&cmt_recorder.tf, &cmt_recorder.meta, cmt_now_ns(), (uint32_t)source, text_id);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     cmt_internal_leave();
 }
@@ -499,18 +465,7 @@ void cmt_recorder_write_device(int32_t ordinal, const char *name, uint64_t total
     cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     uint32_t name_id = name && *name ? intern_cstr_locked(name) : 0;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
-    if (payload) {
-        struct cmt_payload b = {payload, payload + 64, false};
-        cmt_payload_varint(&b, (uint64_t)ordinal);
-        cmt_payload_varint(&b, name_id);
-        cmt_payload_varint(&b, total);
-        if (uuid)
-            cmt_payload_bytes(&b, uuid, 16);
-        else
-            cmt_payload_varint(&b, 0); /* no uuid: zero bytes */
-        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_DEVICE, b.p);
-    }
+    cmt_meta_write_device_locked(&cmt_recorder.tf, &cmt_recorder.meta, ordinal, name_id, total, uuid);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     cmt_internal_leave();
 }
@@ -522,23 +477,14 @@ void cmt_recorder_write_allocator(enum cmt_framework framework, const char *vers
         return;
     cmt_internal_enter();
     pthread_mutex_lock(&cmt_recorder.meta.lock);
-    uint32_t version_id = version && *version ? intern_cstr_locked(version) : 0;
-    uint32_t backend_id = backend && *backend ? intern_cstr_locked(backend) : 0;
+    struct cmt_meta_allocator a = {.framework = (uint32_t)framework, .state = (uint32_t)state};
+    a.version_id = version && *version ? intern_cstr_locked(version) : 0;
+    a.backend_id = backend && *backend ? intern_cstr_locked(backend) : 0;
     /* Unset and empty are one: PyTorch parses an empty setting to its defaults. */
-    uint32_t alloc_conf_id = alloc_conf && *alloc_conf ? intern_cstr_locked(alloc_conf) : 0;
-    uint32_t cuda_alloc_conf_id = cuda_alloc_conf && *cuda_alloc_conf ? intern_cstr_locked(cuda_alloc_conf) : 0;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, 64);
-    if (payload) {
-        struct cmt_payload b = {payload, payload + 64, false};
-        cmt_payload_varint(&b, cmt_now_ns());
-        cmt_payload_varint(&b, (uint64_t)framework);
-        cmt_payload_varint(&b, version_id);
-        cmt_payload_varint(&b, (uint64_t)state);
-        cmt_payload_varint(&b, backend_id);
-        cmt_payload_varint(&b, alloc_conf_id);
-        cmt_payload_varint(&b, cuda_alloc_conf_id);
-        cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_ALLOCATOR, b.p);
-    }
+    a.alloc_conf_id = alloc_conf && *alloc_conf ? intern_cstr_locked(alloc_conf) : 0;
+    a.cuda_alloc_conf_id = cuda_alloc_conf && *cuda_alloc_conf ? intern_cstr_locked(cuda_alloc_conf) : 0;
+    a.ts = cmt_now_ns();
+    cmt_meta_write_allocator_locked(&cmt_recorder.tf, &cmt_recorder.meta, &a);
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
     cmt_internal_leave();
 }

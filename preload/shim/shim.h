@@ -7,7 +7,7 @@
  * top that can run before the constructor: the recorder's start (another
  * preloaded library's constructor may allocate CUDA memory before ours has
  * run) and NVTX's injection. The one call upward between the shim's
- * folders (tests/layers/check_shim_layers.py allows it by name). */
+ * folders (tests/layers/check_layers.py, profile shim, allows it by name). */
 void cmt_shim_ensure_loaded(void);
 
 #endif

@@ -59,7 +59,14 @@
 
 #if defined(__x86_64__)
 
-#define CACHE_SETS 512u                  /* sets, chosen by (ip_0, sp_0) */
+/* Sets, chosen by (ip_0, sp_0) and the Python frames. The unit test
+ * (tests/unit/preload/stacks/test_stack_cache.c) builds the cache with one,
+ * so that every entry collides with every other. */
+#ifndef CMT_STACK_CACHE_SETS
+#define CMT_STACK_CACHE_SETS 512u
+#endif
+#define CACHE_SETS CMT_STACK_CACHE_SETS
+_Static_assert((CACHE_SETS & (CACHE_SETS - 1)) == 0, "a power of two: a set is chosen by masking");
 #define CACHE_WAYS 4u                    /* entries per set, most recently used first: call paths
                                           * that reach one instruction at one stack pointer */
 #define CACHE_REGION_BYTES (256u << 10) /* entries, bump-allocated; emptied when full */
@@ -445,7 +452,7 @@ uint64_t cmt_stack_cache_lookup(const struct cmt_stack_origin *o, const struct c
 void cmt_stack_cache_fill(const struct cmt_stack_origin *o, const struct cmt_py_stack *py, const uint64_t *ips,
                           const uint64_t *sps, unsigned n, unsigned walked, bool ended, uint64_t id)
 {
-    (void)o, (void)ips, (void)sps, (void)n, (void)walked, (void)ended, (void)id;
+    (void)o, (void)py, (void)ips, (void)sps, (void)n, (void)walked, (void)ended, (void)id;
 }
 
 void cmt_stack_cache_invalidate(void)

@@ -7,6 +7,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "meta_records.h"
 #include "modules.h"
 #include "python_frames.h"
 #include "python_locations.h"
@@ -130,21 +131,10 @@ static uint64_t intern_locked(uint64_t h, const uint64_t *frames, unsigned n)
     memcpy(copy, frames, n * sizeof *frames);
 
     uint32_t modules_known = cmt_modules_sync_locked();
-    size_t max = 3 * 10 + (size_t)n * 10;
-    uint8_t *payload = cmt_meta_begin_locked(&cmt_recorder.tf, &cmt_recorder.meta, max);
-    if (!payload)
+    if (!cmt_meta_write_stack_locked(&cmt_recorder.tf, &cmt_recorder.meta, cmt_recorder.next_stack_id + 1,
+                                     modules_known, frames, n))
         return 0;
     uint32_t id = ++cmt_recorder.next_stack_id;
-    struct cmt_payload b = {payload, payload + max, false};
-    cmt_payload_varint(&b, id);
-    cmt_payload_varint(&b, modules_known);
-    cmt_payload_varint(&b, n);
-    uint64_t prev = 0;
-    for (unsigned i = 0; i < n; i++) {
-        cmt_payload_svarint(&b, (int64_t)(frames[i] - prev));
-        prev = frames[i];
-    }
-    cmt_meta_commit_locked(&cmt_recorder.meta, CMT_META_STACK, b.p);
     struct stack_entry e = {h, id, n, copy};
     table_put(t, &e);
     return id;

@@ -9,7 +9,6 @@
 
 #include "config.h"
 #include "log.h"
-#include "meta_stream.h"
 #include "real_symbols.h"
 #include "recorder.h"
 #include "stacks.h"

@@ -62,44 +62,7 @@ void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *pa
     cmt_chunk_publish_commit(m->chunk, m->pos, m->chain);
 }
 
-void cmt_meta_close_trace_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts,
-                                 unsigned reason, int exit_status)
+uint8_t *cmt_meta_begin_last_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload)
 {
-    /* Room first (a new chunk may still be claimed), then the seal: no
-     * chunk is claimed after it, so the END record's figures are final. */
-    const size_t max = 7 * 10;
-    _Static_assert(7 * 10 + CMT_META_RECORD_OVERHEAD + CMT_RECORD_CHECK_SIZE <= CMT_META_END_RESERVE,
-                   "the END record fits the room every chunk keeps for it");
-    uint8_t *payload = begin_locked(tf, m, max, 0);
-    struct cmt_trace_seal seal;
-    if (!cmt_trace_seal(tf, &seal))
-        return;
-    if (payload) {
-        struct cmt_payload b = {payload, payload + max, false};
-        cmt_payload_varint(&b, end_ts);
-        cmt_payload_varint(&b, reason);
-        cmt_payload_varint(&b, seal.events_dropped);
-        cmt_payload_varint(&b, seal.flags);
-        cmt_payload_varint(&b, seal.claimed_end);
-        cmt_payload_varint(&b, seal.chunks);
-        cmt_payload_varint(&b, exit_status >= 0 ? (uint64_t)exit_status + 1 : 0);
-        cmt_meta_commit_locked(m, CMT_META_END, b.p);
-    }
-    cmt_trace_trim(tf);
-}
-
-void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason,
-                          int exit_status)
-{
-    pthread_mutex_lock(&m->lock);
-    cmt_meta_close_trace_locked(tf, m, end_ts, reason, exit_status);
-    pthread_mutex_unlock(&m->lock);
-}
-
-void cmt_trace_finish(struct cmt_trace_file *tf, uint64_t end_ts)
-{
-    struct cmt_meta_stream m;
-    cmt_meta_stream_init(&m);
-    cmt_meta_close_trace(tf, &m, end_ts, CMT_END_EXIT, -1);
-    pthread_mutex_destroy(&m.lock);
+    return begin_locked(tf, m, max_payload, 0);
 }

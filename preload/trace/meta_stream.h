@@ -35,20 +35,22 @@ uint8_t *cmt_meta_begin_locked(struct cmt_trace_file *tf, struct cmt_meta_stream
  * its last byte. */
 void cmt_meta_commit_locked(struct cmt_meta_stream *m, uint8_t type, uint8_t *payload_end);
 
-/* Ends recording at process exit: seals the trace (cmt_trace_seal), writes
- * the END record (time end_ts, reason an enum cmt_end_reason, the exit
- * status the program gave exit(), -1 when unknown) with the final header
- * fields, and trims the file. Takes m->lock. */
+/* With m->lock held: room for the END record, the last of a trace, taken
+ * from what every other record left free (meta_records.c). */
+uint8_t *cmt_meta_begin_last_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, size_t max_payload);
+
+/* Ends recording at process exit: cmt_meta_close_trace_locked
+ * (meta_records.h, the END record's writer) under m->lock. This and
+ * cmt_trace_finish are defined beside it, in meta_records.c. */
 void cmt_meta_close_trace(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts, unsigned reason,
                           int exit_status);
 /* For writers without a metadata stream of their own (tests, benchmarks):
  * the same, the END record in a metadata chunk of its own. */
 void cmt_trace_finish(struct cmt_trace_file *tf, uint64_t end_ts);
-/* The same with m->lock held. */
-void cmt_meta_close_trace_locked(struct cmt_trace_file *tf, struct cmt_meta_stream *m, uint64_t end_ts,
-                                 unsigned reason, int exit_status);
 
-/* Bounds-checked payload builder. */
+/* Bounds-checked payload builder: for the record writers (meta_records.c),
+ * the only part of the shim that builds a metadata payload; the benchmarks'
+ * trace builder (bench/trace_builder.c) uses it to make traces by hand. */
 struct cmt_payload {
     uint8_t *p;
     uint8_t *end;

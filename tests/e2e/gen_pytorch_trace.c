@@ -117,7 +117,12 @@
  * 80 GiB less the context's 1 GiB and the extension's 32 MiB, and with
  * 32 MiB of tensors allocated 79.5 GiB more is 576 MiB too many (capacity;
  * roundup_power2_divisions:4 rounds it to 80 GiB: 1088 MiB too many).
- * Expandable segments map 20 MiB pages: t1, t2, t3 in 40 MiB, the same. */
+ * Expandable segments map 20 MiB pages: t1, t2, t3 in 40 MiB, the same.
+ *
+ * gen_pytorch_trace OUT.bin --uncached-churn: the cache off, as above, and
+ * a forward pass of 12 steps whose tensor grows by 1 MiB a step (1 to
+ * 12 MiB, model.py:42), each a cudaMalloc at step k ms + 1 ms, freed
+ * 0.1 ms later: 12 calls, 12 short-lived, 12 distinct sizes; 13 ms end. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -347,6 +352,20 @@ static void uncached(uint32_t s_tensor, uint32_t s_ext)
         fail("close");
 }
 
+/* --uncached-churn (the header comment). */
+static void uncached_churn(uint32_t s_tensor)
+{
+    const uint64_t base = 0x7f0000000000ull;
+    for (uint64_t k = 0; k < 12; k++) {
+        uint64_t addr = base + k * 0x1000000;
+        event(4242, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, (k + 1) * MS, addr, (k + 1) * MiB, s_tensor);
+        event(4242, CMT_REC_FREE, CMT_API_CUDA_FREE, (k + 1) * MS + MS / 10, addr, 0, 0);
+    }
+    cmt_tb_end(b, START + 13 * MS, CMT_END_EXIT);
+    if (cmt_tb_close(b) != 0)
+        fail("close");
+}
+
 /* Segments made and released in a shuffled order (an LCG: the same trace
  * every run); the most live at once is summed here. */
 static void churn(uint32_t stack)
@@ -390,9 +409,10 @@ int main(int argc, char **argv)
     if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "--churn") || !strcmp(argv[2], "--host-cache") ||
                                      !strcmp(argv[2], "--oom-capacity") || !strcmp(argv[2], "--oom-fragments") ||
                                      !strcmp(argv[2], "--oom-late") || !strcmp(argv[2], "--oom-stranded") ||
-                                     !strcmp(argv[2], "--oom-stranded-twice") || !strcmp(argv[2], "--uncached")))) {
+                                     !strcmp(argv[2], "--oom-stranded-twice") || !strcmp(argv[2], "--uncached") ||
+                                     !strcmp(argv[2], "--uncached-churn")))) {
         fprintf(stderr, "usage: gen_pytorch_trace OUT.bin [--churn | --host-cache | --oom-capacity | --oom-fragments | "
-                        "--oom-late | --oom-stranded | --oom-stranded-twice | --uncached]\n");
+                        "--oom-late | --oom-stranded | --oom-stranded-twice | --uncached | --uncached-churn]\n");
         return 2;
     }
     struct cmt_trace_builder_options opt = {
@@ -480,6 +500,10 @@ int main(int argc, char **argv)
     }
     if (argc == 3 && (!strcmp(argv[2], "--oom-stranded") || !strcmp(argv[2], "--oom-stranded-twice"))) {
         oom_stranded(s_fwd30, s_fwd31, s_fwd42, !strcmp(argv[2], "--oom-stranded-twice"));
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[2], "--uncached-churn")) {
+        uncached_churn(s_uncached);
         return 0;
     }
     if (argc == 3 && !strcmp(argv[2], "--uncached")) {

@@ -422,5 +422,95 @@ def test_leaks_listed_up_to_top():
     cmtest.cleanup(r)
 
 
+def test_top_zero_lists_every_row():
+    """--top 0 means every row in every command (it meant none in report
+    and frag, all in diff)."""
+    r = cmtest.run([cmtest.program("leak_peak")])
+    eq(r.proc.returncode, 0, r.proc.stderr)
+    d = tempfile.mkdtemp(prefix="cmt_top_")
+    try:
+        other = os.path.join(d, "xla.bin")
+        p = subprocess.run([cmtest.program("gen_xla_trace"), other], capture_output=True, text=True)
+        eq(p.returncode, 0, p.stderr)
+        for args in (["report", "--chart-width", "0", r.trace], ["frag", other], ["diff", r.trace, other]):
+            every = cmtest.cli(*args[:1], "--top", "1000000", *args[1:])
+            eq(every.returncode, 0, every.stderr)
+            eq(cmtest.cli(*args[:1], "--top", "0", *args[1:]).stdout, every.stdout, f"{args[0]} --top 0: every row")
+            check(cmtest.cli(*args[:1], "--top", "1", *args[1:]).stdout != every.stdout, f"{args[0]}: rows to cut")
+        text = cmtest.cli("report", "--chart-width", "0", "--top", "0", r.trace).stdout
+        # leak_peak's three leaking sites, each listed, no "... more" line
+        eq(text.count("(device, cudaMalloc)"), 3, text)
+        check("more call site" not in text, text)
+    finally:
+        shutil.rmtree(d)
+        cmtest.cleanup(r)
+
+
+def test_output_file_replaced_whole():
+    """-o FILE is written to a temporary renamed over FILE at the end: a
+    trace that cannot be read leaves FILE as it was (export created it
+    empty before reading), a new FILE is not created, a good run replaces
+    it with FILE's mode, a device is written in place."""
+    d = tempfile.mkdtemp(prefix="cmt_out_")
+    try:
+        trace = os.path.join(d, "xla.bin")
+        p = subprocess.run([cmtest.program("gen_xla_trace"), trace], capture_output=True, text=True)
+        eq(p.returncode, 0, p.stderr)
+        bad = os.path.join(d, "bad.bin")
+        with open(bad, "wb") as f:
+            f.write(b"not a trace at all, but long enough to be read as one" * 4)
+        out, fresh = os.path.join(d, "out.txt"), os.path.join(d, "fresh.txt")
+        with open(out, "w") as f:
+            f.write("before\n")
+        os.chmod(out, 0o640)
+        for cmd in (["export", "--format", "folded"], ["report"], ["frag"], ["timeline"]):
+            for target in (out, fresh):
+                p = cmtest.cli(*cmd, "-o", target, bad)
+                eq(p.returncode, 2, f"{cmd} of a bad trace: {p.stderr}")
+                cmtest.check_catalogued(p.stderr)
+        with open(out) as f:
+            eq(f.read(), "before\n", "FILE as it was")
+        eq(sorted(os.listdir(d)), ["bad.bin", "out.txt", "xla.bin"], "no file made, no temporary left")
+        p = cmtest.cli("export", "--format", "folded", "-o", out, trace)
+        eq(p.returncode, 0, p.stderr)
+        folded = cmtest.cli("export", "--format", "folded", trace).stdout
+        check(folded.startswith("device 0;train train.py:"), folded)
+        with open(out) as f:
+            eq(f.read(), folded, "replaced by the export")
+        eq(os.stat(out).st_mode & 0o777, 0o640, "FILE's mode kept")
+        eq(sorted(os.listdir(d)), ["bad.bin", "out.txt", "xla.bin"], "no temporary left")
+        p = cmtest.cli("export", "--format", "folded", "-o", "/dev/stdout", trace)
+        eq((p.returncode, p.stdout), (0, folded), "a device written in place")
+    finally:
+        shutil.rmtree(d)
+
+
+def test_short_options_one_meaning():
+    """-j is --json in every command that has it; summarize's jobs are
+    --jobs N only, and summarize -j says so."""
+    d = tempfile.mkdtemp(prefix="cmt_short_")
+    try:
+        trace = os.path.join(d, "xla.bin")
+        p = subprocess.run([cmtest.program("gen_xla_trace"), trace], capture_output=True, text=True)
+        eq(p.returncode, 0, p.stderr)
+        for cmd in ("report", "frag", "timeline", "whatif"):
+            p = cmtest.cli(cmd, "-j", trace)
+            eq(p.returncode, 0, f"{cmd} -j: {p.stderr}")
+            json.loads(p.stdout)
+        p = cmtest.cli("summarize", "-j", "2", trace)
+        eq((p.returncode, p.stdout, p.stderr),
+           (2, "", "cumemtrace: summarize: -j is not --jobs: give the number of traces summarised at once as --jobs N "
+                   "(-j means --json in the other commands)\ntry `cumemtrace summarize --help`\n"),
+           "summarize -j")
+        cmtest.check_catalogued(p.stderr)
+        eq(os.listdir(d), ["xla.bin"], "nothing summarised")
+        p = cmtest.cli("summarize", "--jobs", "1", trace)
+        eq(p.returncode, 0, p.stderr)
+        eq(sorted(os.listdir(d)), ["xla.bin", "xla.cmtsum"], "summarised with --jobs")
+        check(" -j" not in cmtest.cli("summarize", "--help").stdout, "summarize --help: no -j")
+    finally:
+        shutil.rmtree(d)
+
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])

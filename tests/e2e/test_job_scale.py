@@ -120,7 +120,7 @@ def test_run_summary_equals_traces():
     check("summaries" not in tmodel["job_view"], "html of the traces: no summaries")
     # summarize on the same traces makes the same bytes
     again = os.path.join(tmp, "again")
-    p = cmtest.cli("summarize", "-j", "2", "-o", again, *traces)
+    p = cmtest.cli("summarize", "--jobs", "2", "-o", again, *traces)
     eq(p.returncode, 0, f"summarize: {p.stderr}")
     for a, b in zip(sums, files(again, ".cmtsum")):
         eq(open(b, "rb").read(), open(a, "rb").read(), f"summarize and run --summary agree on {a}")

@@ -94,6 +94,52 @@ def test_nvtx_ranges():
     cleanup(r)
 
 
+def test_xla_compiler_ranges():
+    """XLA's compiler ranges are not the program's phases (issue 33 item 9):
+    gen_xla_trace's run (its comment works out every figure). The peak fell
+    in XlaCompileGpuAsm inside XlaEmitLlvmIr inside the compile range of
+    jit_f, inside the program's train_step: the phase at the peak is
+    train_step, said to be during jit_f's compilation; the compiler's passes
+    are counted as their compile range, one phase per compiled module."""
+    d = tempfile.mkdtemp(prefix="cmt_xla_")
+    try:
+        trace = os.path.join(d, "xla.bin")
+        p = subprocess.run([program("gen_xla_trace"), trace], capture_output=True, text=True)
+        eq(p.returncode, 0, f"gen_xla_trace: {p.stderr}")
+        rep = report(trace)
+        dev = device(rep, 0)
+        eq(dev["peak_bytes"], 320 * MiB, "peak")
+        eq(dev["peak_phase"], {"path": "train_step [TSL], during XLA's compilation of jit_f",
+                               "phase": "train_step [TSL]",
+                               "xla_compilation": {"module": "jit_f",
+                                                   "range": "XlaCompileBackend:#module=jit_f,program_id=3#"},
+                               "step_index": None}, "phase at the peak")
+        eq(sorted(p["path"] for p in rep["phases"]["list"]),
+           ["XlaCompileBackend:#module=jit_g,program_id=4# [TSL]", "XlaCompileGpuAsm [TSL]", "train_step [TSL]",
+            "train_step [TSL] > XlaCompileBackend:#module=jit_f,program_id=3# [TSL]"],
+           "phases: one per compile range, none of the compiler's passes")
+        # (instances, open at end, peak, allocated bytes, count, left live bytes, count)
+        eq(figures(phase(rep, "train_step [TSL] > XlaCompileBackend:#module=jit_f,program_id=3# [TSL]")),
+           (1, 0, 320 * MiB, 768 * MiB, 3, 0, 0), "jit_f's compilation: its three passes' autotuning")
+        eq(figures(phase(rep, "train_step [TSL]")), (1, 0, 320 * MiB, 864 * MiB, 5, 96 * MiB, 2), "train_step")
+        g = phase(rep, "XlaCompileBackend:#module=jit_g,program_id=4# [TSL]")
+        eq((figures(g), g["failures"]), ((1, 0, 112 * MiB, 16 * MiB, 1, 0, 0), 1), "jit_g's compilation")
+        eq(rep["failed"][0]["phase"], {"path": "(no phase of the program open), during XLA's compilation of jit_g",
+                                       "phase": None,
+                                       "xla_compilation": {"module": "jit_g",
+                                                           "range": "XlaCompileBackend:#module=jit_g,program_id=4#"},
+                                       "step_index": None}, "phase of the failure")
+        text = cli("report", "--chart-width", "0", trace).stdout
+        check("\n  phase at the peak: train_step [TSL], during XLA's compilation of jit_f\n" in text, text)
+        check("\n      in phase: (no phase of the program open), during XLA's compilation of jit_g\n" in text, text)
+        check("XlaEmitLlvmIr" not in text, text)
+        # a driver-API program's calls are named as it made them, not as cudaMalloc
+        check("\nMost allocation calls (calls cost time even where nothing leaks: cuMemAlloc and cuMemFree synchronize "
+              "the device): 7 calls at 5 call sites; the 1 that allocated more than once\n" in text, text)
+    finally:
+        shutil.rmtree(d)
+
+
 def test_payload_ranges():
     # NVTX's payload extension, as NCCL uses it: a range pushed with the core
     # and popped with nvtxRangePopPayload must close, or every later range

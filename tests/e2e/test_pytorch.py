@@ -528,6 +528,21 @@ def test_oom_block_stranded_twice():
     eq(fails[1]["explanation"], "reserved 60.0 GiB, allocated 41.0 GiB: fragmentation inside the cache (19.0 GiB free "
        "in its segments, the largest free range 18.0 GiB, 30.0 GiB asked); expandable_segments:True would have "
        "served it", "the second failure, as the block layer says it")
+    # the program's second request came after PyTorch raised: its own failure, not the allocator's retry
+    # (issue 33: folded as "1 failure, 3 of 4 calls the allocator asking again")
+    eq([(f["count"], f["allocator_retries"]) for f in rep["failed"]], [(4, 2)], "4 calls, 2 the allocator's retries")
+    eq([(c["rule"], c["allocator_retries"]) for c in rep["oom"]["cases"]], [("R11", 1), ("R11", 1)],
+       "two failures, each retried once by PyTorch")
+    text = cmtest.cli("report", "--chart-width", "0", out).stdout
+    check("\nFailed allocations: 2 (4 calls: 2 of them a caching allocator asking again after a failure, the same "
+          "failure)\n  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed with cudaErrorMemoryAllocation (2), "
+          "4 times (2 of them the allocator's own retry);" in text, text)
+    frag = cmtest.cli("frag", out).stdout
+    check("Out-of-memory forensics: 2 failures examined of 4 failed allocation calls" in frag, frag)
+    check("\n  cudaMalloc of 30.0 GiB (32212254720 B) on device 0 failed at 2.5 ms with cudaErrorMemoryAllocation (2)\n"
+          "    the program asked again: PyTorch raised torch.OutOfMemoryError for the same request at 2.2 ms (the "
+          "failure at 2.0 ms) and the program went on: a failure of its own, not PyTorch's retry\n" in frag, frag)
+    eq(frag.count("the program asked again"), 1, "said of the second failure only")
     d.done()
 
 
@@ -648,6 +663,40 @@ def test_no_caching():
         (f"{REL}torch_train.c:{leak}", "1.0 MiB in 1 allocation (cudaMalloc)")], "leaks without the cache")
     check("PyTorch held" not in said(p), said(p))
     cmtest.cleanup(r)
+
+
+def test_no_caching_churn():
+    """gen_pytorch_trace --uncached-churn: PyTorch with its cache off makes a
+    tensor of 1 to 12 MiB a step, each freed at once. The allocation calls,
+    the short-lived ones and the size churn are PyTorch's cudaMalloc per
+    tensor: what to change is its cache being off, not its cache's settings
+    ("PyTorch's caching allocator made these: ... expandable_segments") nor
+    the program's buffers; said in full once."""
+    d = Scratch()
+    out = d("uncached_churn.bin")
+    p = subprocess.run([GEN, out, "--uncached-churn"], capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, f"gen_pytorch_trace --uncached-churn: {p.stderr}")
+    remedy = ("unset PYTORCH_NO_CUDA_MEMORY_CACHING (set it only to find leaks): PyTorch's cache then serves these "
+              "tensors from the segments it keeps, without a cudaMalloc and cudaFree each")
+    frames = ("      aten::addmm in libtorch_cpu.so\n      forward at /home/u/proj/model.py:42\n"
+              "      train_step at /home/u/proj/train.py:55\n      <module> at /home/u/proj/train.py:80\n")
+    full = f"    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): a cudaMalloc and cudaFree per " \
+           f"tensor; what to try: {remedy}\n"
+    brief = "    PyTorch ran with its cache off: what to try is under Most allocation calls above\n"
+    text = cmtest.cli("report", "--chart-width", "0", out).stdout
+    check("\n  12 calls (cudaMalloc), 78.0 MiB in all; 11 short-lived\n" + frames + full in text, text)
+    check("\n  11 of 12 calls (cudaMalloc), 66.0 MiB in all, live 100.0 us on average\n" + frames + brief in text,
+          text)
+    check("\n  12 distinct sizes (1.0 MiB to 12.0 MiB) in 12 allocations, 12 released during the run after 100.0 us "
+          "on average: short-lived\n" + frames + brief in text, text)
+    eq(text.count(remedy), 1, "the remedy said once")
+    check("caching allocator made these" not in text and "expandable_segments:True (segments" not in text, text)
+    frag = cmtest.cli("frag", out).stdout
+    check(frames + "    PyTorch ran with its cache off (PYTORCH_NO_CUDA_MEMORY_CACHING=1): each of these is one "
+          f"tensor's own cudaMalloc and cudaFree; what to try: {remedy}\n" in frag, frag)
+    churn = cmtest.report(out)["churn"]
+    eq([(c["distinct_sizes"], c["allocator"], c["what_to_try"]) for c in churn], [(12, "PyTorch", remedy)], "JSON")
+    d.done()
 
 
 # ---- diff applies report's suppressions --------------------------------------

@@ -280,8 +280,10 @@ def test_cut_and_damaged_traces():
     eq(p.returncode, 2, "status for half a trace")
     lines = p.stdout.splitlines()
     eq(lines[0], f"cumemtrace report of {half}", "first line")
-    eq(lines[1], f"  trace:    TRUNCATED: the file ends at offset {cut} but its chunks reach offset {len(data)}; "
-                 "the figures below cover the events before the cut", "truncation said at the top")
+    eq(lines[1], f"  trace:    TRUNCATED: the file ends at offset {cut} but its chunks reach offset {len(data)} "
+                 f"({len(data) - cut} bytes missing); the figures below cover the events before the cut, and what is "
+                 "live at the cut is not a list of leaks (it may have been released after it)",
+       "truncation said at the top")
     check(lines[4].endswith(", trace truncated (see above)"), lines[4])
     check("process exited normally" not in p.stdout, p.stdout)
     eq(p.stderr, f"cumemtrace: {half}: trace is truncated: the file ends at offset {cut}; the report covers the "
@@ -302,7 +304,8 @@ def test_cut_and_damaged_traces():
     eq(p.returncode, 2, "status for a damaged trace")
     what = f"damaged event record at offset {rec} (chunk at offset {off}): its checksum does not match"
     eq(p.stdout.splitlines()[1], f"  trace:    DAMAGED: {what}; the figures below cover the events before the "
-                                 "damage", "damage said at the top")
+                                 "damage, and what is live there is not a list of leaks (it may have been released "
+                                 "after it)", "damage said at the top")
     eq(p.stderr, f"cumemtrace: {bad}: {what}; the report covers the events before it{CHANGED}\n", "damage message")
     c = cmtest.cli("check", bad)
     eq(c.returncode, 2, "check: a damaged trace cannot be checked")

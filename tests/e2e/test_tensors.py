@@ -144,6 +144,14 @@ def test_leak_recognised():
           in text and "): 768.0 MiB (805306368 B) in 12 tensors\n" in text, text)
     check("holds tensors kept step after step (+64.0 MiB a step, most made in Block.forward at "
           f"{TRAIN}:14; 768.0 MiB held when the work ended)" in text, text)
+    # the segments' leaks say what they cover and where the tensors' are (issue 33: "Leaks: none" read as
+    # a denial of the tensors' leaks a few lines above)
+    check("\nLeaks outside PyTorch's cache: none (nothing but suppressed allocations and allocator caches was live "
+          "at exit)\n  the tensors' leaks are under PyTorch's tensors above: 768.0 MiB (805306368 B) in 12 tensors\n"
+          "  suppressed (not counted as leaks; " in text, text)
+    clean = cmtest.cli("report", "--chart-width", "0", s.trace("clean")).stdout
+    check("\nLeaks outside PyTorch's cache: none (nothing but suppressed allocations and allocator caches was live "
+          "at exit)\n  no tensor leaked either (PyTorch's tensors above)\n" in clean, clean)
     s.done()
 
 
@@ -266,6 +274,16 @@ def test_frag_oom():
     eq(rep["blocks"]["devices"][0]["failures"][0]["replayed"], p, "the block layer's failure: the same replay")
     html = cmtest.cli("report", "--format", "html", out).stdout
     check('"rule":"R11"' in html.replace(" ", ""), "the HTML page's data")
+    # whatif's table: roundup's peak is up to its first failure (its first request): 0 B, marked, and not set
+    # against the recorded peak as a saving of 78.7 GiB (issue 33)
+    w = cmtest.cli("whatif", "--compare", out).stdout
+    check("\n  roundup_power2_divisions:4                0 B*           -          0 B*            0 B  181        "
+          "capacity\n  garbage_collection_threshold:0.6      78.7 GiB        same      78.7 GiB            0 B  1    "
+          "      fragmentation\n  * up to its first failure (where the program as recorded would stop), not "
+          "comparable with the recorded peak\n" in w, w)
+    check("\n  roundup_power2_divisions:4: reserved peak 0 B up to its first failure (its first request failed)\n"
+          in w, w)
+    check("when it ran out" not in w, w)
     s.done()
 
 

@@ -344,11 +344,17 @@ function inked(page) {
         leak: s.querySelector('.card[data-leak-bytes]').getAttribute('data-leak-bytes'),
         cats: rows('section.tensors .tensors-categories'), phases: rows('section.tensors .tensors-phases'),
         alive: rows('.tensors-alive'), charts: s.querySelectorAll('.chart-box .uplot').length,
-        overview: document.querySelector('.card[data-tensors-peak-bytes]').getAttribute('data-tensors-peak-bytes')};
+        overview: document.querySelector('.card[data-tensors-peak-bytes]').getAttribute('data-tensors-peak-bytes'),
+        segmentLeaks: document.querySelector('.cards .card[data-leak-bytes][data-trace]').textContent,
+        headings: Array.from(document.querySelectorAll('h2, h3, h4')).map(h => h.textContent)};
     });
     check(tz !== null, 'blocks.html: a section of PyTorch\'s tensors for device 0');
     if (tz) {
       check(tz.first, 'the tensors come before the driver\'s view of the device');
+      // the segments' leaks say what they cover beside the tensors' (issue 33), as the text does
+      check(tz.segmentLeaks.startsWith('Leaks outside PyTorch\'s cache (live at exit)') &&
+        tz.headings.includes('Leaks outside PyTorch\'s cache (live at exit)') && !tz.headings.includes('Leaks: live at exit'),
+        'the segments\' leaks card and section: ' + tz.segmentLeaks + ' / ' + tz.headings.join('|'));
       check(tz.peak === '8831542784' && tz.overview === '8831542784', 'the tensors\' peak: max_memory_allocated(), 8831542784 B');
       check(tz.reserve === '1717131776', 'the cache\'s reserve beside them: 1717131776 B');
       check(tz.leak === '0', 'nothing kept step after step');

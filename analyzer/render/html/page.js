@@ -23,6 +23,16 @@
   function both(n) { return human(n) + ' (' + exact(n) + ')'; }
   /* "1 allocation", "2 allocations" */
   function count(n, one) { return n + ' ' + (n === 1 ? one : one + 's'); }
+  /* What the leaks' figures are, as the text says it (report_text.c): live at
+   * the cut or when read is no leak; with PyTorch's tensors recorded, the
+   * segments' leaks are those outside its cache (its tensors' have a card). */
+  function leaksUnknown(lk) { return lk && (lk.basis === 'cut' || lk.basis === 'in_progress'); }
+  function leaksTitle(r) {
+    var b = r.leaks && r.leaks.basis;
+    return b === 'cut' ? 'Live at the cut (not leaks: the trace is cut short)' :
+      b === 'in_progress' ? 'Live when read (not leaks, not yet)' :
+      r.tensors ? 'Leaks outside PyTorch\'s cache (live at exit)' : 'Leaks (live at exit)';
+  }
   /* a duration as the text report writes it (units.c, cmt_format_duration):
    * 41.2 ms, 1.536 s, 20.0 us, 800 ns */
   function secs(ns) {
@@ -204,7 +214,7 @@
         exact(tl.bytes) + ' in ' + count(tl.count, 'tensor') + ' when the work ended (' + human(ta.bytes) + ' alive at exit)', {'tensor-leak-bytes': tl.bytes}));
     }
     var lk = r.leaks || {bytes: 0, count: 0};
-    row.appendChild(card(lk.bytes ? 'leak' : 'good', 'Leaks (live at exit)', human(lk.bytes),
+    row.appendChild(card(lk.bytes && !leaksUnknown(lk) ? 'leak' : 'good', leaksTitle(r), human(lk.bytes),
       exact(lk.bytes) + ' in ' + count(lk.count, 'allocation'), {'leak-bytes': lk.bytes, 'trace': ti}));
     (r.held_at_exit || []).forEach(function (h) {
       row.appendChild(card('', 'Held by ' + h.holder + ' at exit', human(h.bytes), count(h.segments, 'segment') + ', not a leak'));
@@ -824,8 +834,10 @@
             el('div', null, [el('span', {cls: 'verdict', text: f.verdict}),
               el('div', {cls: 'muted', text: 'at ' + secs(f.time_ns) + ': ' + both(f.requested_bytes) + (f.site ? ' at ' + f.site : '') +
                 (f.phase ? ', in ' + f.phase : '') + (f.short_by_bytes ? '; the peak must be ' + human(f.short_by_bytes) + ' smaller' : '')})]);
-          return [x.label + (x.recorded ? ' (recorded)' : ''), both(x.peak_reserved_bytes), signedHuman(x.vs_recorded_bytes),
-            both(x.peak_allocated_bytes), human(x.unallocated_at_peak.total),
+          /* a setting that runs out where the recorded run did not: its peaks up to that failure, not a saving */
+          var cut = x.out_of_memory && !f.recorded_run_failed_it, upTo = cut ? ' up to its first failure' : '';
+          return [x.label + (x.recorded ? ' (recorded)' : ''), both(x.peak_reserved_bytes) + upTo,
+            cut ? '-' : signedHuman(x.vs_recorded_bytes), both(x.peak_allocated_bytes) + upTo, human(x.unallocated_at_peak.total),
             x.maps ? x.maps + ' mappings' : String(x.segments_made), oom];
         }));
       t.className = 'whatif-settings';
@@ -884,7 +896,7 @@
     whatifSections(s, r);
 
     var lk = r.leaks;
-    var ls = section(s, 'Leaks: live at exit');
+    var ls = section(s, leaksTitle(r));
     if (!lk || !lk.count) ls.appendChild(el('div', {text: (r.held_at_exit && r.held_at_exit.length) ? 'none but allocator caches' : 'none'}));
     else {
       ls.appendChild(el('div', {cls: 'leak-total', 'data-leak-bytes': lk.bytes, text: both(lk.bytes) + ' in ' + count(lk.count, 'allocation') + ': allocated once ' + human(lk.once.bytes) + ', allocated repeatedly ' + human(lk.repeated.bytes)}));

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The recorder (preload/record/) as a library, without preloading: its
- * string interning and each metadata record it encodes, read back by the
- * analyzer's reader into its model. What the recorder writes, the reader
- * must decode to the same values: the encoder and the reader's switch agree
+ * string interning and each metadata record it writes, read back by the
+ * analyzer's reader into its model. What the writer (preload/trace/
+ * meta_records.c, one function per record type) encodes, the reader must
+ * decode to the same values: the encoders and the reader's switch agree
  * field by field. */
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "meta_records.h"
 #include "recorder.h"
 #include "shim.h"
 #include "test_util.h"
@@ -74,6 +76,25 @@ int main(void)
     cmt_recorder_write_device(-1, "never", 1, NULL); /* no ordinal: not written */
     cmt_recorder_write_allocator(CMT_FRAMEWORK_PYTORCH, "2.11.0", CMT_BLOCKS_ON, "native", "expandable_segments:True",
                                  "");
+    /* The records a stack capture, a module load and a Python frame write,
+     * through the writer's functions with chosen values: a module, a FRAME,
+     * and a STACK of a return address, the frame and a lower address (a
+     * negative delta). */
+    pthread_mutex_lock(&cmt_recorder.meta.lock);
+    static const uint8_t build_id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    uint32_t module_id = ++cmt_recorder.next_module_id;
+    uint32_t lib = cmt_recorder_intern_string_locked("/lib/libfake.so", 15);
+    struct cmt_meta_module mod = {
+        .id = module_id, .path_id = lib, .bias = 0x7f0000000000, .lo = 0x7f0000001000, .hi = 0x7f0000009000,
+        .build_id = build_id, .build_id_len = sizeof build_id, .ts = 12345};
+    CHECK(cmt_meta_write_module_locked(&cmt_recorder.tf, &cmt_recorder.meta, &mod));
+    uint32_t file = cmt_recorder_intern_string_locked("train.py", 8);
+    uint32_t function = cmt_recorder_intern_string_locked("step", 4);
+    CHECK(cmt_meta_write_frame_locked(&cmt_recorder.tf, &cmt_recorder.meta, 1, function, file, 42, 1));
+    const uint64_t frames[3] = {0x7f0000001234, CMT_FRAME_SYNTHETIC_BIT | 1, 0x401000};
+    uint32_t stack_id = ++cmt_recorder.next_stack_id;
+    CHECK(cmt_meta_write_stack_locked(&cmt_recorder.tf, &cmt_recorder.meta, stack_id, module_id, frames, 3));
+    pthread_mutex_unlock(&cmt_recorder.meta.lock);
     cmt_recorder_shutdown();
     CHECK_EQ_U64(cmt_recorder.state, CMT_RECORDER_OFF);
 
@@ -138,6 +159,26 @@ int main(void)
     CHECK(m.allocator.settings_known);
     CHECK_STR(cmt_model_string(&m, m.allocator.alloc_conf_id), "expandable_segments:True");
     CHECK_EQ_U64(m.allocator.cuda_alloc_conf_id, 0);
+    /* MODULE, FRAME, STACK as written above. */
+    CHECK(m.n_modules >= module_id);
+    const struct cmt_module_def *md = &m.modules[module_id];
+    CHECK_STR(cmt_model_string(&m, md->path_id), "/lib/libfake.so");
+    CHECK_EQ_U64(md->bias, 0x7f0000000000);
+    CHECK_EQ_U64(md->lo, 0x7f0000001000);
+    CHECK_EQ_U64(md->hi, 0x7f0000009000);
+    CHECK(md->build_id_len == sizeof build_id && memcmp(md->build_id, build_id, sizeof build_id) == 0);
+    const struct cmt_synthetic_frame *sf = cmt_model_synthetic_frame(&m, CMT_FRAME_SYNTHETIC_BIT | 1);
+    CHECK(sf != NULL);
+    CHECK_STR(cmt_model_string(&m, sf->function_id), "step");
+    CHECK_STR(cmt_model_string(&m, sf->file_id), "train.py");
+    CHECK_EQ_U64(sf->line, 42);
+    CHECK_EQ_U64(sf->language, 1);
+    const struct cmt_stack_def *sd = cmt_model_stack(&m, stack_id);
+    CHECK(sd != NULL);
+    CHECK_EQ_U64(sd->n, 3);
+    CHECK_EQ_U64(sd->modules_known, module_id);
+    for (unsigned i = 0; i < 3; i++)
+        CHECK_EQ_U64(sd->frames[i], frames[i]);
     /* END */
     CHECK(m.has_end);
     CHECK_EQ_U64(m.end.reason, CMT_END_EXIT);
