@@ -322,7 +322,12 @@ uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
  * (trace-format.md). */
 static inline bool cmt_api_is_pitched(unsigned api)
 {
-    return api == CMT_API_CUDA_MALLOC_PITCH || api == CMT_API_CUDA_MALLOC_3D || api == CMT_API_CU_MEM_ALLOC_PITCH;
+    /* one shift and a test per packed event instead of three compares */
+    _Static_assert(CMT_API_CUDA_MALLOC_PITCH < 64 && CMT_API_CUDA_MALLOC_3D < 64 && CMT_API_CU_MEM_ALLOC_PITCH < 64,
+                   "the pitched APIs fit a 64-bit mask");
+    const uint64_t pitched = 1ull << CMT_API_CUDA_MALLOC_PITCH | 1ull << CMT_API_CUDA_MALLOC_3D |
+                             1ull << CMT_API_CU_MEM_ALLOC_PITCH;
+    return api < 64 && (pitched >> api & 1);
 }
 
 /* What the replay reads of an event, in 48 bytes: batches of these travel
@@ -425,7 +430,12 @@ int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts);
 /* Called for every event: inline. */
 static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)
 {
-    return kind == CMT_KIND_MANAGED ? CMT_CLASS_MANAGED : kind == CMT_KIND_HOST_PINNED ? CMT_CLASS_HOST : CMT_CLASS_DEVICE;
+    /* the first three kinds are their classes' numbers: a compare and a
+     * conditional move (every observer asks it for every event) */
+    _Static_assert(CMT_KIND_DEVICE == (int)CMT_CLASS_DEVICE && CMT_KIND_MANAGED == (int)CMT_CLASS_MANAGED &&
+                       CMT_KIND_HOST_PINNED == (int)CMT_CLASS_HOST,
+                   "kinds 0-2 are classes 0-2");
+    return kind <= CMT_KIND_HOST_PINNED ? (enum cmt_account_class)kind : CMT_CLASS_DEVICE;
 }
 
 static inline enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
