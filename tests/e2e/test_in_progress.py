@@ -5,8 +5,9 @@ had committed, "still being written", its process not "did not exit
 normally"; check says it is incomplete (status 2). A trace cut short
 (truncated) states nothing as a leak: "live at the cut" (issue 33, item 5).
 The writer is programs/live_writer.c: 3 x 1 MiB kept by keep_buffers, 2 MiB
-allocated and freed, then threads allocating and freeing 4 KiB pairs
-without pause until a line comes on its stdin."""
+allocated and freed, then threads allocating and freeing 4 KiB pairs,
+a bounded number of them (40,000 each), paced so that the first reads overlap
+the appending; it exits when a line comes on its stdin."""
 import json
 import os
 import re

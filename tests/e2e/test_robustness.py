@@ -181,7 +181,23 @@ def test_fork_racing():
     the profiler's) while the main thread forks 20 children: no hang, every
     child's trace, the parent's complete. The simulated driver registers its
     fork handlers when it is loaded, with the runtime, not at a thread's
-    first call (issue 32); run 50 times under load by scripts/stress.sh."""
+    first call (issue 32); run 50 times under load by scripts/stress.sh.
+
+    Not in the asan setup: GCC 12's AddressSanitizer has no fork handlers
+    for its allocator (they came with LLVM 18, llvm-project pull request
+    75290), so a child forked while another thread was inside the
+    sanitizer's malloc waits for its lock for ever, with or without the
+    shim. This test makes that likely by design (eight threads' first
+    calls, the main thread's first touch of the driver's thread variables in
+    the child): under ASan a child hung so in round 13 of 50, stuck in
+    SizeClassAllocator64::GetFromAllocator from glibc's allocation of the
+    simulated driver's dynamic TLS. It runs natively and under valgrind;
+    forker threaded (the main thread's calls made before the threads) stays
+    in the asan setup."""
+    if cmtest.PRELOAD_PREFIX:
+        print("skipped: GCC 12's ASan allocator is not fork-safe (no atfork handlers before LLVM 18): "
+              "a child forked while another thread is in malloc can hang in the sanitizer")
+        sys.exit(77)
     r = run_with_pid([cmtest.program("forker"), "racing"], env=threaded_fork_env())
     eq(r.proc.returncode, 0, f"exit status: {r.err}")
     eq(r.out, "children ok 20\n", "every child ran")
