@@ -39,18 +39,12 @@ static int grow(struct cmt_addr_table *t)
     return 0;
 }
 
-struct cmt_addr_entry *cmt_addr_table_put(struct cmt_addr_table *t, uint8_t ns, uint64_t addr, uint64_t size,
-                                          int32_t device, uint8_t tag)
+struct cmt_addr_entry *cmt_addr_table_put_grow(struct cmt_addr_table *t, uint8_t ns, uint64_t addr, uint64_t size,
+                                               int32_t device, uint8_t tag)
 {
-    if ((t->count + 1) * 2 > t->cap && grow(t) != 0)
+    if (grow(t) != 0)
         return NULL;
-    size_t mask = t->cap - 1, i = cmt_addr_table_home(t, ns, addr);
-    while (t->t[i].addr)
-        i = (i + 1) & mask;
-    struct cmt_addr_entry *e = &t->t[i];
-    *e = (struct cmt_addr_entry){.addr = addr, .size = size, .device = device, .ns = ns, .tag = tag};
-    t->count++;
-    return e;
+    return cmt_addr_table_put(t, ns, addr, size, device, tag);
 }
 
 void cmt_addr_table_erase(struct cmt_addr_table *t, struct cmt_addr_entry *e)

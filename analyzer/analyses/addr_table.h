@@ -57,11 +57,26 @@ static inline struct cmt_addr_entry *cmt_addr_table_find(const struct cmt_addr_t
 
 void cmt_addr_table_init(struct cmt_addr_table *t);
 void cmt_addr_table_free(struct cmt_addr_table *t);
+/* cmt_addr_table_put when the table must grow first (out of line). */
+struct cmt_addr_entry *cmt_addr_table_put_grow(struct cmt_addr_table *t, uint8_t ns, uint64_t addr, uint64_t size,
+                                               int32_t device, uint8_t tag);
+
 /* Inserts (ns, addr), which must not be in the table (find it and erase it
  * first) and must not be 0. Returns the entry, or NULL when out of memory
  * (the table is unchanged). */
-struct cmt_addr_entry *cmt_addr_table_put(struct cmt_addr_table *t, uint8_t ns, uint64_t addr, uint64_t size,
-                                          int32_t device, uint8_t tag);
+static inline struct cmt_addr_entry *cmt_addr_table_put(struct cmt_addr_table *t, uint8_t ns, uint64_t addr,
+                                                        uint64_t size, int32_t device, uint8_t tag)
+{
+    if (__builtin_expect((t->count + 1) * 2 > t->cap, 0))
+        return cmt_addr_table_put_grow(t, ns, addr, size, device, tag);
+    size_t mask = t->cap - 1, i = cmt_addr_table_home(t, ns, addr);
+    while (t->t[i].addr)
+        i = (i + 1) & mask;
+    struct cmt_addr_entry *e = &t->t[i];
+    *e = (struct cmt_addr_entry){.addr = addr, .size = size, .device = device, .ns = ns, .tag = tag};
+    t->count++;
+    return e;
+}
 /* Removes e, an entry of the table. */
 void cmt_addr_table_erase(struct cmt_addr_table *t, struct cmt_addr_entry *e);
 

@@ -11,19 +11,30 @@ struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, ui
     return (struct cmt_site_calls_cell){0};
 }
 
-static struct cmt_site_calls_cell *cell_for(struct cmt_site_calls *s, uint32_t stack)
+/* Makes room for stack in by_stack and own (out of line: rare). */
+static __attribute__((noinline)) struct cmt_site_calls_cell *cell_grow(struct cmt_site_calls *s, uint32_t stack)
 {
-    if (stack >= s->cap) {
-        size_t cap = s->cap ? s->cap : 256;
-        while (cap <= stack)
-            cap *= 2;
-        struct cmt_site_calls_cell *n = realloc(s->by_stack, cap * sizeof *n);
-        if (!n)
-            return NULL;
-        memset(n + s->cap, 0, (cap - s->cap) * sizeof *n);
-        s->by_stack = n;
-        s->cap = cap;
-    }
+    size_t cap = s->cap ? s->cap : 256;
+    while (cap <= stack)
+        cap *= 2;
+    struct cmt_site_calls_cell *n = realloc(s->by_stack, cap * sizeof *n);
+    if (!n)
+        return NULL;
+    memset(n + s->cap, 0, (cap - s->cap) * sizeof *n);
+    s->by_stack = n;
+    struct cmt_site_calls_last *o = realloc(s->own, cap * sizeof *o);
+    if (!o)
+        return NULL; /* by_stack is larger: no harm, cap says what both hold */
+    memset(o + s->cap, 0, (cap - s->cap) * sizeof *o);
+    s->own = o;
+    s->cap = cap;
+    return &s->by_stack[stack];
+}
+
+static inline struct cmt_site_calls_cell *cell_for(struct cmt_site_calls *s, uint32_t stack)
+{
+    if (__builtin_expect(stack >= s->cap, 0))
+        return cell_grow(s, stack);
     return &s->by_stack[stack];
 }
 
@@ -35,8 +46,10 @@ static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_
     return i;
 }
 
-/* The (site, thread) entry, made when absent; NULL when out of memory. */
-static struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t stack, uint32_t tid, bool make)
+/* The (site, thread) entry of a thread other than the site's first, made
+ * when absent (make); NULL when absent or out of memory. */
+static __attribute__((noinline)) struct cmt_site_calls_last *last_other(struct cmt_site_calls *s, uint32_t stack,
+                                                                        uint32_t tid, bool make)
 {
     uint64_t key = ((uint64_t)stack << 32 | tid) + 1;
     size_t i = last_slot(s->last, s->last_cap, key);
@@ -58,6 +71,22 @@ static struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t s
     s->last[i] = (struct cmt_site_calls_last){.key = key};
     s->n_last++;
     return &s->last[i];
+}
+
+/* The (site, thread) entry, made when absent (make); NULL when absent or
+ * out of memory. stack < s->cap: cell_for came first. */
+static inline struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t stack, uint32_t tid, bool make)
+{
+    struct cmt_site_calls_last *own = &s->own[stack];
+    if (__builtin_expect(own->key == (uint64_t)tid + 1, 1))
+        return own;
+    if (!own->key) { /* the site's first thread (none is in last then) */
+        if (!make)
+            return NULL;
+        *own = (struct cmt_site_calls_last){.key = (uint64_t)tid + 1};
+        return own;
+    }
+    return last_other(s, stack, tid, make);
 }
 
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
@@ -115,6 +144,7 @@ int cmt_site_calls_init(struct cmt_site_calls *s)
 void cmt_site_calls_free(struct cmt_site_calls *s)
 {
     free(s->by_stack);
+    free(s->own);
     free(s->last);
     memset(s, 0, sizeof *s);
 }

@@ -52,6 +52,10 @@ struct cmt_site_calls_last {
 
 struct cmt_site_calls {
     struct cmt_site_calls_cell *by_stack; /* indexed by stack id */
+    /* Indexed by stack id: the last allocation on the first thread that
+     * allocated there (key: tid + 1), the one most sites ever see: found
+     * without hashing. The site's other threads are in last. */
+    struct cmt_site_calls_last *own;
     size_t cap;
     struct cmt_site_calls_last *last;     /* open addressing by key, at most half full */
     size_t last_cap;                      /* power of two */

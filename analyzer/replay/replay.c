@@ -552,13 +552,13 @@ static void virtual_change(struct cmt_replay *r, const struct cmt_live *l, bool 
 /* Tells the observers (one predicted branch when there is none). */
 static inline int notify_change(struct cmt_replay *r, const struct cmt_live *l, bool add)
 {
-    if (__builtin_expect(r->n_observers == 0, 1))
+    unsigned n = r->n_change_hooks;
+    if (__builtin_expect(n == 0, 1))
         return 0;
-    for (unsigned i = 0; i < r->n_observers; i++) {
-        const struct cmt_replay_observer *o = r->observers[i];
-        if (o->on_change && o->on_change(o->ctx, r, l, add) != 0)
+    const struct cmt_replay_change_hook *h = r->change_hooks;
+    for (unsigned i = 0; i < n; i++)
+        if (h[i].fn(h[i].ctx, r, l, add) != 0)
             return -1;
-    }
     return 0;
 }
 
@@ -1022,6 +1022,8 @@ int cmt_replay_add_observer(struct cmt_replay *r, const struct cmt_replay_observ
     if (r->n_observers == CMT_REPLAY_MAX_OBSERVERS)
         return -1;
     r->observers[r->n_observers++] = o;
+    if (o->on_change)
+        r->change_hooks[r->n_change_hooks++] = (struct cmt_replay_change_hook){o->on_change, o->ctx};
     return 0;
 }
 

@@ -210,7 +210,9 @@ struct cmt_replay_record {
 /* An analysis that follows the replay event by event without the engine
  * knowing what it computes (the analyses of analyses/: forensics.h,
  * phases.h): one pass feeds every observer and every other view, in the
- * order they were added. Every callback may be NULL; a nonzero return
+ * order they were added. Every callback may be NULL; on_change and ctx are
+ * read once, when the observer is added (the replay keeps them side by side
+ * for its per-event loop): set them before. A nonzero return
  * means out of memory and stops the replay. r->event is the event being
  * applied during on_change and on_failure. */
 struct cmt_replay_observer {
@@ -240,9 +242,20 @@ struct cmt_replay_observer {
 /* Observers a replay takes at most. */
 #define CMT_REPLAY_MAX_OBSERVERS 8
 
+/* An observer's on_change and its context, side by side: the replay calls
+ * them for every event, one load each instead of two dependent ones. */
+struct cmt_replay_change_hook {
+    int (*fn)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+    void *ctx;
+};
+
 struct cmt_replay {
     const struct cmt_replay_observer *observers[CMT_REPLAY_MAX_OBSERVERS]; /* cmt_replay_add_observer */
     unsigned n_observers;
+    /* the observers' on_change callbacks, in their order, as they were when
+     * added (cmt_replay_add_observer) */
+    struct cmt_replay_change_hook change_hooks[CMT_REPLAY_MAX_OBSERVERS];
+    unsigned n_change_hooks;
     const struct cmt_replay_in *event;          /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
@@ -309,7 +322,12 @@ uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
  * (trace-format.md). */
 static inline bool cmt_api_is_pitched(unsigned api)
 {
-    return api == CMT_API_CUDA_MALLOC_PITCH || api == CMT_API_CUDA_MALLOC_3D || api == CMT_API_CU_MEM_ALLOC_PITCH;
+    /* one shift and a test per packed event instead of three compares */
+    _Static_assert(CMT_API_CUDA_MALLOC_PITCH < 64 && CMT_API_CUDA_MALLOC_3D < 64 && CMT_API_CU_MEM_ALLOC_PITCH < 64,
+                   "the pitched APIs fit a 64-bit mask");
+    const uint64_t pitched = 1ull << CMT_API_CUDA_MALLOC_PITCH | 1ull << CMT_API_CUDA_MALLOC_3D |
+                             1ull << CMT_API_CU_MEM_ALLOC_PITCH;
+    return api < 64 && (pitched >> api & 1);
 }
 
 /* What the replay reads of an event, in 48 bytes: batches of these travel
@@ -412,7 +430,12 @@ int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts);
 /* Called for every event: inline. */
 static inline enum cmt_account_class cmt_class_of_kind(unsigned kind)
 {
-    return kind == CMT_KIND_MANAGED ? CMT_CLASS_MANAGED : kind == CMT_KIND_HOST_PINNED ? CMT_CLASS_HOST : CMT_CLASS_DEVICE;
+    /* the first three kinds are their classes' numbers: a compare and a
+     * conditional move (every observer asks it for every event) */
+    _Static_assert(CMT_KIND_DEVICE == (int)CMT_CLASS_DEVICE && CMT_KIND_MANAGED == (int)CMT_CLASS_MANAGED &&
+                       CMT_KIND_HOST_PINNED == (int)CMT_CLASS_HOST,
+                   "kinds 0-2 are classes 0-2");
+    return kind <= CMT_KIND_HOST_PINNED ? (enum cmt_account_class)kind : CMT_CLASS_DEVICE;
 }
 
 static inline enum cmt_namespace cmt_namespace_of_kind(unsigned kind)
