@@ -67,7 +67,8 @@ def pytest_addoption(parser):
     group.addoption("--cumemtrace-suppressions", metavar="FILE", action="append", default=[],
                     help="leak suppressions (leak:PATTERN lines, as for cumemtrace check; repeatable)")
     group.addoption("--cumemtrace-top", metavar="N", type=int, default=5,
-                    help="tests listed by peak in the summary (default 5, 0 for none)")
+                    help="tests listed by peak in the summary (default 5, 0 for every test, as --top 0 in the "
+                         "cumemtrace commands)")
 
 
 def pytest_configure(config):
@@ -377,7 +378,9 @@ class GpuGate:
         top = self.config.getoption("cumemtrace_top")
         peaks = sorted(((max((d["peak_bytes"] for d in w["devices"]), default=0), n) for n, w in self.results.items()),
                        reverse=True)
-        peaks = [(b, n) for b, n in peaks if b][:top]
+        peaks = [(b, n) for b, n in peaks if b]
+        if top > 0:
+            peaks = peaks[:top]
         if peaks:
             tr.write_line("largest peaks:")
             for b, n in peaks:

@@ -86,7 +86,7 @@ def leak_line(mib, count, marker):
 def test_outcomes():
     tmp = tempfile.mkdtemp(prefix="cmt-junit-")
     junit = os.path.join(tmp, "junit.xml")
-    proc, traces = run_pytest("--cumemtrace", f"--junitxml={junit}", "test_gpu_suite.py")
+    proc, traces = run_pytest("--cumemtrace", f"--junitxml={junit}", "--cumemtrace-top=0", "test_gpu_suite.py")
     out = proc.stdout
     eq(proc.returncode, 1, f"pytest's status ({out[-3000:]}{proc.stderr[-2000:]})")
     cases = junit_cases(junit)
@@ -127,6 +127,12 @@ def test_outcomes():
     check("FAILED test_gpu_suite.py::test_leaks_into_a_module_list - GPU leak: 32.0 MiB" in out,
           "the short summary")
     check("10 tests judged, 4 failed on GPU memory" in out, f"the summary's count: {out[-1500:]}")
+    # --cumemtrace-top 0: every test that used GPU memory, by peak (as
+    # --top 0 in the commands), not none.
+    peaked = sum(1 for c in cases.values() if int(c["properties"].get("cumemtrace_peak_bytes_device0", "0")))
+    listed = re.search(r"\nlargest peaks:\n((?:  .*\n)+)", out)
+    check(listed, f"the peaks listed: {out[-2500:]}")
+    eq(len(listed.group(1).splitlines()), peaked, f"--cumemtrace-top 0 lists all {peaked}: {listed.group(1)}")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(traces, ignore_errors=True)
 
@@ -148,10 +154,12 @@ def test_report_dir():
     """--cumemtrace-report DIR: the trace and one JSON file per test that
     failed on GPU memory, with the command that shows its end."""
     out = tempfile.mkdtemp(prefix="cmt-report-dir-")
-    proc, traces = run_pytest("--cumemtrace", f"--cumemtrace-report={out}",
+    proc, traces = run_pytest("--cumemtrace", f"--cumemtrace-report={out}", "--cumemtrace-top=1",
                               "test_gpu_suite.py::test_leaks_into_a_module_list",
                               "test_gpu_suite.py::test_clean_uses_the_module_fixture")
     eq(proc.returncode, 1, f"status: {proc.stdout[-2000:]}")
+    check(re.search(r"\nlargest peaks:\n +32\.0 MiB  test_gpu_suite\.py::test_leaks_into_a_module_list\nfixtures",
+                    proc.stdout), f"--cumemtrace-top 1: the one largest peak: {proc.stdout[-2000:]}")
     files = sorted(os.listdir(out))
     eq(len(files), 2, f"files in the report dir: {files}")
     trace = [f for f in files if f.endswith(".bin")]
