@@ -780,8 +780,14 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
     t->path = strdup(path);
     if (!t->path)
         return -1;
-    /* phases: the steps the program marked decide which tensors were kept step after step */
-    struct cmt_analysis_options aopt = {.phases = true};
+    /* One reading for what every trace needs and what a failure needs:
+     * the phases (the steps the program marked decide which tensors were
+     * kept step after step) and the forensics (each failure's verdict and
+     * advice, as `report` gives them). Only PyTorch's tensor requests, when
+     * a trace with a failure has them, make a second reading: the replay of
+     * the usual allocator settings (what-if) is too dear to follow for
+     * every trace of a test suite on the chance that one fails. */
+    struct cmt_analysis_options aopt = {.phases = true, .forensics = true};
     if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0) {
         snprintf(t->error, sizeof t->error, "%s", t->analysis.message);
         cmt_analysis_free(&t->analysis);
@@ -793,22 +799,46 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
-    if (cmt_check_build_report(c, &t->analysis, &t->report, false) != 0)
+    /* Without a failure the report has no forensics' sections: they judge
+     * failures only. */
+    struct cmt_forensics *forensics = t->analysis.forensics;
+    t->analysis.forensics = NULL;
+    int built = cmt_check_build_report(c, &t->analysis, &t->report, false);
+    t->analysis.forensics = forensics;
+    if (built != 0)
         return -1;
     if (failures_of(t) && !cmt_analysis_check_budget(&t->analysis)) {
-        /* Read again with the forensics and the replay of the usual
-         * allocator settings, so each failure has the verdict and the
-         * advice `report` gives it: only traces with a failure pay for them. */
         struct cmt_ta_settings cand[8];
         size_t n = cmt_whatif_candidates(cand, sizeof cand / sizeof cand[0]);
-        aopt = (struct cmt_analysis_options){
-            .phases = true, .forensics = true, .whatif = true, .whatif_settings = cand, .n_whatif_settings = n};
         cmt_report_free(&t->report);
-        cmt_analysis_free(&t->analysis);
         memset(&t->report, 0, sizeof t->report);
-        if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0 ||
-            cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
-            return -1;
+        if (t->analysis.blocks && t->analysis.blocks->events == 0) {
+            /* No tensor request (no BLOCK record): the what-if engine would
+             * have followed the replay and replayed nothing (its source
+             * stays none, whatif_observer.c), and what-if of PyTorch
+             * without its cache reads what it needs itself
+             * (whatif_uncached.c): the engine unfed serves the report as
+             * the one that followed, and the trace is not read again. */
+            t->analysis.whatif = malloc(sizeof *t->analysis.whatif);
+            if (!t->analysis.whatif)
+                return -1;
+            if (cmt_whatif_init(t->analysis.whatif, cand, n, 0) != 0) {
+                free(t->analysis.whatif);
+                t->analysis.whatif = NULL;
+                return -1;
+            }
+            if (cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
+                return -1;
+        } else {
+            /* Read again with the replay of the usual allocator settings,
+             * so each failure has what the replay found. */
+            aopt = (struct cmt_analysis_options){
+                .phases = true, .forensics = true, .whatif = true, .whatif_settings = cand, .n_whatif_settings = n};
+            cmt_analysis_free(&t->analysis);
+            if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0 ||
+                cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
+                return -1;
+        }
     }
     cmt_check_credit(c, &t->report, false);
     if (cmt_analysis_check_budget(&t->analysis)) {
