@@ -150,8 +150,11 @@ static int summarize_one(const char *trace, const char *out, const struct cmt_su
     snprintf(s->settings, sizeof s->settings, "%s", o->settings);
     cmt_analysis_peek_rank(trace, &s->order_rank);
     struct cmt_built_report b;
-    /* a summary keeps no usage view */
-    struct cmt_trace_build how = {.opt = &o->opt, .no_usage = true, .whatif = o->whatif, .n_whatif = o->n_whatif};
+    /* Only what a summary keeps (model/compare.c, model/job.c: the peaks,
+     * the holders' own peaks, leaks, growth, failures, IPC, the timeline's
+     * cells): no usage view, no forensics, no what-if replay, no phases. */
+    struct cmt_trace_build how = {.opt = &o->opt, .no_usage = true, .no_forensics = true, .no_whatif = true,
+                                  .no_phases = true, .whatif = o->whatif, .n_whatif = o->n_whatif};
     int status = cmt_report_build_one(trace, &how, &b, &s->process, &s->member);
     if (b.built) {
         if (b.a.damaged)

@@ -16,7 +16,7 @@ int cmt_report_build_one(const char *path, const struct cmt_trace_build *how, st
         cmt_job_member_failed(path, member);
     b->built = false;
     struct cmt_analysis_options aopt = {.forensics = !how->no_forensics,
-                                        .phases = true,
+                                        .phases = !how->no_phases,
                                         .usage = !how->no_usage,
                                         .whatif = !how->no_whatif,
                                         .whatif_settings = how->whatif,

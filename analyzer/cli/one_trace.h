@@ -23,6 +23,8 @@
 struct cmt_trace_build {
     const struct cmt_report_options *opt;
     bool no_forensics, no_whatif;
+    /* The phases not followed: what is built shows no phase (summaries). */
+    bool no_phases;
     /* The usage views (site_calls.h, thread_use.h) not followed: the
      * renderer shows none (HTML, summaries); about a tenth of a replay. */
     bool no_usage;
