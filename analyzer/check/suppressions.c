@@ -2,6 +2,7 @@
 #include "suppressions.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ void cmt_suppressions_free(struct cmt_suppressions *s)
     }
     free(s->items);
     free(s->labels);
+    free(s->memo);
     memset(s, 0, sizeof *s);
 }
 
@@ -305,13 +307,93 @@ int cmt_suppressions_load_all(struct cmt_suppressions *s, const char *const *fil
 
 /* ---- as the report model's filter --------------------------------------- */
 
+/* The first suppression matching frame f alone, -1 none. */
+static long first_match(const struct cmt_suppressions *s, const struct cmt_frame *f)
+{
+    if (is_profiler_frame(f))
+        return -1;
+    for (size_t i = 0; i < s->n; i++)
+        if (frame_matches(s->items[i].pattern, f))
+            return (long)i;
+    return -1;
+}
+
+static size_t memo_hash(const struct cmt_frame *f)
+{
+    uint64_t h = (uint64_t)(uintptr_t)f->function * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uintptr_t)f->file * 0xc2b2ae3d27d4eb4full;
+    h ^= (uint64_t)(uintptr_t)f->module * 0x165667b19e3779f9ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Room for one more verdict; false when out of memory (then frames are
+ * matched without the memo). */
+static bool memo_room(struct cmt_suppressions *s)
+{
+    if ((s->memo_count + 1) * 2 <= s->memo_cap)
+        return true;
+    size_t cap = s->memo_cap ? s->memo_cap * 2 : 1024;
+    struct cmt_suppression_memo_slot *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < s->memo_cap; i++) {
+        const struct cmt_suppression_memo_slot *o = &s->memo[i];
+        if (!o->used)
+            continue;
+        struct cmt_frame k = {.function = o->function, .file = o->file, .module = o->module};
+        size_t j = memo_hash(&k) & (cap - 1);
+        while (t[j].used)
+            j = (j + 1) & (cap - 1);
+        t[j] = *o;
+    }
+    free(s->memo);
+    s->memo = t;
+    s->memo_cap = cap;
+    return true;
+}
+
+/* first_match, each distinct frame computed once. */
+static long first_match_memo(struct cmt_suppressions *s, const struct cmt_frame *f)
+{
+    if (!memo_room(s))
+        return first_match(s, f);
+    size_t mask = s->memo_cap - 1;
+    for (size_t j = memo_hash(f) & mask;; j = (j + 1) & mask) {
+        struct cmt_suppression_memo_slot *m = &s->memo[j];
+        if (!m->used) {
+            long first = first_match(s, f);
+            *m = (struct cmt_suppression_memo_slot){f->function, f->file, f->module, (int32_t)first, true};
+            s->memo_count++;
+            return first;
+        }
+        if (m->function == f->function && m->file == f->file && m->module == f->module)
+            return m->first;
+    }
+}
+
+/* The first suppression matching any frame of the stack: the smallest of
+ * its frames' first matches (cmt_suppressions_match tries each suppression
+ * over every frame in turn: the same answer). */
 static long match_stack(void *ctx, struct cmt_frames *frames, uint64_t stack)
 {
-    const struct cmt_suppressions *s = ctx;
+    struct cmt_suppressions *s = ctx;
     if (s->n == 0 || stack == 0)
         return -1;
+    uint64_t serial = cmt_frames_serial(frames);
+    if (s->memo_serial != serial) {
+        if (s->memo)
+            memset(s->memo, 0, s->memo_cap * sizeof *s->memo);
+        s->memo_count = 0;
+        s->memo_serial = serial;
+    }
     const struct cmt_stack_frames *sf = cmt_frames_get_unfolded(frames, stack);
-    return cmt_suppressions_match(s, sf->frames, sf->n);
+    long best = -1;
+    for (size_t k = 0; k < sf->n && best != 0; k++) {
+        long first = first_match_memo(s, &sf->frames[k]);
+        if (first >= 0 && (best < 0 || first < best))
+            best = first;
+    }
+    return best;
 }
 
 int cmt_suppressions_attach(struct cmt_suppressions *s, struct cmt_report_options *o)

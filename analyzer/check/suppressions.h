@@ -33,10 +33,25 @@ struct cmt_suppression {
     uint64_t bytes;
 };
 
+/* A frame's verdict, kept while one report's frames live (match_stack). */
+struct cmt_suppression_memo_slot {
+    const char *function, *file, *module; /* NULL function with used false: empty */
+    int32_t first;                        /* the first suppression matching the frame, -1 none */
+    bool used;
+};
+
 struct cmt_suppressions {
     struct cmt_suppression *items; /* in the order they are tried */
     size_t n, cap;
     struct cmt_report_suppression *labels; /* the report's words for items (cmt_suppressions_attach) */
+    /* The report model's filter matches each distinct frame once: a verdict
+     * depends on the frame's function, file and module only, and the
+     * symbolizer and the model hand out one string per name, so the
+     * strings' addresses are the key. Kept for one cmt_frames
+     * (memo_serial, cmt_frames_serial): its strings live as long. */
+    struct cmt_suppression_memo_slot *memo;
+    size_t memo_cap, memo_count;
+    uint64_t memo_serial;
 };
 
 void cmt_suppressions_init(struct cmt_suppressions *s);

@@ -57,6 +57,7 @@ struct cmt_frames {
     struct category_slot *categories; /* what the rules said of a frame, by its strings */
     size_t categories_cap, categories_count;
     uint32_t modules_added; /* the model's modules the symbolizer knows: 1 .. modules_added - 1 */
+    uint64_t serial;        /* cmt_frames_serial */
 };
 
 /* The rules' verdict on a frame depends on its function, file and module
@@ -117,6 +118,8 @@ struct cmt_frames *cmt_frames_new(const struct cmt_trace_model *model, const str
     struct cmt_frames *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
+    static uint64_t made;
+    f->serial = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED); /* holders make theirs on the reading thread */
     f->model = model;
     f->full = opt->full_stacks;
     f->no_symbols = opt->no_symbols;
@@ -490,6 +493,11 @@ const struct cmt_stack_frames *cmt_frames_get(struct cmt_frames *f, uint64_t sta
         return &empty_frames;
     }
     return e;
+}
+
+uint64_t cmt_frames_serial(const struct cmt_frames *f)
+{
+    return f->serial;
 }
 
 const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uint64_t stack_id)

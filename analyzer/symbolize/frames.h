@@ -87,6 +87,10 @@ uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id);
 size_t cmt_frames_warning_count(const struct cmt_frames *f);
 const char *cmt_frames_warning(const struct cmt_frames *f, size_t i);
 void cmt_frames_free(struct cmt_frames *f);
+/* A number no other cmt_frames of this process has had: what a cache of
+ * answers about f's frames (their strings live as long as f) is kept
+ * for, where another cmt_frames may later sit at f's address. */
+uint64_t cmt_frames_serial(const struct cmt_frames *f);
 
 /* What identifies a call site across runs and checkouts (check
  * --baseline, diff): per frame shown, function, the file's base name, the
