@@ -254,6 +254,7 @@ struct cmt_report_trace {
 struct cmt_report {
     size_t n_stacks; /* the trace's stack ids: the holder tables' size */
     struct cmt_frames *frames;
+    bool frames_taken; /* frames are the analysis's (its holders'): freed with it, not with the report */
     const struct cmt_report_options *opt;
     struct cmt_account_view *accounts; /* by device, then class */
     size_t n_accounts;

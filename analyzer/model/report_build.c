@@ -1083,6 +1083,23 @@ static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
     return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;
 }
 
+/* The report's frames: those the holders classified stacks with while the
+ * trace was read, where they were made with the report's options and
+ * answered as the whole model would (stack_holders.h), so that no stack is
+ * symbolized twice (with symbols, loading the modules' debug information
+ * twice was a third of a report of the twin's trace); else new ones. */
+static struct cmt_frames *report_frames(struct cmt_report *r, const struct cmt_analysis *a,
+                                        const struct cmt_report_options *opt)
+{
+    const struct cmt_stack_holders *h = a->passes ? &a->passes->holders : NULL;
+    if (h && h->frames && h->opt == &opt->frames && cmt_stack_holders_exact(h) &&
+        cmt_frames_take_over(h->frames) == 0) {
+        r->frames_taken = true;
+        return h->frames;
+    }
+    return cmt_frames_new(&a->model, &opt->frames);
+}
+
 int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const struct cmt_report_options *opt)
 {
     memset(r, 0, sizeof *r);
@@ -1090,7 +1107,7 @@ int cmt_report_build(struct cmt_report *r, const struct cmt_analysis *a, const s
     r->opt = opt;
     r->at = opt->at_set && a->stopped_early;
     r->at_past_end = opt->at_set && !a->stopped_early;
-    r->frames = cmt_frames_new(&a->model, &opt->frames);
+    r->frames = report_frames(r, a, opt);
     if (!r->frames || build_trace_facts(r, a) != 0)
         return -1;
     for (int h = 0; h < CMT_HOLDER_COUNT; h++) {
@@ -1219,7 +1236,8 @@ void cmt_report_free(struct cmt_report *r)
     for (size_t i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->warnings);
-    cmt_frames_free(r->frames);
+    if (!r->frames_taken)
+        cmt_frames_free(r->frames);
     memset(r, 0, sizeof *r);
 }
 

@@ -634,6 +634,14 @@ int cmt_frames_update(struct cmt_frames *f)
     return 0;
 }
 
+int cmt_frames_take_over(struct cmt_frames *f)
+{
+    if (cmt_frames_update(f) != 0)
+        return -1;
+    cmt_symbolizer_forget_shown(f->sym);
+    return 0;
+}
+
 size_t cmt_frames_warning_count(const struct cmt_frames *f)
 {
     return f->sym ? cmt_symbolizer_warning_count(f->sym) : 0;

@@ -83,6 +83,15 @@ const struct cmt_stack_frames *cmt_frames_get_unfolded(struct cmt_frames *f, uin
  * per distinct call site. */
 uint64_t cmt_frames_canonical(struct cmt_frames *f, uint64_t stack_id);
 
+/* f taken over by a second reader of the same model (the report, from
+ * the holders' classification made while the trace was read,
+ * stack_holders.h): brought up to the model (cmt_frames_update), and no
+ * frame counted as shown yet, so that the warnings are those the second
+ * reader's frames make, in its order; what was loaded and resolved (the
+ * modules' debug information, the addresses) is not done again. Returns 0,
+ * or -1 when out of memory. */
+int cmt_frames_take_over(struct cmt_frames *f);
+
 /* Symbolizer warnings, for the report's warnings section. */
 size_t cmt_frames_warning_count(const struct cmt_frames *f);
 const char *cmt_frames_warning(const struct cmt_frames *f, size_t i);

@@ -915,6 +915,31 @@ void cmt_symbolizer_frame_shown(struct cmt_symbolizer *s, const struct cmt_frame
 
 /* The one warning of the modules without DWARF: the first module's own
  * while it is alone, else their names (up to a line's worth). */
+void cmt_symbolizer_forget_shown(struct cmt_symbolizer *s)
+{
+    if (!s)
+        return;
+    /* The warnings said for a shown module's problem go (they come back
+     * when one of its frames is shown again); the others (a copy used in
+     * place of the recorded file, warnf) stay, said once per module load. */
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nwarnings; i++) {
+        bool problem = false;
+        for (size_t k = 0; k < s->nmods && !problem; k++)
+            problem = s->mods[k]->problem == s->warnings[i];
+        if (!problem)
+            s->warnings[kept++] = s->warnings[i];
+    }
+    s->nwarnings = kept;
+    s->warnings_dropped = 0;
+    for (size_t k = 0; k < s->nmods; k++)
+        s->mods[k]->shown = false;
+    s->n_nodwarf = 0;
+    free(s->nodwarf_first);
+    s->nodwarf_first = NULL;
+    s->nodwarf_msg_n = 0;
+}
+
 static const char *nodwarf_warning(struct cmt_symbolizer *s)
 {
     if (s->n_nodwarf == 1)

@@ -140,6 +140,10 @@ void cmt_symbolizer_get_stats(const struct cmt_symbolizer *s, struct cmt_symboli
  * whose debug information cannot be had (one inside a Python package: pip
  * wheels ship none). */
 void cmt_symbolizer_frame_shown(struct cmt_symbolizer *s, const struct cmt_frame *fr, uint32_t modules_known);
+/* No frame shown yet: the warnings that frames shown made are taken back
+ * (said again as frames are shown from now on); what was loaded and
+ * resolved stays. For a reader that takes over another's symbolizer. */
+void cmt_symbolizer_forget_shown(struct cmt_symbolizer *s);
 
 /* Problems met (module file missing, build-id mismatch, no debug info). One
  * human-readable line each (no trailing newline), deduplicated, in order of
