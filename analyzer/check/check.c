@@ -763,6 +763,32 @@ static void judge(struct cmt_check *c, struct cmt_check_trace *t)
         t->status = CMT_TRACE_PASS;
 }
 
+/* A what-if engine that followed nothing, for a trace without tensor
+ * requests (cmt_check_add_trace); NULL when out of memory. */
+static struct cmt_whatif *attach_unfed_whatif(const struct cmt_ta_settings *cand, size_t n)
+{
+    struct cmt_whatif *w = malloc(sizeof *w);
+    if (w && cmt_whatif_init(w, cand, n, 0) != 0) {
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
+/* The report t is judged on: with the forensics' sections and what-if
+ * (failures), or without, as for a trace without failures (the forensics
+ * judge failures only). */
+static int build_judged(struct cmt_check *c, struct cmt_check_trace *t, bool failures)
+{
+    if (failures)
+        return cmt_report_build(&t->report, &t->analysis, &c->report_opt);
+    struct cmt_forensics *forensics = t->analysis.forensics;
+    t->analysis.forensics = NULL;
+    int rc = cmt_check_build_report(c, &t->analysis, &t->report, false);
+    t->analysis.forensics = forensics;
+    return rc;
+}
+
 int cmt_check_add_trace(struct cmt_check *c, const char *path)
 {
     if (c->n_traces == c->cap_traces) {
@@ -799,46 +825,43 @@ int cmt_check_add_trace(struct cmt_check *c, const char *path)
         return 0;
     }
     t->opened = true; /* from here on the analysis and the report are freed with the check */
-    /* Without a failure the report has no forensics' sections: they judge
-     * failures only. */
-    struct cmt_forensics *forensics = t->analysis.forensics;
-    t->analysis.forensics = NULL;
-    int built = cmt_check_build_report(c, &t->analysis, &t->report, false);
-    t->analysis.forensics = forensics;
-    if (built != 0)
+    struct cmt_analysis *an = &t->analysis;
+    struct cmt_ta_settings cand[8];
+    size_t n = cmt_whatif_candidates(cand, sizeof cand / sizeof cand[0]);
+    /* A trace with a failed allocation and no tensor request (no BLOCK
+     * record): the what-if engine would have followed the replay and
+     * replayed nothing (its source stays none, whatif_observer.c), and
+     * what-if of PyTorch without its cache reads what it needs itself
+     * (whatif_uncached.c): an engine unfed serves the report as one that
+     * followed would, and the report is built once, for its failures. */
+    bool unfed = an->replay.failed_allocs && an->blocks && an->blocks->events == 0;
+    if (unfed && !(an->whatif = attach_unfed_whatif(cand, n)))
         return -1;
-    if (failures_of(t) && !cmt_analysis_check_budget(&t->analysis)) {
-        struct cmt_ta_settings cand[8];
-        size_t n = cmt_whatif_candidates(cand, sizeof cand / sizeof cand[0]);
-        cmt_report_free(&t->report);
-        memset(&t->report, 0, sizeof t->report);
-        if (t->analysis.blocks && t->analysis.blocks->events == 0) {
-            /* No tensor request (no BLOCK record): the what-if engine would
-             * have followed the replay and replayed nothing (its source
-             * stays none, whatif_observer.c), and what-if of PyTorch
-             * without its cache reads what it needs itself
-             * (whatif_uncached.c): the engine unfed serves the report as
-             * the one that followed, and the trace is not read again. */
-            t->analysis.whatif = malloc(sizeof *t->analysis.whatif);
-            if (!t->analysis.whatif)
-                return -1;
-            if (cmt_whatif_init(t->analysis.whatif, cand, n, 0) != 0) {
-                free(t->analysis.whatif);
-                t->analysis.whatif = NULL;
-                return -1;
-            }
-            if (cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
-                return -1;
-        } else {
+    if (build_judged(c, t, unfed) != 0)
+        return -1;
+    if (failures_of(t) && !cmt_analysis_check_budget(an)) {
+        if (!unfed) {
             /* Read again with the replay of the usual allocator settings,
              * so each failure has what the replay found. */
             aopt = (struct cmt_analysis_options){
                 .phases = true, .forensics = true, .whatif = true, .whatif_settings = cand, .n_whatif_settings = n};
-            cmt_analysis_free(&t->analysis);
-            if (cmt_analysis_run_with(&t->analysis, t->path, 0, &aopt) != 0 ||
-                cmt_report_build(&t->report, &t->analysis, &c->report_opt) != 0)
+            cmt_report_free(&t->report);
+            memset(&t->report, 0, sizeof t->report);
+            cmt_analysis_free(an);
+            if (cmt_analysis_run_with(an, t->path, 0, &aopt) != 0 ||
+                cmt_report_build(&t->report, an, &c->report_opt) != 0)
                 return -1;
         }
+    } else if (unfed) {
+        /* its failures were an allocator's probes and retries: judged as
+         * a trace without failures */
+        cmt_report_free(&t->report);
+        memset(&t->report, 0, sizeof t->report);
+        cmt_whatif_free(an->whatif);
+        free(an->whatif);
+        an->whatif = NULL;
+        if (build_judged(c, t, false) != 0)
+            return -1;
     }
     cmt_check_credit(c, &t->report, false);
     if (cmt_analysis_check_budget(&t->analysis)) {
