@@ -129,6 +129,8 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             snprintf(a->message, sizeof a->message, "out of memory");
             return -1;
         }
+        /* no room for its observer: the report reads the trace again */
+        (void)cmt_read_passes_attach(a->passes, &a->replay);
     }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,

@@ -246,7 +246,7 @@ struct cmt_replay_observer {
 };
 
 /* Observers a replay takes at most. */
-#define CMT_REPLAY_MAX_OBSERVERS 8
+#define CMT_REPLAY_MAX_OBSERVERS 12
 
 /* An observer's on_change and its context, side by side: the replay calls
  * them for every event, one load each instead of two dependent ones. */
