@@ -84,10 +84,9 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     if (opt && opt->usage) {
         a->site_calls = calloc(1, sizeof *a->site_calls);
         a->thread_use = calloc(1, sizeof *a->thread_use);
+        /* followed by a->views, with the holders (below) */
         if (!a->site_calls || !a->thread_use || cmt_site_calls_init(a->site_calls) != 0 ||
-            cmt_thread_use_init(a->thread_use) != 0 ||
-            cmt_replay_add_observer(&a->replay, &a->site_calls->observer) != 0 ||
-            cmt_replay_add_observer(&a->replay, &a->thread_use->observer) != 0) {
+            cmt_thread_use_init(a->thread_use) != 0) {
             snprintf(a->message, sizeof a->message, "out of memory");
             return -1;
         }
@@ -129,8 +128,24 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             snprintf(a->message, sizeof a->message, "out of memory");
             return -1;
         }
-        /* no room for its observer: the report reads the trace again */
-        (void)cmt_read_passes_attach(a->passes, &a->replay);
+    }
+    /* One observer for the views that follow every allocation and release
+     * (alloc_views.h), after the others (they do not depend on each other). */
+    struct cmt_holder_pass *holders = a->passes ? cmt_read_passes_holders(a->passes) : NULL;
+    if (a->site_calls || holders) {
+        a->views = malloc(sizeof *a->views);
+        if (!a->views) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+        cmt_alloc_views_init(a->views, a->site_calls, a->thread_use, holders);
+        if (cmt_replay_add_observer(&a->replay, &a->views->observer) != 0) {
+            snprintf(a->message, sizeof a->message, "more than %d analyses follow the replay",
+                     CMT_REPLAY_MAX_OBSERVERS);
+            return -1;
+        }
+        if (holders)
+            cmt_read_passes_holders_followed(a->passes);
     }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,
@@ -243,6 +258,8 @@ void cmt_analysis_free(struct cmt_analysis *a)
         cmt_thread_use_free(a->thread_use);
     free(a->thread_use);
     a->thread_use = NULL;
+    free(a->views);
+    a->views = NULL;
     a->reader = NULL;
 }
 

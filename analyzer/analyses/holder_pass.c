@@ -4,28 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The replay's side: an allocation became live or stopped being live. */
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    struct cmt_holder_pass *p = ctx;
-    if (!cmt_kind_holds_memory(l->kind) || l->device < 0 || l->device >= CMT_MAX_DEVICES ||
-        cmt_class_of_kind(l->kind) != CMT_CLASS_DEVICE)
-        return 0;
-    uint8_t known = cmt_holder_pass_known(p, l->stack);
-    if (known <= CMT_HOLDER_OTHER + 1)
-        return 0;
-    unsigned h = known - 1u;
-    uint64_t *v = &p->live[l->device][h], *c = &p->live_count[l->device][h];
-    if (!live) {
-        *v -= *v < l->size ? *v : l->size;
-        *c -= *c ? 1 : 0;
-        return 0;
-    }
-    *v += l->size;
-    *c += 1;
-    struct cmt_holder_peak *pk = &p->peak[l->device][h];
-    if (*v > pk->bytes)
-        *pk = (struct cmt_holder_peak){*v, *c, r->event ? r->event->ts : l->ts};
+    cmt_holder_pass_change(ctx, r, l, live);
     return 0;
 }
 

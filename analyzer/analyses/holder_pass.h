@@ -70,4 +70,39 @@ static inline uint8_t cmt_holder_pass_known(const struct cmt_holder_pass *p, uin
     return page ? __atomic_load_n(&page[stack & (CMT_HOLDER_PAGE - 1)], __ATOMIC_RELAXED) : 0;
 }
 
+/* A change of a device-resident allocation (the caller tested
+ * cmt_kind_holds_memory, the device and the class): the replay's side,
+ * inline for a caller that follows several views in one call
+ * (alloc_views.h). */
+static inline __attribute__((always_inline)) void cmt_holder_pass_device_change(struct cmt_holder_pass *p,
+                                                                                const struct cmt_replay *r,
+                                                                                const struct cmt_live *l, bool live)
+{
+    uint8_t known = cmt_holder_pass_known(p, l->stack);
+    if (known <= CMT_HOLDER_OTHER + 1)
+        return;
+    unsigned h = known - 1u;
+    uint64_t *v = &p->live[l->device][h], *c = &p->live_count[l->device][h];
+    if (!live) {
+        *v -= *v < l->size ? *v : l->size;
+        *c -= *c ? 1 : 0;
+        return;
+    }
+    *v += l->size;
+    *c += 1;
+    struct cmt_holder_peak *pk = &p->peak[l->device][h];
+    if (*v > pk->bytes)
+        *pk = (struct cmt_holder_peak){*v, *c, r->event ? r->event->ts : l->ts};
+}
+
+/* The observer's on_change: any change. */
+static inline void cmt_holder_pass_change(struct cmt_holder_pass *p, const struct cmt_replay *r,
+                                          const struct cmt_live *l, bool live)
+{
+    if (!cmt_kind_holds_memory(l->kind) || l->device < 0 || l->device >= CMT_MAX_DEVICES ||
+        cmt_class_of_kind(l->kind) != CMT_CLASS_DEVICE)
+        return;
+    cmt_holder_pass_device_change(p, r, l, live);
+}
+
 #endif

@@ -171,14 +171,14 @@ void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in 
         cmt_holder_pass_read(&p->holder, e);
 }
 
-int cmt_read_passes_attach(struct cmt_read_passes *p, struct cmt_replay *r)
+struct cmt_holder_pass *cmt_read_passes_holders(struct cmt_read_passes *p)
 {
-    if (!p->holder_on)
-        return 0;
-    if (cmt_replay_add_observer(r, &p->holder.observer) != 0)
-        return -1;
-    p->holder_attached = true;
-    return 0;
+    return p->holder_on ? &p->holder : NULL;
+}
+
+void cmt_read_passes_holders_followed(struct cmt_read_passes *p)
+{
+    p->holder_attached = p->holder_on;
 }
 
 void cmt_read_passes_finish(struct cmt_read_passes *p)

@@ -25,7 +25,7 @@
 struct cmt_read_passes {
     struct cmt_stack_holders holders;
     bool holder_on;
-    bool holder_attached; /* its observer follows the replay (cmt_read_passes_attach) */
+    bool holder_attached; /* its replay side follows the replay (cmt_read_passes_holders_followed) */
     struct cmt_holder_pass holder;
     bool uncached_on;
     /* The uncached pass keeps a table of every device allocation: it runs
@@ -56,10 +56,12 @@ int cmt_read_passes_init(struct cmt_read_passes *p, const struct cmt_trace_model
                          const struct cmt_frames_options *frames, bool holder_peaks, bool uncached,
                          const struct cmt_ta_settings *w_settings, size_t n_settings, uint64_t capacity,
                          uint64_t stop_ts, uint32_t stack_id_limit);
-/* Attaches the holder pass's observer to the replay the events go to
- * (before the first event). Returns 0, or -1 when the replay has no room
- * for it (the report then reads the trace again for the holders). */
-int cmt_read_passes_attach(struct cmt_read_passes *p, struct cmt_replay *r);
+/* The holder pass whose replay side (its observer, or alloc_views.h) must
+ * follow the replay the events go to; NULL when the holders are not
+ * followed. Say when it does (cmt_read_passes_holders_followed, before the
+ * first event): until then the report reads the trace again for them. */
+struct cmt_holder_pass *cmt_read_passes_holders(struct cmt_read_passes *p);
+void cmt_read_passes_holders_followed(struct cmt_read_passes *p);
 /* Each event as read (the reading thread), before the replay is handed it. */
 void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e);
 /* After the read. */
