@@ -33,11 +33,6 @@ bool cmt_analysis_check_budget(struct cmt_analysis *a)
     return true;
 }
 
-static void read_passes_event(void *ctx, const struct cmt_event_in *e)
-{
-    cmt_read_passes_event(ctx, e);
-}
-
 /* The one place that wires reader -> model -> replay, for a file or bytes. */
 static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
                    const struct cmt_analysis_options *opt)
@@ -151,7 +146,7 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,
                             .stop_at_ns = stop_at_ns};
     if (a->passes) {
-        feed.on_read = read_passes_event;
+        feed.on_read = cmt_read_passes_event;
         feed.read_ctx = a->passes;
     }
     int read_rc = cmt_feed_run(&feed);

@@ -31,8 +31,7 @@ void cmt_holder_pass_free(struct cmt_holder_pass *p)
     p->n_pages = 0;
 }
 
-/* Notes holder_of's answer for stack (below stack_id_limit). */
-static __attribute__((noinline)) void classify(struct cmt_holder_pass *p, uint64_t stack)
+void cmt_holder_pass_classify(struct cmt_holder_pass *p, uint64_t stack)
 {
     enum cmt_holder h = p->holder_of(p->holder_ctx, stack);
     if (stack >= p->stack_id_limit)
@@ -48,17 +47,6 @@ static __attribute__((noinline)) void classify(struct cmt_holder_pass *p, uint64
         __atomic_store_n(slot, page, __ATOMIC_RELAXED);
     }
     __atomic_store_n(&page[stack & (CMT_HOLDER_PAGE - 1)], (uint8_t)(h + 1), __ATOMIC_RELAXED);
-}
-
-void cmt_holder_pass_read(struct cmt_holder_pass *p, const struct cmt_event_in *e)
-{
-    /* the allocations the replay may count in a holder (on_change's test),
-     * each stack asked once, in the order the events name them */
-    if (e->type != CMT_REC_ALLOC || e->result != 0 || e->addr == 0 || !cmt_kind_holds_memory(e->kind) ||
-        e->device < 0 || e->device >= CMT_MAX_DEVICES ||
-        cmt_class_of_allocation(e->kind, e->device) != CMT_CLASS_DEVICE)
-        return;
-    if (__builtin_expect(cmt_holder_pass_known(p, e->stack) != 0, 1))
-        return;
-    classify(p, e->stack);
+    if (h != CMT_HOLDER_OTHER && !p->any_holder)
+        __atomic_store_n(&p->any_holder, true, __ATOMIC_RELAXED);
 }

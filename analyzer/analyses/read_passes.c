@@ -161,8 +161,9 @@ static __attribute__((noinline)) void all_passes(struct cmt_read_passes *p, cons
         cmt_uncached_pass_event(&p->uncached, e);
 }
 
-void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e)
+void cmt_read_passes_event(void *ctx, const struct cmt_event_in *e)
 {
+    struct cmt_read_passes *p = ctx;
     if (p->uncached_on || !p->uncached_decided) {
         all_passes(p, e);
         return;

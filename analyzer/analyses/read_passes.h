@@ -63,7 +63,8 @@ int cmt_read_passes_init(struct cmt_read_passes *p, const struct cmt_trace_model
 struct cmt_holder_pass *cmt_read_passes_holders(struct cmt_read_passes *p);
 void cmt_read_passes_holders_followed(struct cmt_read_passes *p);
 /* Each event as read (the reading thread), before the replay is handed it. */
-void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e);
+/* (p is a struct cmt_read_passes: the signature of feed.h's on_read.) */
+void cmt_read_passes_event(void *p, const struct cmt_event_in *e);
 /* After the read. */
 void cmt_read_passes_finish(struct cmt_read_passes *p);
 void cmt_read_passes_free(struct cmt_read_passes *p);
