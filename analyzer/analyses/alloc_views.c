@@ -5,8 +5,8 @@
 
 /* Each view's own tests, made once: memory (site_calls), device-resident
  * memory (thread_use, holders); during an event (site_calls, thread_use). */
-static inline __attribute__((always_inline)) int change(struct cmt_alloc_views *v, const struct cmt_replay *r,
-                                                        const struct cmt_live *l, bool live)
+static inline __attribute__((always_inline)) int views_change(struct cmt_alloc_views *v, const struct cmt_replay *r,
+                                                              const struct cmt_live *l, bool live)
 {
     if (!cmt_kind_holds_memory(l->kind))
         return 0;
@@ -25,7 +25,20 @@ static inline __attribute__((always_inline)) int change(struct cmt_alloc_views *
 
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    return live ? change(ctx, r, l, true) : change(ctx, r, l, false);
+    struct cmt_alloc_views *v = ctx;
+    int rc = live ? views_change(v, r, l, true) : views_change(v, r, l, false);
+    if (rc != 0 || !v->then)
+        return rc;
+    return v->then(v->then_ctx, r, l, live);
+}
+
+void cmt_alloc_views_then(struct cmt_alloc_views *v, struct cmt_replay *r, const struct cmt_replay_observer *o)
+{
+    if (!o->on_change)
+        return;
+    v->then = o->on_change;
+    v->then_ctx = o->ctx;
+    cmt_replay_hand_over_changes(r, o);
 }
 
 void cmt_alloc_views_init(struct cmt_alloc_views *v, struct cmt_site_calls *site_calls,

@@ -141,6 +141,9 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         }
         if (holders)
             cmt_read_passes_holders_followed(a->passes);
+        /* the fragmentation tracker's on_change too (forensics.h) */
+        if (a->forensics)
+            cmt_alloc_views_then(a->views, &a->replay, &a->forensics->observer);
     }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,

@@ -434,6 +434,10 @@ int cmt_replay_add_observer(struct cmt_replay *r, const struct cmt_replay_observ
  * change on (struct cmt_replay_observer's changes_later), in its place
  * among the observers'. */
 void cmt_replay_wake_changes(struct cmt_replay *r, const struct cmt_replay_observer *o);
+/* Observer o's on_change is no longer called by the replay: the caller
+ * calls it from an on_change of its own (alloc_views.h), one call per
+ * change where there were two. Before the first event. */
+void cmt_replay_hand_over_changes(struct cmt_replay *r, const struct cmt_replay_observer *o);
 /* Tells the observers the replay ended at end_ts (after cmt_replay_finish).
  * Returns 0, or -1 when one ran out of memory. */
 int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts);

@@ -235,6 +235,13 @@ static void test_observer_changes_later(void)
     release(&r, CMT_API_CUDA_FREE, 0x1000);
     CHECK_EQ_U64(seen_a.changes, 2);
     CHECK_EQ_U64(seen_b.changes, 3); /* tag_late counts as b's in seen_of: one change each */
+    /* handed over (alloc_views.h calls it): the replay no longer does */
+    cmt_replay_hand_over_changes(&r, &late);
+    CHECK_EQ_U64(r.n_change_hooks, 2);
+    CHECK(r.change_hooks[0].ctx == &tag_a && r.change_hooks[1].ctx == &tag_b);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x3000, 10, 1);
+    CHECK_EQ_U64(seen_a.changes, 3);
+    CHECK_EQ_U64(seen_b.changes, 4);
     cmt_replay_free(&r);
 }
 
