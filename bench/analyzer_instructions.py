@@ -59,8 +59,10 @@ def profile(cli, trace, workdir):
     env = dict(os.environ, CUMEMTRACE_ANALYZER_THREADS="1")
     subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, cli, "report", "--no-symbols",
                     trace], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out], check=True,
-                          capture_output=True, text=True).stdout
+    # run from a directory of its own: from the source tree, callgrind_annotate
+    # splits each function between absolute and relative file names
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", "--auto=no", out], check=True,
+                          capture_output=True, text=True, cwd=workdir).stdout
     counts = {}
     total = None
     for line in text.splitlines():
