@@ -34,21 +34,7 @@ struct event_batch {
     struct cmt_replay_in ev[BATCH_EVENTS];
 };
 
-/* Two threads: the reader (decoding, merging by time, metadata into the
- * model) fills batches; the replay empties them. The model is only read
- * once both are done. */
-struct pipeline {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    struct event_batch batches[PIPELINE_BATCHES];
-    size_t head;   /* next batch the replay takes */
-    size_t filled; /* batches ready for the replay */
-    bool reader_waiting; /* for PIPELINE_REFILL free batches */
-    bool replay_waiting; /* for a filled batch */
-    bool done;     /* the reader finished */
-    bool abort;    /* the replay failed: the reader stops */
-    int reader_rc;
-};
+struct pipeline;
 
 /* CPU seconds used by the calling thread so far. */
 static double thread_cpu_seconds(void)
@@ -60,13 +46,58 @@ static double thread_cpu_seconds(void)
            (double)u.ru_stime.tv_usec / 1e6;
 }
 
+/* The reading thread's state: what it reads and writes for every event,
+ * apart from the replay's. With two threads it lies on cache lines of its
+ * own (in struct pipeline): where a line holds a field one thread writes
+ * for every event and one the other reads, each write costs the other
+ * thread a miss. The replay's fields the reader needs (its observers, its
+ * stack id limit) are copied here before the read starts: they do not
+ * change while it runs. */
 struct feed_run {
     struct cmt_feed *f;
     struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
     size_t fill_index;
     size_t batch_size;
-    double reader_cpu;        /* CPU seconds of the reader thread */
+    uint64_t stop_after; /* the last time read (f->stop_at_ns): UINT64_MAX for none */
+    void (*on_read)(void *ctx, const struct cmt_event_in *e);
+    void *read_ctx;
+    uint64_t events_read;
+    uint32_t stack_id_limit;
+    bool observed;     /* the replay has observers: records go to it */
+    double reader_cpu; /* CPU seconds of the reader thread */
+} __attribute__((aligned(64)));
+
+static void feed_run_init(struct feed_run *run, struct cmt_feed *f, size_t batch_size)
+{
+    *run = (struct feed_run){
+        .f = f,
+        .batch_size = batch_size,
+        .stop_after = f->stop_at_ns ? f->start_ns + f->stop_at_ns : UINT64_MAX,
+        .on_read = f->on_read,
+        .read_ctx = f->read_ctx,
+        .events_read = f->events_read,
+        .stack_id_limit = f->replay->stack_id_limit,
+        .observed = f->replay->n_observers != 0,
+    };
+}
+
+/* Two threads: the reader (decoding, merging by time, metadata into the
+ * model) fills batches; the replay empties them. The model is only read
+ * once both are done. The reader's state, the fields both threads take
+ * under the lock, and the batches lie on cache lines apart. */
+struct pipeline {
+    struct feed_run run; /* the reader's */
+    pthread_mutex_t lock __attribute__((aligned(64)));
+    pthread_cond_t changed;
+    size_t head;   /* next batch the replay takes */
+    size_t filled; /* batches ready for the replay */
+    bool reader_waiting; /* for PIPELINE_REFILL free batches */
+    bool replay_waiting; /* for a filled batch */
+    bool done;     /* the reader finished */
+    bool abort;    /* the replay failed: the reader stops */
+    int reader_rc;
+    struct event_batch batches[PIPELINE_BATCHES] __attribute__((aligned(64)));
 };
 
 static bool replay_failed(const struct cmt_feed *f)
@@ -102,23 +133,13 @@ static int publish(struct feed_run *run)
     return abort ? -1 : 0;
 }
 
-static int on_event(void *ctx, const struct cmt_event_in *e)
+/* Every record but allocations and releases (rare): what the replay's
+ * observers need of it, shown to them on this thread where it needs the
+ * model, then packed as two entries. */
+static int __attribute__((noinline)) on_record(struct feed_run *run, const struct cmt_event_in *e)
 {
-    struct feed_run *run = ctx;
     struct cmt_feed *f = run->f;
-    if (f->stop_at_ns && e->ts > f->start_ns + f->stop_at_ns) {
-        f->stopped_early = true;
-        return 1;
-    }
-    if (f->on_read)
-        f->on_read(f->read_ctx, e);
-    /* A few microseconds per 65,536 events: the budget is checked while
-     * the model and the replay grow, not once the machine is out of memory. */
-    if (++f->events_read % CMT_FEED_BUDGET_EVERY == 0 && cmt_memory_over_budget(&f->memory_in_use)) {
-        f->over_budget = true;
-        return 1;
-    }
-    size_t entries = cmt_replay_in_entries(e, f->replay->n_observers != 0);
+    size_t entries = cmt_replay_in_entries(e, run->observed);
     if (!entries)
         return 0; /* the replay has no use for the others */
     struct cmt_event_in mark;
@@ -145,9 +166,40 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     if (run->fill->n + entries > run->batch_size && publish(run) != 0)
         return 1;
     struct event_batch *b = run->fill;
-    cmt_replay_in_pack(&b->ev[b->n], e, f->replay->stack_id_limit);
+    cmt_replay_in_pack(&b->ev[b->n], e, run->stack_id_limit);
     b->n += entries;
     if (b->n == run->batch_size && publish(run) != 0)
+        return 1;
+    return 0;
+}
+
+static int __attribute__((noinline)) stop_over_budget(struct feed_run *run)
+{
+    run->f->over_budget = true;
+    return 1;
+}
+
+_Static_assert((CMT_FEED_BUDGET_EVERY & (CMT_FEED_BUDGET_EVERY - 1)) == 0, "a power of two: one mask per event");
+
+static int on_event(void *ctx, const struct cmt_event_in *e)
+{
+    struct feed_run *run = ctx;
+    if (__builtin_expect(e->ts > run->stop_after, 0)) {
+        run->f->stopped_early = true;
+        return 1;
+    }
+    if (run->on_read)
+        run->on_read(run->read_ctx, e);
+    /* A few microseconds per 65,536 events: the budget is checked while
+     * the model and the replay grow, not once the machine is out of memory. */
+    if (__builtin_expect(++run->events_read % CMT_FEED_BUDGET_EVERY == 0, 0) &&
+        cmt_memory_over_budget(&run->f->memory_in_use))
+        return stop_over_budget(run);
+    if (__builtin_expect(e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE, 0))
+        return on_record(run, e);
+    struct event_batch *b = run->fill;
+    cmt_replay_in_from(&b->ev[b->n], e, run->stack_id_limit);
+    if (++b->n == run->batch_size && publish(run) != 0)
         return 1;
     return 0;
 }
@@ -186,8 +238,8 @@ static const struct cmt_reader_callbacks callbacks = {
 
 static void *reader_thread(void *arg)
 {
-    struct feed_run *run = arg;
-    struct pipeline *p = run->pipe;
+    struct pipeline *p = arg;
+    struct feed_run *run = &p->run;
     double start = thread_cpu_seconds();
     int rc = cmt_reader_run(run->f->reader, &callbacks, run);
     run->reader_cpu = thread_cpu_seconds() - start;
@@ -202,9 +254,8 @@ static void *reader_thread(void *arg)
 }
 
 /* The replay side of the pipeline: takes batches until the reader is done. */
-static int replay_batches(struct feed_run *run)
+static int replay_batches(struct pipeline *p, struct cmt_replay *replay)
 {
-    struct pipeline *p = run->pipe;
     for (;;) {
         pthread_mutex_lock(&p->lock);
         p->replay_waiting = true;
@@ -217,7 +268,7 @@ static int replay_batches(struct feed_run *run)
         }
         struct event_batch *b = &p->batches[p->head];
         pthread_mutex_unlock(&p->lock);
-        int rc = cmt_replay_events(run->f->replay, b->ev, b->n);
+        int rc = cmt_replay_events(replay, b->ev, b->n);
         pthread_mutex_lock(&p->lock);
         p->head = (p->head + 1) % PIPELINE_BATCHES;
         p->filled--;
@@ -256,36 +307,46 @@ static bool want_pipeline(const struct cmt_feed *f)
     return usable >= 2;
 }
 
+/* Two threads; -2 when the second could not be started (then nothing
+ * was read). */
+static int run_pipeline(struct cmt_feed *f)
+{
+    struct pipeline *p = aligned_alloc(_Alignof(struct pipeline), sizeof *p);
+    if (!p)
+        return -2;
+    memset(p, 0, offsetof(struct pipeline, batches));
+    feed_run_init(&p->run, f, BATCH_EVENTS);
+    p->run.pipe = p;
+    p->run.fill = &p->batches[0];
+    p->run.fill->n = 0;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->changed, NULL);
+    pthread_t tid;
+    double start = thread_cpu_seconds();
+    int rc = -2;
+    if (pthread_create(&tid, NULL, reader_thread, p) == 0) {
+        rc = replay_batches(p, f->replay);
+        double replay_cpu = thread_cpu_seconds() - start;
+        pthread_join(tid, NULL);
+        f->events_read = p->run.events_read;
+        /* For benchmarks: how the work split between the threads. */
+        if (getenv("CUMEMTRACE_ANALYZER_STATS"))
+            fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
+                    p->run.reader_cpu, replay_cpu);
+    }
+    pthread_cond_destroy(&p->changed);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    return rc;
+}
+
 int cmt_feed_run(struct cmt_feed *f)
 {
-    struct feed_run run = {.f = f, .batch_size = BATCH_EVENTS};
     if (want_pipeline(f)) {
-        struct pipeline *p = calloc(1, sizeof *p);
-        if (p) {
-            pthread_mutex_init(&p->lock, NULL);
-            pthread_cond_init(&p->changed, NULL);
-            run.pipe = p;
-            run.fill = &p->batches[0];
-            pthread_t tid;
-            double start = thread_cpu_seconds();
-            if (pthread_create(&tid, NULL, reader_thread, &run) == 0) {
-                int rc = replay_batches(&run);
-                double replay_cpu = thread_cpu_seconds() - start;
-                pthread_join(tid, NULL);
-                /* For benchmarks: how the work split between the threads. */
-                if (getenv("CUMEMTRACE_ANALYZER_STATS"))
-                    fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
-                            run.reader_cpu, replay_cpu);
-                pthread_cond_destroy(&p->changed);
-                pthread_mutex_destroy(&p->lock);
-                free(p);
-                return rc;
-            }
-            pthread_cond_destroy(&p->changed);
-            pthread_mutex_destroy(&p->lock);
-            free(p);
-            run.pipe = NULL; /* no thread: read and replay in this one */
-        }
+        int rc = run_pipeline(f);
+        if (rc != -2)
+            return rc;
+        /* no second thread: read and replay in this one */
     }
     struct event_batch *b = malloc(sizeof *b);
     if (!b) {
@@ -293,9 +354,11 @@ int cmt_feed_run(struct cmt_feed *f)
         return 0;
     }
     b->n = 0;
+    struct feed_run run;
+    feed_run_init(&run, f, SINGLE_THREAD_BATCH);
     run.fill = b;
-    run.batch_size = SINGLE_THREAD_BATCH;
     int rc = cmt_reader_run(f->reader, &callbacks, &run);
+    f->events_read = run.events_read;
     if (b->n && !replay_failed(f))
         cmt_replay_events(f->replay, b->ev, b->n);
     free(b);
