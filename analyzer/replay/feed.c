@@ -11,15 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define FEED_STREAMING 1
+#endif
 
-/* Events travel from the reader to the replay in batches. With two threads
- * a batch is the unit handed over, so locks are taken once per thousands of
- * events; with one, a batch is small enough to be read back from the
- * first-level cache. The memory they take is fixed: PIPELINE_BATCHES
- * batches at most. */
+/* Events travel from the reader to the replay in batches. The reader packs
+ * them into a stage of STAGE_EVENTS entries, small enough to stay in the
+ * first-level cache: with one thread the replay takes them from there;
+ * with two, the stage is copied into a batch of BATCH_EVENTS, the unit
+ * handed over, so locks are taken once per thousands of events. The memory
+ * they take is fixed: PIPELINE_BATCHES batches at most. */
+#define STAGE_EVENTS 64
 #define BATCH_EVENTS 2048
-#define SINGLE_THREAD_BATCH 64
 #define PIPELINE_BATCHES 8
+_Static_assert(BATCH_EVENTS % STAGE_EVENTS == 0, "a batch holds whole stages");
 /* The reader is usually the faster side: once it has filled every batch it
  * sleeps until this many are free again, so the replay wakes it once per
  * that many batches rather than after each (a wake-up is a system call on
@@ -30,8 +36,14 @@
 #define PIPELINE_MIN_FILE_SIZE (8u << 20)
 
 struct event_batch {
-    size_t n;
     struct cmt_replay_in ev[BATCH_EVENTS];
+    size_t n;
+} __attribute__((aligned(64)));
+
+/* The entries the reader packs, before they are handed over. */
+struct stage {
+    struct cmt_replay_in ev[STAGE_EVENTS] __attribute__((aligned(64)));
+    size_t n;
 };
 
 struct pipeline;
@@ -55,10 +67,9 @@ static double thread_cpu_seconds(void)
  * change while it runs. */
 struct feed_run {
     struct cmt_feed *f;
-    struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
+    struct event_batch *fill; /* two threads: the batch the stage goes to */
     size_t fill_index;
-    size_t batch_size;
     uint64_t stop_after; /* the last time read (f->stop_at_ns): UINT64_MAX for none */
     void (*on_read)(void *ctx, const struct cmt_event_in *e);
     void *read_ctx;
@@ -66,13 +77,13 @@ struct feed_run {
     uint32_t stack_id_limit;
     bool observed;     /* the replay has observers: records go to it */
     double reader_cpu; /* CPU seconds of the reader thread */
+    struct stage stage;
 } __attribute__((aligned(64)));
 
-static void feed_run_init(struct feed_run *run, struct cmt_feed *f, size_t batch_size)
+static void feed_run_init(struct feed_run *run, struct cmt_feed *f)
 {
     *run = (struct feed_run){
         .f = f,
-        .batch_size = batch_size,
         .stop_after = f->stop_at_ns ? f->start_ns + f->stop_at_ns : UINT64_MAX,
         .on_read = f->on_read,
         .read_ctx = f->read_ctx,
@@ -105,16 +116,14 @@ static bool replay_failed(const struct cmt_feed *f)
     return f->replay->out_of_memory;
 }
 
-/* Hands the batch being filled to the replay. Returns -1 when the replay
- * gave up. */
+/* Two threads: hands the batch being filled to the replay. Returns -1 when
+ * the replay gave up. */
 static int publish(struct feed_run *run)
 {
-    if (!run->pipe) {
-        int rc = cmt_replay_events(run->f->replay, run->fill->ev, run->fill->n);
-        run->fill->n = 0;
-        return rc;
-    }
     struct pipeline *p = run->pipe;
+#ifdef FEED_STREAMING
+    _mm_sfence(); /* the batch's non-temporal stores, before the replay may read them */
+#endif
     pthread_mutex_lock(&p->lock);
     p->filled++;
     if (p->replay_waiting)
@@ -131,6 +140,48 @@ static int publish(struct feed_run *run)
     run->fill = &p->batches[run->fill_index];
     run->fill->n = 0;
     return abort ? -1 : 0;
+}
+
+/* Copies n entries into a batch with non-temporal stores. With ordinary
+ * ones, each cache line of a batch was last read by the replay's core, and
+ * writing it again first took it back from there: on this project's 2-vCPU
+ * machine that made writing an entry cost 21 ns instead of 2.5
+ * (bench/tools/cpu_pair.c), and the reading thread's CPU time grew with
+ * the second thread. Non-temporal stores of whole lines need no copy of
+ * the line first, and the replay reads the batch in order, which the
+ * prefetchers follow. Packed in the stage first: the entries are written
+ * field by field, and non-temporal stores want whole words. */
+static void copy_streaming(struct cmt_replay_in *dst, const struct cmt_replay_in *src, size_t n)
+{
+#ifdef FEED_STREAMING
+    _Static_assert(sizeof *src % 16 == 0, "an entry is whole 16-byte words");
+    _Static_assert(offsetof(struct event_batch, ev) % 16 == 0 && offsetof(struct stage, ev) % 16 == 0,
+                   "aligned entries");
+    const __m128i *from = (const __m128i *)(const void *)src;
+    __m128i *to = (__m128i *)(void *)dst;
+    for (size_t i = 0; i < n * sizeof *src / 16; i++)
+        _mm_stream_si128(to + i, _mm_load_si128(from + i));
+#else
+    memcpy(dst, src, n * sizeof *src);
+#endif
+}
+
+/* Hands the stage over: to the replay with one thread, into the batch
+ * being filled with two (and the batch to the replay once another stage
+ * would not fit). Returns -1 when the replay gave up. */
+static int hand_over(struct feed_run *run)
+{
+    struct stage *s = &run->stage;
+    size_t n = s->n;
+    s->n = 0;
+    if (!run->pipe)
+        return cmt_replay_events(run->f->replay, s->ev, n);
+    struct event_batch *b = run->fill;
+    copy_streaming(&b->ev[b->n], s->ev, n);
+    b->n += n;
+    if (b->n + STAGE_EVENTS > BATCH_EVENTS)
+        return publish(run);
+    return 0;
 }
 
 /* Every record but allocations and releases (rare): what the replay's
@@ -162,13 +213,13 @@ static int __attribute__((noinline)) on_record(struct feed_run *run, const struc
                 o->on_block_read(o->ctx, f->model, e);
         }
     }
-    /* a record's two entries stay in one batch */
-    if (run->fill->n + entries > run->batch_size && publish(run) != 0)
+    /* a record's two entries stay in one stage, so in one batch */
+    struct stage *s = &run->stage;
+    if (s->n + entries > STAGE_EVENTS && hand_over(run) != 0)
         return 1;
-    struct event_batch *b = run->fill;
-    cmt_replay_in_pack(&b->ev[b->n], e, run->stack_id_limit);
-    b->n += entries;
-    if (b->n == run->batch_size && publish(run) != 0)
+    cmt_replay_in_pack(&s->ev[s->n], e, run->stack_id_limit);
+    s->n += entries;
+    if (s->n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;
 }
@@ -197,9 +248,9 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         return stop_over_budget(run);
     if (__builtin_expect(e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE, 0))
         return on_record(run, e);
-    struct event_batch *b = run->fill;
-    cmt_replay_in_from(&b->ev[b->n], e, run->stack_id_limit);
-    if (++b->n == run->batch_size && publish(run) != 0)
+    struct stage *s = &run->stage;
+    cmt_replay_in_from(&s->ev[s->n], e, run->stack_id_limit);
+    if (++s->n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;
 }
@@ -242,7 +293,12 @@ static void *reader_thread(void *arg)
     struct feed_run *run = &p->run;
     double start = thread_cpu_seconds();
     int rc = cmt_reader_run(run->f->reader, &callbacks, run);
+    if (run->stage.n)
+        hand_over(run); /* when the replay gave up, it says so */
     run->reader_cpu = thread_cpu_seconds() - start;
+#ifdef FEED_STREAMING
+    _mm_sfence();
+#endif
     pthread_mutex_lock(&p->lock);
     if (run->fill->n)
         p->filled++; /* the last, partly filled batch */
@@ -315,7 +371,7 @@ static int run_pipeline(struct cmt_feed *f)
     if (!p)
         return -2;
     memset(p, 0, offsetof(struct pipeline, batches));
-    feed_run_init(&p->run, f, BATCH_EVENTS);
+    feed_run_init(&p->run, f);
     p->run.pipe = p;
     p->run.fill = &p->batches[0];
     p->run.fill->n = 0;
@@ -348,19 +404,11 @@ int cmt_feed_run(struct cmt_feed *f)
             return rc;
         /* no second thread: read and replay in this one */
     }
-    struct event_batch *b = malloc(sizeof *b);
-    if (!b) {
-        f->replay->out_of_memory = true;
-        return 0;
-    }
-    b->n = 0;
     struct feed_run run;
-    feed_run_init(&run, f, SINGLE_THREAD_BATCH);
-    run.fill = b;
+    feed_run_init(&run, f);
     int rc = cmt_reader_run(f->reader, &callbacks, &run);
     f->events_read = run.events_read;
-    if (b->n && !replay_failed(f))
-        cmt_replay_events(f->replay, b->ev, b->n);
-    free(b);
+    if (run.stage.n && !replay_failed(f))
+        hand_over(&run);
     return rc;
 }
