@@ -1704,6 +1704,8 @@ static void reader_start(struct cmt_reader *r)
 #ifdef DECODE_FAST_CRC
     r->fast_crc = decode_fast_crc && !r->portable;
     r->fast_pext = decode_fast_pext && !r->portable;
+#else
+    r->fast_crc = r->fast_pext = false;
 #endif
 }
 
