@@ -33,11 +33,6 @@ bool cmt_analysis_check_budget(struct cmt_analysis *a)
     return true;
 }
 
-static void read_passes_event(void *ctx, const struct cmt_event_in *e)
-{
-    cmt_read_passes_event(ctx, e);
-}
-
 /* The one place that wires reader -> model -> replay, for a file or bytes. */
 static int analyse(struct cmt_analysis *a, const char *path, const void *data, size_t size, uint64_t stop_at_ns,
                    const struct cmt_analysis_options *opt)
@@ -84,10 +79,9 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
     if (opt && opt->usage) {
         a->site_calls = calloc(1, sizeof *a->site_calls);
         a->thread_use = calloc(1, sizeof *a->thread_use);
+        /* followed by a->views, with the holders (below) */
         if (!a->site_calls || !a->thread_use || cmt_site_calls_init(a->site_calls) != 0 ||
-            cmt_thread_use_init(a->thread_use) != 0 ||
-            cmt_replay_add_observer(&a->replay, &a->site_calls->observer) != 0 ||
-            cmt_replay_add_observer(&a->replay, &a->thread_use->observer) != 0) {
+            cmt_thread_use_init(a->thread_use) != 0) {
             snprintf(a->message, sizeof a->message, "out of memory");
             return -1;
         }
@@ -130,11 +124,32 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             return -1;
         }
     }
+    /* One observer for the views that follow every allocation and release
+     * (alloc_views.h), after the others (they do not depend on each other). */
+    struct cmt_holder_pass *holders = a->passes ? cmt_read_passes_holders(a->passes) : NULL;
+    if (a->site_calls || holders) {
+        a->views = malloc(sizeof *a->views);
+        if (!a->views) {
+            snprintf(a->message, sizeof a->message, "out of memory");
+            return -1;
+        }
+        cmt_alloc_views_init(a->views, a->site_calls, a->thread_use, holders);
+        if (cmt_replay_add_observer(&a->replay, &a->views->observer) != 0) {
+            snprintf(a->message, sizeof a->message, "more than %d analyses follow the replay",
+                     CMT_REPLAY_MAX_OBSERVERS);
+            return -1;
+        }
+        if (holders)
+            cmt_read_passes_holders_followed(a->passes);
+        /* the fragmentation tracker's on_change too (forensics.h) */
+        if (a->forensics)
+            cmt_alloc_views_then(a->views, &a->replay, &a->forensics->observer);
+    }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,
                             .stop_at_ns = stop_at_ns};
     if (a->passes) {
-        feed.on_read = read_passes_event;
+        feed.on_read = cmt_read_passes_event;
         feed.read_ctx = a->passes;
     }
     int read_rc = cmt_feed_run(&feed);
@@ -241,6 +256,8 @@ void cmt_analysis_free(struct cmt_analysis *a)
         cmt_thread_use_free(a->thread_use);
     free(a->thread_use);
     a->thread_use = NULL;
+    free(a->views);
+    a->views = NULL;
     a->reader = NULL;
 }
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc_views.h"
 #include "feed.h"
 #include "forensics.h"
 #include "block_layer.h"
@@ -39,6 +40,7 @@ struct cmt_analysis {
     struct cmt_thread_use *thread_use; /* NULL when not asked for (usage) */
     struct cmt_whatif *whatif;         /* NULL when not asked for (what-if replays) */
     struct cmt_read_passes *passes;    /* NULL when not asked for (holder peaks, uncached what-if) */
+    struct cmt_alloc_views *views;     /* follows site_calls, thread_use and the holders: NULL without them */
     const void *data;                /* the bytes of cmt_analysis_run_memory, NULL for a file: */
     size_t data_size;
 };

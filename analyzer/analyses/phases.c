@@ -55,6 +55,12 @@ struct node_key_slot {
 
 struct cmt_phases {
     struct cmt_replay_observer observer;
+    struct cmt_replay *replay; /* attached to (cmt_phases_attach) */
+    /* Following the allocations (its on_change called): from the first
+     * mark on. Until then nothing is open, and what the allocations would
+     * have told (each device's live bytes and peak, at no phase) is the
+     * replay's accounts' (wake_up). */
+    bool awake;
     bool any;
     uint64_t marks, unmatched;
     uint64_t seq;
@@ -775,11 +781,40 @@ static int on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_re
     return 0;
 }
 
+/* The figures the allocations gave while no mark had come: each device's
+ * device-resident bytes live and peak are its account's (the same
+ * allocations, counted the same way: on_change's test is the account's
+ * class), reached at no phase. */
+static void take_accounts(struct cmt_phases *p, const struct cmt_replay *r)
+{
+    p->live_total = 0;
+    for (int d = -1; d < CMT_MAX_DEVICES; d++) {
+        const struct cmt_account *a = cmt_replay_account(r, d, CMT_CLASS_DEVICE);
+        if (!a)
+            continue;
+        p->live[d + 1] = a->live;
+        p->peak[d + 1] = a->peak;
+        p->peak_seen[d + 1] = true;
+        p->peak_where[d + 1] = (struct cmt_phase_where){CMT_PHASE_NONE, 0, CMT_PHASE_NONE};
+        p->live_total += a->live;
+    }
+}
+
+/* The first mark: from here on the allocations are followed. */
+static void wake_up(struct cmt_phases *p, const struct cmt_replay *r)
+{
+    p->awake = true;
+    take_accounts(p, r);
+    cmt_replay_wake_changes(p->replay, &p->observer);
+}
+
 static int on_record(void *ctx, const struct cmt_replay *r, const struct cmt_replay_record *rec)
 {
     struct cmt_phases *p = ctx;
     if (rec->type != CMT_REC_MARK)
         return 0;
+    if (!p->awake)
+        wake_up(p, r);
     p->any = true;
     int rc = 0;
     switch (rec->api) {
@@ -819,7 +854,10 @@ static void on_mark_read(void *ctx, const struct cmt_trace_model *m, struct cmt_
 
 static int on_finish(void *ctx, const struct cmt_replay *r, uint64_t end_ts)
 {
-    return cmt_phases_finish(ctx, r, end_ts);
+    struct cmt_phases *p = ctx;
+    if (!p->awake)
+        take_accounts(p, r);
+    return cmt_phases_finish(p, r, end_ts);
 }
 
 struct cmt_phases *cmt_phases_new(void)
@@ -829,7 +867,7 @@ struct cmt_phases *cmt_phases_new(void)
         return NULL;
     p->observer = (struct cmt_replay_observer){.ctx = p, .on_change = on_change, .on_failure = on_failure,
                                                 .on_record = on_record, .on_mark_read = on_mark_read,
-                                                .on_finish = on_finish};
+                                                .on_finish = on_finish, .changes_later = true};
     p->hash_mult = cmt_hash_multiplier();
     p->stride = 1;
     return p;
@@ -837,6 +875,7 @@ struct cmt_phases *cmt_phases_new(void)
 
 int cmt_phases_attach(struct cmt_phases *p, struct cmt_replay *r)
 {
+    p->replay = r;
     return cmt_replay_add_observer(r, &p->observer);
 }
 

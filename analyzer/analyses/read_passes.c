@@ -96,7 +96,8 @@ int cmt_read_passes_init(struct cmt_read_passes *p, const struct cmt_trace_model
     p->stack_id_limit = stack_id_limit;
     if (holder_peaks) {
         p->holder_on = true;
-        cmt_holder_pass_init(&p->holder, holder_of, p, stop_ts);
+        if (cmt_holder_pass_init(&p->holder, holder_of, p, stack_id_limit) != 0)
+            return -1;
     }
     if (uncached) {
         p->uncached_w = calloc(1, sizeof *p->uncached_w);
@@ -136,8 +137,8 @@ static __attribute__((noinline)) void all_passes(struct cmt_read_passes *p, cons
             p->uncached_w = NULL;
         }
     }
-    if (p->holder_on && !p->holder.stopped)
-        cmt_holder_pass_event(&p->holder, e);
+    if (p->holder_on)
+        cmt_holder_pass_read(&p->holder, e);
     if (!p->uncached_on)
         return;
     if (e->type == CMT_REC_ALLOC && e->result == 0 && e->stack && e->stack < p->stack_id_limit &&
@@ -160,23 +161,25 @@ static __attribute__((noinline)) void all_passes(struct cmt_read_passes *p, cons
         cmt_uncached_pass_event(&p->uncached, e);
 }
 
-void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e)
+void cmt_read_passes_event(void *ctx, const struct cmt_event_in *e)
 {
+    struct cmt_read_passes *p = ctx;
     if (p->uncached_on || !p->uncached_decided) {
         all_passes(p, e);
         return;
     }
-    if (!p->holder_on || p->holder.stopped)
-        return;
-    /* While no holder's allocation is live (a trace without holders: all
-     * the time), a release and an allocation of a stack known to have none
-     * change nothing: a load or two here, no call (the calls' register
-     * saves were 4% of a report of such a trace, callgrind). */
-    const struct cmt_holder_pass *h = &p->holder;
-    if (!h->live_allocs.count && (e->type == CMT_REC_FREE || (e->type == CMT_REC_ALLOC && e->stack < h->known_cap &&
-                                                  h->known[e->stack] == CMT_HOLDER_OTHER + 1)))
-        return;
-    cmt_holder_pass_event(&p->holder, e);
+    if (p->holder_on)
+        cmt_holder_pass_read(&p->holder, e);
+}
+
+struct cmt_holder_pass *cmt_read_passes_holders(struct cmt_read_passes *p)
+{
+    return p->holder_on ? &p->holder : NULL;
+}
+
+void cmt_read_passes_holders_followed(struct cmt_read_passes *p)
+{
+    p->holder_attached = p->holder_on;
 }
 
 void cmt_read_passes_finish(struct cmt_read_passes *p)
@@ -203,7 +206,8 @@ void cmt_read_passes_free(struct cmt_read_passes *p)
 
 const struct cmt_holder_pass *cmt_read_passes_holder_peaks(const struct cmt_read_passes *p)
 {
-    if (!p || !p->holder_on || p->holder.out_of_memory || p->out_of_memory || !cmt_stack_holders_exact(&p->holders))
+    if (!p || !p->holder_on || p->holder.out_of_memory || p->out_of_memory || !p->holder_attached ||
+        !cmt_stack_holders_exact(&p->holders))
         return NULL;
     return &p->holder;
 }

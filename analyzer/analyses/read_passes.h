@@ -10,10 +10,12 @@
 #include "stack_holders.h"
 #include "uncached_pass.h"
 
-/* What the report needs of each stack's holder, followed on the reading
- * thread during the analysis's one reading (feed.h) instead of a reading
- * of its own each: each holder's own peak (holder_pass.h) and what-if of
- * PyTorch without its cache (uncached_pass.h). The classes of stacks come
+/* What the report needs of each stack's holder, followed during the
+ * analysis's one reading (feed.h) instead of a reading of its own each:
+ * each holder's own peak (holder_pass.h: the stacks classified on the
+ * reading thread, the allocations counted by an observer of the replay) and
+ * what-if of PyTorch without its cache (uncached_pass.h, on the reading
+ * thread). The classes of stacks come
  * from stack_holders.h; whether a stack is one of PyTorch's tensors also
  * depends on the kind of its first allocation, which the pass notes as it
  * goes: what it answered is checked against the final answer once the
@@ -23,6 +25,7 @@
 struct cmt_read_passes {
     struct cmt_stack_holders holders;
     bool holder_on;
+    bool holder_attached; /* its replay side follows the replay (cmt_read_passes_holders_followed) */
     struct cmt_holder_pass holder;
     bool uncached_on;
     /* The uncached pass keeps a table of every device allocation: it runs
@@ -53,8 +56,15 @@ int cmt_read_passes_init(struct cmt_read_passes *p, const struct cmt_trace_model
                          const struct cmt_frames_options *frames, bool holder_peaks, bool uncached,
                          const struct cmt_ta_settings *w_settings, size_t n_settings, uint64_t capacity,
                          uint64_t stop_ts, uint32_t stack_id_limit);
-/* Each event as read (the reading thread). */
-void cmt_read_passes_event(struct cmt_read_passes *p, const struct cmt_event_in *e);
+/* The holder pass whose replay side (its observer, or alloc_views.h) must
+ * follow the replay the events go to; NULL when the holders are not
+ * followed. Say when it does (cmt_read_passes_holders_followed, before the
+ * first event): until then the report reads the trace again for them. */
+struct cmt_holder_pass *cmt_read_passes_holders(struct cmt_read_passes *p);
+void cmt_read_passes_holders_followed(struct cmt_read_passes *p);
+/* Each event as read (the reading thread), before the replay is handed it. */
+/* (p is a struct cmt_read_passes: the signature of feed.h's on_read.) */
+void cmt_read_passes_event(void *p, const struct cmt_event_in *e);
 /* After the read. */
 void cmt_read_passes_finish(struct cmt_read_passes *p);
 void cmt_read_passes_free(struct cmt_read_passes *p);

@@ -11,8 +11,7 @@ struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, ui
     return (struct cmt_site_calls_cell){0};
 }
 
-/* Makes room for stack in by_stack and own (out of line: rare). */
-static __attribute__((noinline)) struct cmt_site_calls_cell *cell_grow(struct cmt_site_calls *s, uint32_t stack)
+struct cmt_site_calls_cell *cmt_site_calls_grow(struct cmt_site_calls *s, uint32_t stack)
 {
     size_t cap = s->cap ? s->cap : 256;
     while (cap <= stack)
@@ -31,13 +30,6 @@ static __attribute__((noinline)) struct cmt_site_calls_cell *cell_grow(struct cm
     return &s->by_stack[stack];
 }
 
-static inline struct cmt_site_calls_cell *cell_for(struct cmt_site_calls *s, uint32_t stack)
-{
-    if (__builtin_expect(stack >= s->cap, 0))
-        return cell_grow(s, stack);
-    return &s->by_stack[stack];
-}
-
 static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_t key)
 {
     size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
@@ -48,8 +40,8 @@ static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_
 
 /* The (site, thread) entry of a thread other than the site's first, made
  * when absent (make); NULL when absent or out of memory. */
-static __attribute__((noinline)) struct cmt_site_calls_last *last_other(struct cmt_site_calls *s, uint32_t stack,
-                                                                        uint32_t tid, bool make)
+struct cmt_site_calls_last *cmt_site_calls_last_other(struct cmt_site_calls *s, uint32_t stack, uint32_t tid,
+                                                      bool make)
 {
     uint64_t key = ((uint64_t)stack << 32 | tid) + 1;
     size_t i = last_slot(s->last, s->last_cap, key);
@@ -73,58 +65,9 @@ static __attribute__((noinline)) struct cmt_site_calls_last *last_other(struct c
     return &s->last[i];
 }
 
-/* The (site, thread) entry, made when absent (make); NULL when absent or
- * out of memory. stack < s->cap: cell_for came first. */
-static inline struct cmt_site_calls_last *last_for(struct cmt_site_calls *s, uint32_t stack, uint32_t tid, bool make)
-{
-    struct cmt_site_calls_last *own = &s->own[stack];
-    if (__builtin_expect(own->key == (uint64_t)tid + 1, 1))
-        return own;
-    if (!own->key) { /* the site's first thread (none is in last then) */
-        if (!make)
-            return NULL;
-        *own = (struct cmt_site_calls_last){.key = (uint64_t)tid + 1};
-        return own;
-    }
-    return last_other(s, stack, tid, make);
-}
-
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    struct cmt_site_calls *s = ctx;
-    if (!cmt_kind_holds_memory(l->kind) || !r->event)
-        return 0;
-    struct cmt_site_calls_cell *c = cell_for(s, l->stack);
-    if (!c)
-        return -1;
-    if (live) {
-        c->calls++;
-        s->calls++;
-        if (l->kind == CMT_KIND_ASYNC)
-            return 0; /* a pool serves it already */
-        struct cmt_site_calls_last *t = last_for(s, l->stack, l->tid, true);
-        if (!t)
-            return -1;
-        /* The site asks again here: was its last allocation released
-         * before? */
-        if (t->released && t->life <= CMT_SHORT_LIVED_MAX_NS) {
-            c->short_lived++;
-            c->short_bytes += t->size;
-            c->short_life_ns += t->life;
-            s->short_lived++;
-        }
-        *t = (struct cmt_site_calls_last){
-            .key = t->key, .addr = l->addr, .ts = l->ts, .size = l->size, .ns = l->ns};
-        return 0;
-    }
-    if (l->kind == CMT_KIND_ASYNC)
-        return 0;
-    struct cmt_site_calls_last *t = last_for(s, l->stack, l->tid, false);
-    if (t && !t->released && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts) {
-        t->released = true;
-        t->life = r->event->ts > l->ts ? r->event->ts - l->ts : 0;
-    }
-    return 0;
+    return cmt_site_calls_change(ctx, r, l, live);
 }
 
 /* The observer's callbacks (at the end of the file). */

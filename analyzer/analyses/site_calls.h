@@ -71,4 +71,86 @@ void cmt_site_calls_free(struct cmt_site_calls *s);
 /* The cell of stack id stack (zeros when it never allocated). */
 struct cmt_site_calls_cell cmt_site_calls_get(const struct cmt_site_calls *s, uint32_t stack);
 
+/* What the observer does with each change (replay.h's on_change), inline
+ * for a caller that follows several views in one call (alloc_views.h).
+ * The rare paths are out of line: */
+/* makes room for stack in by_stack and own; NULL when out of memory */
+struct cmt_site_calls_cell *cmt_site_calls_grow(struct cmt_site_calls *s, uint32_t stack);
+/* the (site, thread) entry of a thread other than the site's first, made
+ * when absent (make); NULL when absent or out of memory */
+struct cmt_site_calls_last *cmt_site_calls_last_other(struct cmt_site_calls *s, uint32_t stack, uint32_t tid,
+                                                      bool make);
+
+static inline struct cmt_site_calls_cell *cmt_site_calls_cell_for(struct cmt_site_calls *s, uint32_t stack)
+{
+    if (__builtin_expect(stack >= s->cap, 0))
+        return cmt_site_calls_grow(s, stack);
+    return &s->by_stack[stack];
+}
+
+/* The (site, thread) entry, made when absent (make); NULL when absent or
+ * out of memory. stack < s->cap: cmt_site_calls_cell_for came first. */
+static inline struct cmt_site_calls_last *cmt_site_calls_last_for(struct cmt_site_calls *s, uint32_t stack,
+                                                                  uint32_t tid, bool make)
+{
+    struct cmt_site_calls_last *own = &s->own[stack];
+    if (__builtin_expect(own->key == (uint64_t)tid + 1, 1))
+        return own;
+    if (!own->key) { /* the site's first thread (none is in last then) */
+        if (!make)
+            return NULL;
+        *own = (struct cmt_site_calls_last){.key = (uint64_t)tid + 1};
+        return own;
+    }
+    return cmt_site_calls_last_other(s, stack, tid, make);
+}
+
+/* A change of an allocation of a kind that holds memory (the caller tested
+ * cmt_kind_holds_memory) during an event (r->event set). Returns 0, or -1
+ * when out of memory. */
+static inline __attribute__((always_inline)) int cmt_site_calls_memory_change(struct cmt_site_calls *s,
+                                                                              const struct cmt_replay *r,
+                                                                              const struct cmt_live *l, bool live)
+{
+    struct cmt_site_calls_cell *c = cmt_site_calls_cell_for(s, l->stack);
+    if (!c)
+        return -1;
+    if (live) {
+        c->calls++;
+        s->calls++;
+        if (l->kind == CMT_KIND_ASYNC)
+            return 0; /* a pool serves it already */
+        struct cmt_site_calls_last *t = cmt_site_calls_last_for(s, l->stack, l->tid, true);
+        if (!t)
+            return -1;
+        /* The site asks again here: was its last allocation released
+         * before? */
+        if (t->released && t->life <= CMT_SHORT_LIVED_MAX_NS) {
+            c->short_lived++;
+            c->short_bytes += t->size;
+            c->short_life_ns += t->life;
+            s->short_lived++;
+        }
+        *t = (struct cmt_site_calls_last){.key = t->key, .addr = l->addr, .ts = l->ts, .size = l->size, .ns = l->ns};
+        return 0;
+    }
+    if (l->kind == CMT_KIND_ASYNC)
+        return 0;
+    struct cmt_site_calls_last *t = cmt_site_calls_last_for(s, l->stack, l->tid, false);
+    if (t && !t->released && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts) {
+        t->released = true;
+        t->life = r->event->ts > l->ts ? r->event->ts - l->ts : 0;
+    }
+    return 0;
+}
+
+/* The observer's on_change: any change. */
+static inline int cmt_site_calls_change(struct cmt_site_calls *s, const struct cmt_replay *r,
+                                        const struct cmt_live *l, bool live)
+{
+    if (!cmt_kind_holds_memory(l->kind) || !r->event)
+        return 0;
+    return cmt_site_calls_memory_change(s, r, l, live);
+}
+
 #endif

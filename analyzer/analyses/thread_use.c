@@ -6,7 +6,7 @@
 
 /* The row of tid when it is not the last one used (out of line: the
  * per-event path then saves no registers for it, callgrind). */
-static __attribute__((noinline)) struct cmt_thread_use_row *row_find(struct cmt_thread_use *t, uint32_t tid)
+struct cmt_thread_use_row *cmt_thread_use_row_find(struct cmt_thread_use *t, uint32_t tid)
 {
     /* Few threads allocate device memory (tens in a PyTorch job): a scan of
      * the rows costs less than a table. */
@@ -28,40 +28,9 @@ static __attribute__((noinline)) struct cmt_thread_use_row *row_find(struct cmt_
     return &t->rows[t->n_rows++];
 }
 
-static inline struct cmt_thread_use_row *row_for(struct cmt_thread_use *t, uint32_t tid)
-{
-    if (__builtin_expect(t->last < t->n_rows && t->rows[t->last].tid == tid, 1))
-        return &t->rows[t->last];
-    return row_find(t, tid);
-}
-
 static int on_change(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    struct cmt_thread_use *t = ctx;
-    if (!cmt_kind_holds_memory(l->kind) || cmt_class_of_allocation(l->kind, l->device) != CMT_CLASS_DEVICE ||
-        !r->event)
-        return 0;
-    /* l->tid: the thread that made it, whichever thread releases it */
-    struct cmt_thread_use_row *row = row_for(t, l->tid);
-    if (!row)
-        return -1;
-    if (live) {
-        row->allocs++;
-        row->alloc_bytes += l->size;
-        row->live += l->size;
-        row->live_count++;
-        if (row->live > row->peak) {
-            row->peak = row->live;
-            row->peak_count = row->live_count;
-            row->peak_ts = r->event->ts;
-        }
-        return 0;
-    }
-    row->live -= l->size <= row->live ? l->size : row->live;
-    row->live_count -= row->live_count > 0;
-    if (r->event->tid != l->tid)
-        row->frees_by_others++;
-    return 0;
+    return cmt_thread_use_change(ctx, r, l, live);
 }
 
 /* The observer's callbacks (at the end of the file). */

@@ -556,6 +556,8 @@ static inline int notify_change(struct cmt_replay *r, const struct cmt_live *l, 
     if (__builtin_expect(n == 0, 1))
         return 0;
     const struct cmt_replay_change_hook *h = r->change_hooks;
+    if (n == 1) /* a report's (alloc_views.h calls the rest): no loop */
+        return h[0].fn(h[0].ctx, r, l, add);
     for (unsigned i = 0; i < n; i++)
         if (h[i].fn(h[i].ctx, r, l, add) != 0)
             return -1;
@@ -1017,14 +1019,42 @@ int cmt_replay_event(struct cmt_replay *r, const struct cmt_event_in *e)
     return rc;
 }
 
+/* The awake observers' on_change, in the observers' order. */
+static void change_hooks_build(struct cmt_replay *r)
+{
+    r->n_change_hooks = 0;
+    for (unsigned i = 0; i < r->n_observers; i++)
+        if (r->observers[i]->on_change && r->changes_awake[i])
+            r->change_hooks[r->n_change_hooks++] =
+                (struct cmt_replay_change_hook){r->observers[i]->on_change, r->observers[i]->ctx};
+}
+
 int cmt_replay_add_observer(struct cmt_replay *r, const struct cmt_replay_observer *o)
 {
     if (r->n_observers == CMT_REPLAY_MAX_OBSERVERS)
         return -1;
+    r->changes_awake[r->n_observers] = !o->changes_later;
     r->observers[r->n_observers++] = o;
-    if (o->on_change)
-        r->change_hooks[r->n_change_hooks++] = (struct cmt_replay_change_hook){o->on_change, o->ctx};
+    change_hooks_build(r);
     return 0;
+}
+
+void cmt_replay_hand_over_changes(struct cmt_replay *r, const struct cmt_replay_observer *o)
+{
+    for (unsigned i = 0; i < r->n_observers; i++)
+        if (r->observers[i] == o && r->changes_awake[i]) {
+            r->changes_awake[i] = false;
+            change_hooks_build(r);
+        }
+}
+
+void cmt_replay_wake_changes(struct cmt_replay *r, const struct cmt_replay_observer *o)
+{
+    for (unsigned i = 0; i < r->n_observers; i++)
+        if (r->observers[i] == o && !r->changes_awake[i]) {
+            r->changes_awake[i] = true;
+            change_hooks_build(r);
+        }
 }
 
 int cmt_replay_finish_observers(struct cmt_replay *r, uint64_t end_ts)

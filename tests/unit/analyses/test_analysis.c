@@ -130,7 +130,7 @@ int main(void)
         many[i] = &o;
     opt = (struct cmt_analysis_options){.observers = many, .n_observers = CMT_REPLAY_MAX_OBSERVERS + 1};
     CHECK(cmt_analysis_run_with(&a, path, 0, &opt) == -1);
-    CHECK_STR(a.message, "more than 8 analyses follow the replay");
+    CHECK_STR(a.message, "more than 12 analyses follow the replay");
     cmt_analysis_free(&a);
 
     unlink(path);

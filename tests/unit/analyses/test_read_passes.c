@@ -73,6 +73,8 @@ struct result {
     bool has_own_peaks;
     uint64_t recorded_peak, requests, recorded_ooms;
     bool one_reading; /* the analysis's passes served the report */
+    bool has_uncached; /* what-if of PyTorch without its cache was shown */
+    bool holders_one_reading; /* the holders' own peaks came from the analysis's reading */
 };
 
 static struct result report(const char *path, bool follow)
@@ -86,7 +88,7 @@ static struct result report(const char *path, bool follow)
     struct cmt_analysis a;
     CHECK(cmt_analysis_run_with(&a, path, 0, &aopt) == 0);
     struct result res = {0};
-    res.one_reading = cmt_read_passes_holder_peaks(a.passes) != NULL;
+    res.one_reading = res.holders_one_reading = cmt_read_passes_holder_peaks(a.passes) != NULL;
     struct cmt_report r;
     CHECK(cmt_report_build(&r, &a, &ropt) == 0);
     for (size_t i = 0; i < r.n_accounts; i++) {
@@ -96,11 +98,13 @@ static struct result report(const char *path, bool follow)
         res.pytorch = r.accounts[i].own_peak[CMT_HOLDER_PYTORCH];
         res.cublas = r.accounts[i].own_peak[CMT_HOLDER_CUBLAS];
     }
-    CHECK(r.whatif_uncached != NULL);
-    CHECK_EQ_U64(r.whatif_uncached->n_devices, 1);
-    res.recorded_peak = r.whatif_uncached->devices[0].recorded_peak;
-    res.requests = r.whatif_uncached->devices[0].requests;
-    res.recorded_ooms = r.whatif_uncached->devices[0].recorded_ooms;
+    res.has_uncached = r.whatif_uncached != NULL;
+    if (r.whatif_uncached) {
+        CHECK_EQ_U64(r.whatif_uncached->n_devices, 1);
+        res.recorded_peak = r.whatif_uncached->devices[0].recorded_peak;
+        res.requests = r.whatif_uncached->devices[0].requests;
+        res.recorded_ooms = r.whatif_uncached->devices[0].recorded_ooms;
+    }
     /* handed over to the report when the one reading served it */
     res.one_reading = res.one_reading && a.passes && !a.passes->uncached_w;
     cmt_report_free(&r);
@@ -110,6 +114,7 @@ static struct result report(const char *path, bool follow)
 
 static void check_figures(const struct result *r, uint64_t failed)
 {
+    CHECK(r->has_uncached);
     CHECK_EQ_U64(r->requests, 3);
     CHECK_EQ_U64(r->recorded_ooms, failed);
     CHECK(r->has_own_peaks);
@@ -120,6 +125,49 @@ static void check_figures(const struct result *r, uint64_t failed)
     CHECK_EQ_U64(r->cublas.count, 1);
     CHECK_EQ_U64(r->cublas.ts, START + 20);
     CHECK_EQ_U64(r->recorded_peak, 9 * MiB); /* the tensors' cudaMalloc, and nothing else */
+}
+
+static void vmm(struct cmt_trace_builder *b, uint8_t type, uint8_t api, uint64_t ts, uint64_t addr, uint64_t size,
+                uint64_t stack, uint64_t handle)
+{
+    struct cmt_event e = {.type = type, .api = api, .kind = (uint8_t)cmt_api_default_kind(api), .has_device = true,
+                          .ts = START + ts, .addr = addr, .size = size, .stack = stack, .aux = {handle}};
+    CHECK(cmt_tb_event(b, 7, &e) == 0);
+}
+
+/* PyTorch's expandable segments releasing a handle while it is still
+ * mapped: its memory stays until the unmap (the replay's rule, cuMemRelease's
+ * documentation), so PyTorch's own peak holds both handles, whether the
+ * analysis's reading followed the holders or the report read again. */
+static void check_vmm(const char *path)
+{
+    struct cmt_trace_builder_options opt = {.pid = 42, .start_monotonic_ns = START, .clean_exit = true};
+    struct cmt_trace_builder *b = cmt_tb_create(path, &opt);
+    CHECK(b != NULL);
+    cmt_tb_module(b, "/opt/torch/lib/libc10_cuda.so", 0x7000000000, 0x7000000000, 0x7000100000, NULL, 0);
+    cmt_tb_device(b, 0, "sim", 8ull << 30);
+    uint64_t frame = cmt_tb_frame(b, "c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::map",
+                                  "CUDACachingAllocator.cpp", 10);
+    uint32_t segment = cmt_tb_stack(b, &frame, 1);
+    vmm(b, CMT_REC_ALLOC, CMT_API_CU_MEM_ADDRESS_RESERVE, 10, 0x10000000, 64 * MiB, segment, 0);
+    vmm(b, CMT_REC_ALLOC, CMT_API_CU_MEM_CREATE, 20, 0xa1, 2 * MiB, segment, 0);
+    vmm(b, CMT_REC_ALLOC, CMT_API_CU_MEM_MAP, 30, 0x10000000, 2 * MiB, segment, 0xa1);
+    vmm(b, CMT_REC_FREE, CMT_API_CU_MEM_RELEASE, 40, 0xa1, 0, 0, 0); /* still mapped: the memory stays */
+    vmm(b, CMT_REC_ALLOC, CMT_API_CU_MEM_CREATE, 50, 0xa2, 4 * MiB, segment, 0); /* 6 MiB: the peak */
+    vmm(b, CMT_REC_FREE, CMT_API_CU_MEM_UNMAP, 60, 0x10000000, 2 * MiB, 0, 0);   /* 0xa1's memory goes */
+    vmm(b, CMT_REC_ALLOC, CMT_API_CU_MEM_CREATE, 70, 0xa3, 1 * MiB, segment, 0); /* 5 MiB */
+    cmt_tb_end(b, START + 100, 0);
+    CHECK(cmt_tb_close(b) == 0);
+    struct result once = report(path, true), again = report(path, false);
+    CHECK(once.holders_one_reading);
+    CHECK(!again.holders_one_reading);
+    const struct result *both[] = {&once, &again};
+    for (size_t i = 0; i < 2; i++) {
+        CHECK(both[i]->has_own_peaks);
+        CHECK_EQ_U64(both[i]->pytorch.bytes, 6 * MiB);
+        CHECK_EQ_U64(both[i]->pytorch.count, 2);
+        CHECK_EQ_U64(both[i]->pytorch.ts, START + 50);
+    }
 }
 
 int main(void)
@@ -143,6 +191,8 @@ int main(void)
     struct result late = report(path, true);
     CHECK(!late.one_reading);
     check_figures(&late, 1);
+
+    check_vmm(path);
 
     unlink(path);
     rmdir(dir);

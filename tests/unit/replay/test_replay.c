@@ -192,6 +192,59 @@ static void test_observer_limit_and_failure(void)
     cmt_replay_free(&r);
 }
 
+/* An observer with changes_later is told no change until it wakes (from
+ * one of its callbacks, here a failure), then every change in its place
+ * among the observers: after a, before b. */
+static struct cmt_replay *waking_replay;
+static const struct cmt_replay_observer *waking;
+
+static int wake_on_failure(void *ctx, const struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    (void)ctx;
+    (void)r;
+    (void)e;
+    cmt_replay_wake_changes(waking_replay, waking);
+    return 0;
+}
+
+static void test_observer_changes_later(void)
+{
+    static int tag_late;
+    memset(&seen_a, 0, sizeof seen_a);
+    memset(&seen_b, 0, sizeof seen_b);
+    struct cmt_replay r;
+    CHECK(cmt_replay_init(&r) == 0);
+    const struct cmt_replay_observer a = {.ctx = &tag_a, .on_change = on_change};
+    const struct cmt_replay_observer late = {
+        .ctx = &tag_late, .on_change = on_change, .on_failure = wake_on_failure, .changes_later = true};
+    const struct cmt_replay_observer b = {.ctx = &tag_b, .on_change = on_change};
+    waking_replay = &r;
+    waking = &late;
+    CHECK(cmt_replay_add_observer(&r, &a) == 0);
+    CHECK(cmt_replay_add_observer(&r, &late) == 0);
+    CHECK(cmt_replay_add_observer(&r, &b) == 0);
+    CHECK_EQ_U64(r.n_change_hooks, 2);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x1000, 100, 1);
+    CHECK_EQ_U64(seen_a.changes, 1);
+    CHECK_EQ_U64(seen_b.changes, 1);
+    CHECK(event(&r, CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, 0, 0, 1ull << 40, 1, 2) == 0); /* wakes late */
+    CHECK_EQ_U64(r.n_change_hooks, 3);
+    cmt_replay_wake_changes(&r, &late); /* awake already: nothing changes */
+    CHECK_EQ_U64(r.n_change_hooks, 3);
+    CHECK(r.change_hooks[0].ctx == &tag_a && r.change_hooks[1].ctx == &tag_late && r.change_hooks[2].ctx == &tag_b);
+    release(&r, CMT_API_CUDA_FREE, 0x1000);
+    CHECK_EQ_U64(seen_a.changes, 2);
+    CHECK_EQ_U64(seen_b.changes, 3); /* tag_late counts as b's in seen_of: one change each */
+    /* handed over (alloc_views.h calls it): the replay no longer does */
+    cmt_replay_hand_over_changes(&r, &late);
+    CHECK_EQ_U64(r.n_change_hooks, 2);
+    CHECK(r.change_hooks[0].ctx == &tag_a && r.change_hooks[1].ctx == &tag_b);
+    alloc(&r, CMT_API_CUDA_MALLOC, 0, 0x3000, 10, 1);
+    CHECK_EQ_U64(seen_a.changes, 3);
+    CHECK_EQ_U64(seen_b.changes, 4);
+    cmt_replay_free(&r);
+}
+
 static void ipc(struct cmt_replay *r, uint8_t api, uint64_t addr, uint64_t size, uint64_t fp, int32_t result)
 {
     struct cmt_event_in e = {
@@ -375,6 +428,7 @@ int main(void)
     test_accounts_and_peaks();
     test_observers();
     test_observer_limit_and_failure();
+    test_observer_changes_later();
     test_ipc();
     test_ipc_handle_imported_twice();
     test_failure_next();

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUMEMTRACE_ANALYZER_ALLOC_VIEWS_H
+#define CUMEMTRACE_ANALYZER_ALLOC_VIEWS_H
+
+#include "holder_pass.h"
+#include "replay.h"
+#include "site_calls.h"
+#include "thread_use.h"
+
+/* The views that follow every allocation and release on their own (calls
+ * and short-lived allocations per call site, device memory per thread,
+ * each holder's own peak), followed by one observer of the replay: one
+ * call per change and one test of its kind and class, where an observer
+ * each cost a call, its register saves and the same tests three times
+ * (callgrind: about 45 instructions per event). Each view is still an
+ * observer of its own for whoever follows one alone (their .observer). */
+struct cmt_alloc_views {
+    struct cmt_site_calls *site_calls; /* NULL: not followed */
+    struct cmt_thread_use *thread_use; /* NULL: not followed */
+    struct cmt_holder_pass *holders;   /* NULL: not followed */
+    /* Another observer's on_change, called after the views' for every
+     * change (cmt_alloc_views_then); NULL: none. */
+    int (*then)(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live);
+    void *then_ctx;
+    struct cmt_replay_observer observer;
+};
+
+/* Sets up the observer over the views given (any may be NULL); the views
+ * must outlive the replay. Attach v->observer. */
+void cmt_alloc_views_init(struct cmt_alloc_views *v, struct cmt_site_calls *site_calls,
+                          struct cmt_thread_use *thread_use, struct cmt_holder_pass *holders);
+
+/* Calls o's on_change after the views' own work for every change (the
+ * forensics' fragmentation tracker: one call per change instead of two).
+ * o must be attached to r already, and v->observer too; from then on the
+ * replay calls o's on_change only through v (cmt_replay_hand_over_changes). */
+void cmt_alloc_views_then(struct cmt_alloc_views *v, struct cmt_replay *r, const struct cmt_replay_observer *o);
+
+#endif
