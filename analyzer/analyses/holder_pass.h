@@ -38,13 +38,17 @@ typedef enum cmt_holder (*cmt_holder_fn)(void *ctx, uint64_t stack);
  * handed to the replay (feed.h's on_read), and the hand-over orders the
  * two; the table's pages never move (a directory of pages made as stack ids
  * are met), so the replay reads it while the reader adds to it. Its bytes
- * are read and written with relaxed atomics: a release reads the class of
- * an allocation classified earlier, never one being written. */
+ * are read and written with relaxed atomics (a release reads the class of
+ * an allocation classified earlier, never one being written), its pages
+ * published with release and read with acquire. */
 struct cmt_holder_pass {
     cmt_holder_fn holder_of;
     void *holder_ctx;
     uint32_t stack_id_limit; /* the replay's: larger ids read as 0 there */
-    uint8_t **pages;         /* [stack >> CMT_HOLDER_PAGE_SHIFT]: holder_of's answer + 1 by stack id */
+    /* [stack >> CMT_HOLDER_PAGE_SHIFT]: holder_of's answer + 1 by stack
+     * id; pages not written yet are cmt_holder_no_page (zeros), so a
+     * lookup takes two loads and no test */
+    const uint8_t **pages;
     size_t n_pages;
     /* Some stack has a holder (set on the reading side before the event
      * that names it is handed over): until then the replay's side has
@@ -63,14 +67,21 @@ struct cmt_holder_pass {
 int cmt_holder_pass_init(struct cmt_holder_pass *p, cmt_holder_fn holder_of, void *ctx, uint32_t stack_id_limit);
 void cmt_holder_pass_free(struct cmt_holder_pass *p);
 
-/* holder_of's answer + 1 for stack as the reading side noted it; 0 when
- * not asked (yet). */
+extern const uint8_t cmt_holder_no_page[CMT_HOLDER_PAGE];
+
+/* holder_of's answer + 1 for stack (below stack_id_limit, as the replay's
+ * stacks are) as the reading side noted it; 0 when not asked (yet). */
+static inline uint8_t cmt_holder_pass_known_below(const struct cmt_holder_pass *p, uint32_t stack)
+{
+    /* acquire: a page just made is read with its zeros (a plain load on x86) */
+    const uint8_t *page = __atomic_load_n(&p->pages[stack >> CMT_HOLDER_PAGE_SHIFT], __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&page[stack & (CMT_HOLDER_PAGE - 1)], __ATOMIC_RELAXED);
+}
+
+/* The same for any stack id (the reader's: larger ones are never noted). */
 static inline uint8_t cmt_holder_pass_known(const struct cmt_holder_pass *p, uint64_t stack)
 {
-    if (stack >= p->stack_id_limit)
-        return 0;
-    uint8_t *page = __atomic_load_n(&p->pages[stack >> CMT_HOLDER_PAGE_SHIFT], __ATOMIC_RELAXED);
-    return page ? __atomic_load_n(&page[stack & (CMT_HOLDER_PAGE - 1)], __ATOMIC_RELAXED) : 0;
+    return stack < p->stack_id_limit ? cmt_holder_pass_known_below(p, (uint32_t)stack) : 0;
 }
 
 /* A change of a device-resident allocation (the caller tested
@@ -83,7 +94,7 @@ static inline __attribute__((always_inline)) void cmt_holder_pass_device_change(
 {
     if (!__atomic_load_n(&p->any_holder, __ATOMIC_RELAXED))
         return;
-    uint8_t known = cmt_holder_pass_known(p, l->stack);
+    uint8_t known = cmt_holder_pass_known_below(p, l->stack);
     if (known <= CMT_HOLDER_OTHER + 1)
         return;
     unsigned h = known - 1u;

@@ -30,23 +30,8 @@ struct cmt_site_calls_cell *cmt_site_calls_grow(struct cmt_site_calls *s, uint32
     return &s->by_stack[stack];
 }
 
-static size_t last_slot(const struct cmt_site_calls_last *t, size_t cap, uint64_t key)
+struct cmt_site_calls_last *cmt_site_calls_last_insert(struct cmt_site_calls *s, uint64_t key)
 {
-    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-    while (t[i].key && t[i].key != key)
-        i = (i + 1) & (cap - 1);
-    return i;
-}
-
-/* The (site, thread) entry of a thread other than the site's first, made
- * when absent (make); NULL when absent or out of memory. */
-struct cmt_site_calls_last *cmt_site_calls_last_other(struct cmt_site_calls *s, uint32_t stack, uint32_t tid,
-                                                      bool make)
-{
-    uint64_t key = ((uint64_t)stack << 32 | tid) + 1;
-    size_t i = last_slot(s->last, s->last_cap, key);
-    if (s->last[i].key || !make)
-        return s->last[i].key ? &s->last[i] : NULL;
     if ((s->n_last + 1) * 2 > s->last_cap) {
         size_t cap = s->last_cap * 2;
         struct cmt_site_calls_last *n = calloc(cap, sizeof *n);
@@ -54,12 +39,12 @@ struct cmt_site_calls_last *cmt_site_calls_last_other(struct cmt_site_calls *s, 
             return NULL;
         for (size_t k = 0; k < s->last_cap; k++)
             if (s->last[k].key)
-                n[last_slot(n, cap, s->last[k].key)] = s->last[k];
+                n[cmt_site_calls_last_slot(n, cap, s->last[k].key)] = s->last[k];
         free(s->last);
         s->last = n;
         s->last_cap = cap;
-        i = last_slot(n, cap, key);
     }
+    size_t i = cmt_site_calls_last_slot(s->last, s->last_cap, key);
     s->last[i] = (struct cmt_site_calls_last){.key = key};
     s->n_last++;
     return &s->last[i];

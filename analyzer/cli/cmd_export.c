@@ -177,7 +177,12 @@ static const struct cmt_report *export_report(void *ctx, size_t i)
     struct export_source *src = ctx;
     const char *path = src->cli->paths[i];
     cmt_progress_trace(&src->progress, i, path);
-    struct cmt_analysis_options aopt = {.forensics = src->cli->format == FORMAT_PERFETTO, .phases = true};
+    /* the holders' own peaks followed in the one reading (read_passes.h),
+     * with the report's frames: without them the report reads the trace
+     * again for those figures */
+    struct cmt_analysis_options aopt = {.forensics = src->cli->format == FORMAT_PERFETTO, .phases = true,
+                                        .holder_frames = &src->cli->opt.frames,
+                                        .holder_peaks = src->cli->opt.holder_peaks};
     int rc = cmt_cli_is_stdin(path) ? cmt_analysis_run_memory_with(&src->a, src->cli->stdin_data,
                                                                     src->cli->stdin_size, path, 0, &aopt)
                                     : cmt_analysis_run_with(&src->a, path, 0, &aopt);

@@ -2,6 +2,9 @@
 #include "trace_reader.h"
 
 #include <dirent.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +22,10 @@ struct cursor {
     const uint8_t *pos;
     const uint8_t *end;        /* the chunk's end, or the end of the file when it cuts the chunk */
     const uint8_t *commit_end; /* where the chunk's commit word says its records end */
+    /* Records that start below this lie whole below the commit end and the
+     * chunk's end, with room for a word load past them: decode_fast reads
+     * them without bounds checks (cursor_set_commit). */
+    const uint8_t *fast_end;
     uint32_t commit_state;     /* the chain's state there */
     uint32_t chain;            /* the chain's state at pos */
     bool past_commit;          /* the one record a writer killed before its commit word leaves was read */
@@ -98,6 +105,10 @@ struct cmt_reader {
     size_t n_pending, cap_pending;
     struct meta_cursor *metas;
     size_t n_metas, cap_metas;
+    /* Decoding with the CPU's crc32 and pext instructions (decode_fast);
+     * both off after cmt_reader_portable_decode. */
+    bool portable;
+    bool fast_crc, fast_pext;
     uint64_t follow_ts; /* the latest timestamp delivered */
     uint64_t late_events; /* events committed after a later one was delivered */
 };
@@ -486,7 +497,8 @@ void cmt_reader_close(struct cmt_reader *r)
 /* ---- event records ---------------------------------------------------------- */
 
 /* DECODE_PENDING: follow mode, at the commit word of a chunk that may grow. */
-enum decode_result { DECODE_PENDING = 2, DECODE_EVENT = 1, DECODE_END = 0, DECODE_DAMAGED = -1 };
+/* DECODE_STOPPED: the consumer asked to stop (deliver_run). */
+enum decode_result { DECODE_STOPPED = 3, DECODE_PENDING = 2, DECODE_EVENT = 1, DECODE_END = 0, DECODE_DAMAGED = -1 };
 
 static enum decode_result cursor_damaged(struct cmt_reader *r, struct cursor *c, const uint8_t *rec)
 {
@@ -552,10 +564,22 @@ static enum decode_result cursor_at_commit(struct cmt_reader *r, struct cursor *
 /* The api's default kind, by table: cmt_api_default_kind is a switch. */
 static uint8_t default_kind[256];
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The CPU has the crc32 instruction, a fast pext (decode_fast). */
+static bool decode_fast_crc, decode_fast_pext;
+static void init_chain_windows(void);
+static bool pext_is_fast(void);
+#endif
+
 static void init_default_kinds(void)
 {
     for (unsigned api = 0; api < 256; api++)
         default_kind[api] = (uint8_t)cmt_api_default_kind(api);
+#if defined(__x86_64__) && defined(__GNUC__)
+    decode_fast_crc = cmt_crc32c_have_hw();
+    decode_fast_pext = pext_is_fast();
+    init_chain_windows();
+#endif
 }
 
 /* One varint at *p. With at least 16 bytes left, a varint of 3 to 8 bytes
@@ -619,8 +643,9 @@ static bool ipc_record_bad(struct cmt_reader *r, const struct cursor *c, const u
     return true;
 }
 
-/* Decodes the next delivered record of c into c->next. */
-static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
+/* Decodes the next delivered record of c into c->next: every record and
+ * every case decode_fast leaves (cursor_decode). */
+static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cmt_reader *r, struct cursor *c)
 {
     for (;;) {
         const uint8_t *rec = c->pos;
@@ -652,6 +677,7 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
         if (get_varint(&p, end, &mask) != 0 || mask > 0xffffffffu)
             return cursor_damaged(r, c, rec);
         struct cmt_event_in *e = &c->next;
+        r->stats.slow_records++;
         e->type = rec[0];
         e->api = rec[1];
         e->kind = default_kind[rec[1]];
@@ -726,6 +752,259 @@ static enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
             return DECODE_EVENT;
         /* A record type from a newer writer: same shape, skipped. */
     }
+}
+
+/* ---- the fast path of decoding ---------------------------------------------- */
+
+/* Most records are allocations and releases well inside a chunk's committed
+ * part, with a one- or two-byte mask and short fields: decode_fast reads
+ * those without a bounds check per field and verifies them with two crc32
+ * instructions. Whatever it does not take (the last records before the
+ * commit end or the chunk's end, a record that does not verify, a long
+ * field, an IPC record or an unknown type, a thread out of time order, a
+ * zero byte) goes to cursor_decode_slow from the same record, which says
+ * what is wrong with it, so the two paths deliver the same events and the
+ * same errors. Callgrind, bench_gen_trace's 1 million events: decode 293 ->
+ * NNN instructions per event. */
+
+/* Room decode_fast needs past a record's start: the longest record its masks
+ * allow, and one word load past its last field. */
+#define DECODE_FAST_MARGIN (CMT_MAX_EVENT_RECORD + 16u)
+
+/* Sets where c's records are committed up to, and the part decode_fast
+ * reads. */
+static void cursor_set_commit(struct cursor *c, const uint8_t *commit_end)
+{
+    c->commit_end = commit_end;
+    const uint8_t *limit = commit_end < c->end ? commit_end : c->end;
+    c->fast_end = limit - c->pos > (ptrdiff_t)DECODE_FAST_MARGIN ? limit - DECODE_FAST_MARGIN : c->pos;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DECODE_FAST_CRC 1
+/* The crc32 instruction (SSE4.2) as an inline asm: a function with
+ * target("sse4.2") could not be inlined here. Used only where the CPU has it
+ * (decode_fast_crc). */
+static inline uint64_t crc32_u64(uint64_t crc, uint64_t w)
+{
+    __asm__("crc32q %1, %0" : "+r"(crc) : "rm"(w));
+    return crc;
+}
+
+/* BMI2's pext, as an inline asm for the same reason; used only where the
+ * CPU has it and it is fast (decode_fast_pext). */
+static inline uint64_t pext_u64(uint64_t w, uint64_t mask)
+{
+    uint64_t x;
+    __asm__("pextq %2, %1, %0" : "=r"(x) : "r"(w), "rm"(mask));
+    return x;
+}
+
+/* pext is one instruction of 3 cycles on Intel since Haswell and AMD since
+ * Zen 3, but microcode of tens to hundreds of cycles on earlier AMD (Zen 1
+ * and 2, families 17h and Hygon's 18h): there the shifts and masks are
+ * faster. */
+static bool pext_is_fast(void)
+{
+    if (!__builtin_cpu_supports("bmi2"))
+        return false;
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return false;
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    vendor[12] = 0;
+    if (strcmp(vendor, "AuthenticAMD") != 0 && strcmp(vendor, "HygonGenuine") != 0)
+        return true;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return false;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    return family >= 0x19;
+}
+
+/* The CRC-32C register update of the n bytes (4 <= n <= 16) that end at
+ * body_end, from state: computed from the 16 bytes that end there, those
+ * before the n zeroed and the state XORed into the first four of the n. A
+ * CRC register update without inversions from 0 is unchanged by leading
+ * zero bytes, and the register's start value enters linearly into the
+ * first 32 bits of the message: so this is the CRC of the n bytes from
+ * that state, in two crc32 instructions and without a branch on n. How the
+ * 16 bytes are masked and where the state goes, by n: */
+struct chain_window {
+    uint64_t keep_lo, keep_hi;   /* the body's bytes in the two words */
+    uint64_t state_lo, state_hi; /* which bits of the shifted state go to each */
+    uint8_t shift_lo, shift_hi;  /* state << shift_lo; (state << 32) >> shift_hi */
+};
+
+static struct chain_window chain_windows[17];
+
+static void init_chain_windows(void)
+{
+    for (unsigned n = 4; n <= 16; n++) {
+        unsigned k = 16 - n; /* bytes before the body */
+        struct chain_window *w = &chain_windows[n];
+        w->keep_lo = k >= 8 ? 0 : ~0ull << (8 * k);
+        w->keep_hi = k <= 8 ? ~0ull : ~0ull << (8 * (k - 8));
+        /* the state's 4 bytes go to bytes k..k+3 of the 16 */
+        w->shift_lo = (uint8_t)(k < 8 ? 8 * k : 0);
+        w->state_lo = k < 8 ? ~0ull : 0;
+        w->shift_hi = (uint8_t)(k > 4 ? 96 - 8 * k : 0);
+        w->state_hi = k > 4 ? ~0ull : 0;
+    }
+}
+
+static inline uint32_t chain_last16(uint32_t state, const uint8_t *body_end, size_t n)
+{
+    const struct chain_window *t = &chain_windows[n];
+    uint64_t lo, hi;
+    memcpy(&lo, body_end - 16, sizeof lo);
+    memcpy(&hi, body_end - 8, sizeof hi);
+    lo = (lo & t->keep_lo) ^ (((uint64_t)state << t->shift_lo) & t->state_lo);
+    hi = (hi & t->keep_hi) ^ (((uint64_t)state << 32 >> t->shift_hi) & t->state_hi);
+    return (uint32_t)crc32_u64(crc32_u64(0, lo), hi);
+}
+#endif
+
+/* A varint of one to eight bytes at p (no bounds check: the caller keeps
+ * DECODE_FAST_MARGIN); NULL for a longer one. Values of one byte (masks,
+ * stack ids, small deltas) take a branch, predicted per field; longer ones
+ * are decoded from one 8-byte load without a branch on their length. */
+static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const bool pext)
+{
+    if (p[0] < 0x80) {
+        *out = p[0];
+        return p + 1;
+    }
+    uint64_t w;
+    memcpy(&w, p, sizeof w); /* little-endian (the reader checks the byte order) */
+    uint64_t stops = ~w & 0x8080808080808080ull;
+    if (__builtin_expect(stops == 0, 0))
+        return NULL;
+    unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte's top bit: 16..64 */
+#ifdef DECODE_FAST_CRC
+    if (pext) {
+        *out = pext_u64(w, 0x7f7f7f7f7f7f7f7full >> (64 - bits));
+        return p + bits / 8;
+    }
+#else
+    (void)pext;
+#endif
+    uint64_t x = w & (~0ull >> (64 - bits)) & 0x7f7f7f7f7f7f7f7full;
+    /* squeeze the 7-bit groups together */
+    x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
+    x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
+    x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
+    *out = x;
+    return p + bits / 8;
+}
+
+/* Decodes the record at rec (below c->fast_end) into c->next as
+ * cursor_decode_slow would, and moves past it; false, with nothing changed,
+ * when the record is one decode_fast leaves. */
+static inline __attribute__((always_inline)) bool decode_fast(struct cmt_reader *r, struct cursor *c,
+                                                              const uint8_t *rec, const bool pext)
+{
+    unsigned type = rec[0];
+    if (type - 1u >= CMT_REC_IPC - 1u)
+        return false; /* zero (damage), IPC records (their own checks), unknown types (skipped) */
+    unsigned api = rec[1];
+    const uint8_t *p = rec + 2;
+    uint64_t mask = *p++;
+    if (mask >= 0x80) {
+        mask = (mask & 0x7f) | (uint64_t)*p++ << 7;
+        if (mask > CMT_F_KNOWN_MASK)
+            return false; /* fields of a newer writer, or a longer mask */
+    }
+    uint64_t ts = c->prev_ts, addr = c->prev_addr, size = 0, stream = 0, stack = 0, v;
+    uint64_t aux[CMT_AUX_COUNT] = {0, 0, 0, 0};
+    int32_t device = c->prev_device, result = 0;
+    uint8_t kind = default_kind[api];
+#define FAST_FIELD(bit)                          \
+    if (mask & (bit)) {                          \
+        if (!(p = fast_varint(p, &v, pext)))     \
+            return false;
+#define END_FAST_FIELD }
+    FAST_FIELD(CMT_F_TS) ts += (uint64_t)cmt_zigzag_decode(v); END_FAST_FIELD
+    FAST_FIELD(CMT_F_DEVICE)
+        int64_t d = cmt_zigzag_decode(v);
+        device = d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
+    END_FAST_FIELD
+    FAST_FIELD(CMT_F_ADDR) addr += (uint64_t)cmt_zigzag_decode(v); END_FAST_FIELD
+    FAST_FIELD(CMT_F_SIZE) size = v; END_FAST_FIELD
+    FAST_FIELD(CMT_F_STREAM) stream = v; END_FAST_FIELD
+    FAST_FIELD(CMT_F_RESULT) result = (int32_t)(uint32_t)v; END_FAST_FIELD
+    FAST_FIELD(CMT_F_STACK) stack = v; END_FAST_FIELD
+    FAST_FIELD(CMT_F_KIND) kind = v < 256 ? (uint8_t)v : 255; END_FAST_FIELD
+    if (mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3)) {
+        for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
+            FAST_FIELD(CMT_F_AUX0 << i) aux[i] = v; END_FAST_FIELD
+    }
+#undef FAST_FIELD
+#undef END_FAST_FIELD
+    size_t n = (size_t)(p - rec - 1);
+    uint32_t chain;
+#ifdef DECODE_FAST_CRC
+    if (__builtin_expect(r->fast_crc && n >= 4, 1)) {
+        /* a longer body: its first 8 bytes at a time, the last 9 to 16 from
+         * their window */
+        uint64_t state = c->chain ^ type;
+        for (const uint8_t *b = rec + 1; n > 16; b += 8, n -= 8) {
+            uint64_t w;
+            memcpy(&w, b, sizeof w);
+            state = crc32_u64(state, w);
+        }
+        chain = chain_last16((uint32_t)state, p, n);
+    } else
+#endif
+        chain = cmt_record_chain(c->chain, (uint8_t)type, rec + 1, n);
+    uint16_t check;
+    memcpy(&check, p, sizeof check);
+    if (check != cmt_record_check16(chain))
+        return false; /* the slow path says so */
+    if (__builtin_expect(ts < c->prev_ts, 0) && !r->warned_order)
+        return false; /* the slow path warns */
+    p += CMT_RECORD_CHECK_SIZE;
+    struct cmt_event_in *e = &c->next;
+    e->type = (uint8_t)type;
+    e->api = (uint8_t)api;
+    e->kind = kind;
+    e->mask = (uint32_t)mask;
+    e->device = device;
+    e->result = result;
+    e->tid = c->tid;
+    e->ts = ts;
+    e->addr = addr;
+    e->size = size;
+    e->stream = stream;
+    e->stack = stack;
+    memcpy(e->aux, aux, sizeof aux);
+    c->chain = chain;
+    c->prev_ts = ts;
+    c->prev_addr = addr;
+    c->prev_device = device;
+    r->stats.bytes_of_records += (uint64_t)(p - rec);
+    c->pos = p;
+    return true;
+}
+
+/* Decodes the next delivered record of c into c->next (pext: whether
+ * decode_fast may use it, a constant where it is inlined). */
+static inline __attribute__((always_inline)) enum decode_result cursor_decode_with(struct cmt_reader *r,
+                                                                                   struct cursor *c, const bool pext)
+{
+    const uint8_t *rec = c->pos;
+    if (__builtin_expect(rec < c->fast_end, 1) && decode_fast(r, c, rec, pext))
+        return DECODE_EVENT;
+    return cursor_decode_slow(r, c);
+}
+
+static inline enum decode_result cursor_decode(struct cmt_reader *r, struct cursor *c)
+{
+    return cursor_decode_with(r, c, false);
 }
 
 /* ---- the merge heap, ordered by (ts, chunk offset) ---------------------------- */
@@ -1327,7 +1606,7 @@ static int open_next_chunk(struct cmt_reader *r)
     }
     c->pos = body;
     c->end = end;
-    c->commit_end = v.commit_end;
+    cursor_set_commit(c, v.commit_end);
     c->commit_state = v.commit_state;
     c->chain = v.chain;
     c->chunk_off = off;
@@ -1413,10 +1692,42 @@ static void open_and_peek(struct cmt_reader *r)
     peek_next_claim(r);
 }
 
-int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx)
+void cmt_reader_portable_decode(struct cmt_reader *r)
+{
+    r->portable = true;
+}
+
+static void reader_start(struct cmt_reader *r)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_default_kinds);
+#ifdef DECODE_FAST_CRC
+    r->fast_crc = decode_fast_crc && !r->portable;
+    r->fast_pext = decode_fast_pext && !r->portable;
+#else
+    r->fast_crc = r->fast_pext = false;
+#endif
+}
+
+/* Delivers c's events while they come before until: the reader's
+ * innermost loop, in two copies (with pext and without). Returns the result
+ * of the last decode, or DECODE_STOPPED when on_event asked to stop. */
+static inline __attribute__((always_inline)) enum decode_result deliver_run(struct cmt_reader *r, struct cursor *c,
+                                                                            uint64_t until, const bool pext)
+{
+    enum decode_result d;
+    do {
+        r->stats.events++;
+        if (r->cb->on_event && r->cb->on_event(r->ctx, &c->next) != 0)
+            return DECODE_STOPPED;
+        d = cursor_decode_with(r, c, pext);
+    } while (d == DECODE_EVENT && c->next.ts < until);
+    return d;
+}
+
+int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx)
+{
+    reader_start(r);
     r->cb = cb;
     r->ctx = ctx;
     peek_next_claim(r);
@@ -1434,20 +1745,21 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
             open_and_peek(r);
             continue;
         }
-        r->stats.events++;
-        if (cb->on_event && cb->on_event(ctx, &c->next) != 0)
+        /* A thread's events come in runs: while the next one is earlier
+         * than every other open chunk's and than the next chunk's claim,
+         * they are delivered in this loop and the heap stays as it is. */
+        uint64_t until = r->has_next_claim && r->next_claim < r->run_limit ? r->next_claim : r->run_limit;
+        enum decode_result d = r->fast_pext ? deliver_run(r, c, until, true) : deliver_run(r, c, until, false);
+        if (d == DECODE_STOPPED)
             return 0;
         struct heap_entry top;
-        enum decode_result d = cursor_decode(r, c);
         if (d == DECODE_DAMAGED) {
             r->chunks_done = true; /* deliver what is open, then stop */
             r->has_next_claim = false;
         }
         if (d == DECODE_EVENT) {
-            /* A thread's events come in runs: while the next one is earlier
-             * than every other open chunk's, the heap stays as it is. */
             if (c->next.ts < r->run_limit) {
-                r->heap[0].ts = c->next.ts;
+                r->heap[0].ts = c->next.ts; /* the next chunk opens first */
                 continue;
             }
             top = (struct heap_entry){c->next.ts, c->chunk_off, c};
@@ -1657,7 +1969,7 @@ static int follow_open_chunks(struct cmt_reader *r)
         }
         c->pos = body;
         c->end = end;
-        c->commit_end = body;
+        cursor_set_commit(c, body);
         c->chain = h.header_check;
         c->commit_state = h.header_check;
         c->chunk_off = off;
@@ -1694,8 +2006,7 @@ static int follow_read_metas(struct cmt_reader *r)
 
 int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, void *ctx)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, init_default_kinds);
+    reader_start(r);
     if (!r->follow)
         return -1; /* the caller's error: cmt_reader_open_follow opens readers that poll */
     r->cb = cb;
@@ -1709,9 +2020,11 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
         return -1;
     for (size_t i = 0; i < r->n_pending; i++) {
         struct cursor *c = r->pending[i];
-        if (follow_commit(r, c->chunk_off, (uint32_t)(c->end - (r->data + c->chunk_off)), &c->commit_end,
+        const uint8_t *commit_end;
+        if (follow_commit(r, c->chunk_off, (uint32_t)(c->end - (r->data + c->chunk_off)), &commit_end,
                           &c->commit_state) != 0)
             return -1;
+        cursor_set_commit(c, commit_end);
     }
     if (follow_read_metas(r) != 0)
         return -1;

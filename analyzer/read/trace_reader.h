@@ -210,10 +210,19 @@ const char *cmt_reader_warning(const struct cmt_reader *r, size_t i);
 struct cmt_reader_stats {
     uint64_t event_chunks, meta_chunks, events, meta_records, bytes_of_records;
     uint64_t max_open_chunks;
+    /* Event records decoded on the general path rather than the fast one
+     * (the last ones of a chunk, fields longer than 8 bytes, a body
+     * shorter than 4 bytes, anything unusual): what tests of the fast path
+     * check. */
+    uint64_t slow_records;
 };
 const struct cmt_reader_stats *cmt_reader_stats(const struct cmt_reader *r);
 
 void cmt_reader_close(struct cmt_reader *r);
+
+/* For tests: decode r without the CPU's optional instructions (crc32,
+ * pext), on the paths any CPU takes. The events and errors are the same. */
+void cmt_reader_portable_decode(struct cmt_reader *r);
 
 /* Follow mode: a trace its process is still writing (the pytest plugin,
  * docs/python.md). The file is mapped once with room to grow; each poll

@@ -11,15 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <emmintrin.h>
+#define FEED_STREAMING 1
+#endif
 
-/* Events travel from the reader to the replay in batches. With two threads
- * a batch is the unit handed over, so locks are taken once per thousands of
- * events; with one, a batch is small enough to be read back from the
- * first-level cache. The memory they take is fixed: PIPELINE_BATCHES
- * batches at most. */
+/* Events travel from the reader to the replay in batches. The reader packs
+ * them into a stage of STAGE_EVENTS entries, small enough to stay in the
+ * first-level cache: with one thread the replay takes them from there;
+ * with two, the stage is copied into a batch of BATCH_EVENTS, the unit
+ * handed over, so locks are taken once per thousands of events. The memory
+ * they take is fixed: PIPELINE_BATCHES batches at most. */
+#define STAGE_EVENTS 64
 #define BATCH_EVENTS 2048
-#define SINGLE_THREAD_BATCH 64
 #define PIPELINE_BATCHES 8
+_Static_assert(BATCH_EVENTS % STAGE_EVENTS == 0, "a batch holds whole stages");
 /* The reader is usually the faster side: once it has filled every batch it
  * sleeps until this many are free again, so the replay wakes it once per
  * that many batches rather than after each (a wake-up is a system call on
@@ -30,25 +36,17 @@
 #define PIPELINE_MIN_FILE_SIZE (8u << 20)
 
 struct event_batch {
-    size_t n;
     struct cmt_replay_in ev[BATCH_EVENTS];
+    size_t n;
+} __attribute__((aligned(64)));
+
+/* The entries the reader packs, before they are handed over. */
+struct stage {
+    struct cmt_replay_in ev[STAGE_EVENTS] __attribute__((aligned(64)));
+    size_t n;
 };
 
-/* Two threads: the reader (decoding, merging by time, metadata into the
- * model) fills batches; the replay empties them. The model is only read
- * once both are done. */
-struct pipeline {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    struct event_batch batches[PIPELINE_BATCHES];
-    size_t head;   /* next batch the replay takes */
-    size_t filled; /* batches ready for the replay */
-    bool reader_waiting; /* for PIPELINE_REFILL free batches */
-    bool replay_waiting; /* for a filled batch */
-    bool done;     /* the reader finished */
-    bool abort;    /* the replay failed: the reader stops */
-    int reader_rc;
-};
+struct pipeline;
 
 /* CPU seconds used by the calling thread so far. */
 static double thread_cpu_seconds(void)
@@ -60,13 +58,57 @@ static double thread_cpu_seconds(void)
            (double)u.ru_stime.tv_usec / 1e6;
 }
 
+/* The reading thread's state: what it reads and writes for every event,
+ * apart from the replay's. With two threads it lies on cache lines of its
+ * own (in struct pipeline): where a line holds a field one thread writes
+ * for every event and one the other reads, each write costs the other
+ * thread a miss. The replay's fields the reader needs (its observers, its
+ * stack id limit) are copied here before the read starts: they do not
+ * change while it runs. */
 struct feed_run {
     struct cmt_feed *f;
-    struct event_batch *fill; /* the batch the reader fills */
     struct pipeline *pipe;    /* NULL: one thread */
+    struct event_batch *fill; /* two threads: the batch the stage goes to */
     size_t fill_index;
-    size_t batch_size;
-    double reader_cpu;        /* CPU seconds of the reader thread */
+    uint64_t stop_after; /* the last time read (f->stop_at_ns): UINT64_MAX for none */
+    void (*on_read)(void *ctx, const struct cmt_event_in *e);
+    void *read_ctx;
+    uint64_t events_read;
+    uint32_t stack_id_limit;
+    bool observed;     /* the replay has observers: records go to it */
+    double reader_cpu; /* CPU seconds of the reader thread */
+    struct stage stage;
+} __attribute__((aligned(64)));
+
+static void feed_run_init(struct feed_run *run, struct cmt_feed *f)
+{
+    *run = (struct feed_run){
+        .f = f,
+        .stop_after = f->stop_at_ns ? f->start_ns + f->stop_at_ns : UINT64_MAX,
+        .on_read = f->on_read,
+        .read_ctx = f->read_ctx,
+        .events_read = f->events_read,
+        .stack_id_limit = f->replay->stack_id_limit,
+        .observed = f->replay->n_observers != 0,
+    };
+}
+
+/* Two threads: the reader (decoding, merging by time, metadata into the
+ * model) fills batches; the replay empties them. The model is only read
+ * once both are done. The reader's state, the fields both threads take
+ * under the lock, and the batches lie on cache lines apart. */
+struct pipeline {
+    struct feed_run run; /* the reader's */
+    pthread_mutex_t lock __attribute__((aligned(64)));
+    pthread_cond_t changed;
+    size_t head;   /* next batch the replay takes */
+    size_t filled; /* batches ready for the replay */
+    bool reader_waiting; /* for PIPELINE_REFILL free batches */
+    bool replay_waiting; /* for a filled batch */
+    bool done;     /* the reader finished */
+    bool abort;    /* the replay failed: the reader stops */
+    int reader_rc;
+    struct event_batch batches[PIPELINE_BATCHES] __attribute__((aligned(64)));
 };
 
 static bool replay_failed(const struct cmt_feed *f)
@@ -74,16 +116,14 @@ static bool replay_failed(const struct cmt_feed *f)
     return f->replay->out_of_memory;
 }
 
-/* Hands the batch being filled to the replay. Returns -1 when the replay
- * gave up. */
+/* Two threads: hands the batch being filled to the replay. Returns -1 when
+ * the replay gave up. */
 static int publish(struct feed_run *run)
 {
-    if (!run->pipe) {
-        int rc = cmt_replay_events(run->f->replay, run->fill->ev, run->fill->n);
-        run->fill->n = 0;
-        return rc;
-    }
     struct pipeline *p = run->pipe;
+#ifdef FEED_STREAMING
+    _mm_sfence(); /* the batch's non-temporal stores, before the replay may read them */
+#endif
     pthread_mutex_lock(&p->lock);
     p->filled++;
     if (p->replay_waiting)
@@ -102,23 +142,55 @@ static int publish(struct feed_run *run)
     return abort ? -1 : 0;
 }
 
-static int on_event(void *ctx, const struct cmt_event_in *e)
+/* Copies n entries into a batch with non-temporal stores. With ordinary
+ * ones, each cache line of a batch was last read by the replay's core, and
+ * writing it again first took it back from there: on this project's 2-vCPU
+ * machine that made writing an entry cost 21 ns instead of 2.5
+ * (bench/tools/cpu_pair.c), and the reading thread's CPU time grew with
+ * the second thread. Non-temporal stores of whole lines need no copy of
+ * the line first, and the replay reads the batch in order, which the
+ * prefetchers follow. Packed in the stage first: the entries are written
+ * field by field, and non-temporal stores want whole words. */
+static void copy_streaming(struct cmt_replay_in *dst, const struct cmt_replay_in *src, size_t n)
 {
-    struct feed_run *run = ctx;
+#ifdef FEED_STREAMING
+    _Static_assert(sizeof *src % 16 == 0, "an entry is whole 16-byte words");
+    _Static_assert(offsetof(struct event_batch, ev) % 16 == 0 && offsetof(struct stage, ev) % 16 == 0,
+                   "aligned entries");
+    const __m128i *from = (const __m128i *)(const void *)src;
+    __m128i *to = (__m128i *)(void *)dst;
+    for (size_t i = 0; i < n * sizeof *src / 16; i++)
+        _mm_stream_si128(to + i, _mm_load_si128(from + i));
+#else
+    memcpy(dst, src, n * sizeof *src);
+#endif
+}
+
+/* Hands the stage over: to the replay with one thread, into the batch
+ * being filled with two (and the batch to the replay once another stage
+ * would not fit). Returns -1 when the replay gave up. */
+static int hand_over(struct feed_run *run)
+{
+    struct stage *s = &run->stage;
+    size_t n = s->n;
+    s->n = 0;
+    if (!run->pipe)
+        return cmt_replay_events(run->f->replay, s->ev, n);
+    struct event_batch *b = run->fill;
+    copy_streaming(&b->ev[b->n], s->ev, n);
+    b->n += n;
+    if (b->n + STAGE_EVENTS > BATCH_EVENTS)
+        return publish(run);
+    return 0;
+}
+
+/* Every record but allocations and releases (rare): what the replay's
+ * observers need of it, shown to them on this thread where it needs the
+ * model, then packed as two entries. */
+static int __attribute__((noinline)) on_record(struct feed_run *run, const struct cmt_event_in *e)
+{
     struct cmt_feed *f = run->f;
-    if (f->stop_at_ns && e->ts > f->start_ns + f->stop_at_ns) {
-        f->stopped_early = true;
-        return 1;
-    }
-    if (f->on_read)
-        f->on_read(f->read_ctx, e);
-    /* A few microseconds per 65,536 events: the budget is checked while
-     * the model and the replay grow, not once the machine is out of memory. */
-    if (++f->events_read % CMT_FEED_BUDGET_EVERY == 0 && cmt_memory_over_budget(&f->memory_in_use)) {
-        f->over_budget = true;
-        return 1;
-    }
-    size_t entries = cmt_replay_in_entries(e, f->replay->n_observers != 0);
+    size_t entries = cmt_replay_in_entries(e, run->observed);
     if (!entries)
         return 0; /* the replay has no use for the others */
     struct cmt_event_in mark;
@@ -141,13 +213,44 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
                 o->on_block_read(o->ctx, f->model, e);
         }
     }
-    /* a record's two entries stay in one batch */
-    if (run->fill->n + entries > run->batch_size && publish(run) != 0)
+    /* a record's two entries stay in one stage, so in one batch */
+    struct stage *s = &run->stage;
+    if (s->n + entries > STAGE_EVENTS && hand_over(run) != 0)
         return 1;
-    struct event_batch *b = run->fill;
-    cmt_replay_in_pack(&b->ev[b->n], e, f->replay->stack_id_limit);
-    b->n += entries;
-    if (b->n == run->batch_size && publish(run) != 0)
+    cmt_replay_in_pack(&s->ev[s->n], e, run->stack_id_limit);
+    s->n += entries;
+    if (s->n == STAGE_EVENTS && hand_over(run) != 0)
+        return 1;
+    return 0;
+}
+
+static int __attribute__((noinline)) stop_over_budget(struct feed_run *run)
+{
+    run->f->over_budget = true;
+    return 1;
+}
+
+_Static_assert((CMT_FEED_BUDGET_EVERY & (CMT_FEED_BUDGET_EVERY - 1)) == 0, "a power of two: one mask per event");
+
+static int on_event(void *ctx, const struct cmt_event_in *e)
+{
+    struct feed_run *run = ctx;
+    if (__builtin_expect(e->ts > run->stop_after, 0)) {
+        run->f->stopped_early = true;
+        return 1;
+    }
+    if (run->on_read)
+        run->on_read(run->read_ctx, e);
+    /* A few microseconds per 65,536 events: the budget is checked while
+     * the model and the replay grow, not once the machine is out of memory. */
+    if (__builtin_expect(++run->events_read % CMT_FEED_BUDGET_EVERY == 0, 0) &&
+        cmt_memory_over_budget(&run->f->memory_in_use))
+        return stop_over_budget(run);
+    if (__builtin_expect(e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE, 0))
+        return on_record(run, e);
+    struct stage *s = &run->stage;
+    cmt_replay_in_from(&s->ev[s->n], e, run->stack_id_limit);
+    if (++s->n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;
 }
@@ -186,11 +289,16 @@ static const struct cmt_reader_callbacks callbacks = {
 
 static void *reader_thread(void *arg)
 {
-    struct feed_run *run = arg;
-    struct pipeline *p = run->pipe;
+    struct pipeline *p = arg;
+    struct feed_run *run = &p->run;
     double start = thread_cpu_seconds();
     int rc = cmt_reader_run(run->f->reader, &callbacks, run);
+    if (run->stage.n)
+        hand_over(run); /* when the replay gave up, it says so */
     run->reader_cpu = thread_cpu_seconds() - start;
+#ifdef FEED_STREAMING
+    _mm_sfence();
+#endif
     pthread_mutex_lock(&p->lock);
     if (run->fill->n)
         p->filled++; /* the last, partly filled batch */
@@ -202,9 +310,8 @@ static void *reader_thread(void *arg)
 }
 
 /* The replay side of the pipeline: takes batches until the reader is done. */
-static int replay_batches(struct feed_run *run)
+static int replay_batches(struct pipeline *p, struct cmt_replay *replay)
 {
-    struct pipeline *p = run->pipe;
     for (;;) {
         pthread_mutex_lock(&p->lock);
         p->replay_waiting = true;
@@ -217,7 +324,7 @@ static int replay_batches(struct feed_run *run)
         }
         struct event_batch *b = &p->batches[p->head];
         pthread_mutex_unlock(&p->lock);
-        int rc = cmt_replay_events(run->f->replay, b->ev, b->n);
+        int rc = cmt_replay_events(replay, b->ev, b->n);
         pthread_mutex_lock(&p->lock);
         p->head = (p->head + 1) % PIPELINE_BATCHES;
         p->filled--;
@@ -256,48 +363,52 @@ static bool want_pipeline(const struct cmt_feed *f)
     return usable >= 2;
 }
 
+/* Two threads; -2 when the second could not be started (then nothing
+ * was read). */
+static int run_pipeline(struct cmt_feed *f)
+{
+    struct pipeline *p = aligned_alloc(_Alignof(struct pipeline), sizeof *p);
+    if (!p)
+        return -2;
+    memset(p, 0, offsetof(struct pipeline, batches));
+    feed_run_init(&p->run, f);
+    p->run.pipe = p;
+    p->run.fill = &p->batches[0];
+    p->run.fill->n = 0;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->changed, NULL);
+    pthread_t tid;
+    double start = thread_cpu_seconds();
+    int rc = -2;
+    if (pthread_create(&tid, NULL, reader_thread, p) == 0) {
+        rc = replay_batches(p, f->replay);
+        double replay_cpu = thread_cpu_seconds() - start;
+        pthread_join(tid, NULL);
+        f->events_read = p->run.events_read;
+        /* For benchmarks: how the work split between the threads. */
+        if (getenv("CUMEMTRACE_ANALYZER_STATS"))
+            fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
+                    p->run.reader_cpu, replay_cpu);
+    }
+    pthread_cond_destroy(&p->changed);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+    return rc;
+}
+
 int cmt_feed_run(struct cmt_feed *f)
 {
-    struct feed_run run = {.f = f, .batch_size = BATCH_EVENTS};
     if (want_pipeline(f)) {
-        struct pipeline *p = calloc(1, sizeof *p);
-        if (p) {
-            pthread_mutex_init(&p->lock, NULL);
-            pthread_cond_init(&p->changed, NULL);
-            run.pipe = p;
-            run.fill = &p->batches[0];
-            pthread_t tid;
-            double start = thread_cpu_seconds();
-            if (pthread_create(&tid, NULL, reader_thread, &run) == 0) {
-                int rc = replay_batches(&run);
-                double replay_cpu = thread_cpu_seconds() - start;
-                pthread_join(tid, NULL);
-                /* For benchmarks: how the work split between the threads. */
-                if (getenv("CUMEMTRACE_ANALYZER_STATS"))
-                    fprintf(stderr, "cumemtrace: analyzer threads: reader %.3f s, replay %.3f s of CPU\n",
-                            run.reader_cpu, replay_cpu);
-                pthread_cond_destroy(&p->changed);
-                pthread_mutex_destroy(&p->lock);
-                free(p);
-                return rc;
-            }
-            pthread_cond_destroy(&p->changed);
-            pthread_mutex_destroy(&p->lock);
-            free(p);
-            run.pipe = NULL; /* no thread: read and replay in this one */
-        }
+        int rc = run_pipeline(f);
+        if (rc != -2)
+            return rc;
+        /* no second thread: read and replay in this one */
     }
-    struct event_batch *b = malloc(sizeof *b);
-    if (!b) {
-        f->replay->out_of_memory = true;
-        return 0;
-    }
-    b->n = 0;
-    run.fill = b;
-    run.batch_size = SINGLE_THREAD_BATCH;
+    struct feed_run run;
+    feed_run_init(&run, f);
     int rc = cmt_reader_run(f->reader, &callbacks, &run);
-    if (b->n && !replay_failed(f))
-        cmt_replay_events(f->replay, b->ev, b->n);
-    free(b);
+    f->events_read = run.events_read;
+    if (run.stage.n && !replay_failed(f))
+        hand_over(&run);
     return rc;
 }

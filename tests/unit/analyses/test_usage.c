@@ -3,9 +3,12 @@
  * short-lived rule of site_calls.h (released before its call site allocated
  * again on the same thread, judged at that next allocation; stream-ordered
  * allocations not counted), and device memory by the allocating thread
- * (thread_use.h). */
+ * (thread_use.h). Each followed as an observer of its own, then all with the
+ * holders' own peaks through one observer (alloc_views.h), which also calls
+ * another observer's on_change once per change: the same figures. */
 #include <stdint.h>
 
+#include "alloc_views.h"
 #include "replay.h"
 #include "site_calls.h"
 #include "test_util.h"
@@ -14,6 +17,7 @@
 #define MiB (1024ull * 1024ull)
 
 static struct cmt_replay r;
+static struct cmt_holder_pass *holders; /* fused: the reading side's half, given each event first */
 
 static void event(uint8_t type, uint8_t api, uint32_t tid, uint64_t ts, uint64_t addr, uint64_t size, uint64_t stack)
 {
@@ -28,23 +32,58 @@ static void event(uint8_t type, uint8_t api, uint32_t tid, uint64_t ts, uint64_t
         .size = size,
         .stack = stack,
     };
+    if (holders)
+        cmt_holder_pass_read(holders, &e);
     CHECK(cmt_replay_event(&r, &e) == 0);
+}
+
+/* Stack 3 is cuBLAS's, the rest the program's. */
+static enum cmt_holder holder_of(void *ctx, uint64_t stack)
+{
+    (void)ctx;
+    return stack == 3 ? CMT_HOLDER_CUBLAS : CMT_HOLDER_OTHER;
+}
+
+static uint64_t then_calls, then_live;
+
+static int then_change(void *ctx, const struct cmt_replay *rp, const struct cmt_live *l, bool live)
+{
+    (void)ctx;
+    (void)rp;
+    then_calls++;
+    then_live = live ? then_live + l->size : then_live - l->size;
+    return 0;
 }
 
 #define ALLOC(tid, ts, addr, size, stack) event(CMT_REC_ALLOC, CMT_API_CUDA_MALLOC, tid, ts, addr, size, stack)
 #define FREE(tid, ts, addr) event(CMT_REC_FREE, CMT_API_CUDA_FREE, tid, ts, addr, 0, 0)
 
-int main(void)
+static void run(bool fused)
 {
     CHECK(cmt_replay_init(&r) == 0);
     cmt_replay_bound_stacks(&r, 1u << 20);
     cmt_replay_set_origin(&r, 1000);
     struct cmt_site_calls sc;
     struct cmt_thread_use tu;
+    struct cmt_holder_pass hp;
+    struct cmt_alloc_views views;
+    const struct cmt_replay_observer then = {.on_change = then_change};
+    then_calls = then_live = 0;
     CHECK(cmt_site_calls_init(&sc) == 0);
     CHECK(cmt_thread_use_init(&tu) == 0);
-    CHECK(cmt_replay_add_observer(&r, &sc.observer) == 0);
-    CHECK(cmt_replay_add_observer(&r, &tu.observer) == 0);
+    if (fused) {
+        CHECK(cmt_holder_pass_init(&hp, holder_of, NULL, r.stack_id_limit) == 0);
+        holders = &hp;
+        cmt_alloc_views_init(&views, &sc, &tu, &hp);
+        CHECK(cmt_replay_add_observer(&r, &then) == 0);
+        CHECK(cmt_replay_add_observer(&r, &views.observer) == 0);
+        cmt_alloc_views_then(&views, &r, &then);
+        CHECK_EQ_U64(r.n_change_hooks, 1);
+    } else {
+        holders = NULL;
+        CHECK(cmt_replay_add_observer(&r, &sc.observer) == 0);
+        CHECK(cmt_replay_add_observer(&r, &tu.observer) == 0);
+    }
 
     /* stack 1, thread 7: three allocate-release pairs: the first two are
      * short-lived (their site asked again after their release), the last is
@@ -117,8 +156,28 @@ int main(void)
     CHECK_EQ_U64(t8->live_count, 1);
     CHECK_EQ_U64(t8->frees_by_others, 1);
 
+    if (fused) {
+        /* cuBLAS's stack 3: 4 then 8 MiB at 4100, one 4 MiB left */
+        CHECK(!hp.out_of_memory);
+        CHECK_EQ_U64(hp.peak[0][CMT_HOLDER_CUBLAS].bytes, 8 * MiB);
+        CHECK_EQ_U64(hp.peak[0][CMT_HOLDER_CUBLAS].count, 2);
+        CHECK_EQ_U64(hp.peak[0][CMT_HOLDER_CUBLAS].ts, 4100);
+        CHECK_EQ_U64(hp.live[0][CMT_HOLDER_CUBLAS], 4 * MiB);
+        CHECK_EQ_U64(hp.peak[0][CMT_HOLDER_OTHER].bytes, 0); /* the program's: not followed */
+        /* told every change once: 16 allocations, 15 releases; 4 MiB left */
+        CHECK_EQ_U64(then_calls, 31);
+        CHECK_EQ_U64(then_live, 4 * MiB);
+        cmt_holder_pass_free(&hp);
+        holders = NULL;
+    }
     cmt_site_calls_free(&sc);
     cmt_thread_use_free(&tu);
     cmt_replay_free(&r);
+}
+
+int main(void)
+{
+    run(false);
+    run(true);
     return 0;
 }

@@ -392,6 +392,186 @@ static void test_damaged_chunk(void)
     cmt_reader_close(r);
 }
 
+/* 4b. Records of every shape: fields of every length (one to ten bytes),
+ * every mask, kinds, aux fields, devices, in chunks of every size. The
+ * reader decodes most records on a fast path and the others (the last
+ * records of a chunk, long fields, long bodies) on the general one: both
+ * give back exactly what was written, and damage anywhere in a chunk is
+ * named at its record, after every event before it. */
+static uint64_t shape_rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t shape_rnd(void)
+{
+    shape_rng ^= shape_rng >> 12;
+    shape_rng ^= shape_rng << 25;
+    shape_rng ^= shape_rng >> 27;
+    return shape_rng * 0x2545f4914f6cdd1dull;
+}
+
+/* A value of a random width: 0 to 64 bits, short ones most often. */
+static uint64_t shape_value(void)
+{
+    unsigned bits = (unsigned)(shape_rnd() % 4 ? shape_rnd() % 24 : shape_rnd() % 65);
+    return bits == 0 ? 0 : shape_rnd() >> (64 - bits);
+}
+
+#define SHAPES 20000
+struct shape_trace {
+    struct cmt_trace_file tf;
+    struct cmt_event written[SHAPES];
+    uint64_t rec_off[SHAPES];   /* each record's file offset */
+    uint64_t rec_end[SHAPES];   /* where it ends */
+    uint64_t chunk_off[SHAPES]; /* its chunk's */
+};
+
+static uint64_t file_offset(const struct cmt_trace_file *tf, const uint8_t *p)
+{
+    for (unsigned i = 0; i < tf->n_segments; i++)
+        if (p >= tf->segments[i].base && p < tf->segments[i].base + tf->segments[i].size)
+            return tf->segments[i].offset + (uint64_t)(p - tf->segments[i].base);
+    CHECK(!"an address in the trace's segments");
+    return 0;
+}
+
+static void write_shapes(struct shape_trace *t, const char *name, unsigned out_of_order_at)
+{
+    make_trace(&t->tf, name, 0);
+    struct cmt_event_stream s = {.tid = 5};
+    uint64_t ts = 0, ahead = 0;
+    for (unsigned i = 0; i < SHAPES; i++) {
+        CHECK(cmt_event_stream_reserve(&t->tf, &s));
+        uint8_t type = (uint8_t)(CMT_REC_ALLOC + shape_rnd() % (CMT_REC_BLOCK - CMT_REC_ALLOC + 1));
+        uint8_t api = (uint8_t)shape_rnd();
+        uint64_t step = shape_rnd() % 8 ? shape_rnd() % 3000 : shape_value() & ((1ull << 40) - 1);
+        /* never before the chunk's claim (W1), but for the one out of order */
+        ahead += step;
+        ts = i == out_of_order_at ? ts - 1000 : cmt_now_ns() + ahead;
+        struct cmt_event e = {
+            .type = type,
+            .api = api,
+            .kind = shape_rnd() % 5 ? (uint8_t)cmt_api_default_kind(api) : (uint8_t)shape_rnd(),
+            .has_device = shape_rnd() % 3 == 0,
+            .device = (int32_t)(shape_rnd() % 4 ? shape_rnd() % 9 : shape_value()) - 1,
+            .result = shape_rnd() % 6 ? 0 : (int32_t)shape_value(),
+            .ts = ts,
+            .addr = shape_rnd() % 3 ? 0x7f0000000000ull + shape_value() : shape_value(),
+            .size = shape_value(),
+            .stream = shape_rnd() % 4 ? 0 : shape_value(),
+            .stack = shape_rnd() % 3 ? shape_rnd() % 200 : shape_value(),
+        };
+        for (int k = 0; k < CMT_AUX_COUNT; k++)
+            e.aux[k] = shape_rnd() % 4 ? 0 : shape_value();
+        t->written[i] = e;
+        t->rec_off[i] = file_offset(&t->tf, s.pos);
+        t->chunk_off[i] = file_offset(&t->tf, s.chunk);
+        cmt_event_stream_append(&s, &e);
+        t->rec_end[i] = file_offset(&t->tf, s.pos - 1) + 1;
+    }
+    cmt_trace_finish(&t->tf, ts + 1);
+}
+
+/* Reads a trace in memory into got, with the fast decoding paths or the
+ * portable ones; returns cmt_reader_run's result and the reader. */
+static int read_memory(const uint8_t *data, size_t size, bool portable, struct cmt_reader **out)
+{
+    char err[256];
+    memset(&got, 0, sizeof got);
+    CHECK(cmt_reader_open_memory(data, size, out, err, sizeof err) == 0);
+    if (portable)
+        cmt_reader_portable_decode(*out);
+    return cmt_reader_run(*out, &collect_cb, NULL);
+}
+
+static uint8_t *load_file(const char *path, size_t *size)
+{
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    uint8_t *data = malloc((size_t)st.st_size);
+    int fd = open(path, O_RDONLY);
+    CHECK(data && fd >= 0 && read(fd, data, (size_t)st.st_size) == st.st_size);
+    close(fd);
+    *size = (size_t)st.st_size;
+    return data;
+}
+
+/* Records of t a fast decoding path may leave to the general one: those
+ * that end near their chunk's end or commit end, with a field longer than
+ * 8 bytes, or with a body shorter than 4 bytes. */
+static unsigned shapes_for_the_general_path(const struct shape_trace *t, const uint8_t *data)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < SHAPES; i++) {
+        const uint8_t *h = data + t->chunk_off[i];
+        uint32_t size, commit_end;
+        memcpy(&size, h + 4, sizeof size);
+        memcpy(&commit_end, h + 40, sizeof commit_end);
+        uint64_t limit = t->chunk_off[i] + (commit_end < size ? commit_end : size);
+        const uint8_t *p = data + t->rec_off[i] + 2, *end = data + t->rec_end[i] - CMT_RECORD_CHECK_SIZE;
+        bool long_field = false;
+        while (p < end) { /* the mask and the fields */
+            unsigned len = 1;
+            while (*p++ & 0x80)
+                len++;
+            long_field = long_field || len > 8;
+        }
+        if (t->rec_off[i] + CMT_MAX_EVENT_RECORD + 16 >= limit || long_field || end - (data + t->rec_off[i] + 1) < 4)
+            n++;
+    }
+    return n;
+}
+
+static void test_record_shapes(void)
+{
+    static struct shape_trace t, u;
+    write_shapes(&t, "shapes.bin", SHAPES);
+    /* A thread's events out of time order, in the middle of a chunk: said
+     * once, at that record. */
+    write_shapes(&u, "shapes-order.bin", 7777);
+    size_t size, u_size;
+    uint8_t *copy = load_file(t.tf.path, &size), *u_data = load_file(u.tf.path, &u_size);
+    for (int portable = 0; portable < 2; portable++) {
+        struct cmt_reader *r;
+        CHECK(read_memory(copy, size, portable, &r) == 0);
+        /* Both paths were taken, the fast one for every record it can take
+         * (a fast path that gives up on a record it should read, a check
+         * it computes wrongly, would only be slower). */
+        unsigned general = shapes_for_the_general_path(&t, copy);
+        CHECK(general > 0 && general < SHAPES / 4);
+        CHECK(cmt_reader_stats(r)->slow_records > 0);
+        CHECK(cmt_reader_stats(r)->slow_records <= general);
+        cmt_reader_close(r);
+        CHECK_EQ_U64(got.n, SHAPES);
+        for (unsigned i = 0; i < SHAPES; i++) {
+            check_same(&got.ev[i], &t.written[i]);
+            CHECK_EQ_U64(got.ev[i].tid, 5);
+        }
+        /* A wrong check at records all over the chunks: the first record of
+         * a chunk, records in its middle, its last ones. */
+        for (unsigned i = 0; i < SHAPES; i += i < 50 || SHAPES - i < 50 ? 1 : 97) {
+            copy[t.rec_end[i] - 1] ^= 0x40;
+            char expect[160];
+            CHECK(read_memory(copy, size, portable, &r) == -1);
+            snprintf(expect, sizeof expect,
+                     "damaged event record at offset %llu (chunk at offset %llu): its checksum does not match",
+                     (unsigned long long)t.rec_off[i], (unsigned long long)t.chunk_off[i]);
+            CHECK_STR(cmt_reader_error(r), expect);
+            CHECK_EQ_U64(got.n, i);
+            cmt_reader_close(r);
+            copy[t.rec_end[i] - 1] ^= 0x40;
+        }
+        char expect[128];
+        CHECK(read_memory(u_data, u_size, portable, &r) == 0);
+        CHECK_EQ_U64(got.n, SHAPES);
+        CHECK_EQ_U64(cmt_reader_warning_count(r), 1);
+        snprintf(expect, sizeof expect, "events of thread 5 are out of time order at offset %llu",
+                 (unsigned long long)u.rec_off[7777]);
+        CHECK_STR(cmt_reader_warning(r, 0), expect);
+        cmt_reader_close(r);
+    }
+    free(copy);
+    free(u_data);
+}
+
 /* 5. A record whose body was written but whose type byte was not (the
  * writer died mid-record) ends that chunk; other threads' chunks are read. */
 static void test_uncommitted_record(void)
@@ -841,6 +1021,7 @@ int main(void)
     test_threads_merge();
     test_truncation_everywhere();
     test_damaged_chunk();
+    test_record_shapes();
     test_uncommitted_record();
     test_size_limit();
     test_populate_ahead();
