@@ -104,12 +104,12 @@ static int run(const char *path, const struct whatif_args *w, const struct cmt_f
     int rc = frames && cmt_phases_view_build(&phases, &a, frames) == 0 ? 0 : -1;
     const struct cmt_whatif *engine = a.whatif;
     if (rc == 0 && engine->source == CMT_WHATIF_NONE) {
-        rc = cmt_whatif_uncached_run(&uncached, &a, frames, w->settings, w->n, w->capacity);
+        rc = cmt_whatif_uncached_run(&uncached, &a, frames, NULL, w->settings, w->n, w->capacity);
         if (uncached)
             engine = uncached;
     }
     if (rc == 0)
-        rc = cmt_whatif_report_build(&rep, &a, engine, frames, phases);
+        rc = cmt_whatif_report_build(&rep, &a, engine, frames, phases, NULL);
     if (rc != 0) {
         cmt_cli_error("%s: out of memory while replaying the tensors; free memory", path);
         cmt_phases_view_free(phases);

@@ -1068,19 +1068,19 @@ static int build_whatif(struct cmt_report *r, const struct cmt_analysis *a)
 {
     const struct cmt_whatif *engine = a->whatif;
     if (engine->source == CMT_WHATIF_NONE) {
-        if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, &engine->asked[0], engine->n_asked,
+        if (cmt_whatif_uncached_run(&r->whatif_uncached, a, r->frames, r, &engine->asked[0], engine->n_asked,
                                     engine->capacity) != 0)
             return -1;
         /* nothing to replay: said in the report where the trace shows
          * PyTorch (its cache without the block layer), not for every
          * program of its own cudaMalloc calls */
-        if (!r->whatif_uncached && !cmt_whatif_pytorch_seen(a, r->frames))
+        if (!r->whatif_uncached && !cmt_whatif_pytorch_seen(a, r->frames, r))
             return 0;
         if (r->whatif_uncached)
             engine = r->whatif_uncached;
     }
     r->whatif = calloc(1, sizeof *r->whatif);
-    return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases) == 0 ? 0 : -1;
+    return r->whatif && cmt_whatif_report_build(r->whatif, a, engine, r->frames, r->phases, r) == 0 ? 0 : -1;
 }
 
 /* The report's frames: those the holders classified stacks with while the

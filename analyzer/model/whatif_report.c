@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "memory_holder.h"
+#include "report.h"
 
 size_t cmt_whatif_candidates(struct cmt_ta_settings *out, size_t max)
 {
@@ -142,11 +143,19 @@ static size_t best_row(const struct cmt_whatif_device_view *v)
     return best;
 }
 
-static const char *reason_none(const struct cmt_analysis *a, struct cmt_frames *frames, char *buf, size_t len)
+/* The cache holding what stack allocated: the report's, kept per stack,
+ * or decided over frames. */
+static enum cmt_holder cache_of(struct cmt_report *report, struct cmt_frames *frames, uint64_t stack)
+{
+    return report ? cmt_report_cache(report, stack) : cmt_cache_of(frames, stack);
+}
+
+static const char *reason_none(const struct cmt_analysis *a, struct cmt_frames *frames, struct cmt_report *report,
+                               char *buf, size_t len)
 {
     size_t segments = 0;
     for (size_t i = 0; frames && i < a->replay.n_active; i++)
-        if (cmt_cache_of(frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
+        if (cache_of(report, frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
             segments++;
     if (a->model.has_allocator && a->model.allocator.state != 0)
         snprintf(buf, len, "whatif needs PyTorch's block layer (its tensors inside the cache's segments), and the "
@@ -167,18 +176,19 @@ static const char *reason_none(const struct cmt_analysis *a, struct cmt_frames *
     return buf;
 }
 
-bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames)
+bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames, struct cmt_report *report)
 {
     if (a->model.has_allocator)
         return true;
     for (size_t i = 0; frames && i < a->replay.n_active; i++)
-        if (cmt_cache_of(frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
+        if (cache_of(report, frames, a->replay.active_sites[i]) == CMT_HOLDER_PYTORCH)
             return true;
     return false;
 }
 
 int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_analysis *a, const struct cmt_whatif *w,
-                            struct cmt_frames *frames, const struct cmt_phases_view *phases)
+                            struct cmt_frames *frames, const struct cmt_phases_view *phases,
+                            struct cmt_report *report)
 {
     memset(out, 0, sizeof *out);
     out->path = a->path;
@@ -190,7 +200,7 @@ int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_anal
     const struct cmt_trace_model *m = &a->model;
     out->version = m->has_allocator ? cmt_model_string(m, m->allocator.version_id) : "";
     if (!w || w->source == CMT_WHATIF_NONE || !w->n_devices) {
-        reason_none(a, frames, out->reason, sizeof out->reason);
+        reason_none(a, frames, report, out->reason, sizeof out->reason);
         return 0;
     }
     out->source = w->source == CMT_WHATIF_BLOCKS ? "blocks" : "uncached";

@@ -105,6 +105,8 @@ struct cmt_whatif_report {
     const char *class_name[CMT_TA_CLASS_COUNT];
 };
 
+struct cmt_report;
+
 /* What the replay of a cache-off trace assumes (source "uncached"). */
 #define CMT_WHATIF_UNCACHED_ASSUMES                                                                                    \
     "each cudaMalloc PyTorch made for a tensor is that tensor's request, of the bytes it asked (with the cache off "   \
@@ -114,16 +116,19 @@ struct cmt_whatif_report {
     "order with its cache on; PyTorch's tensors are told from its other allocations by their stacks"
 
 /* Builds the view of a->whatif (NULL in a: source "none" with the reason).
- * frames name the failures' sites, phases (may be NULL) their phases.
+ * frames name the failures' sites, phases (may be NULL) their phases;
+ * report, when the view is part of one (its frames are frames), keeps each
+ * stack's classes (cmt_report_cache), else they are decided anew.
  * Returns 0, or -1 when out of memory. */
 int cmt_whatif_report_build(struct cmt_whatif_report *out, const struct cmt_analysis *a, const struct cmt_whatif *w,
-                            struct cmt_frames *frames, const struct cmt_phases_view *phases);
+                            struct cmt_frames *frames, const struct cmt_phases_view *phases,
+                            struct cmt_report *report);
 void cmt_whatif_report_free(struct cmt_whatif_report *x);
 
 /* The trace shows PyTorch's caching allocator (its ALLOCATOR record, or
  * segments made by libc10_cuda.so): where the report says why nothing was
  * replayed when it has no block layer. */
-bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames);
+bool cmt_whatif_pytorch_seen(const struct cmt_analysis *a, struct cmt_frames *frames, struct cmt_report *report);
 
 /* The candidates `--compare` and the report try: the defaults, expandable
  * segments, max_split_size_mb 128 and 512, roundup_power2_divisions 4,

@@ -5,10 +5,12 @@
 #include <string.h>
 
 #include "memory_holder.h"
+#include "report.h"
 #include "uncached_pass.h"
 
 /* Stacks of PyTorch's allocations made without its cache. */
-static uint8_t *tensor_stacks(const struct cmt_analysis *a, struct cmt_frames *frames, size_t *n, bool *any)
+static uint8_t *tensor_stacks(const struct cmt_analysis *a, struct cmt_frames *frames, struct cmt_report *report,
+                              size_t *n, bool *any)
 {
     *n = a->model.n_stacks;
     *any = false;
@@ -21,10 +23,11 @@ static uint8_t *tensor_stacks(const struct cmt_analysis *a, struct cmt_frames *f
         uint32_t s = r->active_sites[i];
         if (s >= *n || r->sites[s].kind != CMT_KIND_DEVICE)
             continue;
-        enum cmt_holder cache = cmt_cache_of(frames, s);
+        enum cmt_holder cache = report ? cmt_report_cache(report, s) : cmt_cache_of(frames, s);
         if (cache == CMT_HOLDER_PYTORCH)
             cache_on = true;
-        else if (cache == CMT_HOLDER_OTHER && cmt_holder_of(frames, s) == CMT_HOLDER_PYTORCH) {
+        else if (cache == CMT_HOLDER_OTHER &&
+                 (report ? cmt_report_holder(report, s) : cmt_holder_of(frames, s)) == CMT_HOLDER_PYTORCH) {
             t[s] = 1;
             *any = true;
         }
@@ -81,14 +84,15 @@ static int read_again(const struct cmt_analysis *a, const struct tensor_table *t
 }
 
 int cmt_whatif_uncached_run(struct cmt_whatif **out, const struct cmt_analysis *a, struct cmt_frames *frames,
-                            const struct cmt_ta_settings *settings, size_t n_settings, uint64_t capacity)
+                            struct cmt_report *report, const struct cmt_ta_settings *settings, size_t n_settings,
+                            uint64_t capacity)
 {
     *out = NULL;
     if (!frames || (a->blocks && a->blocks->events))
         return 0;
     struct tensor_table table;
     bool any;
-    uint8_t *tensor = tensor_stacks(a, frames, &table.n_stacks, &any);
+    uint8_t *tensor = tensor_stacks(a, frames, report, &table.n_stacks, &any);
     if (!tensor)
         return -1;
     table.tensor_stack = tensor;

@@ -19,8 +19,12 @@
  *
  * *out NULL when the trace has no such allocation; else an engine to free
  * with cmt_whatif_uncached_free. Returns 0, or -1 when out of memory. */
+struct cmt_report;
+/* report, when asked for one (its frames are frames), keeps each stack's
+ * classes (cmt_report_cache, cmt_report_holder); NULL: decided anew. */
 int cmt_whatif_uncached_run(struct cmt_whatif **out, const struct cmt_analysis *a, struct cmt_frames *frames,
-                            const struct cmt_ta_settings *settings, size_t n_settings, uint64_t capacity);
+                            struct cmt_report *report, const struct cmt_ta_settings *settings, size_t n_settings,
+                            uint64_t capacity);
 void cmt_whatif_uncached_free(struct cmt_whatif *w);
 
 #endif
