@@ -276,6 +276,10 @@ struct module {
      * (cmt_symbolizer_frame_shown), and then once. */
     const char *problem;  /* interned; NULL: none */
     bool shown;
+    bool shown_no_dwarf;  /* shown while known to have no DWARF */
+    /* A copy used in place of the recorded file (another build-id): said
+     * whether or not a frame of it is shown. */
+    const char *copy_note; /* interned; NULL: none */
 
     bool syms_built;
     struct sym_index syms;
@@ -314,10 +318,15 @@ struct cmt_symbolizer {
     struct map demangled; /* (interned mangled pointer, 1) -> interned demangled pointer */
     struct map joined;    /* (libdw file name pointer, comp_dir pointer) -> interned full path */
 
-    /* warnings */
+    /* warnings: the modules keep what is to be said of them (copy_note,
+     * problem); the list said is built from them in the modules' order
+     * (warnings_build) when warnings_dirty, so that it never depends on the
+     * order frames were resolved or shown in (which follows the analyses'
+     * tables, some keyed by addresses of the heap). */
     struct strtab warnset;
     const char **warnings;
     size_t nwarnings, warncap;
+    bool warnings_dirty;
     /* Modules with no DWARF: one warning names them all (a Python job has
      * libc, python3 and a dozen extension modules without it; a line each
      * drowned what mattered). The first one's own warning while it is
@@ -354,14 +363,14 @@ static char *xasprintf(const char *fmt, ...)
  * they are counted, and one more warning says how many. */
 #define MAX_WARNINGS 64
 
-static void warnf(struct cmt_symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warning_push(struct cmt_symbolizer *s, const char *w);
-static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
+/* What is said of module m whether or not a frame of it is shown (a copy
+ * used in place of the recorded file), kept with m: the first one said. */
+static void module_note(struct cmt_symbolizer *s, struct module *m, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void module_note(struct cmt_symbolizer *s, struct module *m, const char *fmt, ...)
 {
-    if (s->nwarnings == MAX_WARNINGS) {
-        s->warnings_dropped++;
+    if (m->copy_note)
         return;
-    }
     va_list ap;
     va_start(ap, fmt);
     char *msg = NULL;
@@ -370,13 +379,12 @@ static void warnf(struct cmt_symbolizer *s, const char *fmt, ...)
     if (n < 0)
         return;
     bool is_new = false;
-    const char *w = strtab_intern_len(&s->warnset, msg, (size_t)n, &is_new);
+    m->copy_note = strtab_intern_len(&s->warnset, msg, (size_t)n, &is_new);
     free(msg);
-    if (w && is_new)
-        warning_push(s, w);
+    s->warnings_dirty = true;
 }
 
-/* w (interned) joins the list. */
+/* w (interned) joins the list (warnings_build). */
 static void warning_push(struct cmt_symbolizer *s, const char *w)
 {
     if (s->nwarnings == MAX_WARNINGS) {
@@ -416,8 +424,7 @@ static void module_warn(struct cmt_symbolizer *s, struct module *m, const char *
     bool is_new = false;
     m->problem = strtab_intern_len(&s->warnset, msg, (size_t)n, &is_new);
     free(msg);
-    if (m->problem && m->shown)
-        warning_push(s, m->problem);
+    s->warnings_dirty = true;
 }
 
 static void hex_id(const uint8_t *id, size_t len, char *out, size_t outsz)
@@ -716,7 +723,7 @@ static char *find_module_file(struct cmt_symbolizer *s, struct module *m)
     char want_hex[2 * 64 + 1];
     hex_id(id, idlen > 64 ? 64 : idlen, want_hex, sizeof want_hex);
     if (se.found && se.mismatch_path)
-        warnf(s, "module %s: %s has build-id %s, not the recorded %s; using %s instead",
+        module_note(s, m, "module %s: %s has build-id %s, not the recorded %s; using %s instead",
               m->label, se.mismatch_path, se.mismatch_hex, want_hex, se.found);
     else if (!se.found && se.mismatch_path)
         module_warn(s, m, "module %s: build-id mismatch: %s has build-id %s, recorded %s; "
@@ -907,10 +914,8 @@ void cmt_symbolizer_frame_shown(struct cmt_symbolizer *s, const struct cmt_frame
     if (!m || m->shown)
         return;
     m->shown = true;
-    if (m->problem)
-        warning_push(s, m->problem);
-    if (m->no_dwarf)
-        nodwarf_add(s, m);
+    m->shown_no_dwarf = m->no_dwarf;
+    s->warnings_dirty = true;
 }
 
 /* The one warning of the modules without DWARF: the first module's own
@@ -921,23 +926,42 @@ void cmt_symbolizer_forget_shown(struct cmt_symbolizer *s)
         return;
     /* The warnings said for a shown module's problem go (they come back
      * when one of its frames is shown again); the others (a copy used in
-     * place of the recorded file, warnf) stay, said once per module load. */
-    size_t kept = 0;
-    for (size_t i = 0; i < s->nwarnings; i++) {
-        bool problem = false;
-        for (size_t k = 0; k < s->nmods && !problem; k++)
-            problem = s->mods[k]->problem == s->warnings[i];
-        if (!problem)
-            s->warnings[kept++] = s->warnings[i];
-    }
-    s->nwarnings = kept;
-    s->warnings_dropped = 0;
+     * place of the recorded file, module_note) stay. */
     for (size_t k = 0; k < s->nmods; k++)
-        s->mods[k]->shown = false;
+        s->mods[k]->shown = s->mods[k]->shown_no_dwarf = false;
+    s->warnings_dirty = true;
+}
+
+/* The list said, from the modules, in their order (the trace's: ids
+ * increase with the modules' loads), each module's copy note then its
+ * problem; a text said of several modules (the same path recorded twice)
+ * once, where its first module puts it. The first MAX_WARNINGS, then a
+ * count of the rest; the modules without DWARF in the one warning of them,
+ * in the same order. */
+static void warnings_build(struct cmt_symbolizer *s)
+{
+    s->nwarnings = 0;
+    s->warnings_dropped = 0;
     s->n_nodwarf = 0;
     free(s->nodwarf_first);
     s->nodwarf_first = NULL;
     s->nodwarf_msg_n = 0;
+    struct map said = {0};
+    for (size_t k = 0; k < s->nmods; k++) {
+        struct module *m = s->mods[k];
+        const char *w[2] = {m->copy_note, m->shown ? m->problem : NULL};
+        for (size_t j = 0; j < 2; j++) {
+            uint64_t dummy;
+            if (!w[j] || map_get(&said, (uint64_t)(uintptr_t)w[j], 1, &dummy))
+                continue;
+            map_put(&said, (uint64_t)(uintptr_t)w[j], 1, 1); /* out of memory: said twice at worst */
+            warning_push(s, w[j]);
+        }
+        if (m->shown && m->shown_no_dwarf)
+            nodwarf_add(s, m);
+    }
+    map_free(&said);
+    s->warnings_dirty = false;
 }
 
 static const char *nodwarf_warning(struct cmt_symbolizer *s)
@@ -1788,15 +1812,19 @@ void cmt_symbolizer_add_module(struct cmt_symbolizer *s, const struct cmt_module
 
 size_t cmt_symbolizer_warning_count(const struct cmt_symbolizer *s)
 {
+    if (s && s->warnings_dirty)
+        warnings_build((struct cmt_symbolizer *)s);
     return s ? s->nwarnings + (s->warnings_dropped ? 1 : 0) + (s->n_nodwarf && s->nodwarf_first ? 1 : 0) : 0;
 }
 
-/* The modules' warning comes last: it can still grow while the others are
- * read, and is rebuilt when it did. */
+/* The list is rebuilt (warnings_build) when a module's notes or a frame
+ * shown changed since it was last read; the modules' warning comes last. */
 const char *cmt_symbolizer_warning(const struct cmt_symbolizer *s, size_t i)
 {
     if (!s)
         return NULL;
+    if (s->warnings_dirty)
+        warnings_build((struct cmt_symbolizer *)s);
     if (i < s->nwarnings)
         return s->warnings[i];
     if (s->warnings_dropped && i == s->nwarnings) {

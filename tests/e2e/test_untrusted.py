@@ -184,5 +184,33 @@ def test_many_missing_modules():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def test_missing_modules_order():
+    """The notes of modules not found come in the trace's module order
+    (docs/messages.md), whatever the analyzer's heap layout: they followed
+    the order the analyses' tables, some keyed by heap addresses, showed
+    the frames in, so glibc's top_pad or setarch -R reordered them. The
+    paths are not in sorted order and the sites are listed largest first
+    (the last module's first): neither is the order asserted. 70 modules:
+    the 64 said are the first 64 of the trace, then the count of the rest."""
+    d = tempfile.mkdtemp(prefix="cmt-order-")
+    names = [f"/nonexistent/m{(i * 37) % 70:02d}.so" for i in range(70)]
+    trace = gen(d, *names)
+    note = "file not found, showing module+offset only; --sysroot DIR finds a copy elsewhere"
+    want = [f"module {n}: {note}" for n in names[:64]]
+    want.append("6 more warnings about modules not shown (the first 64 are above)")
+    runs = [[], ["setarch", "-R"]] + [["env", f"GLIBC_TUNABLES=glibc.malloc.top_pad={p}"]
+                                       for p in (0, 4096, 65536, 1 << 20, 3 << 20, 7 << 20)]
+    for prefix in runs:
+        argv = prefix + [cmtest.CLI] if not cmtest.VALGRIND else prefix + cmtest.VALGRIND_CMD + [cmtest.CLI]
+        env = cmtest.sim_env(preload=False)
+        p = subprocess.run(argv + ["report", "--json", trace], cwd=d, env=env, capture_output=True, text=True,
+                           timeout=600)
+        eq(p.returncode, 0, p.stderr)
+        eq(json.loads(p.stdout)["warnings"], want, f"JSON notes under {prefix}")
+        p = subprocess.run(argv + ["report", trace], cwd=d, env=env, capture_output=True, text=True, timeout=600)
+        eq(p.returncode, 0, p.stderr)
+        eq([ln[4:] for ln in p.stdout.splitlines() if ln.startswith("  - ")], want, f"text notes under {prefix}")
+    shutil.rmtree(d, ignore_errors=True)
+
 if __name__ == "__main__":
     cmtest.main(sys.modules[__name__])
