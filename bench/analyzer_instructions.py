@@ -13,7 +13,10 @@ cancel out):
     whole      the whole process
     reading    the reading side: decoding, merging, packing, the reading
                passes (cmt_reader_run without the replay)
-    decode     of it, decoding (cursor_decode)
+    decode     of it, the general decoding path (cursor_decode_slow; the
+               fast path, which takes most records, is inlined into
+               cmt_reader_run and counted in `reading` only; cursor_decode
+               in builds before it)
     passes     of it, the reading passes (cmt_read_passes_event)
     replay     the replay's side (cmt_replay_events)
     views      of it, the views that follow every change with the
@@ -41,7 +44,7 @@ import tempfile
 # (label, function names whose inclusive counts are summed)
 PARTS = [
     ("reading", None),  # computed
-    ("decode", ["cursor_decode"]),
+    ("decode", ["cursor_decode", "cursor_decode_slow"]),
     ("passes", ["cmt_read_passes_event"]),
     ("replay", ["cmt_replay_events"]),
     ("views", ["alloc_views.c:on_change"]),

@@ -354,11 +354,14 @@ static bool want_pipeline(const struct cmt_feed *f)
     cpu_set_t cpus;
     /* the CPUs this process may run on (taskset, cgroups), not the machine's */
     int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    /* A second thread pays only when a CPU is idle: on a busy machine the two
-     * halves take turns on one CPU and handing batches over costs extra
-     * (measured: 2.4 times slower with the other CPU saturated). */
+    /* A second thread pays on an idle machine and still on a busy one: with
+     * the hand-over's non-temporal stores it adds no work, and the scheduler
+     * gives the two threads more of the machine than one. Measured on 2
+     * vCPUs (docs/performance.md, 2026-12-07): two threads faster at load
+     * 2.2 to 3 in every alternating pair, even with one at load 4 to 5; so
+     * one thread only past that, where the second no longer pays. */
     double load[1];
-    if (getloadavg(load, 1) == 1 && load[0] > usable - 1.0 + 0.5)
+    if (getloadavg(load, 1) == 1 && load[0] > usable + 1.0)
         return false;
     return usable >= 2;
 }

@@ -11,8 +11,8 @@
 
 /* Reads an opened trace once: its metadata into a model, its events and
  * records (those the replay's observers need) into a replay, which tells
- * its observers. With a trace of 8 MiB or more and an idle CPU (at least
- * two usable, load average below their number - 0.5), the trace is decoded
+ * its observers. With a trace of 8 MiB or more and at least two usable
+ * CPUs (load average at most their number + 1), the trace is decoded
  * in a second thread while this one replays (CUMEMTRACE_ANALYZER_THREADS=1
  * keeps one thread, =2 forces two). The model is only read by this thread
  * once the feed returned. */
