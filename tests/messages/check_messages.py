@@ -48,7 +48,7 @@ SINKS = [
     (r"\bsnprintf\s*\(\s*a->message\s*,\s*sizeof a->message\s*,", 0, ["analyzer/analyses"], False, ""),
     (r"\bsnprintf\s*\(\s*msg\s*,\s*msglen\s*,", 0, ["analyzer/cli"], False, ""),
     (r"\badd_note", 1, ["analyzer/check"], True, ""),
-    (r"\bwarnf", 1, ["analyzer/symbolize"], True, ""),
+    (r"\bmodule_note", 2, ["analyzer/symbolize"], True, ""),
     (r"\bmodule_warn", 2, ["analyzer/symbolize"], True, ""),
     (r"\bnodwarf_first\s*=\s*xasprintf", 0, ["analyzer/symbolize"], True, ""),
     (r"\bsnprintf\s*\(\s*s->nodwarf_msg\s*,\s*sizeof s->nodwarf_msg\s*,", 0, ["analyzer/symbolize"], True, ""),
