@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cumemtrace check [OPTIONS] TRACE... */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,25 +31,16 @@ int cmt_check_write_report(struct cmt_check *c, const char *cmd, FILE *default_o
 {
     const struct cmt_check_options *o = c->opt;
     FILE *out = default_out;
-    if (o->report_file) {
-        out = fopen(o->report_file, "w");
-        if (!out) {
-            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
-                          cmd, o->report_file, strerror(errno));
-            return -1;
-        }
-    }
+    /* Through a temporary renamed into place, as every -o FILE is: a check
+     * killed or out of disk space leaves the last report whole. */
+    if (o->report_file && !(out = cmt_cli_output_open(cmd, o->report_file)))
+        return -1;
     cmt_cli_render(CMT_VIEW_CHECK, o->format, c, out);
     int rc = 0;
-    if (o->report_file) {
-        if (fclose(out) != 0) {
-            cmt_cli_error("%s: cannot write the report to %s: %s; check that its directory exists and is writable",
-                          cmd, o->report_file, strerror(errno));
-            rc = -1;
-        }
-    } else {
+    if (o->report_file)
+        rc = cmt_cli_output_close(cmd, o->report_file, out, true, 0) == 0 ? 0 : -1;
+    else
         fflush(out);
-    }
     /* Whoever watches the terminal still learns the result. */
     if (o->report_file || strcmp(o->format, "text") != 0) {
         cmt_check_render_summary(c, terminal);

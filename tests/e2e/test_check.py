@@ -753,8 +753,8 @@ def test_formats():
     eq(len(ET.parse(out).getroot().find("testsuite").findall("testcase")), 1, "report file written")
     c = check_cmd("--report-file", d("no/such/dir/r.txt"), lp)
     eq(c.returncode, 2, "unwritable report file")
-    eq(c.stderr, f"cumemtrace: check: cannot write the report to {d('no/such/dir/r.txt')}: No such file or "
-                 "directory; check that its directory exists and is writable\n", "unwritable report message")
+    eq(c.stderr, f"cumemtrace: check: cannot create {d('no/such/dir/r.txt')}: No such file or directory; check "
+                 "that its directory exists and is writable\n", "unwritable report message")
     d.cleanup()
 
 

@@ -425,14 +425,14 @@ def test_output_option():
         # a FILE that cannot be created
         missing = os.path.join(d, "no", "such", "out")
         p = cmtest.cli(cmd, *opts, "-o", missing, r.trace)
+        said = (f"cumemtrace: {cmd}: cannot create {missing}: No such file or directory; check that its directory "
+                "exists and is writable\n")
         if cmd == "check":
+            # after the result line, which the terminal gets either way
             eq((p.returncode, p.stdout), (2, ""), "check -o into a missing directory")
-            check(f"cumemtrace: check: cannot write the report to {missing}: No such file or directory; check that "
-                  "its directory exists and is writable\n" in p.stderr, p.stderr)
+            check(p.stderr.endswith(said), p.stderr)
         else:
-            eq((p.returncode, p.stdout, p.stderr),
-               (2, "", f"cumemtrace: {cmd}: cannot create {missing}: No such file or directory; check that its "
-                "directory exists and is writable\n"), f"{cmd} -o into a missing directory")
+            eq((p.returncode, p.stdout, p.stderr), (2, "", said), f"{cmd} -o into a missing directory")
         cmtest.check_catalogued(p.stderr)
         # a trace that cannot be read: no file (check writes its report of the
         # error; export streams its traces into a file made first)
@@ -458,6 +458,56 @@ def test_output_option():
     for cmd, _ in commands:
         h = cmtest.cli(cmd, "--help")
         check(re.search(r"^  -o, --output FILE +(with --once: )?write ", h.stdout, re.M), f"{cmd} --help names -o: {h.stdout}")
+    cmtest.cleanup(r)
+
+
+def test_output_write_fails():
+    """-o FILE where the write fails (here the file size limit, as a full
+    disk would): exit status 2, the failure said once, FILE as it was
+    before (content and mode) and no temporary left beside it; where the
+    write succeeds, FILE takes the new output and keeps its mode
+    (docs/cli.md). check's --report-file (and `run --check`'s) is the same
+    option."""
+    import resource
+
+    def limited():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))
+
+    r = cmtest.run([cmtest.program("leak_peak")])
+    d = r.dir
+    commands = [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
+                ("diff", [r.trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
+    for cmd, opts in commands:
+        plain = cmtest.cli(cmd, *opts, r.trace)
+        check(len(plain.stdout) > 64, f"{cmd}: more output than the limit ({len(plain.stdout)} bytes)")
+        out = os.path.join(d, f"{cmd}.kept")
+        with open(out, "w") as f:
+            f.write("the last good report\n")
+        os.chmod(out, 0o640)
+        p = subprocess.run([cmtest.CLI, cmd, *opts, "-o", out, r.trace], env=cmtest.sim_env(preload=False),
+                           capture_output=True, text=True, timeout=300, preexec_fn=limited)
+        said = (f"cumemtrace: {cmd}: writing {out} failed: File too large; check the free space (df) and "
+                "`ulimit -f`\n")
+        eq((p.returncode, p.stdout), (2, ""), f"{cmd}: a write that fails: status 2 ({p.stderr})")
+        if cmd == "check":
+            # then the result line, which the terminal gets either way
+            lines = p.stderr.splitlines(keepends=True)
+            eq(lines[0], said, "check: the failure said once")
+            check(len(lines) == 2 and re.fullmatch(f"cumemtrace check: FAIL {re.escape(r.trace)} \\(leak_peak, pid "
+                                                   "\\d+\\): 3 violations; .*\n", lines[1]), f"check: {p.stderr}")
+        else:
+            eq(p.stderr, said, f"{cmd}: the failure said once")
+        cmtest.check_catalogued(said)
+        with open(out) as f:
+            eq(f.read(), "the last good report\n", f"{cmd}: FILE as it was")
+        eq(sorted(n for n in os.listdir(d) if n.startswith(f".{cmd}.kept")), [], f"{cmd}: no temporary left")
+        # unlimited: the new output replaces it, with its mode
+        p = cmtest.cli(cmd, *opts, "-o", out, r.trace)
+        eq(p.returncode, plain.returncode, f"{cmd}: status {p.stderr}")
+        with open(out) as f:
+            eq(f.read(), plain.stdout, f"{cmd}: FILE replaced")
+        eq(oct(os.stat(out).st_mode & 0o777), "0o640", f"{cmd}: FILE's mode kept")
     cmtest.cleanup(r)
 
 
