@@ -391,6 +391,13 @@ def test_cli_messages():
     cmtest.cleanup(r)
 
 
+def output_commands(trace):
+    """Every command that writes a report to -o FILE, with the options that
+    make it write one of trace (diff compares the trace with itself)."""
+    return [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
+            ("diff", [trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
+
+
 def test_output_option():
     """-o FILE and --output FILE on every command that writes a report
     (docs/cli.md): FILE holds what the standard output would, byte for
@@ -400,8 +407,7 @@ def test_output_option():
     spelling: the last one given wins."""
     r = cmtest.run([cmtest.program("leak_peak")])
     d = r.dir
-    commands = [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
-                ("diff", [r.trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
+    commands = output_commands(r.trace)
     for cmd, opts in commands:
         plain = cmtest.cli(cmd, *opts, r.trace)
         # check fails the trace (leak_peak leaks 69 MiB, its peak is over no limit: only the leaks)
@@ -476,8 +482,7 @@ def test_output_write_fails():
 
     r = cmtest.run([cmtest.program("leak_peak")])
     d = r.dir
-    commands = [("report", []), ("export", ["--format", "folded"]), ("timeline", ["--csv"]), ("frag", []),
-                ("diff", [r.trace]), ("whatif", []), ("check", []), ("top", ["--once"])]
+    commands = output_commands(r.trace)
     for cmd, opts in commands:
         plain = cmtest.cli(cmd, *opts, r.trace)
         check(len(plain.stdout) > 64, f"{cmd}: more output than the limit ({len(plain.stdout)} bytes)")
