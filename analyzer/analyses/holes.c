@@ -117,27 +117,30 @@ long cmt_intervals_of_device(const struct cmt_live_set *s, int32_t device, struc
     if (device < 0)
         return 0; /* no span: cmt_holes_counts */
     size_t n = 0;
-    const struct cmt_live_slot *end = s->slots + s->cap;
-    for (const struct cmt_live_slot *e = s->slots; e < end; e++) {
-        /* cmt_holes_counts on the slot itself: no copy of the others */
-        if (cmt_live_slot_tag(e) != CMT_NS_POINTER + 1 || e->device != device ||
-            (cmt_live_slot_kind(e) != CMT_KIND_DEVICE && cmt_live_slot_kind(e) != CMT_KIND_ASYNC))
-            continue;
-        if (n == *cap) {
-            size_t c = *cap ? *cap * 2 : 256;
-            struct cmt_interval *b = realloc(*buf, c * sizeof *b);
-            if (!b)
-                return -1;
-            *buf = b;
-            *cap = c;
+    /* the table's slots, then those by id (live_set.h) */
+    const struct cmt_live_slot *range[2][2] = {{s->slots, s->slots + s->cap}, {s->by_id, s->by_id + s->id_cap}};
+    for (int part = 0; part < 2; part++) {
+        for (const struct cmt_live_slot *e = range[part][0]; e < range[part][1]; e++) {
+            /* cmt_holes_counts on the slot itself: no copy of the others */
+            if (cmt_live_slot_tag(e) != CMT_NS_POINTER + 1 || e->device != device ||
+                (cmt_live_slot_kind(e) != CMT_KIND_DEVICE && cmt_live_slot_kind(e) != CMT_KIND_ASYNC))
+                continue;
+            if (n == *cap) {
+                size_t c = *cap ? *cap * 2 : 256;
+                struct cmt_interval *b = realloc(*buf, c * sizeof *b);
+                if (!b)
+                    return -1;
+                *buf = b;
+                *cap = c;
+            }
+            (*buf)[n++] = (struct cmt_interval){
+                .addr = e->addr,
+                .end = e->addr + (e->size ? e->size : 1),
+                .ts = e->ts,
+                .stack = e->stack,
+                .region = cmt_live_slot_kind(e) == CMT_KIND_ASYNC ? CMT_REGION_POOL : CMT_REGION_PLAIN,
+            };
         }
-        (*buf)[n++] = (struct cmt_interval){
-            .addr = e->addr,
-            .end = e->addr + (e->size ? e->size : 1),
-            .ts = e->ts,
-            .stack = e->stack,
-            .region = cmt_live_slot_kind(e) == CMT_KIND_ASYNC ? CMT_REGION_POOL : CMT_REGION_PLAIN,
-        };
     }
     *sorted = *buf;
     if (n < 2)

@@ -520,7 +520,7 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
      * suppression of a stack are cached, the second pass costs lookups. */
     size_t n_rows = 0, n_aside_max = 0, n_held_max = 0;
     struct cmt_live entry;
-    for (size_t i = 0; i < live->cap; i++) {
+    for (size_t i = 0; i < cmt_live_set_end(live); i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
         /* the same classification as the fill below: a count made one way
@@ -542,7 +542,7 @@ static int build_leaks(struct cmt_report *r, const struct cmt_analysis *a, const
         return -1;
     }
     size_t k = 0, n_aside = 0, n_held = 0;
-    for (size_t i = 0; i < live->cap; i++) {
+    for (size_t i = 0; i < cmt_live_set_end(live); i++) {
         if (!cmt_live_set_at(live, i, &entry))
             continue;
         const struct cmt_live *l = &entry;

@@ -3,6 +3,7 @@
 #include "feed.h"
 
 #include "memory_budget.h"
+#include "pairing.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -73,6 +74,7 @@ struct feed_run {
     uint64_t stop_after; /* the last time read (f->stop_at_ns): UINT64_MAX for none */
     void (*on_read)(void *ctx, const struct cmt_event_in *e);
     void *read_ctx;
+    struct cmt_replay_pairing *pairing; /* the replay's, written on this thread only (pairing.h); NULL: none */
     uint64_t events_read;
     uint32_t stack_id_limit;
     bool observed;     /* the replay has observers: records go to it */
@@ -87,6 +89,8 @@ static void feed_run_init(struct feed_run *run, struct cmt_feed *f)
         .stop_after = f->stop_at_ns ? f->start_ns + f->stop_at_ns : UINT64_MAX,
         .on_read = f->on_read,
         .read_ctx = f->read_ctx,
+        /* out of memory: every event unpaired, as a replay fed without the feed */
+        .pairing = cmt_replay_pairing_of(f->replay),
         .events_read = f->events_read,
         .stack_id_limit = f->replay->stack_id_limit,
         .observed = f->replay->n_observers != 0,
@@ -250,6 +254,8 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         return on_record(run, e);
     struct stage *s = &run->stage;
     cmt_replay_in_from(&s->ev[s->n], e, run->stack_id_limit);
+    if (__builtin_expect(run->pairing != NULL, 1))
+        cmt_pairing_pair(run->pairing, &s->ev[s->n]);
     if (++s->n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;

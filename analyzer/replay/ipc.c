@@ -179,7 +179,7 @@ static bool close_import(struct cmt_ipc_state *s, uint64_t addr, uint64_t ts)
 static bool containing(const struct cmt_live_set *live, uint64_t addr, struct cmt_live *out)
 {
     struct cmt_live l;
-    for (size_t i = 0; i < live->cap; i++)
+    for (size_t i = 0; i < cmt_live_set_end(live); i++)
         if (cmt_live_set_at(live, i, &l) && l.ns == CMT_NS_POINTER && addr > l.addr && addr - l.addr < l.size) {
             *out = l;
             return true;

@@ -27,12 +27,21 @@ int cmt_live_set_init(struct cmt_live_set *s)
     s->tids.hash_mult = cmt_hash_multiplier();
     s->threads.hash_mult = cmt_hash_multiplier();
     s->slots = alloc_slots(s->cap);
-    return s->slots ? 0 : -1;
+    s->id_index = calloc(1, sizeof *s->id_index);
+    if (!s->slots || !s->id_index) {
+        cmt_live_set_free(s);
+        return -1;
+    }
+    return 0;
 }
 
 void cmt_live_set_free(struct cmt_live_set *s)
 {
     free(s->slots);
+    free(s->by_id);
+    if (s->id_index)
+        free(s->id_index->ids);
+    free(s->id_index);
     free(s->aux.keys);
     free(s->aux.tags);
     free(s->aux.values);
@@ -251,7 +260,7 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
      * shifts of every release) cost about 20 more instructions per event
      * (callgrind, bench/gen_trace) and 15% more replay time, for half the
      * memory: 64 to 128 bytes per live allocation now. */
-    if (__builtin_expect((s->count + 1) * 2 > s->cap, 0) && grow(s) != 0)
+    if (__builtin_expect((s->table_count + 1) * 2 > s->cap, 0) && grow(s) != 0)
         return -1;
     bool found;
     size_t i = probe(s, a->ns, a->addr, &found);
@@ -289,16 +298,148 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
         s->aux.values[k] = a->aux;
     }
     s->slots[i] = to_slot(a, thread);
+    if (!found) {
+        s->count++;
+        s->table_count++;
+    }
+    return found ? 1 : 0;
+}
+
+/* ---- allocations paired by id ----------------------------------------------------- */
+
+static int grow_by_id(struct cmt_live_set *s, uint32_t id)
+{
+    size_t cap = s->id_cap ? s->id_cap : 1024;
+    while (cap <= id)
+        cap *= 2;
+    struct cmt_live_slot *slots = alloc_slots(cap);
+    if (!slots)
+        return -1;
+    if (s->id_cap)
+        memcpy(slots, s->by_id, s->id_cap * sizeof *slots);
+    free(s->by_id);
+    s->by_id = slots;
+    s->id_cap = cap;
+    return 0;
+}
+
+int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced)
+{
+    if (__builtin_expect(id >= s->id_cap, 0) && grow_by_id(s, id) != 0)
+        return -1;
+    struct cmt_live_slot *e = &s->by_id[id];
+    bool found = e->tag != 0;
+    if (found && replaced)
+        to_live(s, e, replaced);
+    uint8_t thread = thread_index(&s->threads, a->tid);
+    /* the same key as the entry replaced (the pairing gives a live
+     * address its id again): its side-table tid is this one's */
+    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && e->thread == CMT_LIVE_THREADS), 0)) {
+        if (thread == CMT_LIVE_THREADS) {
+            if (aux_reserve(&s->tids) != 0)
+                return -1;
+            bool had;
+            size_t k = aux_probe(&s->tids, a->ns, a->addr, &had);
+            if (!had) {
+                s->tids.keys[k] = a->addr;
+                s->tids.tags[k] = (uint8_t)(a->ns + 1);
+                s->tids.count++;
+            }
+            s->tids.values[k] = a->tid;
+        } else {
+            aux_remove(&s->tids, a->ns, a->addr);
+        }
+    }
+    *e = to_slot(a, thread);
+    s->id_changes++;
     if (!found)
         s->count++;
     return found ? 1 : 0;
+}
+
+bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
+{
+    if (id >= s->id_cap || !s->by_id[id].tag)
+        return false;
+    struct cmt_live_slot *e = &s->by_id[id];
+    if (out)
+        to_live(s, e, out);
+    if (__builtin_expect(e->thread == CMT_LIVE_THREADS, 0))
+        aux_remove(&s->tids, (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1), e->addr);
+    e->tag = 0;
+    s->id_changes++;
+    s->count--;
+    return true;
+}
+
+/* (Re)builds the index of the slots by id; false when out of memory. */
+static bool id_index_build(const struct cmt_live_set *s)
+{
+    struct cmt_live_id_index *x = s->id_index;
+    size_t n = 0;
+    for (size_t i = 0; i < s->id_cap; i++)
+        n += s->by_id[i].tag != 0;
+    size_t cap = 64;
+    while (cap < 2 * n)
+        cap *= 2;
+    if (cap != x->cap) {
+        uint32_t *ids = malloc(cap * sizeof *ids);
+        if (!ids)
+            return false;
+        free(x->ids);
+        x->ids = ids;
+        x->cap = cap;
+    }
+    memset(x->ids, 0, cap * sizeof *x->ids);
+    unsigned shift = 64 - cmt_log2_pow2(cap);
+    for (size_t id = 0; id < s->id_cap; id++) {
+        const struct cmt_live_slot *e = &s->by_id[id];
+        if (!e->tag)
+            continue;
+        size_t k = cmt_live_set_hash(e->addr, (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1), s->hash_mult, shift);
+        while (x->ids[k])
+            k = (k + 1) & (cap - 1);
+        x->ids[k] = (uint32_t)id + 1;
+    }
+    x->changes = s->id_changes;
+    x->built = true;
+    return true;
+}
+
+/* The slot by id holding (ns, addr), NULL when none. The index is the
+ * set's own, rebuilt when stale: s is const to its callers. */
+static const struct cmt_live_slot *find_by_id(const struct cmt_live_set *s, uint8_t ns, uint64_t addr)
+{
+    const struct cmt_live_id_index *x = s->id_index;
+    if (!x->built || x->changes != s->id_changes) {
+        if (!id_index_build(s)) {
+            /* out of memory: a walk, as slow as the live set is large */
+            for (size_t id = 0; id < s->id_cap; id++)
+                if ((s->by_id[id].tag & CMT_LIVE_TAG_NS_MASK) == ns + 1u && s->by_id[id].addr == addr)
+                    return &s->by_id[id];
+            return NULL;
+        }
+    }
+    unsigned shift = 64 - cmt_log2_pow2(x->cap);
+    for (size_t k = cmt_live_set_hash(addr, ns, s->hash_mult, shift); x->ids[k]; k = (k + 1) & (x->cap - 1)) {
+        const struct cmt_live_slot *e = &s->by_id[x->ids[k] - 1];
+        if (e->addr == addr && (e->tag & CMT_LIVE_TAG_NS_MASK) == ns + 1u)
+            return e;
+    }
+    return NULL;
 }
 
 bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct cmt_live *out)
 {
     bool found;
     size_t i = probe(s, ns, addr, &found);
-    if (found && out) {
+    if (!found) {
+        const struct cmt_live_slot *e = s->id_cap && !has_aux(ns) ? find_by_id(s, ns, addr) : NULL;
+        if (e && out)
+            to_live(s, e, out);
+        return e != NULL;
+    }
+    if (out) {
         to_live(s, &s->slots[i], out);
         if (has_aux(ns))
             out->aux = aux_get(&s->aux, ns, addr);
@@ -317,9 +458,12 @@ uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr)
 
 bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out)
 {
-    if (i >= s->cap || !s->slots[i].tag)
+    if (i >= cmt_live_set_end(s))
         return false;
-    to_live(s, &s->slots[i], out);
+    const struct cmt_live_slot *e = cmt_live_set_slot(s, i);
+    if (!e->tag)
+        return false;
+    to_live(s, e, out);
     if (has_aux(out->ns))
         out->aux = aux_get(&s->aux, out->ns, out->addr);
     return true;
@@ -358,5 +502,6 @@ bool cmt_live_set_take(struct cmt_live_set *s, uint8_t ns, uint64_t addr, struct
     }
     s->slots[hole].tag = 0;
     s->count--;
+    s->table_count--;
     return true;
 }

@@ -105,10 +105,29 @@ struct cmt_live_threads {
     bool has_last;
 };
 
+/* Where (ns, addr) of the allocations paired by id lies: built when
+ * cmt_live_set_find asks for a paired namespace, and again after a change
+ * (rare: IPC exports mid-replay, the forensics once at the end). */
+struct cmt_live_id_index {
+    uint32_t *ids; /* id + 1; 0: empty */
+    size_t cap;    /* power of two, at least twice the entries */
+    uint64_t changes; /* the set's id_changes when built */
+    bool built;
+};
+
 struct cmt_live_set {
     struct cmt_live_slot *slots;
     size_t cap; /* power of two */
-    size_t count;
+    size_t count; /* live entries: the table's and by_id's */
+    size_t table_count; /* in slots */
+    /* Allocations paired on the reading thread (feed.c: CMT_NS_POINTER,
+     * CMT_NS_ARRAY, CMT_NS_VMM_RESERVE): the slot is the id the pairing
+     * gave, so putting and taking one is an array write and read, no
+     * probing; the ids stay below the most allocations live at once. */
+    struct cmt_live_slot *by_id;
+    size_t id_cap;
+    uint64_t id_changes; /* puts and takes by id: the index below is stale */
+    struct cmt_live_id_index *id_index;
     /* Multiply-shift hashing with a random odd multiplier (hash_seed.h): the
      * addresses a trace holds cannot be crafted to share one probe run. */
     uint64_t hash_mult;
@@ -136,8 +155,29 @@ bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, 
  * when the entry is not live (or not of a VMM namespace). */
 uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr);
 
-/* Iteration: for (size_t i = 0; i < s->cap; i++) if (cmt_live_set_at(s, i, &l)) ... */
+/* Puts a copy of a at slot id (an id the reading thread's pairing gave:
+ * feed.c); as cmt_live_set_put otherwise (1: the slot held the entry of the
+ * same key, copied to *replaced). */
+int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced);
+
+/* Removes the entry at slot id into *out; false when the slot is empty. */
+bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out);
+
+/* The end of iteration: the table's slots, then the slots by id. */
+static inline size_t cmt_live_set_end(const struct cmt_live_set *s)
+{
+    return s->cap + s->id_cap;
+}
+
+/* Iteration: for (size_t i = 0; i < cmt_live_set_end(s); i++) if (cmt_live_set_at(s, i, &l)) ... */
 bool cmt_live_set_at(const struct cmt_live_set *s, size_t i, struct cmt_live *out);
+
+/* The slot of iteration index i (below cmt_live_set_end), for readers of
+ * the slots themselves (holes.c). */
+static inline const struct cmt_live_slot *cmt_live_set_slot(const struct cmt_live_set *s, size_t i)
+{
+    return i < s->cap ? &s->slots[i] : &s->by_id[i - s->cap];
+}
 
 /* Slot of (ns, addr) in a table of 2^(64 - shift) slots. Multiply-shift
  * alone (the top bits of key * mult) is universal, but linear probing needs

@@ -6,12 +6,16 @@
 #include <string.h>
 
 #include "hash_seed.h"
+#include "pairing.h"
 
-/* The namespace a release of each API looks in (its default kind's). */
-static uint8_t namespace_of_api[256];
+/* The namespace a release of each API looks in (its default kind's); the
+ * reading thread's pairing reads them too (pairing.h). */
+uint8_t cmt_replay_namespace_of_api[256];
 /* APIs this analyzer knows (newer writers may add some: their events are
  * counted as bad and skipped). */
-static bool api_known[256];
+bool cmt_replay_api_known[256];
+#define namespace_of_api cmt_replay_namespace_of_api
+#define api_known cmt_replay_api_known
 
 static void init_tables(void)
 {
@@ -84,6 +88,7 @@ static void account_free(struct cmt_account *a)
 void cmt_replay_free(struct cmt_replay *r)
 {
     cmt_live_set_free(&r->live);
+    cmt_replay_pairing_free(r->pairing);
     free(r->maps.addrs);
     cmt_ipc_free(&r->ipc);
     for (int d = 0; d <= CMT_MAX_DEVICES; d++)
@@ -340,7 +345,7 @@ static int growth_advance(struct cmt_replay *r, uint64_t ts)
     return 0;
 }
 
-static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_replay_in *e)
+static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_replay_in *e, uint8_t kind)
 {
     if (r->n_active == r->active_cap) {
         size_t cap = r->active_cap ? r->active_cap * 2 : 256;
@@ -355,7 +360,7 @@ static int site_activate(struct cmt_replay *r, uint32_t stack, const struct cmt_
     s->active = true;
     s->first_cp = r->growth.n;
     s->api = e->api;
-    s->kind = e->kind;
+    s->kind = kind;
     r->site_extra[stack].first_ts = e->ts;
     return 0;
 }
@@ -758,13 +763,13 @@ static void on_map(struct cmt_replay *r, struct cmt_live *l)
 
 /* The thread's next allocation call after a kept failure: what it says of
  * that failure (enum cmt_failure_next). Cold: only while a watch is open. */
-static void failure_followed(struct cmt_replay *r, const struct cmt_replay_in *e)
+static void failure_followed(struct cmt_replay *r, const struct cmt_replay_in *e, int32_t result)
 {
     for (size_t i = 0; i < r->n_failure_watches; i++) {
         if (r->failure_watch_tid[i] != e->tid)
             continue;
         struct cmt_failure *f = &r->failures[r->failure_watch[i]];
-        f->next = e->size != f->size ? CMT_NEXT_OTHER : e->result ? CMT_NEXT_SAME_FAILED : CMT_NEXT_SAME_SERVED;
+        f->next = e->size != f->size ? CMT_NEXT_OTHER : result ? CMT_NEXT_SAME_FAILED : CMT_NEXT_SAME_SERVED;
         r->n_failure_watches--;
         r->failure_watch_tid[i] = r->failure_watch_tid[r->n_failure_watches];
         r->failure_watch[i] = r->failure_watch[r->n_failure_watches];
@@ -786,7 +791,7 @@ static void watch_failure(struct cmt_replay *r, uint32_t tid, size_t index)
 static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
 {
     if (r->n_failure_watches)
-        failure_followed(r, e);
+        failure_followed(r, e, e->result);
     if (notify_failure(r, e) != 0)
         return -1;
     r->failed_allocs++;
@@ -809,10 +814,13 @@ static int note_failure(struct cmt_replay *r, const struct cmt_replay_in *e, uin
     return 0;
 }
 
-static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e, uint32_t stack)
+/* kind: e's without CMT_REPLAY_IN_PAIRED; paired: e->result is the slot id
+ * (the call succeeded). */
+static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, const struct cmt_replay_in *e,
+                                                          uint32_t stack, uint8_t kind, bool paired)
 {
     struct cmt_site_stats *s = &r->sites[stack];
-    if (e->result != 0) {
+    if (!paired && e->result != 0) {
         if (note_failure(r, e, stack) != 0)
             return -1;
         if (!s->api) {
@@ -824,12 +832,12 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
     r->allocs++;
     r->last_alloc_ts = e->ts;
     if (__builtin_expect(r->n_failure_watches != 0, 0))
-        failure_followed(r, e);
+        failure_followed(r, e, 0);
     if (e->device >= 0)
         r->device_mask |= 1ull << e->device;
     else
         r->host_seen = true;
-    if (!s->active && site_activate(r, stack, e) != 0)
+    if (!s->active && site_activate(r, stack, e, kind) != 0)
         return -1;
     s->allocs++;
     s->alloc_bytes += e->size;
@@ -841,12 +849,12 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
         .ts = e->ts,
         .stack = stack,
         .device = e->device,
-        .ns = (uint8_t)cmt_namespace_of_kind(e->kind),
-        .kind = e->kind,
+        .ns = (uint8_t)cmt_namespace_of_kind(kind),
+        .kind = kind,
         .api = e->api,
         .tid = e->tid,
     };
-    if (e->kind == CMT_KIND_VMM_MAP) {
+    if (kind == CMT_KIND_VMM_MAP) {
         l.aux = e->aux0;
         on_map(r, &l);
         if (cmt_ipc_is_imported_handle(&r->ipc, l.aux) &&
@@ -854,7 +862,7 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
             return -1;
     }
     struct cmt_live old;
-    int rc = cmt_live_set_put(&r->live, &l, &old);
+    int rc = paired ? cmt_live_set_put_id(&r->live, (uint32_t)e->result, &l, &old) : cmt_live_set_put(&r->live, &l, &old);
     if (rc < 0)
         return -1;
     if (rc == 1) {
@@ -871,9 +879,13 @@ static inline __attribute__((always_inline)) int on_alloc(struct cmt_replay *r, 
     return apply(r, &l, true, e->ts);
 }
 
-static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, const struct cmt_replay_in *e)
+static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, const struct cmt_replay_in *e,
+                                                         bool paired)
 {
-    if (e->result != 0) {
+    struct cmt_live l;
+    if (paired && __builtin_expect(cmt_live_set_take_id(&r->live, (uint32_t)e->result, &l), 1))
+        goto taken;
+    if (!paired && e->result != 0) {
         r->failed_frees++;
         return 0;
     }
@@ -881,14 +893,16 @@ static inline __attribute__((always_inline)) int on_free(struct cmt_replay *r, c
         return on_release(r, e);
     if (e->api == CMT_API_CU_MEM_UNMAP)
         return on_unmap(r, e);
-    struct cmt_live l;
     uint8_t ns = namespace_of_api[e->api];
+    /* (a paired release finds its slot by id: the pairing mirrors the
+     * slots, so it falls through here never) */
     if (!cmt_live_set_take(&r->live, ns, e->addr, &l)) {
         /* A pointer imported from another process's pool: its mapping closes. */
         if (!cmt_ipc_freed(&r->ipc, e->addr, e->ts))
             r->unmatched_frees++;
         return 0;
     }
+taken:
     r->frees++;
     r->sites[l.stack].frees++;
     return apply(r, &l, false, e->ts);
@@ -935,9 +949,11 @@ static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r
     if (e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE)
         return 0;
     r->event = e;
+    bool paired = e->kind & CMT_REPLAY_IN_PAIRED;
+    uint8_t kind = (uint8_t)(e->kind & ~CMT_REPLAY_IN_PAIRED);
     /* one test: a known api, a known kind, a device in range (packing maps
      * out-of-range devices to INT8_MIN) */
-    if (__builtin_expect(!api_known[e->api] || e->kind >= CMT_KIND_COUNT || e->device < -1, 0)) {
+    if (__builtin_expect(!api_known[e->api] || kind >= CMT_KIND_COUNT || e->device < -1, 0)) {
         r->bad_events++;
         return 0;
     }
@@ -951,14 +967,14 @@ static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r
         return -1;
     }
     if (__builtin_expect(!r->live_only, 1))
-        cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && e->result != 0);
+        cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && !paired && e->result != 0);
     r->events++;
     r->events_by_api[e->api]++;
     if (!r->first_ts || e->ts < r->first_ts)
         r->first_ts = e->ts;
     if (e->ts > r->last_ts)
         r->last_ts = e->ts;
-    int rc = e->type == CMT_REC_ALLOC ? on_alloc(r, e, stack) : on_free(r, e);
+    int rc = e->type == CMT_REC_ALLOC ? on_alloc(r, e, stack, kind, paired) : on_free(r, e, paired);
     if (rc != 0 || r->timeline.out_of_memory) {
         r->out_of_memory = true;
         return -1;

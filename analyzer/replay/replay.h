@@ -191,6 +191,7 @@ struct cmt_map_index {
 
 struct cmt_replay;
 struct cmt_replay_in;
+struct cmt_replay_pairing;
 
 /* A record the engine does not apply itself (a device sample, a pool
  * record, a mark: trace-format.md), whole, for an observer. */
@@ -301,6 +302,9 @@ struct cmt_replay {
     /* A live view's replay (cmt_replay_live_only): no timeline, no growth
      * checkpoints; the accounts, sites and live set as always. */
     bool live_only;
+    /* The reading thread's pairing of allocations and releases (pairing.h),
+     * made by the first feed; NULL when none fed this replay. */
+    struct cmt_replay_pairing *pairing;
 };
 
 int cmt_replay_init(struct cmt_replay *r);
@@ -349,12 +353,18 @@ struct cmt_replay_in {
                       * pitched and 3D: the bytes asked for (the record's aux1) */
     uint32_t stack;  /* ids from the replay's stack_id_limit up read as 0 (no stack) */
     uint32_t tid;
-    int32_t result;
+    int32_t result;  /* paired (kind & CMT_REPLAY_IN_PAIRED): the live set's slot id; the call succeeded */
     int8_t device;   /* -1 .. CMT_MAX_DEVICES - 1; INT8_MIN: out of range */
     uint8_t type;
     uint8_t api;
-    uint8_t kind;
+    uint8_t kind;    /* below 0x80 as packed (kinds from 0x80 up read as 0x7f: unknown) */
 };
+
+/* Set in kind by the reading thread's pairing (pairing.h): result holds the
+ * slot id of the allocation in the live set. Observers reading r->event see
+ * it as packed: they read neither its kind nor its result (the engine's
+ * figures and the cmt_live they get say those). */
+#define CMT_REPLAY_IN_PAIRED 0x80u
 
 static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_event_in *e,
                                       uint32_t stack_id_limit)
@@ -377,7 +387,7 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
         .device = e->device >= -1 && e->device < CMT_MAX_DEVICES ? (int8_t)e->device : INT8_MIN,
         .type = e->type,
         .api = e->api,
-        .kind = e->kind,
+        .kind = e->kind & CMT_REPLAY_IN_PAIRED ? 0x7f : e->kind,
     };
 }
 

@@ -1068,7 +1068,7 @@ size_t cmt_top_threads(struct cmt_top *t, size_t i, size_t d, enum cmt_top_sort 
     struct cmt_top_thread *all = NULL;
     size_t n = 0, cap = 0;
     size_t last = 0;
-    for (size_t k = 0; k < r->live.cap; k++) {
+    for (size_t k = 0; k < cmt_live_set_end(&r->live); k++) {
         struct cmt_live l;
         if (!cmt_live_set_at(&r->live, k, &l) || l.device != dev->device || !cmt_kind_holds_memory(l.kind) ||
             cmt_class_of_allocation(l.kind, l.device) != CMT_CLASS_DEVICE)
