@@ -45,6 +45,9 @@ struct event_batch {
 struct stage {
     struct cmt_replay_in ev[STAGE_EVENTS] __attribute__((aligned(64)));
     size_t n;
+    /* the pairing's namespace of each entry and the slot its probe starts at */
+    uint8_t ns[STAGE_EVENTS];
+    size_t home[STAGE_EVENTS];
 };
 
 struct pipeline;
@@ -178,6 +181,9 @@ static int hand_over(struct feed_run *run)
     struct stage *s = &run->stage;
     size_t n = s->n;
     s->n = 0;
+    /* paired a stage at a time: its probes overlap (pairing.h) */
+    if (__builtin_expect(run->pairing != NULL, 1))
+        cmt_pairing_pair_all(run->pairing, s->ev, n, s->ns, s->home);
     if (!run->pipe)
         return cmt_replay_events(run->f->replay, s->ev, n);
     struct event_batch *b = run->fill;
@@ -254,8 +260,6 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
         return on_record(run, e);
     struct stage *s = &run->stage;
     cmt_replay_in_from(&s->ev[s->n], e, run->stack_id_limit);
-    if (__builtin_expect(run->pairing != NULL, 1))
-        cmt_pairing_pair(run->pairing, &s->ev[s->n]);
     if (++s->n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;

@@ -57,6 +57,11 @@ struct cmt_replay_pairing {
 /* The replay's tables (replay.c), set by cmt_replay_init. */
 extern uint8_t cmt_replay_namespace_of_api[256];
 extern bool cmt_replay_api_known[256];
+/* The namespace an allocation pairs in, by kind (unknown kinds and those
+ * that do not pair: CMT_NS_COUNT); a release's, by api (unknown apis,
+ * cuMemRelease, cuMemUnmap and those that do not pair: CMT_NS_COUNT). */
+extern uint8_t cmt_pairing_alloc_ns[256];
+extern uint8_t cmt_pairing_free_ns[256];
 
 /* The pairing of r, made on first use; NULL when out of memory. */
 struct cmt_replay_pairing *cmt_replay_pairing_of(struct cmt_replay *r);
@@ -66,11 +71,19 @@ void cmt_replay_pairing_free(struct cmt_replay_pairing *p);
 bool cmt_pairing_grow(struct cmt_replay_pairing *p);
 bool cmt_pairing_new_id(struct cmt_replay_pairing *p, uint32_t *id);
 
-static inline size_t cmt_pairing_probe(const struct cmt_replay_pairing *p, uint8_t ns, uint64_t addr, bool *found)
+static inline size_t cmt_pairing_home(const struct cmt_replay_pairing *p, uint8_t ns, uint64_t addr)
+{
+    return cmt_live_set_hash(addr, ns, p->hash_mult, p->hash_shift);
+}
+
+/* The slot holding (ns, addr) (*found), or the empty one that ends its
+ * probe run, from its home slot. */
+static inline size_t cmt_pairing_probe_from(const struct cmt_replay_pairing *p, size_t home, uint8_t ns,
+                                            uint64_t addr, bool *found)
 {
     size_t mask = p->cap - 1;
     uint8_t tag = (uint8_t)(ns + 1);
-    for (size_t i = cmt_live_set_hash(addr, ns, p->hash_mult, p->hash_shift);; i = (i + 1) & mask) {
+    for (size_t i = home;; i = (i + 1) & mask) {
         const struct cmt_pair_entry *e = &p->table[i];
         if (!e->tag) {
             *found = false;
@@ -83,6 +96,11 @@ static inline size_t cmt_pairing_probe(const struct cmt_replay_pairing *p, uint8
     }
 }
 
+static inline size_t cmt_pairing_probe(const struct cmt_replay_pairing *p, uint8_t ns, uint64_t addr, bool *found)
+{
+    return cmt_pairing_probe_from(p, cmt_pairing_home(p, ns, addr), ns, addr, found);
+}
+
 /* Backward-shift deletion of slot i, as the live set's. */
 static inline void cmt_pairing_remove(struct cmt_replay_pairing *p, size_t i)
 {
@@ -92,7 +110,7 @@ static inline void cmt_pairing_remove(struct cmt_replay_pairing *p, size_t i)
         const struct cmt_pair_entry *e = &p->table[j];
         if (!e->tag)
             break;
-        size_t home = cmt_live_set_hash(e->addr, (uint8_t)(e->tag - 1), p->hash_mult, p->hash_shift);
+        size_t home = cmt_pairing_home(p, (uint8_t)(e->tag - 1), e->addr);
         bool stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
         if (!stays) {
             p->table[hole] = *e;
@@ -103,28 +121,29 @@ static inline void cmt_pairing_remove(struct cmt_replay_pairing *p, size_t i)
     p->count--;
 }
 
-/* Pairs the packed allocation or release o where it can (see above). */
-static inline void cmt_pairing_pair(struct cmt_replay_pairing *p, struct cmt_replay_in *o)
+/* The namespace the packed entry o pairs in (see above); CMT_NS_COUNT when
+ * it does not pair. */
+static inline uint8_t cmt_pairing_namespace(const struct cmt_replay_in *o)
 {
-    /* what the replay applies to its live set: a successful call, known
-     * api and kind, a device in range (replay_one's test) */
-    if (o->result != 0 || !cmt_replay_api_known[o->api] || o->kind >= CMT_KIND_COUNT || o->device < -1)
-        return;
-    uint8_t ns;
+    /* what the replay applies to its live set: an allocation or a release,
+     * a successful call, known api and kind, a device in range (replay_one's
+     * test), an allocation at an address (a zero-byte one has none) */
+    if (o->result != 0 || o->device < -1)
+        return CMT_NS_COUNT;
+    if (o->type == CMT_REC_ALLOC)
+        return cmt_replay_api_known[o->api] && o->addr ? cmt_pairing_alloc_ns[o->kind] : CMT_NS_COUNT;
+    if (o->type == CMT_REC_FREE)
+        return o->kind < CMT_KIND_COUNT ? cmt_pairing_free_ns[o->api] : CMT_NS_COUNT;
+    return CMT_NS_COUNT;
+}
+
+/* Pairs o, which pairs in namespace ns (cmt_pairing_namespace) and whose
+ * probe starts at home. */
+static inline void cmt_pairing_pair(struct cmt_replay_pairing *p, struct cmt_replay_in *o, uint8_t ns, size_t home)
+{
     bool alloc = o->type == CMT_REC_ALLOC;
-    if (alloc) {
-        if (!o->addr)
-            return; /* a zero-byte allocation: nothing live */
-        ns = (uint8_t)cmt_namespace_of_kind(o->kind);
-    } else {
-        if (o->api == CMT_API_CU_MEM_RELEASE || o->api == CMT_API_CU_MEM_UNMAP)
-            return;
-        ns = cmt_replay_namespace_of_api[o->api];
-    }
-    if (!(CMT_PAIRED_NAMESPACES >> ns & 1))
-        return;
     bool found;
-    size_t i = cmt_pairing_probe(p, ns, o->addr, &found);
+    size_t i = cmt_pairing_probe_from(p, home, ns, o->addr, &found);
     uint32_t id;
     if (found) {
         id = p->table[i].id;
@@ -135,7 +154,7 @@ static inline void cmt_pairing_pair(struct cmt_replay_pairing *p, struct cmt_rep
     } else {
         if (!alloc || p->full)
             return;
-        if (__builtin_expect((p->count + 1) * 2 > p->cap, 0)) {
+        if (__builtin_expect((p->count + 1) * 4 > p->cap, 0)) {
             if (!cmt_pairing_grow(p))
                 return;
             i = cmt_pairing_probe(p, ns, o->addr, &found);
@@ -149,6 +168,30 @@ static inline void cmt_pairing_pair(struct cmt_replay_pairing *p, struct cmt_rep
     }
     o->kind |= CMT_REPLAY_IN_PAIRED;
     o->result = (int32_t)id;
+}
+
+/* Pairs the n packed entries of ev that pair, in order (records and their
+ * second entries are left as they are). Their table slots are prefetched
+ * first: one probe after another, each waited for its slot (perf: a fifth
+ * of the reading thread's time on the load of the slot's tag). */
+static inline void cmt_pairing_pair_all(struct cmt_replay_pairing *p, struct cmt_replay_in *ev, size_t n,
+                                        uint8_t *ns, size_t *home)
+{
+    size_t cap = p->cap;
+    for (size_t k = 0; k < n; k++) {
+        ns[k] = cmt_pairing_namespace(&ev[k]);
+        if (ns[k] != CMT_NS_COUNT) {
+            home[k] = cmt_pairing_home(p, ns[k], ev[k].addr);
+            __builtin_prefetch(&p->table[home[k]]);
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (ns[k] == CMT_NS_COUNT)
+            continue;
+        if (__builtin_expect(p->cap != cap, 0)) /* grown since */
+            home[k] = cmt_pairing_home(p, ns[k], ev[k].addr);
+        cmt_pairing_pair(p, &ev[k], ns[k], home[k]);
+    }
 }
 
 #endif

@@ -16,12 +16,24 @@ uint8_t cmt_replay_namespace_of_api[256];
 bool cmt_replay_api_known[256];
 #define namespace_of_api cmt_replay_namespace_of_api
 #define api_known cmt_replay_api_known
+/* The pairing's namespaces (pairing.h): of an allocation by kind, of a
+ * release by api; CMT_NS_COUNT where none pairs. */
+uint8_t cmt_pairing_alloc_ns[256];
+uint8_t cmt_pairing_free_ns[256];
 
 static void init_tables(void)
 {
     for (unsigned api = 0; api < 256; api++) {
         namespace_of_api[api] = (uint8_t)cmt_namespace_of_kind(cmt_api_default_kind(api));
         api_known[api] = api != CMT_API_UNKNOWN && api < CMT_API_COUNT;
+        uint8_t ns = namespace_of_api[api];
+        bool pairs = api_known[api] && api != CMT_API_CU_MEM_RELEASE && api != CMT_API_CU_MEM_UNMAP &&
+                     (CMT_PAIRED_NAMESPACES >> ns & 1);
+        cmt_pairing_free_ns[api] = pairs ? ns : CMT_NS_COUNT;
+    }
+    for (unsigned kind = 0; kind < 256; kind++) {
+        uint8_t ns = (uint8_t)cmt_namespace_of_kind(kind);
+        cmt_pairing_alloc_ns[kind] = kind < CMT_KIND_COUNT && (CMT_PAIRED_NAMESPACES >> ns & 1) ? ns : CMT_NS_COUNT;
     }
 }
 
@@ -998,9 +1010,25 @@ _Static_assert(sizeof(struct cmt_replay_in) == 48, "a batch entry is 48 bytes");
 
 /* ---- batches ------------------------------------------------------------------- */
 
+/* Entries ahead whose slot by id is prefetched. */
+#define PREFETCH_AHEAD 8
+
+/* The slot of a paired entry, which the replay reads or writes: its line
+ * may have left the cache since the id was last used. */
+static inline void prefetch_slot(const struct cmt_replay *r, const struct cmt_replay_in *e)
+{
+    uint32_t id = (uint32_t)e->result;
+    if ((e->kind & CMT_REPLAY_IN_PAIRED) && id < r->live.id_cap)
+        __builtin_prefetch(&r->live.by_id[id], 1);
+}
+
 int cmt_replay_events(struct cmt_replay *r, const struct cmt_replay_in *ev, size_t n)
 {
+    for (size_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+        prefetch_slot(r, &ev[i]);
     for (size_t i = 0; i < n; i++) {
+        if (i + PREFETCH_AHEAD < n)
+            prefetch_slot(r, &ev[i + PREFETCH_AHEAD]);
         if (__builtin_expect(cmt_replay_is_record(ev[i].type), 0)) {
             if (i + 1 == n)
                 break; /* a record split from its second entry: never packed so */
