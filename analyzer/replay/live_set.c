@@ -323,7 +323,7 @@ static int grow_by_id(struct cmt_live_set *s, uint32_t id)
     return 0;
 }
 
-int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced)
+int cmt_live_set_put_id_slow(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced)
 {
     if (__builtin_expect(id >= s->id_cap, 0) && grow_by_id(s, id) != 0)
         return -1;
@@ -357,7 +357,7 @@ int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_li
     return found ? 1 : 0;
 }
 
-bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
+bool cmt_live_set_take_id_slow(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
 {
     if (id >= s->id_cap || !s->by_id[id].tag)
         return false;

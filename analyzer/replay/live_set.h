@@ -155,13 +155,63 @@ bool cmt_live_set_find(const struct cmt_live_set *s, uint8_t ns, uint64_t addr, 
  * when the entry is not live (or not of a VMM namespace). */
 uint64_t *cmt_live_set_aux(struct cmt_live_set *s, uint8_t ns, uint64_t addr);
 
+/* The general paths of the two below (live_set.c). */
+int cmt_live_set_put_id_slow(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced);
+bool cmt_live_set_take_id_slow(struct cmt_live_set *s, uint32_t id, struct cmt_live *out);
+
 /* Puts a copy of a at slot id (an id the reading thread's pairing gave:
- * feed.c); as cmt_live_set_put otherwise (1: the slot held the entry of the
- * same key, copied to *replaced). */
-int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a, struct cmt_live *replaced);
+ * pairing.h); as cmt_live_set_put otherwise (1: the slot held the entry of
+ * the same key, copied to *replaced). Inline, as the next: once per event,
+ * a call cost more than an array write (callgrind). */
+static inline int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const struct cmt_live *a,
+                                      struct cmt_live *replaced)
+{
+    const struct cmt_live_threads *t = &s->threads;
+    /* a free slot, and the thread of the last allocation, known by index */
+    if (__builtin_expect(id >= s->id_cap || s->by_id[id].tag || !t->has_last || t->last_tid != a->tid ||
+                             t->last_index == CMT_LIVE_THREADS,
+                         0))
+        return cmt_live_set_put_id_slow(s, id, a, replaced);
+    s->by_id[id] = (struct cmt_live_slot){
+        .addr = a->addr,
+        .size = a->size,
+        .ts = a->ts,
+        .stack = a->stack,
+        .device = (int8_t)a->device,
+        .tag = (uint8_t)((a->ns + 1) | (a->kind << 3)),
+        .thread = t->last_index,
+        .api = a->api,
+    };
+    s->id_changes++;
+    s->count++;
+    return 0;
+}
 
 /* Removes the entry at slot id into *out; false when the slot is empty. */
-bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out);
+static inline bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
+{
+    if (__builtin_expect(id >= s->id_cap, 0))
+        return false;
+    struct cmt_live_slot *e = &s->by_id[id];
+    if (__builtin_expect(!e->tag || e->thread == CMT_LIVE_THREADS, 0))
+        return cmt_live_set_take_id_slow(s, id, out);
+    *out = (struct cmt_live){
+        .addr = e->addr,
+        .size = e->size,
+        .ts = e->ts,
+        .stack = e->stack,
+        .device = e->device,
+        .ns = (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1),
+        .kind = (uint8_t)(e->tag >> 3),
+        .api = e->api,
+        .used = 1,
+        .tid = s->threads.tids[e->thread],
+    };
+    e->tag = 0;
+    s->id_changes++;
+    s->count--;
+    return true;
+}
 
 /* The end of iteration: the table's slots, then the slots by id. */
 static inline size_t cmt_live_set_end(const struct cmt_live_set *s)
