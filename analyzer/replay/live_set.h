@@ -23,7 +23,11 @@
  * own: a slot holds the index of the thread among the first
  * CMT_LIVE_THREADS the set met (one byte, room made by keeping namespace
  * and kind in one); the allocations of later threads keep their thread id
- * in a side table like the aux words. */
+ * in a side table like the aux words.
+ *
+ * Allocations the reading thread paired with their releases (pairing.h)
+ * are not in the table: they lie in slots by id, the id the pairing gave
+ * them. Whoever reads the whole set reads both (cmt_live_set_end). */
 
 enum cmt_namespace {
     CMT_NS_POINTER = 0, /* device, managed, pinned host, pool: one unified address space */
