@@ -964,8 +964,9 @@ static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r
     bool paired = e->kind & CMT_REPLAY_IN_PAIRED;
     uint8_t kind = (uint8_t)(e->kind & ~CMT_REPLAY_IN_PAIRED);
     /* one test: a known api, a known kind, a device in range (packing maps
-     * out-of-range devices to INT8_MIN) */
-    if (__builtin_expect(!api_known[e->api] || kind >= CMT_KIND_COUNT || e->device < -1, 0)) {
+     * out-of-range devices to INT8_MIN); the pairing passed those it paired
+     * (pairing.h) */
+    if (__builtin_expect(!paired, 0) && (!api_known[e->api] || kind >= CMT_KIND_COUNT || e->device < -1)) {
         r->bad_events++;
         return 0;
     }
