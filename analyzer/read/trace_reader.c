@@ -35,6 +35,9 @@ struct cursor {
     uint64_t prev_addr;
     int32_t prev_device; /* clamped to int32 when decoded */
     uint32_t tid;
+    /* Where the records not yet in stats.bytes_of_records start: counted
+     * per chunk (cursor_count), not per record. */
+    const uint8_t *counted;
     bool final; /* follow mode: the chunk will not grow (its thread moved on, the trace ended) */
     struct cmt_event_in next;
 };
@@ -582,6 +585,15 @@ static void init_default_kinds(void)
 #endif
 }
 
+/* The device field's value as the event's ordinal: a zigzag varint may hold
+ * any 64-bit value, the event an int32 (both decoding paths clamp it
+ * alike). */
+static inline int32_t device_of_field(uint64_t v)
+{
+    int64_t d = cmt_zigzag_decode(v);
+    return d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
+}
+
 /* One varint at *p. With at least 16 bytes left, a varint of 3 to 8 bytes
  * (values below 2^56: every timestamp delta, size and address delta met in
  * practice) is decoded from one 8-byte load without a branch on its length:
@@ -694,10 +706,7 @@ static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cm
             return cursor_damaged(r, c, rec);
 #define END_FIELD }
         FIELD(CMT_F_TS) ts += (uint64_t)cmt_zigzag_decode(v); END_FIELD
-        FIELD(CMT_F_DEVICE)
-            int64_t d = cmt_zigzag_decode(v);
-            device = d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
-        END_FIELD
+        FIELD(CMT_F_DEVICE) device = device_of_field(v); END_FIELD
         FIELD(CMT_F_ADDR) addr += (uint64_t)cmt_zigzag_decode(v); END_FIELD
         FIELD(CMT_F_SIZE) e->size = v; END_FIELD
         FIELD(CMT_F_STREAM) e->stream = v; END_FIELD
@@ -746,7 +755,6 @@ static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cm
         e->ts = ts;
         e->addr = addr;
         e->device = device;
-        r->stats.bytes_of_records += (uint64_t)(p - rec);
         c->pos = p;
         if (e->type < CMT_REC_TYPE_COUNT)
             return DECODE_EVENT;
@@ -872,7 +880,10 @@ static inline uint32_t chain_last16(uint32_t state, const uint8_t *body_end, siz
 /* A varint of one to eight bytes at p (no bounds check: the caller keeps
  * DECODE_FAST_MARGIN); NULL for a longer one. Values of one byte (masks,
  * stack ids, small deltas) take a branch, predicted per field; longer ones
- * are decoded from one 8-byte load without a branch on their length. */
+ * are decoded from one 8-byte load without a branch on their length. The
+ * value's bits are those up to the first byte without a continuation bit
+ * (stops ^ (stops - 1), its top bit and those below it), less the
+ * continuation bits; its length in bytes is that top bit's position / 8 + 1. */
 static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const bool pext)
 {
     if (p[0] < 0x80) {
@@ -884,67 +895,64 @@ static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const 
     uint64_t stops = ~w & 0x8080808080808080ull;
     if (__builtin_expect(stops == 0, 0))
         return NULL;
-    unsigned bits = (unsigned)__builtin_ctzll(stops) + 1; /* through the last byte's top bit: 16..64 */
+    uint64_t bits = (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
+    const uint8_t *next = p + ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
 #ifdef DECODE_FAST_CRC
     if (pext) {
-        *out = pext_u64(w, 0x7f7f7f7f7f7f7f7full >> (64 - bits));
-        return p + bits / 8;
+        *out = pext_u64(w, bits);
+        return next;
     }
 #else
     (void)pext;
 #endif
-    uint64_t x = w & (~0ull >> (64 - bits)) & 0x7f7f7f7f7f7f7f7full;
+    uint64_t x = w & bits;
     /* squeeze the 7-bit groups together */
     x = ((x & 0x7f007f007f007f00ull) >> 1) | (x & 0x007f007f007f007full);
     x = ((x & 0x3fff00003fff0000ull) >> 2) | (x & 0x00003fff00003fffull);
     x = ((x & 0x0fffffff00000000ull) >> 4) | (x & 0x000000000fffffffull);
     *out = x;
-    return p + bits / 8;
+    return next;
 }
 
-/* Decodes the record at rec (below c->fast_end) into c->next as
- * cursor_decode_slow would, and moves past it; false, with nothing changed,
- * when the record is one decode_fast leaves. */
-static inline __attribute__((always_inline)) bool decode_fast(struct cmt_reader *r, struct cursor *c,
-                                                              const uint8_t *rec, const bool pext)
+/* The fields of the record at rec, from p (after its mask), and its check:
+ * decode_fast's work once it has the mask. Inlined with the masks records
+ * usually have as constants (decode_fast), so that their tests fold away:
+ * with the mask a variable, a test per field the format knows was about a
+ * tenth of the reading thread's instructions (callgrind). */
+static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_reader *r, struct cursor *c,
+                                                                     const uint8_t *rec, const uint8_t *p,
+                                                                     const uint64_t mask, const bool pext)
 {
     unsigned type = rec[0];
-    if (type - 1u >= CMT_REC_IPC - 1u)
-        return false; /* zero (damage), IPC records (their own checks), unknown types (skipped) */
-    unsigned api = rec[1];
-    const uint8_t *p = rec + 2;
-    uint64_t mask = *p++;
-    if (mask >= 0x80) {
-        mask = (mask & 0x7f) | (uint64_t)*p++ << 7;
-        if (mask > CMT_F_KNOWN_MASK)
-            return false; /* fields of a newer writer, or a longer mask */
+    uint64_t ts = c->prev_ts, addr = c->prev_addr, v;
+    int32_t device = c->prev_device;
+    uint8_t kind = default_kind[rec[1]];
+    struct cmt_event_in *e = &c->next;
+    /* Fields that are no deltas go to c->next as they come: a record that
+     * goes to the general path after all is written whole again there. */
+#define FAST_FIELD(bit, set, absent)                   \
+    if (mask & (bit)) {                                \
+        if (!(p = fast_varint(p, &v, pext)))           \
+            return false;                              \
+        set;                                           \
+    } else {                                           \
+        absent;                                        \
     }
-    uint64_t ts = c->prev_ts, addr = c->prev_addr, size = 0, stream = 0, stack = 0, v;
-    uint64_t aux[CMT_AUX_COUNT] = {0, 0, 0, 0};
-    int32_t device = c->prev_device, result = 0;
-    uint8_t kind = default_kind[api];
-#define FAST_FIELD(bit)                          \
-    if (mask & (bit)) {                          \
-        if (!(p = fast_varint(p, &v, pext)))     \
-            return false;
-#define END_FAST_FIELD }
-    FAST_FIELD(CMT_F_TS) ts += (uint64_t)cmt_zigzag_decode(v); END_FAST_FIELD
-    FAST_FIELD(CMT_F_DEVICE)
-        int64_t d = cmt_zigzag_decode(v);
-        device = d < INT32_MIN ? INT32_MIN : d > INT32_MAX ? INT32_MAX : (int32_t)d;
-    END_FAST_FIELD
-    FAST_FIELD(CMT_F_ADDR) addr += (uint64_t)cmt_zigzag_decode(v); END_FAST_FIELD
-    FAST_FIELD(CMT_F_SIZE) size = v; END_FAST_FIELD
-    FAST_FIELD(CMT_F_STREAM) stream = v; END_FAST_FIELD
-    FAST_FIELD(CMT_F_RESULT) result = (int32_t)(uint32_t)v; END_FAST_FIELD
-    FAST_FIELD(CMT_F_STACK) stack = v; END_FAST_FIELD
-    FAST_FIELD(CMT_F_KIND) kind = v < 256 ? (uint8_t)v : 255; END_FAST_FIELD
+    FAST_FIELD(CMT_F_TS, ts += (uint64_t)cmt_zigzag_decode(v), (void)0)
+    FAST_FIELD(CMT_F_DEVICE, device = device_of_field(v), (void)0)
+    FAST_FIELD(CMT_F_ADDR, addr += (uint64_t)cmt_zigzag_decode(v), (void)0)
+    FAST_FIELD(CMT_F_SIZE, e->size = v, e->size = 0)
+    FAST_FIELD(CMT_F_STREAM, e->stream = v, e->stream = 0)
+    FAST_FIELD(CMT_F_RESULT, e->result = (int32_t)(uint32_t)v, e->result = 0)
+    FAST_FIELD(CMT_F_STACK, e->stack = v, e->stack = 0)
+    FAST_FIELD(CMT_F_KIND, kind = v < 256 ? (uint8_t)v : 255, (void)0)
     if (mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3)) {
         for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
-            FAST_FIELD(CMT_F_AUX0 << i) aux[i] = v; END_FAST_FIELD
+            FAST_FIELD(CMT_F_AUX0 << i, e->aux[i] = v, e->aux[i] = 0)
+    } else {
+        memset(e->aux, 0, sizeof e->aux);
     }
 #undef FAST_FIELD
-#undef END_FAST_FIELD
     size_t n = (size_t)(p - rec - 1);
     uint32_t chain;
 #ifdef DECODE_FAST_CRC
@@ -967,28 +975,57 @@ static inline __attribute__((always_inline)) bool decode_fast(struct cmt_reader 
         return false; /* the slow path says so */
     if (__builtin_expect(ts < c->prev_ts, 0) && !r->warned_order)
         return false; /* the slow path warns */
-    p += CMT_RECORD_CHECK_SIZE;
-    struct cmt_event_in *e = &c->next;
-    e->type = (uint8_t)type;
-    e->api = (uint8_t)api;
-    e->kind = kind;
     e->mask = (uint32_t)mask;
     e->device = device;
-    e->result = result;
-    e->tid = c->tid;
     e->ts = ts;
     e->addr = addr;
-    e->size = size;
-    e->stream = stream;
-    e->stack = stack;
-    memcpy(e->aux, aux, sizeof aux);
+    e->type = (uint8_t)type;
+    e->api = rec[1];
+    e->kind = kind;
     c->chain = chain;
     c->prev_ts = ts;
     c->prev_addr = addr;
     c->prev_device = device;
-    r->stats.bytes_of_records += (uint64_t)(p - rec);
-    c->pos = p;
+    c->pos = p + CMT_RECORD_CHECK_SIZE;
     return true;
+}
+
+/* Decodes the record at rec (below c->fast_end) into c->next as
+ * cursor_decode_slow would, and moves past it; false when the record is one
+ * decode_fast leaves (c->next may then be changed: the general path writes
+ * it whole). */
+static inline __attribute__((always_inline)) bool decode_fast(struct cmt_reader *r, struct cursor *c,
+                                                              const uint8_t *rec, const bool pext)
+{
+    unsigned type = rec[0];
+    if (type - 1u >= CMT_REC_IPC - 1u)
+        return false; /* zero (damage), IPC records (their own checks), unknown types (skipped) */
+    const uint8_t *p = rec + 3;
+    uint64_t mask = rec[2];
+    if (mask >= 0x80) {
+        mask = (mask & 0x7f) | (uint64_t)*p++ << 7;
+        if (mask > CMT_F_KNOWN_MASK)
+            return false; /* fields of a newer writer, or a longer mask */
+    }
+    /* The masks of most records (the shim's and bench_gen_trace's
+     * allocations, releases and blocks), each decoded by a copy of its own. */
+    switch (mask) {
+    case CMT_F_TS | CMT_F_ADDR:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR, pext);
+    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STACK:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STACK, pext);
+    case CMT_F_TS | CMT_F_ADDR | CMT_F_STREAM:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_STREAM, pext);
+    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STREAM | CMT_F_STACK:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STREAM | CMT_F_STACK,
+                                  pext);
+    case CMT_F_TS | CMT_F_SIZE:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_SIZE, pext);
+    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE:
+        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE, pext);
+    default:
+        return decode_fast_fields(r, c, rec, p, mask, pext);
+    }
 }
 
 /* Decodes the next delivered record of c into c->next (pext: whether
@@ -1469,8 +1506,25 @@ static void release_range(struct cmt_reader *r, uint64_t from, uint64_t to)
         madvise((void *)(r->data + lo), hi - lo, MADV_DONTNEED);
 }
 
+static void cursor_count(struct cmt_reader *r, struct cursor *c)
+{
+    r->stats.bytes_of_records += (uint64_t)(c->pos - c->counted);
+    c->counted = c->pos;
+}
+
+/* Counts the records read so far in the chunks still open: when a read
+ * returns. */
+static void count_open_cursors(struct cmt_reader *r)
+{
+    for (size_t i = 0; i < r->heap_len; i++)
+        cursor_count(r, r->heap[i].c);
+    for (size_t i = 0; i < r->n_pending; i++)
+        cursor_count(r, r->pending[i]);
+}
+
 static void cursor_done(struct cmt_reader *r, struct cursor *c)
 {
+    cursor_count(r, c);
     release_range(r, c->chunk_off, (uint64_t)(c->end - r->data));
     free(c);
 }
@@ -1614,6 +1668,8 @@ static int open_next_chunk(struct cmt_reader *r)
     c->prev_ts = h.claim_ns;
     c->prev_addr = h.base_addr;
     c->tid = h.tid;
+    c->next.tid = h.tid; /* the same for every event of the chunk: written once */
+    c->counted = body;
     enum decode_result d = cursor_decode(r, c);
     if (d != DECODE_EVENT) {
         cursor_done(r, c);
@@ -1709,19 +1765,32 @@ static void reader_start(struct cmt_reader *r)
 #endif
 }
 
+static int no_event(void *ctx, const struct cmt_event_in *e)
+{
+    (void)ctx, (void)e;
+    return 0;
+}
+
 /* Delivers c's events while they come before until: the reader's
- * innermost loop, in two copies (with pext and without). Returns the result
- * of the last decode, or DECODE_STOPPED when on_event asked to stop. */
-static inline __attribute__((always_inline)) enum decode_result deliver_run(struct cmt_reader *r, struct cursor *c,
-                                                                            uint64_t until, const bool pext)
+ * innermost loop, in two copies (with pext and without). The callback and
+ * the count come in registers: through r, each event reloaded them after
+ * the call. Returns the result of the last decode, or DECODE_STOPPED when
+ * on_event asked to stop. */
+static inline __attribute__((always_inline)) enum decode_result
+deliver_run(struct cmt_reader *r, struct cursor *c, uint64_t until, int (*on_event)(void *, const struct cmt_event_in *),
+            void *ctx, const bool pext)
 {
     enum decode_result d;
+    uint64_t n = 0;
     do {
-        r->stats.events++;
-        if (r->cb->on_event && r->cb->on_event(r->ctx, &c->next) != 0)
-            return DECODE_STOPPED;
+        n++;
+        if (on_event(ctx, &c->next) != 0) {
+            d = DECODE_STOPPED;
+            break;
+        }
         d = cursor_decode_with(r, c, pext);
     } while (d == DECODE_EVENT && c->next.ts < until);
+    r->stats.events += n;
     return d;
 }
 
@@ -1730,6 +1799,7 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
     reader_start(r);
     r->cb = cb;
     r->ctx = ctx;
+    int (*on_event)(void *, const struct cmt_event_in *) = cb->on_event ? cb->on_event : no_event;
     peek_next_claim(r);
     for (;;) {
         if (r->heap_len == 0) {
@@ -1749,9 +1819,12 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
          * than every other open chunk's and than the next chunk's claim,
          * they are delivered in this loop and the heap stays as it is. */
         uint64_t until = r->has_next_claim && r->next_claim < r->run_limit ? r->next_claim : r->run_limit;
-        enum decode_result d = r->fast_pext ? deliver_run(r, c, until, true) : deliver_run(r, c, until, false);
-        if (d == DECODE_STOPPED)
+        enum decode_result d = r->fast_pext ? deliver_run(r, c, until, on_event, ctx, true)
+                                             : deliver_run(r, c, until, on_event, ctx, false);
+        if (d == DECODE_STOPPED) {
+            count_open_cursors(r);
             return 0;
+        }
         struct heap_entry top;
         if (d == DECODE_DAMAGED) {
             r->chunks_done = true; /* deliver what is open, then stop */
@@ -1775,6 +1848,7 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
             r->heap[0] = top;
         update_run_limit(r);
     }
+    count_open_cursors(r);
     finish_checks(r);
     return r->error[0] ? -1 : 0;
 }
@@ -1976,6 +2050,8 @@ static int follow_open_chunks(struct cmt_reader *r)
         c->prev_ts = h.claim_ns;
         c->prev_addr = h.base_addr;
         c->tid = h.tid;
+        c->next.tid = h.tid; /* the same for every event of the chunk: written once */
+        c->counted = body;
     }
 }
 
@@ -2098,6 +2174,7 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
             continue;
         cursor_done(r, c);
     }
+    count_open_cursors(r);
     if (r->end_seen && r->n_pending == 0 && r->n_metas == 0 && !r->error[0])
         finish_checks(r);
     return r->error[0] ? -1 : 0;
