@@ -845,12 +845,15 @@ static bool pext_is_fast(void)
  * zero bytes, and the register's start value enters linearly into the
  * first 32 bits of the message: so this is the CRC of the n bytes from
  * that state, in two crc32 instructions and without a branch on n. How the
- * 16 bytes are masked and where the state goes, by n: */
+ * 16 bytes are masked and where the state goes, by n (32 bytes an entry,
+ * one shift to index them): */
 struct chain_window {
-    uint64_t keep_lo, keep_hi;   /* the body's bytes in the two words */
-    uint64_t state_lo, state_hi; /* which bits of the shifted state go to each */
-    uint8_t shift_lo, shift_hi;  /* state << shift_lo; (state << 32) >> shift_hi */
-};
+    uint64_t keep_lo, keep_hi; /* the body's bytes in the two words */
+    /* the state's bytes in the low word: state << shift_lo, those past it
+     * cut by keep_lo; in the high word: state << up_hi >> down_hi (none:
+     * shifted down by 32) */
+    uint8_t shift_lo, up_hi, down_hi;
+} __attribute__((aligned(32)));
 
 static struct chain_window chain_windows[17];
 
@@ -863,9 +866,8 @@ static void init_chain_windows(void)
         w->keep_hi = k <= 8 ? ~0ull : ~0ull << (8 * (k - 8));
         /* the state's 4 bytes go to bytes k..k+3 of the 16 */
         w->shift_lo = (uint8_t)(k < 8 ? 8 * k : 0);
-        w->state_lo = k < 8 ? ~0ull : 0;
-        w->shift_hi = (uint8_t)(k > 4 ? 96 - 8 * k : 0);
-        w->state_hi = k > 4 ? ~0ull : 0;
+        w->up_hi = (uint8_t)(k > 8 ? 8 * (k - 8) : 0);
+        w->down_hi = (uint8_t)(k <= 4 ? 32 : k <= 8 ? 8 * (8 - k) : 0);
     }
 }
 
@@ -875,8 +877,8 @@ static inline uint32_t chain_last16(uint32_t state, const uint8_t *body_end, siz
     uint64_t lo, hi;
     memcpy(&lo, body_end - 16, sizeof lo);
     memcpy(&hi, body_end - 8, sizeof hi);
-    lo = (lo & t->keep_lo) ^ (((uint64_t)state << t->shift_lo) & t->state_lo);
-    hi = (hi & t->keep_hi) ^ (((uint64_t)state << 32 >> t->shift_hi) & t->state_hi);
+    lo = (lo ^ ((uint64_t)state << t->shift_lo)) & t->keep_lo;
+    hi = (hi & t->keep_hi) ^ ((uint64_t)state << t->up_hi >> t->down_hi);
     return (uint32_t)crc32_u64(crc32_u64(0, lo), hi);
 }
 #endif
