@@ -1038,24 +1038,20 @@ static inline __attribute__((always_inline)) bool decode_fast(struct cmt_reader 
             return false; /* fields of a newer writer, or a longer mask */
     }
     /* The masks of most records (the shim's and bench_gen_trace's
-     * allocations, releases and blocks), each decoded by a copy of its own. */
-    switch (mask) {
-    case CMT_F_TS | CMT_F_ADDR:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR, pext);
-    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STACK:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STACK, pext);
-    case CMT_F_TS | CMT_F_ADDR | CMT_F_STREAM:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_STREAM, pext);
-    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STREAM | CMT_F_STACK:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STREAM | CMT_F_STACK,
-                                  pext);
-    case CMT_F_TS | CMT_F_SIZE:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_SIZE, pext);
-    case CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE:
-        return decode_fast_fields(r, c, rec, p, CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE, pext);
-    default:
-        return decode_fast_fields(r, c, rec, p, mask, pext);
-    }
+     * allocations, releases and blocks), each decoded by a copy of its own,
+     * tested in the order of how often they come: allocations and releases
+     * first (a switch compared each with three to four, callgrind). */
+#define FAST_MASK(m)                                                     \
+    if (__builtin_expect(mask == (m), 1))                                \
+        return decode_fast_fields(r, c, rec, p, (m), pext);
+    FAST_MASK(CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STACK)
+    FAST_MASK(CMT_F_TS | CMT_F_ADDR)
+    FAST_MASK(CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE | CMT_F_STREAM | CMT_F_STACK)
+    FAST_MASK(CMT_F_TS | CMT_F_ADDR | CMT_F_STREAM)
+    FAST_MASK(CMT_F_TS | CMT_F_SIZE)
+    FAST_MASK(CMT_F_TS | CMT_F_ADDR | CMT_F_SIZE)
+#undef FAST_MASK
+    return decode_fast_fields(r, c, rec, p, mask, pext);
 }
 
 /* Decodes the next delivered record of c into c->next (pext: whether
