@@ -31,9 +31,9 @@ struct cursor {
     bool past_commit;          /* the one record a writer killed before its commit word leaves was read */
     uint64_t chunk_off;
     bool cut_by_eof;
+    /* The delta state: prev_ts, and next.addr and next.device (nothing
+     * changes those between decodes; follow mode raises next.ts only). */
     uint64_t prev_ts;
-    uint64_t prev_addr;
-    int32_t prev_device; /* clamped to int32 when decoded */
     uint32_t tid;
     /* Where the records not yet in stats.bytes_of_records start: counted
      * per chunk (cursor_count), not per record. */
@@ -698,8 +698,8 @@ static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cm
         e->kind = default_kind[rec[1]];
         e->mask = (uint32_t)mask;
         e->tid = c->tid;
-        uint64_t ts = c->prev_ts, addr = c->prev_addr;
-        int32_t device = c->prev_device;
+        uint64_t ts = c->prev_ts, addr = e->addr;
+        int32_t device = e->device;
         e->size = e->stream = e->stack = 0;
         e->result = 0;
         e->aux[0] = e->aux[1] = e->aux[2] = e->aux[3] = 0;
@@ -753,8 +753,6 @@ static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cm
                         (unsigned long long)(rec - r->data));
         }
         c->prev_ts = ts;
-        c->prev_addr = addr;
-        c->prev_device = device;
         e->ts = ts;
         e->addr = addr;
         e->device = device;
@@ -889,8 +887,9 @@ static inline uint32_t chain_last16(uint32_t state, const uint8_t *body_end, siz
  * are decoded from one 8-byte load without a branch on their length. The
  * value's bits are those up to the first byte without a continuation bit
  * (stops ^ (stops - 1), its top bit and those below it), less the
- * continuation bits; its length in bytes is that top bit's position / 8 + 1. */
-static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const bool pext)
+ * continuation bits; its length in bytes is that top bit's position / 8 + 1.
+ * c80 is 0x8080808080808080 (decode_fast_fields). */
+static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const bool pext, uint64_t c80)
 {
     if (p[0] < 0x80) {
         *out = p[0];
@@ -898,10 +897,10 @@ static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const 
     }
     uint64_t w;
     memcpy(&w, p, sizeof w); /* little-endian (the reader checks the byte order) */
-    uint64_t stops = ~w & 0x8080808080808080ull;
+    uint64_t stops = ~w & c80;
     if (__builtin_expect(stops == 0, 0))
         return NULL;
-    uint64_t bits = (stops ^ (stops - 1)) & 0x7f7f7f7f7f7f7f7full;
+    uint64_t bits = (stops ^ (stops - 1)) & ~c80;
     const uint8_t *next = p + ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
 #ifdef DECODE_FAST_CRC
     if (pext) {
@@ -945,9 +944,13 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
      * the other fields go to c->next as they come (a record that goes to
      * the general path after all is written whole again there). */
     uint64_t ts_v = 0, device_v = 0, addr_v = 0, kind_v = 0, v;
+    /* In a register for every field (and not folded: each field loaded
+     * 0x80... and 0x7f... anew, callgrind). */
+    uint64_t c80 = 0x8080808080808080ull;
+    __asm__("" : "+r"(c80));
 #define FAST_FIELD(bit, set, absent)                   \
     if (mask & (bit)) {                                \
-        if (!(p = fast_varint(p, &v, pext)))           \
+        if (!(p = fast_varint(p, &v, pext, c80)))      \
             return false;                              \
         set;                                           \
     } else {                                           \
@@ -981,7 +984,9 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     uint32_t chain;
 #ifdef DECODE_FAST_CRC
     /* pext: the CPU has crc32 too (r->fast_pext) */
-    if (__builtin_expect((pext || r->fast_crc) && n >= 4, 1)) {
+    /* n >= 4 is certain with two fields (api, mask, a byte each at least) */
+    const bool n_fits = __builtin_constant_p(mask) && __builtin_popcountll(mask) >= 2;
+    if (__builtin_expect((pext || r->fast_crc) && (n_fits || n >= 4), 1)) {
         /* a longer body: its first 8 bytes at a time, the last 9 to 16 from
          * their window */
         uint64_t state = c->chain ^ type;
@@ -1001,21 +1006,20 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     uint64_t ts = c->prev_ts + (uint64_t)cmt_zigzag_decode(ts_v);
     if (__builtin_expect(ts < c->prev_ts, 0) && !r->warned_order)
         return false; /* the slow path warns */
-    uint64_t addr = c->prev_addr + (uint64_t)cmt_zigzag_decode(addr_v);
-    int32_t device = mask & CMT_F_DEVICE ? device_of_field(device_v) : c->prev_device;
     uint8_t kind = mask & CMT_F_KIND ? (kind_v < 256 ? (uint8_t)kind_v : 255) : default_kind[rec[1]];
     /* type and api as they lie in the record, the kind, the mask */
     uint16_t type_api;
     memcpy(&type_api, rec, sizeof type_api);
     uint64_t head = type_api | (uint64_t)kind << 16 | mask << 32;
     memcpy(e, &head, sizeof head);
-    e->device = device;
+    /* the address and the device stay as they are without their fields */
+    if (mask & CMT_F_ADDR)
+        e->addr += (uint64_t)cmt_zigzag_decode(addr_v);
+    if (mask & CMT_F_DEVICE)
+        e->device = device_of_field(device_v);
     e->ts = ts;
-    e->addr = addr;
     c->chain = chain;
     c->prev_ts = ts;
-    c->prev_addr = addr;
-    c->prev_device = device;
     c->pos = p + CMT_RECORD_CHECK_SIZE;
     return true;
 }
@@ -1692,7 +1696,7 @@ static int open_next_chunk(struct cmt_reader *r)
     c->chunk_off = off;
     c->cut_by_eof = cut;
     c->prev_ts = h.claim_ns;
-    c->prev_addr = h.base_addr;
+    c->next.addr = h.base_addr;
     c->tid = h.tid;
     c->next.tid = h.tid; /* the same for every event of the chunk: written once */
     c->counted = body;
@@ -2106,7 +2110,7 @@ static int follow_open_chunks(struct cmt_reader *r)
         c->commit_state = h.header_check;
         c->chunk_off = off;
         c->prev_ts = h.claim_ns;
-        c->prev_addr = h.base_addr;
+        c->next.addr = h.base_addr;
         c->tid = h.tid;
         c->next.tid = h.tid; /* the same for every event of the chunk: written once */
         c->counted = body;
