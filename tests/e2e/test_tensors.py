@@ -29,9 +29,16 @@ H100 = os.path.join(os.environ["CMT_SOURCE_ROOT"], "tests", "data", "tensors")
 WORKLOADS = "/work/main/samples/gpu/torch_workloads.py"
 
 
+# The same runs on an H200 with the layered shim of main at 0f6d910
+# (h200_NAME.bin, issue 31's real-GPU check): the h200_* cases below run the
+# h100_* tests on them unchanged, so a shim that stopped recording what the
+# report needs fails here on both machines' traces.
+GPU = "h100"
+
+
 def h100(name):
-    with open(os.path.join(H100, f"h100_{name}.json")) as f:
-        return os.path.join(H100, f"h100_{name}.bin"), json.load(f)
+    with open(os.path.join(H100, f"{GPU}_{name}.json")) as f:
+        return os.path.join(H100, f"{GPU}_{name}.bin"), json.load(f)
 
 
 class Scratch:
@@ -600,6 +607,24 @@ def test_h100_hf_varlen():
        (torch["max_memory_allocated"], 12596224 * 4, 0), "varlen: the layer's parameters, SGD keeps no state")
     eq((t["growth"], t["leaks"]["count"]), ([], 0), "nothing grows")
     eq(cmtest.cli("check", trace).returncode, 0, "check passes")
+
+
+def on_h200(test):
+    def run():
+        global GPU
+        GPU = "h200"
+        test()
+    run.__doc__ = f"{test.__name__} on the H200 traces of the layered shim."
+    return run
+
+
+test_h200_leak = on_h200(test_h100_leak)
+test_h200_leak_marked = on_h200(test_h100_leak_marked)
+test_h200_clean = on_h200(test_h100_clean)
+test_h200_categories = on_h200(test_h100_categories)
+test_h200_oom = on_h200(test_h100_oom)
+test_h200_symbol_warnings = on_h200(test_h100_symbol_warnings)
+test_h200_diff = on_h200(test_h100_diff)
 
 
 if __name__ == "__main__":
