@@ -985,8 +985,8 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     size_t n = (size_t)(p - rec - 1);
     uint32_t chain;
 #ifdef DECODE_FAST_CRC
-    /* pext: the CPU has crc32 too (r->fast_pext) */
-    /* n >= 4 is certain with two fields (api, mask, a byte each at least) */
+    /* pext: the CPU has crc32 too (r->fast_pext); n >= 4 is certain with
+     * two fields (the api, the mask and each field a byte at least) */
     const bool n_fits = __builtin_constant_p(mask) && __builtin_popcountll(mask) >= 2;
     if (__builtin_expect((pext || r->fast_crc) && (n_fits || n >= 4), 1)) {
         /* a longer body: its first 8 bytes at a time, the last 9 to 16 from
@@ -1009,7 +1009,8 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     if (__builtin_expect(ts < c->prev_ts, 0) && !r->warned_order)
         return false; /* the slow path warns */
     uint8_t kind = mask & CMT_F_KIND ? (kind_v < 256 ? (uint8_t)kind_v : 255) : default_kind[rec[1]];
-    /* type and api as they lie in the record, the kind, the mask */
+    /* type and api as they lie in the record, the kind, the mask (a
+     * little-endian host, as fast_varint's loads assume) */
     uint16_t type_api;
     memcpy(&type_api, rec, sizeof type_api);
     uint64_t head = type_api | (uint64_t)kind << 16 | mask << 32;
