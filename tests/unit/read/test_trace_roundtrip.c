@@ -572,6 +572,81 @@ static void test_record_shapes(void)
     free(u_data);
 }
 
+/* The masks the reader decodes with a copy of its own (decode_fast), in a
+ * sequence where each follows records with other fields: an event after one
+ * with a stream, a result or aux values has them zero, and a release after
+ * an allocation has no size or stack. Every event comes back exactly, with
+ * the mask intended, on the fast paths and the portable ones. */
+static void test_common_masks(void)
+{
+    static struct shape_trace t;
+    enum { TS = CMT_F_TS, DEV = CMT_F_DEVICE, ADDR = CMT_F_ADDR, SIZE = CMT_F_SIZE, STREAM = CMT_F_STREAM,
+           RESULT = CMT_F_RESULT, STACK = CMT_F_STACK, KIND = CMT_F_KIND, AUX0 = CMT_F_AUX0, AUX3 = CMT_F_AUX3 };
+    static const uint32_t masks[] = {
+        TS | ADDR | SIZE | STACK, TS | ADDR, TS | ADDR | SIZE | STREAM | STACK, TS | ADDR | STREAM,
+        TS | SIZE, TS | ADDR | SIZE, TS | ADDR | SIZE | STACK | AUX0 | AUX3, TS | ADDR,
+        TS | ADDR | RESULT, TS | ADDR | SIZE | STACK, TS | DEV | ADDR | SIZE | STACK, TS | ADDR,
+        TS | ADDR | SIZE | KIND, TS | SIZE, TS | ADDR | STREAM | RESULT | AUX0, TS | ADDR | SIZE,
+    };
+    const unsigned n_masks = sizeof masks / sizeof masks[0];
+    make_trace(&t.tf, "masks.bin", 0);
+    struct cmt_event_stream s = {.tid = 5};
+    uint64_t ahead = 0, addr = 0x7f0000000000ull, ts = 0;
+    int32_t device = 0;
+    for (unsigned i = 0; i < SHAPES; i++) {
+        CHECK(cmt_event_stream_reserve(&t.tf, &s));
+        uint32_t m = masks[i % n_masks];
+        uint8_t type = m & SIZE ? (m & ADDR ? CMT_REC_ALLOC : CMT_REC_BLOCK) : CMT_REC_FREE;
+        uint8_t api = (uint8_t)(1 + shape_rnd() % 40);
+        /* never before the chunk's claim (W1) */
+        ahead += 1 + shape_rnd() % (i % 3 ? 100 : 1u << 20);
+        ts = cmt_now_ns() + ahead;
+        if (m & ADDR)
+            addr += (uint64_t)((shape_rnd() % 2 ? 1 : -1) * (int64_t)(1 + shape_rnd() % (1ull << (i % 5 * 8))));
+        if (m & DEV)
+            device = device == 1 ? 2 : 1;
+        struct cmt_event e = {
+            .type = type,
+            .api = api,
+            .kind = (uint8_t)(m & KIND ? (cmt_api_default_kind(api) + 1) % 5 : cmt_api_default_kind(api)),
+            .has_device = (m & DEV) != 0,
+            .device = device,
+            .result = m & RESULT ? (int32_t)(1 + shape_rnd() % 1000) : 0,
+            .ts = ts,
+            .addr = addr,
+            .size = m & SIZE ? 1 + shape_value() % (1ull << 40) : 0,
+            .stream = m & STREAM ? 1 + shape_rnd() % 100000 : 0,
+            .stack = m & STACK ? 1 + shape_rnd() % (i % 2 ? 100 : 1u << 20) : 0,
+        };
+        e.aux[0] = m & AUX0 ? 1 + shape_rnd() % 5000 : 0;
+        e.aux[3] = m & AUX3 ? 1 + shape_value() : 0;
+        t.written[i] = e;
+        t.rec_off[i] = file_offset(&t.tf, s.pos);
+        t.chunk_off[i] = file_offset(&t.tf, s.chunk);
+        cmt_event_stream_append(&s, &e);
+        t.rec_end[i] = file_offset(&t.tf, s.pos - 1) + 1;
+    }
+    cmt_trace_finish(&t.tf, ts + 1);
+    size_t size;
+    uint8_t *data = load_file(t.tf.path, &size);
+    unsigned general = shapes_for_the_general_path(&t, data);
+    for (int portable = 0; portable < 2; portable++) {
+        struct cmt_reader *r;
+        CHECK(read_memory(data, size, portable, &r) == 0);
+        CHECK(cmt_reader_stats(r)->slow_records <= general);
+        cmt_reader_close(r);
+        CHECK_EQ_U64(got.n, SHAPES);
+        for (unsigned i = 0; i < SHAPES; i++) {
+            check_same(&got.ev[i], &t.written[i]);
+            /* a chunk's first record has the deltas from the chunk's start */
+            if (i && t.chunk_off[i] == t.chunk_off[i - 1])
+                CHECK_EQ_U64(got.ev[i].mask, masks[i % n_masks]);
+            CHECK_EQ_U64(got.ev[i].tid, 5);
+        }
+    }
+    free(data);
+}
+
 /* 5. A record whose body was written but whose type byte was not (the
  * writer died mid-record) ends that chunk; other threads' chunks are read. */
 static void test_uncommitted_record(void)
@@ -1022,6 +1097,7 @@ int main(void)
     test_truncation_everywhere();
     test_damaged_chunk();
     test_record_shapes();
+    test_common_masks();
     test_uncommitted_record();
     test_size_limit();
     test_populate_ahead();
