@@ -36,4 +36,27 @@ void cmt_alloc_views_init(struct cmt_alloc_views *v, struct cmt_site_calls *site
  * replay calls o's on_change only through v (cmt_replay_hand_over_changes). */
 void cmt_alloc_views_then(struct cmt_alloc_views *v, struct cmt_replay *r, const struct cmt_replay_observer *o);
 
+/* The views' work for one change (on_change without `then`), inline for
+ * a caller that follows them with more in the same call (frag.c). Each
+ * view's own tests, made once: memory (site_calls), device-resident
+ * memory (thread_use, holders); during an event (site_calls, thread_use). */
+static inline __attribute__((always_inline)) int cmt_alloc_views_change(struct cmt_alloc_views *v,
+                                                                        const struct cmt_replay *r,
+                                                                        const struct cmt_live *l, bool live)
+{
+    if (!cmt_kind_holds_memory(l->kind))
+        return 0;
+    /* the replay's devices are -1 .. CMT_MAX_DEVICES - 1 */
+    bool device = (uint32_t)l->device < CMT_MAX_DEVICES && cmt_class_of_kind(l->kind) == CMT_CLASS_DEVICE;
+    if (device && v->holders)
+        cmt_holder_pass_device_change(v->holders, r, l, live);
+    if (!r->event)
+        return 0;
+    if (v->site_calls && cmt_site_calls_memory_change(v->site_calls, r, l, live) != 0)
+        return -1;
+    if (device && v->thread_use && cmt_thread_use_device_change(v->thread_use, r, l, live) != 0)
+        return -1;
+    return 0;
+}
+
 #endif

@@ -134,6 +134,10 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
             return -1;
         }
         cmt_alloc_views_init(a->views, a->site_calls, a->thread_use, holders);
+        /* the fragmentation tracker's on_change too (forensics.h), before
+         * the views' observer is attached: it changes their on_change */
+        if (a->forensics)
+            cmt_frag_follow_views(a->forensics, a->views, &a->replay);
         if (cmt_replay_add_observer(&a->replay, &a->views->observer) != 0) {
             snprintf(a->message, sizeof a->message, "more than %d analyses follow the replay",
                      CMT_REPLAY_MAX_OBSERVERS);
@@ -141,9 +145,6 @@ static int analyse(struct cmt_analysis *a, const char *path, const void *data, s
         }
         if (holders)
             cmt_read_passes_holders_followed(a->passes);
-        /* the fragmentation tracker's on_change too (forensics.h) */
-        if (a->forensics)
-            cmt_alloc_views_then(a->views, &a->replay, &a->forensics->observer);
     }
     struct cmt_feed feed = {.reader = a->reader, .model = &a->model, .replay = &a->replay,
                             .start_ns = a->info.start_monotonic_ns, .file_size = a->info.file_size,

@@ -279,6 +279,13 @@ int cmt_forensics_finish(struct cmt_forensics *f, const struct cmt_replay *r);
 
 /* Sets up the fragmentation part (frag.c): the observer's on_change. */
 void cmt_frag_init(struct cmt_forensics *f);
+struct cmt_alloc_views;
+/* Follows the fragmentation tracker from v's on_change (alloc_views.h), its
+ * common path inlined there: what cmt_alloc_views_then does for any
+ * observer, in one call per change. f must be attached to r already; call
+ * before v->observer is (the replay reads on_change as it is attached);
+ * from then on the replay calls f's on_change only through v. */
+void cmt_frag_follow_views(struct cmt_forensics *f, struct cmt_alloc_views *v, struct cmt_replay *r);
 /* For the parts in separate files (frag.c, frag_checkpoint.c, oom.c, pools.c,
  * series.c, forensics_device.c). */
 /* Checkpoint spacing, in events per live allocation examined: a walk of the

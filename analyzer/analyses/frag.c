@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_views.h"
 #include "forensics.h"
 
 static bool is_pitched(uint8_t api)
@@ -321,6 +322,38 @@ static int on_change_plain(void *ctx, const struct cmt_replay *r, const struct c
 static int on_change_indexed(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
     return live ? on_change_fast(ctx, r, l, true, true) : on_change_fast(ctx, r, l, false, true);
+}
+
+/* The views' on_change followed by this one's (cmt_frag_follow_views), in
+ * one function: one call per change, one set of register saves, where
+ * alloc_views.c's on_change calling on_change_plain through a pointer cost
+ * about 30 instructions per event of the twin (callgrind). */
+static inline __attribute__((always_inline)) int views_then_fast(void *ctx, const struct cmt_replay *r,
+                                                                 const struct cmt_live *l, const bool live,
+                                                                 const bool indexed)
+{
+    struct cmt_alloc_views *v = ctx;
+    if (cmt_alloc_views_change(v, r, l, live) != 0)
+        return -1;
+    return on_change_fast(v->then_ctx, r, l, live, indexed);
+}
+
+static int on_views_plain(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? views_then_fast(ctx, r, l, true, false) : views_then_fast(ctx, r, l, false, false);
+}
+
+static int on_views_indexed(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? views_then_fast(ctx, r, l, true, true) : views_then_fast(ctx, r, l, false, true);
+}
+
+void cmt_frag_follow_views(struct cmt_forensics *f, struct cmt_alloc_views *v, struct cmt_replay *r)
+{
+    v->then = f->observer.on_change;
+    v->then_ctx = f;
+    v->observer.on_change = f->opt.track_holes ? on_views_indexed : on_views_plain;
+    cmt_replay_hand_over_changes(r, &f->observer);
 }
 
 void cmt_frag_init(struct cmt_forensics *f)
