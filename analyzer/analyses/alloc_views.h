@@ -37,26 +37,43 @@ void cmt_alloc_views_init(struct cmt_alloc_views *v, struct cmt_site_calls *site
 void cmt_alloc_views_then(struct cmt_alloc_views *v, struct cmt_replay *r, const struct cmt_replay_observer *o);
 
 /* The views' work for one change (on_change without `then`), inline for
- * a caller that follows them with more in the same call (frag.c). Each
- * view's own tests, made once: memory (site_calls), device-resident
+ * a caller that follows them with more in the same call (frag.c), which
+ * may know already what the views test: holds (cmt_kind_holds_memory),
+ * device_kind (cmt_class_of_kind is CMT_CLASS_DEVICE), and all (every
+ * view is followed: no test of each). Memory (site_calls), device-resident
  * memory (thread_use, holders); during an event (site_calls, thread_use). */
+static inline __attribute__((always_inline)) int cmt_alloc_views_change_known(struct cmt_alloc_views *v,
+                                                                              const struct cmt_replay *r,
+                                                                              const struct cmt_live *l, bool live,
+                                                                              bool holds, bool device_kind,
+                                                                              const bool all)
+{
+    struct cmt_site_calls *site_calls = v->site_calls;
+    struct cmt_thread_use *thread_use = v->thread_use;
+    struct cmt_holder_pass *holders = v->holders;
+    if (all && (!site_calls || !thread_use || !holders))
+        __builtin_unreachable();
+    if (!holds)
+        return 0;
+    /* the replay's devices are -1 .. CMT_MAX_DEVICES - 1 */
+    bool device = (uint32_t)l->device < CMT_MAX_DEVICES && device_kind;
+    if (device && holders)
+        cmt_holder_pass_device_change(holders, r, l, live);
+    if (!r->event)
+        return 0;
+    if (site_calls && cmt_site_calls_memory_change(site_calls, r, l, live) != 0)
+        return -1;
+    if (device && thread_use && cmt_thread_use_device_change(thread_use, r, l, live) != 0)
+        return -1;
+    return 0;
+}
+
 static inline __attribute__((always_inline)) int cmt_alloc_views_change(struct cmt_alloc_views *v,
                                                                         const struct cmt_replay *r,
                                                                         const struct cmt_live *l, bool live)
 {
-    if (!cmt_kind_holds_memory(l->kind))
-        return 0;
-    /* the replay's devices are -1 .. CMT_MAX_DEVICES - 1 */
-    bool device = (uint32_t)l->device < CMT_MAX_DEVICES && cmt_class_of_kind(l->kind) == CMT_CLASS_DEVICE;
-    if (device && v->holders)
-        cmt_holder_pass_device_change(v->holders, r, l, live);
-    if (!r->event)
-        return 0;
-    if (v->site_calls && cmt_site_calls_memory_change(v->site_calls, r, l, live) != 0)
-        return -1;
-    if (device && v->thread_use && cmt_thread_use_device_change(v->thread_use, r, l, live) != 0)
-        return -1;
-    return 0;
+    return cmt_alloc_views_change_known(v, r, l, live, cmt_kind_holds_memory(l->kind),
+                                        cmt_class_of_kind(l->kind) == CMT_CLASS_DEVICE, false);
 }
 
 #endif

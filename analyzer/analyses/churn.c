@@ -11,7 +11,7 @@ static inline uint64_t size_key(uint64_t size)
 
 static inline uint32_t slot_of(uint64_t key, uint32_t cap)
 {
-    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    return cmt_size_set_slot(key, cap);
 }
 
 void cmt_size_set_free(struct cmt_size_set *s)

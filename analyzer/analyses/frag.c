@@ -234,6 +234,9 @@ enum {
     CLASS_SPAN = 1,    /* plain or pool: in its device's span (cmt_holes_counts) when of a device */
     CLASS_ROUND = 2,   /* plain: rounding waste (round_waste) */
     CLASS_GENERAL = 4, /* no memory (VMM reservations, mappings), pitched: on_change_general */
+    /* of the kind alone, for the views (views_then_fast): */
+    CLASS_HOLDS = 8,        /* cmt_kind_holds_memory */
+    CLASS_DEVICE_KIND = 16, /* cmt_class_of_kind is CMT_CLASS_DEVICE */
 };
 
 /* The rest of a common change, when there is any: a size new to the site,
@@ -262,12 +265,13 @@ static __attribute__((noinline)) int on_change_rest(struct cmt_forensics *f, con
  * a device already seen, pinned host or managed memory, at a call site the
  * churn table holds. The same as on_change_general, with the rare work out
  * of line (tail calls) so that this path saves no registers. */
-static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
-                                                                const struct cmt_live *l, const bool live,
-                                                                const bool indexed)
+static inline __attribute__((always_inline)) int on_change_fast_nk(struct cmt_forensics *f,
+                                                                   const struct cmt_replay *r,
+                                                                   const struct cmt_live *l, const bool live,
+                                                                   const bool indexed, unsigned nk)
 {
     uint32_t stack = l->stack;
-    unsigned cls = f->ns_kind_class[l->ns | l->kind << 8] | f->api_class[l->api];
+    unsigned cls = (nk & (CLASS_SPAN | CLASS_ROUND | CLASS_GENERAL)) | f->api_class[l->api];
     /* (a release's lifetime: from the event's time, not before the allocation) */
     if (__builtin_expect(stack >= f->churn.cap || (cls & CLASS_GENERAL) ||
                              (!live && (!r->event || r->event->ts < l->ts)),
@@ -312,6 +316,13 @@ static inline __attribute__((always_inline)) int on_change_fast(struct cmt_foren
     return 0;
 }
 
+static inline __attribute__((always_inline)) int on_change_fast(struct cmt_forensics *f, const struct cmt_replay *r,
+                                                                const struct cmt_live *l, const bool live,
+                                                                const bool indexed)
+{
+    return on_change_fast_nk(f, r, l, live, indexed, f->ns_kind_class[l->ns | l->kind << 8]);
+}
+
 /* The observer's on_change, called for every allocation and release. */
 static int on_change_plain(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
@@ -330,42 +341,63 @@ static int on_change_indexed(void *ctx, const struct cmt_replay *r, const struct
  * about 30 instructions per event of the twin (callgrind). */
 static inline __attribute__((always_inline)) int views_then_fast(void *ctx, const struct cmt_replay *r,
                                                                  const struct cmt_live *l, const bool live,
-                                                                 const bool indexed)
+                                                                 const bool indexed, const bool all)
 {
     struct cmt_alloc_views *v = ctx;
-    if (cmt_alloc_views_change(v, r, l, live) != 0)
+    struct cmt_forensics *f = v->then_ctx;
+    /* one lookup answers the views' tests of the kind and the tracker's */
+    unsigned nk = f->ns_kind_class[l->ns | l->kind << 8];
+    if (cmt_alloc_views_change_known(v, r, l, live, nk & CLASS_HOLDS, nk & CLASS_DEVICE_KIND, all) != 0)
         return -1;
-    return on_change_fast(v->then_ctx, r, l, live, indexed);
+    return on_change_fast_nk(f, r, l, live, indexed, nk);
+}
+
+/* With every view followed (a report's), and not. */
+static int on_views_plain_all(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? views_then_fast(ctx, r, l, true, false, true) : views_then_fast(ctx, r, l, false, false, true);
+}
+
+static int on_views_indexed_all(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
+{
+    return live ? views_then_fast(ctx, r, l, true, true, true) : views_then_fast(ctx, r, l, false, true, true);
 }
 
 static int on_views_plain(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    return live ? views_then_fast(ctx, r, l, true, false) : views_then_fast(ctx, r, l, false, false);
+    return live ? views_then_fast(ctx, r, l, true, false, false) : views_then_fast(ctx, r, l, false, false, false);
 }
 
 static int on_views_indexed(void *ctx, const struct cmt_replay *r, const struct cmt_live *l, bool live)
 {
-    return live ? views_then_fast(ctx, r, l, true, true) : views_then_fast(ctx, r, l, false, true);
+    return live ? views_then_fast(ctx, r, l, true, true, false) : views_then_fast(ctx, r, l, false, true, false);
 }
 
 void cmt_frag_follow_views(struct cmt_forensics *f, struct cmt_alloc_views *v, struct cmt_replay *r)
 {
     v->then = f->observer.on_change;
     v->then_ctx = f;
-    v->observer.on_change = f->opt.track_holes ? on_views_indexed : on_views_plain;
+    bool all = v->site_calls && v->thread_use && v->holders;
+    if (f->opt.track_holes)
+        v->observer.on_change = all ? on_views_indexed_all : on_views_indexed;
+    else
+        v->observer.on_change = all ? on_views_plain_all : on_views_plain;
     cmt_replay_hand_over_changes(r, &f->observer);
 }
 
 void cmt_frag_init(struct cmt_forensics *f)
 {
     /* cmt_holes_counts but for the device, round_waste but for the API */
-    for (unsigned k = 0; k < 256; k++)
-        memset(&f->ns_kind_class[k << 8], cmt_kind_holds_memory(k) ? 0 : CLASS_GENERAL, 256);
+    for (unsigned k = 0; k < 256; k++) {
+        unsigned of_kind = (cmt_kind_holds_memory(k) ? CLASS_HOLDS : CLASS_GENERAL) |
+                           (cmt_class_of_kind(k) == CMT_CLASS_DEVICE ? CLASS_DEVICE_KIND : 0);
+        memset(&f->ns_kind_class[k << 8], (int)of_kind, 256);
+    }
     for (unsigned ns = 0; ns < 256; ns++) {
         for (unsigned k = CMT_KIND_DEVICE; k <= CMT_KIND_ASYNC; k++) {
             struct cmt_live l = {.ns = (uint8_t)ns, .kind = (uint8_t)k, .device = 0};
             if (cmt_holes_counts(&l))
-                f->ns_kind_class[ns | k << 8] = k == CMT_KIND_DEVICE ? CLASS_SPAN | CLASS_ROUND : CLASS_SPAN;
+                f->ns_kind_class[ns | k << 8] |= k == CMT_KIND_DEVICE ? CLASS_SPAN | CLASS_ROUND : CLASS_SPAN;
         }
     }
     for (unsigned a = 0; a < 256; a++)
