@@ -20,9 +20,20 @@ cancel out):
     passes     of it, the reading passes (cmt_read_passes_event)
     replay     the replay's side (cmt_replay_events)
     views      of it, the views that follow every change with the
-               fragmentation tracker (alloc_views.c's on_change)
-    frag       of that, the fragmentation tracker (frag.c's on_change_plain)
-    live set   of the replay, the live set's insertions and removals
+               fragmentation tracker (alloc_views.c's on_change calling
+               frag.c's on_change_plain; from obs5 on, one function:
+               frag.c's on_views_plain_all, or on_views_plain)
+    frag       of that, the fragmentation tracker (frag.c's on_change_plain;
+               "-" where it is inlined into the views' function)
+    live set   of the replay, the live set's insertions and removals: by
+               address (cmt_live_set_put, cmt_live_set_take) and by the
+               pairing's id (cmt_live_set_put_id, cmt_live_set_take_id,
+               inline: their lines of live_set.h in cmt_replay_events, and
+               the _slow paths called from them)
+    pairing    of the reading side, the pairing of releases with their
+               allocations (pairing.h and live_set.h inlined into feed.c's
+               hand_over, on the reading thread): counted in `reading`, not
+               in `replay`
 
 With two threads the slower of `reading` and `replay` sets the pace.
 Several --cli give the figures side by side (the same traces).
@@ -47,9 +58,13 @@ PARTS = [
     ("decode", ["cursor_decode", "cursor_decode_slow"]),
     ("passes", ["cmt_read_passes_event"]),
     ("replay", ["cmt_replay_events"]),
-    ("views", ["alloc_views.c:on_change"]),
+    ("views", ["alloc_views.c:on_change", "frag.c:on_views_plain_all", "frag.c:on_views_plain"]),
     ("frag", ["frag.c:on_change_plain"]),
-    ("live set", ["cmt_live_set_put", "cmt_live_set_take"]),
+    # the _id functions are inline: callgrind files their lines under
+    # live_set.h and the function they are inlined into (inclusive of the
+    # _slow paths they call)
+    ("live set", ["cmt_live_set_put", "cmt_live_set_take", "live_set.h:cmt_replay_events"]),
+    ("pairing", ["pairing.h:hand_over", "live_set.h:hand_over"]),
 ]
 
 
