@@ -45,7 +45,7 @@ struct cmt_site_calls_last {
     uint64_t addr;
     uint64_t ts;
     uint64_t size;
-    uint64_t life;  /* when released: how long it lived */
+    uint64_t life;  /* when released: how long it lived (stale before) */
     uint8_t ns;     /* namespace (live_set.h) */
     bool released;
 };
@@ -152,7 +152,12 @@ static inline __attribute__((always_inline)) int cmt_site_calls_memory_change(st
             c->short_life_ns += t->life;
             s->short_lived++;
         }
-        *t = (struct cmt_site_calls_last){.key = t->key, .addr = l->addr, .ts = l->ts, .size = l->size, .ns = l->ns};
+        /* key stays; life is read only once released is set again */
+        t->addr = l->addr;
+        t->ts = l->ts;
+        t->size = l->size;
+        t->ns = l->ns;
+        t->released = false;
         return 0;
     }
     if (l->kind == CMT_KIND_ASYNC)

@@ -12,8 +12,8 @@ struct cmt_thread_use_row *cmt_thread_use_row_find(struct cmt_thread_use *t, uin
      * the rows costs less than a table. */
     for (size_t i = t->n_rows; i-- > 0;)
         if (t->rows[i].tid == tid) {
-            t->last = i;
-            return &t->rows[i];
+            t->last = &t->rows[i];
+            return t->last;
         }
     if (t->n_rows == t->rows_cap) {
         size_t cap = t->rows_cap ? t->rows_cap * 2 : 8;
@@ -24,7 +24,7 @@ struct cmt_thread_use_row *cmt_thread_use_row_find(struct cmt_thread_use *t, uin
         t->rows_cap = cap;
     }
     t->rows[t->n_rows] = (struct cmt_thread_use_row){.tid = tid};
-    t->last = t->n_rows;
+    t->last = &t->rows[t->n_rows];
     return &t->rows[t->n_rows++];
 }
 

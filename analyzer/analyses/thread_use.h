@@ -31,7 +31,10 @@ struct cmt_thread_use_row {
 struct cmt_thread_use {
     struct cmt_thread_use_row *rows; /* in order of first allocation */
     size_t n_rows, rows_cap;
-    size_t last; /* the row found last (most events follow one of the same thread) */
+    /* the row found last (most events follow one of the same thread);
+     * NULL before the first: one load and a compare find it, where an
+     * index tested against n_rows took twice the instructions */
+    struct cmt_thread_use_row *last;
     struct cmt_replay_observer observer;
 };
 
@@ -45,8 +48,9 @@ struct cmt_thread_use_row *cmt_thread_use_row_find(struct cmt_thread_use *t, uin
 
 static inline struct cmt_thread_use_row *cmt_thread_use_row_for(struct cmt_thread_use *t, uint32_t tid)
 {
-    if (__builtin_expect(t->last < t->n_rows && t->rows[t->last].tid == tid, 1))
-        return &t->rows[t->last];
+    struct cmt_thread_use_row *row = t->last;
+    if (__builtin_expect(row && row->tid == tid, 1))
+        return row;
     return cmt_thread_use_row_find(t, tid);
 }
 
