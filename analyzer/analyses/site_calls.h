@@ -103,7 +103,7 @@ static inline struct cmt_site_calls_cell *cmt_site_calls_cell_for(struct cmt_sit
 }
 
 /* The (site, thread) entry, made when absent (make); NULL when absent or
- * out of memory. stack < s->cap: cmt_site_calls_cell_for came first. */
+ * out of memory. stack < s->cap: the caller made sure. */
 static inline struct cmt_site_calls_last *cmt_site_calls_last_for(struct cmt_site_calls *s, uint32_t stack,
                                                                   uint32_t tid, bool make)
 {
@@ -133,10 +133,15 @@ static inline __attribute__((always_inline)) int cmt_site_calls_memory_change(st
                                                                               const struct cmt_replay *r,
                                                                               const struct cmt_live *l, bool live)
 {
-    struct cmt_site_calls_cell *c = cmt_site_calls_cell_for(s, l->stack);
-    if (!c)
-        return -1;
     if (live) {
+        struct cmt_site_calls_cell *c;
+        if (__builtin_expect(l->stack >= s->cap, 0)) {
+            /* (the test of NULL on this path only) */
+            if (!(c = cmt_site_calls_grow(s, l->stack)))
+                return -1;
+        } else {
+            c = &s->by_stack[l->stack];
+        }
         c->calls++;
         s->calls++;
         if (l->kind == CMT_KIND_ASYNC)
@@ -160,7 +165,9 @@ static inline __attribute__((always_inline)) int cmt_site_calls_memory_change(st
         t->released = false;
         return 0;
     }
-    if (l->kind == CMT_KIND_ASYNC)
+    /* A release needs no cell: a site past cap never allocated during an
+     * event, and has no last allocation either. */
+    if (l->kind == CMT_KIND_ASYNC || l->stack >= s->cap)
         return 0;
     struct cmt_site_calls_last *t = cmt_site_calls_last_for(s, l->stack, l->tid, false);
     if (t && !t->released && t->addr == l->addr && t->ns == l->ns && t->ts == l->ts) {
