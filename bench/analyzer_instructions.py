@@ -84,7 +84,8 @@ def profile(cli, trace, workdir):
     counts = {}
     total = None
     for line in text.splitlines():
-        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(\S+) \[", line)
+        # inlined code is listed as file:function without the [binary]
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(\S+)(?: \[.*)?$", line)
         if not m:
             m2 = re.match(r"\s*([\d,]+) \([^)]*\)\s+PROGRAM TOTALS", line)
             if m2:
