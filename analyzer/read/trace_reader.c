@@ -67,6 +67,7 @@ struct cmt_reader {
     size_t size;
     bool mapped;
     uint64_t page_size;
+    uint64_t release_lo, release_hi; /* read pages not yet released (release_range) */
     struct cmt_trace_info info;
     uint64_t next_chunk;
     bool chunks_done;
@@ -1527,16 +1528,44 @@ static int read_meta_chunk(struct cmt_reader *r, const struct chunk_view *v)
  * the resident set, which must not grow with the trace. A page shared with
  * a neighbouring chunk still being read is faulted in again from the page
  * cache when that chunk touches it. */
-static void release_range(struct cmt_reader *r, uint64_t from, uint64_t to)
+static void release_now(struct cmt_reader *r, uint64_t from, uint64_t to)
 {
-    if (!r->mapped || !r->page_size)
-        return;
     uint64_t lo = from & ~(r->page_size - 1);
     uint64_t hi = (to + r->page_size - 1) & ~(r->page_size - 1);
     if (hi > r->size)
         hi = r->size & ~(r->page_size - 1);
     if (hi > lo && lo >= r->page_size) /* the header page stays */
         madvise((void *)(r->data + lo), hi - lo, MADV_DONTNEED);
+}
+
+/* Released a few chunks at a time: with two threads each madvise stops the
+ * replay's CPU too (the TLB shootdown's interrupt), one per 256 KiB chunk
+ * before. Neighbouring ranges are joined up to RELEASE_BATCH, which bounds
+ * what stays resident meanwhile; the rest at the end of a read. */
+#define RELEASE_BATCH (2u << 20)
+
+static void release_pending(struct cmt_reader *r)
+{
+    if (r->release_hi > r->release_lo)
+        release_now(r, r->release_lo, r->release_hi);
+    r->release_lo = r->release_hi = 0;
+}
+
+static void release_range(struct cmt_reader *r, uint64_t from, uint64_t to)
+{
+    if (!r->mapped || !r->page_size || to <= from)
+        return;
+    if (r->release_hi > r->release_lo && from == r->release_hi)
+        r->release_hi = to;
+    else if (r->release_hi > r->release_lo && to == r->release_lo)
+        r->release_lo = from;
+    else {
+        release_pending(r);
+        r->release_lo = from;
+        r->release_hi = to;
+    }
+    if (r->release_hi - r->release_lo >= RELEASE_BATCH)
+        release_pending(r);
 }
 
 static void cursor_count(struct cmt_reader *r, struct cursor *c)
@@ -1911,11 +1940,15 @@ int cmt_reader_run(struct cmt_reader *r, const struct cmt_reader_callbacks *cb, 
     r->ctx = ctx;
     int (*on_event)(void *, const struct cmt_event_in *) = cb->on_event ? cb->on_event : no_event;
     peek_next_claim(r);
+    int rc;
 #ifdef DECODE_FAST_CRC
     if (r->fast_pext)
-        return read_loop_bmi2(r, on_event, ctx);
+        rc = read_loop_bmi2(r, on_event, ctx);
+    else
 #endif
-    return read_loop_portable(r, on_event, ctx);
+        rc = read_loop_portable(r, on_event, ctx);
+    release_pending(r);
+    return rc;
 }
 
 /* ---- follow mode: a trace still being written ------------------------------- */
@@ -2240,6 +2273,7 @@ int cmt_reader_poll(struct cmt_reader *r, const struct cmt_reader_callbacks *cb,
         cursor_done(r, c);
     }
     count_open_cursors(r);
+    release_pending(r);
     if (r->end_seen && r->n_pending == 0 && r->n_metas == 0 && !r->error[0])
         finish_checks(r);
     return r->error[0] ? -1 : 0;
