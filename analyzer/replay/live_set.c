@@ -186,18 +186,7 @@ static inline uint32_t slot_tid(const struct cmt_live_set *s, const struct cmt_l
 
 static inline void to_live(const struct cmt_live_set *s, const struct cmt_live_slot *e, struct cmt_live *out)
 {
-    *out = (struct cmt_live){
-        .addr = e->addr,
-        .size = e->size,
-        .ts = e->ts,
-        .stack = e->stack,
-        .device = e->device,
-        .ns = (uint8_t)((e->tag & CMT_LIVE_TAG_NS_MASK) - 1),
-        .kind = (uint8_t)(e->tag >> 3),
-        .api = e->api,
-        .used = 1,
-        .tid = slot_tid(s, e),
-    };
+    cmt_live_slot_to_live(e, slot_tid(s, e), out);
 }
 
 static inline struct cmt_live_slot to_slot(const struct cmt_live *a, uint8_t thread)
@@ -212,6 +201,29 @@ static inline struct cmt_live_slot to_slot(const struct cmt_live *a, uint8_t thr
         .thread = thread,
         .api = a->api,
     };
+}
+
+/* Entry a, going in with thread index `thread`, where it or the entry it
+ * replaces has no index: its tid goes into the side table (no index), or
+ * the replaced entry's leaves it (an index now). Returns -1 when out of
+ * memory. */
+static int side_tid_update(struct cmt_live_set *s, const struct cmt_live *a, uint8_t thread)
+{
+    if (thread != CMT_LIVE_THREADS) {
+        aux_remove(&s->tids, a->ns, a->addr);
+        return 0;
+    }
+    if (aux_reserve(&s->tids) != 0)
+        return -1;
+    bool had;
+    size_t k = aux_probe(&s->tids, a->ns, a->addr, &had);
+    if (!had) {
+        s->tids.keys[k] = a->addr;
+        s->tids.tags[k] = (uint8_t)(a->ns + 1);
+        s->tids.count++;
+    }
+    s->tids.values[k] = a->tid;
+    return 0;
 }
 
 /* Probes from the home slot of (ns, addr): returns the slot holding it
@@ -267,22 +279,9 @@ int cmt_live_set_put(struct cmt_live_set *s, const struct cmt_live *a, struct cm
     if (found && replaced)
         to_live(s, &s->slots[i], replaced);
     uint8_t thread = thread_index(&s->threads, a->tid);
-    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && s->slots[i].thread == CMT_LIVE_THREADS), 0)) {
-        if (thread == CMT_LIVE_THREADS) {
-            if (aux_reserve(&s->tids) != 0)
-                return -1;
-            bool had;
-            size_t k = aux_probe(&s->tids, a->ns, a->addr, &had);
-            if (!had) {
-                s->tids.keys[k] = a->addr;
-                s->tids.tags[k] = (uint8_t)(a->ns + 1);
-                s->tids.count++;
-            }
-            s->tids.values[k] = a->tid;
-        } else {
-            aux_remove(&s->tids, a->ns, a->addr);
-        }
-    }
+    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && s->slots[i].thread == CMT_LIVE_THREADS), 0) &&
+        side_tid_update(s, a, thread) != 0)
+        return -1;
     if (__builtin_expect(has_aux(a->ns), 0)) {
         if (aux_reserve(&s->aux) != 0)
             return -1;
@@ -334,22 +333,9 @@ int cmt_live_set_put_id_slow(struct cmt_live_set *s, uint32_t id, const struct c
     uint8_t thread = thread_index(&s->threads, a->tid);
     /* the same key as the entry replaced (the pairing gives a live
      * address its id again): its side-table tid is this one's */
-    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && e->thread == CMT_LIVE_THREADS), 0)) {
-        if (thread == CMT_LIVE_THREADS) {
-            if (aux_reserve(&s->tids) != 0)
-                return -1;
-            bool had;
-            size_t k = aux_probe(&s->tids, a->ns, a->addr, &had);
-            if (!had) {
-                s->tids.keys[k] = a->addr;
-                s->tids.tags[k] = (uint8_t)(a->ns + 1);
-                s->tids.count++;
-            }
-            s->tids.values[k] = a->tid;
-        } else {
-            aux_remove(&s->tids, a->ns, a->addr);
-        }
-    }
+    if (__builtin_expect(thread == CMT_LIVE_THREADS || (found && e->thread == CMT_LIVE_THREADS), 0) &&
+        side_tid_update(s, a, thread) != 0)
+        return -1;
     *e = to_slot(a, thread);
     s->id_changes++;
     if (!found)

@@ -192,13 +192,10 @@ static inline int cmt_live_set_put_id(struct cmt_live_set *s, uint32_t id, const
 }
 
 /* Removes the entry at slot id into *out; false when the slot is empty. */
-static inline bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
+/* A slot as the set hands it out, its thread's id given (the index table's
+ * or the side table's). */
+static inline void cmt_live_slot_to_live(const struct cmt_live_slot *e, uint32_t tid, struct cmt_live *out)
 {
-    if (__builtin_expect(id >= s->id_cap, 0))
-        return false;
-    struct cmt_live_slot *e = &s->by_id[id];
-    if (__builtin_expect(!e->tag || e->thread == CMT_LIVE_THREADS, 0))
-        return cmt_live_set_take_id_slow(s, id, out);
     *out = (struct cmt_live){
         .addr = e->addr,
         .size = e->size,
@@ -209,8 +206,18 @@ static inline bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, str
         .kind = (uint8_t)(e->tag >> 3),
         .api = e->api,
         .used = 1,
-        .tid = s->threads.tids[e->thread],
+        .tid = tid,
     };
+}
+
+static inline bool cmt_live_set_take_id(struct cmt_live_set *s, uint32_t id, struct cmt_live *out)
+{
+    if (__builtin_expect(id >= s->id_cap, 0))
+        return false;
+    struct cmt_live_slot *e = &s->by_id[id];
+    if (__builtin_expect(!e->tag || e->thread == CMT_LIVE_THREADS, 0))
+        return cmt_live_set_take_id_slow(s, id, out);
+    cmt_live_slot_to_live(e, s->threads.tids[e->thread], out);
     e->tag = 0;
     s->id_changes++;
     s->count--;
