@@ -116,6 +116,7 @@ struct cmt_reader {
     bool portable;
     bool fast_crc, fast_pext;
     uint64_t follow_ts; /* the latest timestamp delivered */
+    uint32_t stack_limit; /* cmt_reader_set_stack_limit */
     uint64_t late_events; /* events committed after a later one was delivered */
 };
 
@@ -315,6 +316,7 @@ int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **ou
     }
     r->data = data;
     r->size = size;
+    r->stack_limit = UINT32_MAX;
     int rc = validate_header(r, err, errlen);
     if (rc != 0) {
         free(r);
@@ -577,15 +579,47 @@ static void init_chain_windows(void);
 static bool pext_is_fast(void);
 #endif
 
+_Static_assert(CMT_KIND_ALL_COUNT <= 0x80, "default kinds are their own packed kinds");
+
 static void init_default_kinds(void)
 {
     for (unsigned api = 0; api < 256; api++)
-        default_kind[api] = (uint8_t)cmt_api_default_kind(api);
+        default_kind[api] = (uint8_t)cmt_api_default_kind(api); /* below 0x80: its own packed kind */
 #if defined(__x86_64__) && defined(__GNUC__)
     decode_fast_crc = cmt_crc32c_have_hw();
     decode_fast_pext = pext_is_fast();
     init_chain_windows();
 #endif
+}
+
+/* An event's packed fields from the others (struct cmt_event_in): the
+ * general path's, where every field was written. */
+static inline int8_t packed_device_of(int32_t device)
+{
+    return device >= -1 && device < CMT_READER_PACKED_DEVICES ? (int8_t)device : INT8_MIN;
+}
+
+static inline uint8_t packed_kind_of(uint8_t kind)
+{
+    return kind & 0x80 ? 0x7f : kind;
+}
+
+static inline uint32_t packed_stack_of(const struct cmt_reader *r, uint64_t stack)
+{
+    return stack < r->stack_limit ? (uint32_t)stack : 0;
+}
+
+static void set_packed(const struct cmt_reader *r, struct cmt_event_in *e)
+{
+    e->packed_aux = e->aux[cmt_event_packed_aux_index(e->api)];
+    e->packed_stack = packed_stack_of(r, e->stack);
+    e->packed_device = packed_device_of(e->device);
+    e->packed_kind = packed_kind_of(e->kind);
+}
+
+void cmt_reader_set_stack_limit(struct cmt_reader *r, uint32_t limit)
+{
+    r->stack_limit = limit;
 }
 
 /* The device field's value as the event's ordinal: a zigzag varint may hold
@@ -757,6 +791,7 @@ static enum decode_result __attribute__((noinline)) cursor_decode_slow(struct cm
         e->ts = ts;
         e->addr = addr;
         e->device = device;
+        set_packed(r, e);
         c->pos = p;
         if (e->type < CMT_REC_TYPE_COUNT)
             return DECODE_EVENT;
@@ -926,9 +961,11 @@ static inline const uint8_t *fast_varint(const uint8_t *p, uint64_t *out, const 
  * record while its records lack them (cursor.rare_set). */
 #define FAST_RARE_FIELDS (CMT_F_STREAM | CMT_F_RESULT | CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3)
 
-_Static_assert(offsetof(struct cmt_event_in, type) == 0 && offsetof(struct cmt_event_in, api) == 1 &&
-                   offsetof(struct cmt_event_in, kind) == 2 && offsetof(struct cmt_event_in, mask) == 4,
-               "type, api, kind and mask are the event's first 8 bytes (one store in decode_fast_fields)");
+_Static_assert(offsetof(struct cmt_event_in, packed_device) == 44 && offsetof(struct cmt_event_in, type) == 45 &&
+                   offsetof(struct cmt_event_in, api) == 46 && offsetof(struct cmt_event_in, packed_kind) == 47 &&
+                   offsetof(struct cmt_event_in, kind) == 48 && offsetof(struct cmt_event_in, mask) == 52,
+               "the packed device, type, api and packed kind in 4 bytes, the kind and the mask in the next 8 (a "
+               "store each in decode_fast_fields)");
 
 /* The fields of the record at rec, from p (after its mask), and its check:
  * decode_fast's work once it has the mask. Inlined with the masks records
@@ -965,13 +1002,16 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     FAST_FIELD(CMT_F_SIZE, e->size = v, e->size = 0)
     FAST_FIELD(CMT_F_STREAM, e->stream = v, if (rare) e->stream = 0)
     FAST_FIELD(CMT_F_RESULT, e->result = (int32_t)(uint32_t)v, if (rare) e->result = 0)
-    FAST_FIELD(CMT_F_STACK, e->stack = v, e->stack = 0)
+    FAST_FIELD(CMT_F_STACK, (e->stack = v, e->packed_stack = packed_stack_of(r, v)),
+               (e->stack = 0, e->packed_stack = 0))
     FAST_FIELD(CMT_F_KIND, kind_v = v, (void)0)
     if (mask & (CMT_F_AUX0 | CMT_F_AUX1 | CMT_F_AUX2 | CMT_F_AUX3)) {
         for (unsigned i = 0; i < CMT_AUX_COUNT; i++)
             FAST_FIELD(CMT_F_AUX0 << i, e->aux[i] = v, e->aux[i] = 0)
+        e->packed_aux = e->aux[cmt_event_packed_aux_index(rec[1])];
     } else if (rare) {
         memset(e->aux, 0, sizeof e->aux);
+        e->packed_aux = 0;
     }
 #undef FAST_FIELD
     if (rare) {
@@ -980,6 +1020,7 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
         e->stream = 0;
         e->result = 0;
         memset(e->aux, 0, sizeof e->aux);
+        e->packed_aux = 0;
         c->rare_set = false;
     }
     unsigned type = rec[0];
@@ -1009,18 +1050,28 @@ static inline __attribute__((always_inline)) bool decode_fast_fields(struct cmt_
     uint64_t ts = c->prev_ts + (uint64_t)cmt_zigzag_decode(ts_v);
     if (__builtin_expect(ts < c->prev_ts, 0) && !r->warned_order)
         return false; /* the slow path warns */
+    /* default kinds are below 0x80: packed as they are */
     uint8_t kind = mask & CMT_F_KIND ? (kind_v < 256 ? (uint8_t)kind_v : 255) : default_kind[rec[1]];
-    /* type and api as they lie in the record, the kind, the mask (a
-     * little-endian host, as fast_varint's loads assume) */
-    uint16_t type_api;
-    memcpy(&type_api, rec, sizeof type_api);
-    uint64_t head = type_api | (uint64_t)kind << 16 | mask << 32;
-    memcpy(e, &head, sizeof head);
+    uint8_t packed_kind = mask & CMT_F_KIND ? packed_kind_of(kind) : kind;
     /* the address and the device stay as they are without their fields */
     if (mask & CMT_F_ADDR)
         e->addr += (uint64_t)cmt_zigzag_decode(addr_v);
-    if (mask & CMT_F_DEVICE)
+    int8_t packed_device;
+    if (mask & CMT_F_DEVICE) {
         e->device = device_of_field(device_v);
+        packed_device = packed_device_of(e->device);
+    } else {
+        packed_device = e->packed_device;
+    }
+    /* the packed device, type and api as they lie in the record, the
+     * packed kind; then the kind and the mask (a little-endian host, as
+     * fast_varint's loads assume) */
+    uint16_t type_api;
+    memcpy(&type_api, rec, sizeof type_api);
+    uint32_t packed_head = (uint8_t)packed_device | (uint32_t)type_api << 8 | (uint32_t)packed_kind << 24;
+    memcpy(&e->packed_device, &packed_head, sizeof packed_head);
+    uint64_t head = kind | mask << 32;
+    memcpy(&e->kind, &head, sizeof head);
     e->ts = ts;
     c->chain = chain;
     c->prev_ts = ts;

@@ -14,21 +14,45 @@
  * Damage stops the read with a diagnostic; everything before it has been
  * delivered. */
 
+/* The first 48 bytes are what the analyzer's replay reads of an event, in
+ * its packed layout (struct cmt_replay_in, replay.h), kept by the decoding
+ * as it goes: the analysis copies them whole instead of packing each event
+ * anew (that packing was 42 of the reading thread's instructions per event,
+ * callgrind). The packed_ fields are set by the reader only: an event made
+ * elsewhere leaves them as it likes (cmt_replay_in_from reads the others). */
 struct cmt_event_in {
-    uint8_t type; /* enum cmt_record_type (unknown types are not delivered) */
-    uint8_t api;
-    uint8_t kind;
-    uint32_t mask; /* fields present in the record */
-    int32_t device;
-    int32_t result;
-    uint32_t tid;
     uint64_t ts;
     uint64_t addr;
     uint64_t size;
+    uint64_t packed_aux;   /* aux[cmt_event_packed_aux_index(api)] */
+    uint32_t packed_stack; /* stack when below cmt_reader_set_stack_limit's, else 0 */
+    uint32_t tid;
+    int32_t result;
+    int8_t packed_device; /* device in -1 .. CMT_READER_PACKED_DEVICES - 1, else INT8_MIN */
+    uint8_t type;         /* enum cmt_record_type (unknown types are not delivered) */
+    uint8_t api;
+    uint8_t packed_kind; /* kind, and 0x7f for kinds from 0x80 up */
+    uint8_t kind;
+    uint32_t mask; /* fields present in the record */
+    int32_t device;
     uint64_t stream;
     uint64_t stack;
     uint64_t aux[CMT_AUX_COUNT];
 };
+
+/* Devices the packed device holds (the replay's CMT_MAX_DEVICES). */
+#define CMT_READER_PACKED_DEVICES 64
+
+/* The aux word an event's packed form keeps: the bytes asked for of the
+ * pitched and 3D allocations (aux1), else aux0. */
+static inline unsigned cmt_event_packed_aux_index(unsigned api)
+{
+    _Static_assert(CMT_API_CUDA_MALLOC_PITCH < 64 && CMT_API_CUDA_MALLOC_3D < 64 && CMT_API_CU_MEM_ALLOC_PITCH < 64,
+                   "the pitched APIs fit a 64-bit mask");
+    const uint64_t pitched = 1ull << CMT_API_CUDA_MALLOC_PITCH | 1ull << CMT_API_CUDA_MALLOC_3D |
+                             1ull << CMT_API_CU_MEM_ALLOC_PITCH;
+    return api < 64 && (pitched >> api & 1);
+}
 
 struct cmt_module_in {
     uint32_t id;
@@ -193,6 +217,10 @@ bool cmt_reader_in_progress(const struct cmt_reader *r);
 int cmt_reader_open_memory(const void *data, size_t size, struct cmt_reader **out, char *err, size_t errlen);
 
 const struct cmt_trace_info *cmt_reader_info(const struct cmt_reader *r);
+
+/* Stack ids from limit up are packed as 0 (struct cmt_event_in's
+ * packed_stack): the replay's stack_id_limit. UINT32_MAX until set. */
+void cmt_reader_set_stack_limit(struct cmt_reader *r, uint32_t limit);
 
 /* Reads the whole trace. Returns 0 when the trace was read to its end (even
  * if it is truncated: see the warnings), -1 when damage stopped the read

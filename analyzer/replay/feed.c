@@ -259,8 +259,11 @@ static int on_event(void *ctx, const struct cmt_event_in *e)
     if (__builtin_expect(e->type != CMT_REC_ALLOC && e->type != CMT_REC_FREE, 0))
         return on_record(run, e);
     struct stage *s = &run->stage;
-    cmt_replay_in_from(&s->ev[s->n], e, run->stack_id_limit);
-    if (++s->n == STAGE_EVENTS && hand_over(run) != 0)
+    /* packed by the reader as it decoded (cmt_feed_run set its stack limit) */
+    size_t n = s->n; /* once: the copy's stores may alias it */
+    cmt_replay_in_copy(&s->ev[n], e);
+    s->n = ++n;
+    if (n == STAGE_EVENTS && hand_over(run) != 0)
         return 1;
     return 0;
 }
@@ -411,6 +414,7 @@ static int run_pipeline(struct cmt_feed *f)
 
 int cmt_feed_run(struct cmt_feed *f)
 {
+    cmt_reader_set_stack_limit(f->reader, f->replay->stack_id_limit);
     if (want_pipeline(f)) {
         int rc = run_pipeline(f);
         if (rc != -2)

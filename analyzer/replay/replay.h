@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ipc.h"
 #include "live_set.h"
@@ -389,6 +390,42 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
         .api = e->api,
         .kind = e->kind & CMT_REPLAY_IN_PAIRED ? 0x7f : e->kind,
     };
+}
+
+/* What cmt_replay_in_from makes of an event the reader delivered, from
+ * the packed fields the reader keeps (trace_reader.h), for a reader whose
+ * stack limit (cmt_reader_set_stack_limit) is the replay's stack_id_limit.
+ * Loaded in the widths the reader stored them in: a load that spans two
+ * stores just made cannot be forwarded from them and waits until they
+ * retire (cmt_replay_in_from). */
+static inline void cmt_replay_in_copy(struct cmt_replay_in *o, const struct cmt_event_in *e)
+{
+    _Static_assert(offsetof(struct cmt_event_in, ts) == offsetof(struct cmt_replay_in, ts) &&
+                       offsetof(struct cmt_event_in, addr) == offsetof(struct cmt_replay_in, addr) &&
+                       offsetof(struct cmt_event_in, size) == offsetof(struct cmt_replay_in, size) &&
+                       offsetof(struct cmt_event_in, packed_aux) == offsetof(struct cmt_replay_in, aux0) &&
+                       offsetof(struct cmt_event_in, packed_stack) == offsetof(struct cmt_replay_in, stack) &&
+                       offsetof(struct cmt_event_in, tid) == offsetof(struct cmt_replay_in, tid) &&
+                       offsetof(struct cmt_event_in, result) == offsetof(struct cmt_replay_in, result) &&
+                       offsetof(struct cmt_event_in, packed_device) == offsetof(struct cmt_replay_in, device) &&
+                       offsetof(struct cmt_event_in, type) == offsetof(struct cmt_replay_in, type) &&
+                       offsetof(struct cmt_event_in, api) == offsetof(struct cmt_replay_in, api) &&
+                       offsetof(struct cmt_event_in, packed_kind) == offsetof(struct cmt_replay_in, kind) &&
+                       sizeof(struct cmt_replay_in) == 48,
+                   "the reader's packed fields lie as the replay's entry");
+    _Static_assert(CMT_READER_PACKED_DEVICES == CMT_MAX_DEVICES, "the same devices packed");
+    uint64_t ts = e->ts, addr = e->addr, size = e->size, aux0 = e->packed_aux;
+    uint32_t stack = e->packed_stack, tid = e->tid, result = (uint32_t)e->result, tail;
+    memcpy(&tail, &e->packed_device, sizeof tail); /* device, type, api, kind: one store of the reader's */
+    __asm__("" : "+r"(ts), "+r"(addr), "+r"(size), "+r"(aux0));
+    __asm__("" : "+r"(stack), "+r"(tid), "+r"(result), "+r"(tail));
+    o->ts = ts;
+    o->addr = addr;
+    o->size = size;
+    o->aux0 = aux0;
+    uint64_t stack_tid = stack | (uint64_t)tid << 32, result_tail = result | (uint64_t)tail << 32;
+    memcpy(&o->stack, &stack_tid, sizeof stack_tid);
+    memcpy(&o->result, &result_tail, sizeof result_tail);
 }
 
 /* Records for an observer (samples, pools, marks) travel in batches too, as two
