@@ -41,6 +41,9 @@ struct cmt_timeline_series {
     uint64_t peak;
     uint64_t peak_ts; /* absolute (monotonic ns) */
     struct cmt_timeline_cell *cells;
+    /* cells + the timeline's cur, moved with it (advance): the per-change
+     * update loads one pointer, not cur, cells and an index product */
+    struct cmt_timeline_cell *cur_cell;
 };
 
 struct cmt_timeline_counts {
@@ -59,6 +62,7 @@ struct cmt_timeline {
     unsigned shift;    /* bucket width = 1 << shift ns */
     uint64_t cur_end;  /* absolute end of the current bucket */
     size_t cur;        /* current bucket */
+    struct cmt_timeline_counts *cur_counts; /* counts + cur (as cur_cell) */
     uint64_t end_ts;   /* last time the replay reached (absolute) */
     struct cmt_timeline_counts *counts; /* per bucket */
     struct cmt_timeline_series **series; /* each allocated apart: pointers to them stay valid */
@@ -123,7 +127,7 @@ static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsig
         return;
     }
     /* allocs, frees or failures, without a branch on which */
-    t->counts[t->cur].by_outcome[failed ? 2 : type != CMT_REC_ALLOC]++;
+    t->cur_counts->by_outcome[failed ? 2 : type != CMT_REC_ALLOC]++;
     if (ts > t->end_ts)
         t->end_ts = ts;
 }
@@ -131,7 +135,8 @@ static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsig
 static inline __attribute__((always_inline)) void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
                                               bool add, uint64_t ts)
 {
-    struct cmt_timeline_cell *c = &s->cells[t->cur];
+    (void)t;
+    struct cmt_timeline_cell *c = s->cur_cell;
     if (add) {
         s->live += bytes;
         if (s->live > c->max)
