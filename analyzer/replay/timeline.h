@@ -119,17 +119,25 @@ size_t cmt_timeline_view_bucket(const struct cmt_timeline_view *v, uint64_t ts);
 void cmt_timeline_event_slow(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
 struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int32_t device, unsigned kind);
 
-static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+/* The same with the outcome as an index of struct cmt_timeline_counts's
+ * by_outcome (0 allocs, 1 frees, 2 failures), which a caller may know
+ * with fewer tests (the replay's paired events). */
+static inline void cmt_timeline_count(struct cmt_timeline *t, uint64_t ts, unsigned outcome)
 {
     /* cur_end is 0 until the first event starts the timeline */
     if (__builtin_expect(ts >= t->cur_end, 0)) {
-        cmt_timeline_event_slow(t, ts, type, failed);
+        cmt_timeline_event_slow(t, ts, outcome == 0 ? CMT_REC_ALLOC : CMT_REC_FREE, outcome == 2);
         return;
     }
     /* allocs, frees or failures, without a branch on which */
-    t->cur_counts->by_outcome[failed ? 2 : type != CMT_REC_ALLOC]++;
+    t->cur_counts->by_outcome[outcome]++;
     if (ts > t->end_ts)
         t->end_ts = ts;
+}
+
+static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+{
+    cmt_timeline_count(t, ts, failed ? 2 : type != CMT_REC_ALLOC);
 }
 
 static inline __attribute__((always_inline)) void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
