@@ -247,6 +247,9 @@ static struct cmt_account *account_new(struct cmt_replay *r, int32_t device, uns
         return NULL;
     }
     r->accounts[device + 1][cls] = a;
+    for (unsigned k = 0; k < CMT_KIND_COUNT; k++)
+        if (cmt_class_of_allocation(k, device) == cls)
+            r->account_of_kind[device + 1][k] = a;
     return a;
 }
 
@@ -600,8 +603,8 @@ static inline __attribute__((always_inline)) int apply(struct cmt_replay *r, con
         if (!cmt_kind_holds_memory(l->kind))
             return notify_change(r, l, add);
     }
-    struct cmt_account *a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device));
-    if (!a)
+    struct cmt_account *a = r->account_of_kind[l->device + 1][l->kind];
+    if (__builtin_expect(!a, 0) && !(a = account_get(r, l->device, cmt_class_of_allocation(l->kind, l->device))))
         return -1;
     /* The site's cell first (a new peak copies it), in its record when this
      * is its home account (struct cmt_site_stats). */
@@ -979,11 +982,18 @@ static inline __attribute__((always_inline)) int replay_one(struct cmt_replay *r
         r->out_of_memory = true;
         return -1;
     }
-    if (__builtin_expect(!r->live_only, 1))
-        cmt_timeline_event(&r->timeline, e->ts, e->type, e->type == CMT_REC_ALLOC && !paired && e->result != 0);
+    if (__builtin_expect(!r->live_only, 1)) {
+        /* a paired allocation succeeded (its result is its slot id) */
+        unsigned outcome = e->type != CMT_REC_ALLOC;
+        if (__builtin_expect(!paired, 0) && !outcome && e->result != 0)
+            outcome = 2;
+        cmt_timeline_count(&r->timeline, e->ts, outcome);
+    }
     r->events++;
     r->events_by_api[e->api]++;
-    if (!r->first_ts || e->ts < r->first_ts)
+    /* !first_ts || e->ts < first_ts in one compare (first_ts - 1 wraps to
+     * UINT64_MAX while it is 0) */
+    if (e->ts <= r->first_ts - 1)
         r->first_ts = e->ts;
     if (e->ts > r->last_ts)
         r->last_ts = e->ts;

@@ -268,6 +268,10 @@ struct cmt_replay {
     const struct cmt_replay_in *event;          /* the event being applied */
     struct cmt_live_set live;
     struct cmt_account *accounts[CMT_MAX_DEVICES + 1][CMT_CLASS_COUNT]; /* [device + 1][class] */
+    /* accounts[device + 1][cmt_class_of_allocation(kind, device)] by
+     * [device + 1][kind], NULL until that account exists: one load per
+     * change where the class took a few tests more (issue 30) */
+    struct cmt_account *account_of_kind[CMT_MAX_DEVICES + 1][CMT_KIND_COUNT];
     struct cmt_virtual_stats virt[CMT_MAX_DEVICES + 1];
     struct cmt_map_index maps;
     struct cmt_ipc_state ipc; /* memory shared with other processes (ipc.h): never in the accounts */

@@ -41,6 +41,9 @@ struct cmt_timeline_series {
     uint64_t peak;
     uint64_t peak_ts; /* absolute (monotonic ns) */
     struct cmt_timeline_cell *cells;
+    /* cells + the timeline's cur, moved with it (advance): the per-change
+     * update loads one pointer, not cur, cells and an index product */
+    struct cmt_timeline_cell *cur_cell;
 };
 
 struct cmt_timeline_counts {
@@ -59,6 +62,7 @@ struct cmt_timeline {
     unsigned shift;    /* bucket width = 1 << shift ns */
     uint64_t cur_end;  /* absolute end of the current bucket */
     size_t cur;        /* current bucket */
+    struct cmt_timeline_counts *cur_counts; /* counts + cur (as cur_cell) */
     uint64_t end_ts;   /* last time the replay reached (absolute) */
     struct cmt_timeline_counts *counts; /* per bucket */
     struct cmt_timeline_series **series; /* each allocated apart: pointers to them stay valid */
@@ -115,23 +119,32 @@ size_t cmt_timeline_view_bucket(const struct cmt_timeline_view *v, uint64_t ts);
 void cmt_timeline_event_slow(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed);
 struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int32_t device, unsigned kind);
 
-static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+/* The same with the outcome as an index of struct cmt_timeline_counts's
+ * by_outcome (0 allocs, 1 frees, 2 failures), which a caller may know
+ * with fewer tests (the replay's paired events). */
+static inline void cmt_timeline_count(struct cmt_timeline *t, uint64_t ts, unsigned outcome)
 {
     /* cur_end is 0 until the first event starts the timeline */
     if (__builtin_expect(ts >= t->cur_end, 0)) {
-        cmt_timeline_event_slow(t, ts, type, failed);
+        cmt_timeline_event_slow(t, ts, outcome == 0 ? CMT_REC_ALLOC : CMT_REC_FREE, outcome == 2);
         return;
     }
     /* allocs, frees or failures, without a branch on which */
-    t->counts[t->cur].by_outcome[failed ? 2 : type != CMT_REC_ALLOC]++;
+    t->cur_counts->by_outcome[outcome]++;
     if (ts > t->end_ts)
         t->end_ts = ts;
+}
+
+static inline void cmt_timeline_event(struct cmt_timeline *t, uint64_t ts, unsigned type, bool failed)
+{
+    cmt_timeline_count(t, ts, failed ? 2 : type != CMT_REC_ALLOC);
 }
 
 static inline __attribute__((always_inline)) void cmt_timeline_series_change(struct cmt_timeline *t, struct cmt_timeline_series *s, uint64_t bytes,
                                               bool add, uint64_t ts)
 {
-    struct cmt_timeline_cell *c = &s->cells[t->cur];
+    (void)t;
+    struct cmt_timeline_cell *c = s->cur_cell;
     if (add) {
         s->live += bytes;
         if (s->live > c->max)

@@ -40,6 +40,7 @@ static bool start(struct cmt_timeline *t, uint64_t ts)
     t->started = true;
     t->shift = CMT_TIMELINE_FIRST_WIDTH_SHIFT;
     t->cur = 0;
+    t->cur_counts = t->counts;
     t->cur_end = t->origin + (1ull << t->shift);
     return true;
 }
@@ -94,8 +95,10 @@ static void advance(struct cmt_timeline *t, uint64_t ts)
         struct cmt_timeline_cell carry = {se->live, se->live, se->live};
         for (size_t b = t->cur + 1; b <= idx; b++)
             se->cells[b] = carry;
+        se->cur_cell = se->cells + idx;
     }
     t->cur = (size_t)idx;
+    t->cur_counts = t->counts + idx;
     t->cur_end = t->origin + ((idx + 1) << t->shift);
 }
 
@@ -139,7 +142,7 @@ struct cmt_timeline_series *cmt_timeline_series_new(struct cmt_timeline *t, int3
         t->out_of_memory = true;
         return NULL;
     }
-    *s = (struct cmt_timeline_series){.device = device, .kind = (uint8_t)kind, .cells = cells};
+    *s = (struct cmt_timeline_series){.device = device, .kind = (uint8_t)kind, .cells = cells, .cur_cell = cells + t->cur};
     t->series[t->n_series] = s;
     *slot = (int16_t)++t->n_series;
     return s;

@@ -79,6 +79,13 @@ int main(void)
         CHECK_EQ_U64(host->cells[b].min, 5 * MiB);
         CHECK_EQ_U64(host->cells[b].max, 5 * MiB);
     }
+    /* The pool series, born mid-run (its current cell set from the
+     * timeline's bucket then, moved with it since): 64 MiB in the buckets
+     * from its allocation to its release, nothing before or after. */
+    uint64_t pool_from = (origin + 1 * MS + 300 * 10 * MS + 2 * MS - origin) / width;
+    uint64_t pool_to = (origin + 1 * MS + 301 * 10 * MS + 2 * MS - origin) / width;
+    for (size_t b = 0; b < used; b++)
+        CHECK_EQ_U64(pool->cells[b].max, b >= pool_from && b <= pool_to ? 64 * MiB : 0);
     /* Events are all counted: 1 + 1000 x 20 + 2. */
     uint64_t events = 0;
     for (size_t b = 0; b < used; b++)
