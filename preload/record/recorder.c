@@ -16,7 +16,6 @@
 #include "config.h"
 #include "log.h"
 #include "meta_records.h"
-#include "modules.h"
 #include "job_identity.h"
 #include "path_template.h"
 #include "shim.h"
@@ -356,13 +355,13 @@ bool cmt_recorder_start(void)
     string_cap = string_count = 0;
     if (stages && stages->trace_reset)
         stages->trace_reset();
-    cmt_modules_reset();
 
     pthread_mutex_lock(&cmt_recorder.meta.lock);
     write_config_record_locked();
     write_process_record_locked(hostname, job.rank);
     write_job_record_locked(&job);
-    cmt_modules_refresh_locked();
+    if (stages && stages->trace_head_locked)
+        stages->trace_head_locked();
     pthread_mutex_unlock(&cmt_recorder.meta.lock);
 
     /* on_exit rather than atexit: the handler learns the exit status, which

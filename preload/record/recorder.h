@@ -76,6 +76,10 @@ struct cmt_recorder_stages {
     /* Under the start lock, before the trace's first record: forget the ids
      * of a previous trace (a forked child's parent's). */
     void (*trace_reset)(void);
+    /* Under the metadata lock, after the recorder's own first records
+     * (configuration, process, job): the records every trace begins with
+     * (the module map's loaded modules). */
+    void (*trace_head_locked)(void);
     /* The trace is active; outside every lock. */
     void (*trace_started)(void);
     /* The exit handler, under the start lock while the trace is active (the

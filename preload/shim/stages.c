@@ -14,9 +14,12 @@
  *     clock is read-only once set, before any hook can record.
  *   - sampler and page populate below the recorder: their locks are taken
  *     inside the recorder's, in the hooks as across the fork.
- *   - stacks before Python and PyTorch: a trace's start forgets the stack
- *     ids before the module map tells the listeners; Python before PyTorch
- *     is the order the module map tells them in.
+ *   - stacks, then the module map, before Python and PyTorch: a trace's
+ *     start forgets the stack ids before the module map tells its listeners
+ *     (Python, PyTorch) to forget theirs; the module map writes the loaded
+ *     modules at the trace's head, after the recorder's own records (the
+ *     configuration comes first in every trace); Python before PyTorch is
+ *     the order the module map tells them in.
  *   - glibc's dlsym found at load, not inside the first dlsym another
  *     library's constructor makes (ours may run after theirs).
  *   - the unwind gate last: a thread still unwinding needs none of the
@@ -50,6 +53,11 @@ static void trace_reset(void)
     cmt_stages_run(CMT_AT_TRACE_START);
 }
 
+static void trace_head_locked(void)
+{
+    cmt_stages_run(CMT_AT_TRACE_HEAD);
+}
+
 static void trace_started(void)
 {
     cmt_stages_run(CMT_AT_TRACE_STARTED);
@@ -62,6 +70,7 @@ static void at_exit(void)
 
 static const struct cmt_recorder_stages recorder_stages = {
     .trace_reset = trace_reset,
+    .trace_head_locked = trace_head_locked,
     .trace_started = trace_started,
     .at_exit = at_exit,
 };
@@ -129,6 +138,7 @@ const struct cmt_stage cmt_stages[] = {
     {"sampler", {AT(EXIT, cmt_sampler_exit), AT(FORK_PREPARE, cmt_sampler_fork_prepare),
                  AT(FORK_PARENT, cmt_sampler_fork_parent), AT(FORK_CHILD, cmt_sampler_fork_child)}},
     {"stacks", {AT(LOAD, cmt_stacks_init), AT(TRACE_START, cmt_stacks_reset), AT(UNLOAD, stack_cache_report)}},
+    {"module map", {AT(TRACE_START, cmt_modules_reset), AT(TRACE_HEAD, cmt_modules_refresh_locked)}},
     {"python", {AT(LOAD, python_load)}},
     {"torch", {AT(LOAD, torch_load)}},
     {"device cache", {AT(UNLOAD, device_cache_report)}},

@@ -10,6 +10,7 @@
 enum cmt_moment {
     CMT_AT_LOAD,          /* once: the constructor, or the first hooked call if it comes first */
     CMT_AT_TRACE_START,   /* a trace starts: under the start lock, before its first record */
+    CMT_AT_TRACE_HEAD,    /* a trace starts: under the metadata lock, after the recorder's first records */
     CMT_AT_TRACE_STARTED, /* the trace is active: outside every lock */
     CMT_AT_EXIT,          /* the exit handler, while the driver still answers */
     CMT_AT_UNLOAD,        /* the shim's destructor */

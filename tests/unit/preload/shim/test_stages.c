@@ -94,6 +94,8 @@ STUB(cmt_sampler_fork_parent)
 STUB(cmt_sampler_fork_child)
 STUB(cmt_stacks_init)
 STUB(cmt_stacks_reset)
+STUB(cmt_modules_reset)
+STUB(cmt_modules_refresh_locked)
 STUB(cmt_python_frames_init)
 STUB(cmt_phase_record_init)
 STUB(cmt_nvtx_note_environment)
@@ -118,11 +120,17 @@ int main(void)
                         "cmt_stacks_init cmt_python_frames_init listen(python) listen(torch) "
                         "cmt_phase_record_init cmt_glibc_dlsym");
     /* The recorder's own stages run the table's columns. */
-    CHECK(recorder_stages && recorder_stages->trace_reset && recorder_stages->trace_started &&
-          recorder_stages->at_exit);
+    CHECK(recorder_stages && recorder_stages->trace_reset && recorder_stages->trace_head_locked &&
+          recorder_stages->trace_started && recorder_stages->at_exit);
+    /* A trace's start: the stack ids are forgotten before the module map
+     * tells its listeners to forget theirs; the loaded modules are the
+     * trace's head, after the recorder's own records. */
     calls[0] = '\0';
     recorder_stages->trace_reset();
-    CHECK_STR(calls, "cmt_stacks_reset");
+    CHECK_STR(calls, "cmt_stacks_reset cmt_modules_reset");
+    calls[0] = '\0';
+    recorder_stages->trace_head_locked();
+    CHECK_STR(calls, "cmt_modules_refresh_locked");
     calls[0] = '\0';
     recorder_stages->trace_started();
     CHECK_STR(calls, "cmt_nvtx_note_environment");
