@@ -7,10 +7,10 @@
  * function). A program reaches the driver three ways, and each entry serves
  * all three:
  *   - by name, linked with -lcuda: the shim exports export_name (named_hook),
- *     which forwards to the next definition after the shim (named_real);
+ *     which forwards to the next definition after the shim (reals.named);
  *   - through cuGetProcAddress (NVIDIA's runtime, static or dynamic, CuPy,
  *     cudaGetDriverEntryPoint): the shim's cuGetProcAddress wrappers hand out
- *     proc_hook where the driver returned proc_real;
+ *     proc_hook where the driver returned reals.proc;
  *   - through dlsym(handle, export_name) (ctypes, Numba, the runtime's own
  *     dlsym of cuGetProcAddress_v2): the shim's dlsym hands out whichever of
  *     our hooks forwards to exactly the pointer dlsym found.
@@ -28,7 +28,7 @@
  * hooks (hooks_driver.c defines both copies of each from it, with its ABI
  * checked against cudaTypedefs.h's PFN_ type) and the table's rows are
  * expanded from it. The lookup function itself comes first, by hand
- * (proc_address.c). */
+ * (driver_lookup.c). */
 #define CMT_LEGACY_STREAM CU_GET_PROC_ADDRESS_LEGACY_STREAM
 #define CMT_PER_THREAD_STREAM CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 
@@ -150,9 +150,10 @@ enum cmt_driver_hook_index {
 enum cmt_resolve_state {
     CMT_RESOLVE_NOT_YET = 0,
     CMT_RESOLVE_RUNNING = 1, /* one thread is asking the driver; others wait */
-    CMT_RESOLVE_DONE = 2     /* proc_real is final (NULL: the driver has no such entry point) */
+    CMT_RESOLVE_DONE = 2     /* reals.proc is final (NULL: the driver has no such entry point) */
 };
 
+/* What a hook is: fixed at build time. */
 struct cmt_driver_hook {
     const char *symbol;      /* the base name cuGetProcAddress is asked for: "cuMemAlloc" */
     int abi_version;         /* the CUDA version that introduced the ABI our hooks have (the
@@ -160,16 +161,32 @@ struct cmt_driver_hook {
     uint64_t stream_flags;   /* CU_GET_PROC_ADDRESS_LEGACY_STREAM or _PER_THREAD_DEFAULT_STREAM */
     const char *export_name; /* the name libcuda exports this ABI under: "cuMemAlloc_v2" */
     void *named_hook;        /* the shim's export of export_name */
-    void **named_real;       /* what named_hook forwards to, once found (atomic) */
-    void *proc_hook;         /* handed out where cuGetProcAddress returned proc_real */
-    void *proc_real;         /* the driver's cuGetProcAddress(symbol, abi_version, stream_flags) */
-    int proc_state;          /* enum cmt_resolve_state (atomic) */
-    void *dlsym_hook;        /* cuGetProcAddress entries only: handed out by dlsym for dlsym_real */
-    void *dlsym_real;        /* the first definition dlsym found that no other hook forwards to */
+    void *proc_hook;         /* handed out where cuGetProcAddress returned reals.proc */
+    void *dlsym_hook;        /* cuGetProcAddress entries only: handed out by dlsym for reals.dlsym */
 };
 
-/* Its rows, defined in hooks_driver.c. */
-extern struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT];
+/* What a hook forwards to, learnt as the program runs (every field atomic). */
+struct cmt_driver_hook_reals {
+    void *named;    /* what named_hook forwards to, once found */
+    void *proc;     /* the driver's cuGetProcAddress(symbol, abi_version, stream_flags) */
+    int proc_state; /* enum cmt_resolve_state */
+    void *dlsym;    /* the first definition dlsym found that no other hook forwards to */
+};
+
+/* The table, by index: its rows in driver_lookup.c (they name the hooks),
+ * what they forward to in hooks_driver.c (the hooks read it), so that the
+ * hooks never depend on the lookup that hands them out. */
+extern const struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT];
+extern struct cmt_driver_hook_reals cmt_driver_hook_reals[CMT_HOOK_COUNT];
+
+/* The two copies of each hook (hooks_driver.c defines them), for the
+ * table's rows: the export's hidden alias and the copy cuGetProcAddress
+ * hands out. */
+#define CMT_DECLARE_HOOKS(name, base, version, suffix, flags, impl, params, ...)     \
+    extern CUresult cmt_self_##name params __attribute__((visibility("hidden"))); \
+    extern CUresult cmt_proc_##name params __attribute__((visibility("hidden")));
+CMT_DRIVER_HOOKS(CMT_DECLARE_HOOKS)
+#undef CMT_DECLARE_HOOKS
 
 /* A real cuGetProcAddress to ask for reference pointers: v2 when known. */
 struct cmt_proc_resolver {
@@ -180,12 +197,12 @@ struct cmt_proc_resolver {
 /* What a proc hook calls: set before the hook was ever handed out. */
 static inline void *cmt_driver_hook_proc_real(enum cmt_driver_hook_index i)
 {
-    return __atomic_load_n(&cmt_driver_hooks[i].proc_real, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&cmt_driver_hook_reals[i].proc, __ATOMIC_ACQUIRE);
 }
 
 static inline void *cmt_driver_hook_dlsym_real(enum cmt_driver_hook_index i)
 {
-    return __atomic_load_n(&cmt_driver_hooks[i].dlsym_real, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&cmt_driver_hook_reals[i].dlsym, __ATOMIC_ACQUIRE);
 }
 
 /* cuGetProcAddress returned pfn for symbol: our hook when one of ours

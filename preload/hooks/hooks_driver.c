@@ -27,7 +27,6 @@
 #include "hook_record.h"
 #include "torch_blocks.h"
 #include "pool_hooks.h"
-#include "proc_address.h"
 #include "real_symbols.h"
 #include "sampler.h"
 #include "shareable_handle.h"
@@ -513,55 +512,26 @@ CMT_DRIVER_GIVE_UPS(CMT_DRIVER_GIVE_UP)
 
 /* --- the two copies of each hook, and the table ------------------------------ */
 
+/* What each hook forwards to (driver_table.h): the hooks read it, the
+ * lookup (driver_lookup.c) fills it. */
+struct cmt_driver_hook_reals cmt_driver_hook_reals[CMT_HOOK_COUNT];
+
+/* The exported copy forwards to the next definition after the shim, found
+ * at its first call; the other copy to what cuGetProcAddress returned.
+ * Both are hidden symbols for the table's rows (driver_lookup.c). */
+#define CMT_NAMED_REAL(name)                                                                                    \
+    ((__typeof__(&name))cmt_real_get_driver(&cmt_driver_hook_reals[CMT_HOOK_##name].named, #name,              \
+                                            __builtin_return_address(0)))
 #define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \
                    #name " does not have the ABI of PFN_" #base "_v" #version #suffix);                  \
-    CMT_REAL_SLOT(name);                                                                                  \
     CMT_EXPORT CUresult name params                                                                       \
     {                                                                                                     \
-        return impl(CMT_REAL_DRIVER(name), __VA_ARGS__);                                                  \
+        return impl(CMT_NAMED_REAL(name), __VA_ARGS__);                                                   \
     }                                                                                                     \
-    static CUresult cmt_proc_##name params                                                                \
+    __attribute__((visibility("hidden"))) CUresult cmt_proc_##name params                                \
     {                                                                                                     \
         return impl((__typeof__(&name))cmt_driver_hook_proc_real(CMT_HOOK_##name), __VA_ARGS__);          \
     }                                                                                                     \
     CMT_SELF_ALIAS(name)
 CMT_DRIVER_HOOKS(CMT_DEFINE_HOOKS)
-
-#define CMT_HOOK_ROW(name, base, version, suffix, flags, impl, params, ...) \
-    [CMT_HOOK_##name] = {                                                    \
-        .symbol = #base,                                                     \
-        .abi_version = version,                                              \
-        .stream_flags = flags,                                               \
-        .export_name = #name,                                                \
-        .named_hook = (void *)&cmt_self_##name,                              \
-        .named_real = (void **)&real_##name,                                 \
-        .proc_hook = (void *)&cmt_proc_##name,                               \
-    },
-
-struct cmt_driver_hook cmt_driver_hooks[CMT_HOOK_COUNT] = {
-    CMT_DRIVER_HOOKS(CMT_HOOK_ROW)
-    /* The lookup function itself: the runtime asks cuGetProcAddress_v2 for
-     * "cuGetProcAddress" at 11030 (v1 ABI) and 12000 (v2 ABI) and fetches
-     * everything else through what it gets back. */
-    [CMT_HOOK_cuGetProcAddress] = {
-        .symbol = "cuGetProcAddress",
-        .abi_version = 11030,
-        .stream_flags = CMT_LEGACY_STREAM,
-        .export_name = "cuGetProcAddress",
-        .named_hook = (void *)&cmt_self_cuGetProcAddress,
-        .named_real = &cmt_get_proc_address_v1_named_real,
-        .proc_hook = (void *)&cmt_get_proc_address_v1_proc,
-        .dlsym_hook = (void *)&cmt_get_proc_address_v1_dlsym,
-    },
-    [CMT_HOOK_cuGetProcAddress_v2] = {
-        .symbol = "cuGetProcAddress",
-        .abi_version = 12000,
-        .stream_flags = CMT_LEGACY_STREAM,
-        .export_name = "cuGetProcAddress_v2",
-        .named_hook = (void *)&cmt_self_cuGetProcAddress_v2,
-        .named_real = &cmt_get_proc_address_v2_named_real,
-        .proc_hook = (void *)&cmt_get_proc_address_v2_proc,
-        .dlsym_hook = (void *)&cmt_get_proc_address_v2_dlsym,
-    },
-};
