@@ -70,7 +70,9 @@ PROFILES = {
                 "shim"),
         sources=(".c", ".h", ".cpp", ".inc", ".S"),
         upward=frozenset({("cmt_shim_ensure_loaded", "shim"), ("shim.h", "shim")}),
-        summary="shim layers: {n} folders, headers and symbols point down only (upward only {upward})"),
+        file_circles=True,
+        summary="shim layers: {n} folders, headers and symbols point down only (upward only {upward}), no circle "
+                "between the files of a folder"),
 }
 
 

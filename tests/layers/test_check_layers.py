@@ -9,7 +9,9 @@ two files of one folder that call each other (directly or through a third)
 while it passes a leaf file two files share.
 
 shim: an upward include, a call upward between two of the shim's folders, a
-folder in no layer, a library not given; it passes a clean tree and the one
+folder in no layer, a library not given, two files of one folder that call
+each other (the recorder and the module map; the driver hooks, their table
+and cuGetProcAddress, as they once did); it passes a clean tree and the one
 allowed call upward, the shim's "ensure loaded", while any other call into
 shim/ from below fails.
 
@@ -200,6 +202,18 @@ def shim_cases():
     case("a folder in no layer fails", dict(clean, **{"extras/x.c": Obj(defines=["x"])}),
          False, "preload/extras/ is in no layer")
     case_not_given(clean, "hooks")
+    modules = dict(clean, **{"record/modules.c": Obj(defines=["modules_refresh"], uses=["record_fn"])})
+    case("the module map using the recorder passes", modules, True, "no circle between the files of a folder")
+    case("the recorder calling the module map back fails",
+         dict(modules, **{"record/recorder.c": Obj(defines=["record_fn"], uses=["log_fn", "modules_refresh"])}),
+         False, "preload/record/: modules.c, recorder.c call each other in a circle: modules.c uses record_fn "
+                "(recorder.c); recorder.c uses modules_refresh (modules.c)")
+    case("the hooks, their table and cuGetProcAddress in a circle fail",
+         dict(clean, **{"hooks/table.c": Obj(defines=["hook_table"], uses=["get_proc_hook", "hook_fn"]),
+                        "hooks/proc.c": Obj(defines=["get_proc_hook"], uses=["substitute"]),
+                        "hooks/lookup.c": Obj(defines=["substitute"], uses=["hook_table"])}),
+         False, "preload/hooks/: lookup.c, proc.c, table.c call each other in a circle: lookup.c uses hook_table "
+                "(table.c); proc.c uses substitute (lookup.c); table.c uses get_proc_hook (proc.c)")
     real_case("read from real archives: a call upward fails",
               {"record/modules.c": Obj(defines=["modules_fn"], uses=["torch_scan"]),
                "torch/torch_blocks.c": Obj(defines=["torch_scan"])},
