@@ -16,6 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The format is little-endian (docs/trace-format.md), and the decoder reads
+ * varints and words with plain loads of host words: a big-endian host,
+ * whose own traces would pass the header's byte-order check, would read them
+ * wrong. Said here rather than found there. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the trace decoder reads little-endian words with host loads (x86-64, aarch64)");
+
 #define READER_MAX_FRAMES 1024u
 
 struct cursor {
