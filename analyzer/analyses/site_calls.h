@@ -95,13 +95,6 @@ static inline size_t cmt_site_calls_last_slot(const struct cmt_site_calls_last *
     return i;
 }
 
-static inline struct cmt_site_calls_cell *cmt_site_calls_cell_for(struct cmt_site_calls *s, uint32_t stack)
-{
-    if (__builtin_expect(stack >= s->cap, 0))
-        return cmt_site_calls_grow(s, stack);
-    return &s->by_stack[stack];
-}
-
 /* The (site, thread) entry, made when absent (make); NULL when absent or
  * out of memory. stack < s->cap: the caller made sure. */
 static inline struct cmt_site_calls_last *cmt_site_calls_last_for(struct cmt_site_calls *s, uint32_t stack,
