@@ -4,6 +4,7 @@
 #include "command_options.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -199,6 +200,55 @@ static struct {
     char *tmp;
 } pending;
 
+/* Interrupted (Ctrl-C, kill, a closed terminal) while a temporary is being
+ * written, the command removes it and then dies of the signal as it would
+ * have: a half-written output never outlives the command under a hidden
+ * name. Only signals whose action was the default get a handler, so a
+ * caller's choice stands (nohup's ignored SIGHUP; `run`'s forwarding). */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+static struct sigaction cleanup_old[CLEANUP_SIGNALS];
+static bool cleanup_set[CLEANUP_SIGNALS];
+static char *volatile cleanup_tmp; /* what the handler removes */
+
+static void remove_and_die(int sig)
+{
+    int e = errno;
+    char *tmp = cleanup_tmp;
+    if (tmp)
+        unlink(tmp); /* async-signal-safe */
+    errno = e;
+    /* SA_RESETHAND made the action the default again; the signal is
+     * blocked until this returns, and then ends the process. */
+    raise(sig);
+}
+
+static void cleanup_on_signals(char *tmp)
+{
+    cleanup_tmp = tmp;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = remove_and_die;
+    sa.sa_flags = SA_RESETHAND;
+    sigfillset(&sa.sa_mask);
+    for (size_t i = 0; i < CLEANUP_SIGNALS; i++) {
+        struct sigaction old;
+        cleanup_set[i] = sigaction(cleanup_signals[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+                         old.sa_handler == SIG_DFL && sigaction(cleanup_signals[i], &sa, &cleanup_old[i]) == 0;
+    }
+}
+
+/* The temporary is renamed or removed: the signals' actions as they were. */
+static void cleanup_done(void)
+{
+    for (size_t i = 0; i < CLEANUP_SIGNALS; i++)
+        if (cleanup_set[i]) {
+            sigaction(cleanup_signals[i], &cleanup_old[i], NULL);
+            cleanup_set[i] = false;
+        }
+    cleanup_tmp = NULL;
+}
+
 /* A temporary beside path, with the mode path has (or a new file would
  * get); NULL with errno set when it cannot be made. */
 static FILE *open_beside(const char *path, const struct stat *old)
@@ -235,6 +285,7 @@ static FILE *open_beside(const char *path, const struct stat *old)
     }
     pending.out = out;
     pending.tmp = tmp;
+    cleanup_on_signals(tmp);
     return out;
 }
 
@@ -273,6 +324,7 @@ void cmt_cli_output_discard(FILE *out)
     fclose(out);
     if (tmp)
         unlink(tmp);
+    cleanup_done();
     free(tmp);
 }
 
@@ -291,6 +343,8 @@ int cmt_cli_output_close(const char *cmd, const char *path, FILE *out, bool clos
     }
     if (tmp && failed)
         unlink(tmp);
+    if (tmp)
+        cleanup_done(); /* renamed or removed: a later signal finds no name to remove */
     free(tmp);
     if (failed) {
         errno = e;
