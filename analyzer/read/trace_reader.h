@@ -43,15 +43,23 @@ struct cmt_event_in {
 /* Devices the packed device holds (the replay's CMT_MAX_DEVICES). */
 #define CMT_READER_PACKED_DEVICES 64
 
-/* The aux word an event's packed form keeps: the bytes asked for of the
- * pitched and 3D allocations (aux1), else aux0. */
-static inline unsigned cmt_event_packed_aux_index(unsigned api)
+/* Pitched and 3D allocations: the bytes asked for are the record's aux1
+ * (trace-format.md). */
+static inline bool cmt_api_is_pitched(unsigned api)
 {
+    /* one shift and a test per packed event instead of three compares */
     _Static_assert(CMT_API_CUDA_MALLOC_PITCH < 64 && CMT_API_CUDA_MALLOC_3D < 64 && CMT_API_CU_MEM_ALLOC_PITCH < 64,
                    "the pitched APIs fit a 64-bit mask");
     const uint64_t pitched = 1ull << CMT_API_CUDA_MALLOC_PITCH | 1ull << CMT_API_CUDA_MALLOC_3D |
                              1ull << CMT_API_CU_MEM_ALLOC_PITCH;
     return api < 64 && (pitched >> api & 1);
+}
+
+/* The aux word an event's packed form keeps: the bytes asked for of the
+ * pitched and 3D allocations (aux1), else aux0. */
+static inline unsigned cmt_event_packed_aux_index(unsigned api)
+{
+    return cmt_api_is_pitched(api) ? 1 : 0;
 }
 
 struct cmt_module_in {

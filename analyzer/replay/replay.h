@@ -334,18 +334,6 @@ void cmt_replay_finish(struct cmt_replay *r, uint64_t end_ts);
  * end of 64-bit time (such an interval never completes). */
 uint64_t cmt_replay_checkpoint_ts(const struct cmt_replay *r, uint32_t i);
 
-/* Pitched and 3D allocations: the bytes asked for are the record's aux1
- * (trace-format.md). */
-static inline bool cmt_api_is_pitched(unsigned api)
-{
-    /* one shift and a test per packed event instead of three compares */
-    _Static_assert(CMT_API_CUDA_MALLOC_PITCH < 64 && CMT_API_CUDA_MALLOC_3D < 64 && CMT_API_CU_MEM_ALLOC_PITCH < 64,
-                   "the pitched APIs fit a 64-bit mask");
-    const uint64_t pitched = 1ull << CMT_API_CUDA_MALLOC_PITCH | 1ull << CMT_API_CUDA_MALLOC_3D |
-                             1ull << CMT_API_CU_MEM_ALLOC_PITCH;
-    return api < 64 && (pitched >> api & 1);
-}
-
 /* What the replay reads of an event, in 48 bytes: batches of these travel
  * from the reading thread to the replaying one, and their size is what that
  * costs. */
@@ -385,7 +373,7 @@ static inline void cmt_replay_in_from(struct cmt_replay_in *o, const struct cmt_
         .ts = ts,
         .addr = addr,
         .size = size,
-        .aux0 = e->aux[cmt_api_is_pitched(e->api) ? 1 : 0],
+        .aux0 = e->aux[cmt_event_packed_aux_index(e->api)],
         .stack = e->stack < stack_id_limit ? (uint32_t)e->stack : 0,
         .tid = e->tid,
         .result = e->result,
