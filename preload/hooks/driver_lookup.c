@@ -243,18 +243,13 @@ static CUresult get_proc_address_v2(PFN_cuGetProcAddress_v12000 real, const char
 
 CMT_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    PFN_cuGetProcAddress_v11030 real = (PFN_cuGetProcAddress_v11030)cmt_real_get_driver(
-        &cmt_driver_hook_reals[CMT_HOOK_cuGetProcAddress].named, "cuGetProcAddress", __builtin_return_address(0));
-    return get_proc_address_v1(real, symbol, pfn, cudaVersion, flags);
+    return get_proc_address_v1(CMT_NAMED_REAL(cuGetProcAddress), symbol, pfn, cudaVersion, flags);
 }
 
 CMT_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *symbolStatus)
 {
-    PFN_cuGetProcAddress_v12000 real = (PFN_cuGetProcAddress_v12000)cmt_real_get_driver(
-        &cmt_driver_hook_reals[CMT_HOOK_cuGetProcAddress_v2].named, "cuGetProcAddress_v2",
-        __builtin_return_address(0));
-    return get_proc_address_v2(real, symbol, pfn, cudaVersion, flags, symbolStatus);
+    return get_proc_address_v2(CMT_NAMED_REAL(cuGetProcAddress_v2), symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 CMT_SELF_ALIAS(cuGetProcAddress)

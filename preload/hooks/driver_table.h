@@ -194,6 +194,13 @@ struct cmt_proc_resolver {
     PFN_cuGetProcAddress_v12000 v2;
 };
 
+/* What the named export of hook `name` forwards to: the next definition
+ * after the shim, found at its first call (real_symbols.h). In the hook
+ * itself: the caller's address names who asked when there is none. */
+#define CMT_NAMED_REAL(name)                                                                       \
+    ((__typeof__(&name))cmt_real_get_driver(&cmt_driver_hook_reals[CMT_HOOK_##name].named, #name, \
+                                            __builtin_return_address(0)))
+
 /* What a proc hook calls: set before the hook was ever handed out. */
 static inline void *cmt_driver_hook_proc_real(enum cmt_driver_hook_index i)
 {

@@ -517,11 +517,9 @@ CMT_DRIVER_GIVE_UPS(CMT_DRIVER_GIVE_UP)
 struct cmt_driver_hook_reals cmt_driver_hook_reals[CMT_HOOK_COUNT];
 
 /* The exported copy forwards to the next definition after the shim, found
- * at its first call; the other copy to what cuGetProcAddress returned.
- * Both are hidden symbols for the table's rows (driver_lookup.c). */
-#define CMT_NAMED_REAL(name)                                                                                    \
-    ((__typeof__(&name))cmt_real_get_driver(&cmt_driver_hook_reals[CMT_HOOK_##name].named, #name,              \
-                                            __builtin_return_address(0)))
+ * at its first call (CMT_NAMED_REAL); the other copy to what
+ * cuGetProcAddress returned. Both are hidden symbols for the table's rows
+ * (driver_lookup.c). */
 #define CMT_DEFINE_HOOKS(name, base, version, suffix, flags, impl, params, ...)                          \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&name), PFN_##base##_v##version##suffix),    \
                    #name " does not have the ABI of PFN_" #base "_v" #version #suffix);                  \
